@@ -1,0 +1,136 @@
+/*
+ * VI/TCP over a byte stream: a framer that turns bytes (in any chunking, as
+ * TCP delivers them) into whole decoded segments, and the connection rule
+ * checker that keeps the state the stateless checks cannot see (CE exchange
+ * and CRC negotiation, message numbering, data offsets, NOP numbers, RDMA
+ * read window, data after reject...). A session pairs two framers (one per
+ * direction) with one checker; lint, conformance and tests use it, the
+ * dissector uses the checker directly with its own tvb framing.
+ */
+#ifndef VITCP_VITCP_STREAM_H
+#define VITCP_VITCP_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "vitcp/vitcp.h"
+
+/* ---------------------------------------------------------------- framer */
+
+/* Called once per whole segment. raw/len are the segment's bytes (valid only
+ * during the call), stream_off its offset in the direction's byte stream.
+ * err is VW_REQ_NONE when seg was decoded, else the fatal rule (then seg is
+ * partial). findings holds every rule violation seen in this segment. */
+typedef void (*vw_vitcp_seg_cb)(void *ctx, const uint8_t *raw, size_t len, uint64_t stream_off,
+                                const struct vw_vitcp_seg *seg, enum vw_req err,
+                                const struct vw_findings *findings);
+
+struct vw_vitcp_framer {
+    uint8_t *buf;           /* reassembly buffer, allocated once (64 KiB) */
+    size_t have;            /* bytes buffered of the current segment */
+    uint64_t stream_off;    /* stream offset of buf[0] */
+    enum vw_vitcp_crc_mode crc_mode;
+    enum vw_req error;      /* sticky framing error; VW_REQ_NONE while healthy */
+};
+
+/* 0 on success, -1 if the buffer cannot be allocated. */
+int vw_vitcp_framer_init(struct vw_vitcp_framer *f, enum vw_vitcp_crc_mode crc_mode);
+void vw_vitcp_framer_free(struct vw_vitcp_framer *f);
+void vw_vitcp_framer_set_crc(struct vw_vitcp_framer *f, enum vw_vitcp_crc_mode crc_mode);
+
+/* Feed bytes; cb runs for every completed segment. Returns VW_REQ_NONE, or
+ * the framing rule broken (Segment Length under 24, ...): the framer then
+ * stops consuming and keeps returning that error until resynchronised.
+ * Never reads outside data[0..len). */
+enum vw_req vw_vitcp_framer_feed(struct vw_vitcp_framer *f, const uint8_t *data, size_t len,
+                                 vw_vitcp_seg_cb cb, void *ctx);
+
+/* After a framing error or a capture gap: drop buffered bytes and restart at
+ * the given stream offset (the caller found a plausible header there). */
+void vw_vitcp_framer_resync(struct vw_vitcp_framer *f, uint64_t stream_off);
+
+/* Heuristic: could buf (>= 24 bytes) start a VI/TCP segment? Checks version,
+ * type, length bounds and type-dependent minimum length. */
+bool vw_vitcp_plausible_header(const uint8_t *buf, size_t len);
+
+/* ---------------------------------------------------- connection checker */
+
+#define VW_VITCP_MAX_TRACKED_READS 64
+
+enum vw_vitcp_phase {
+    VW_VITCP_PHASE_INIT,      /* nothing seen */
+    VW_VITCP_PHASE_REQUESTED, /* ConnectRequest seen */
+    VW_VITCP_PHASE_CONNECTED, /* ConnectAccept seen */
+    VW_VITCP_PHASE_REFUSED,   /* ConnectReject or ConnectNoMatch seen */
+    VW_VITCP_PHASE_MIDSTREAM, /* capture started after the CE exchange */
+};
+
+struct vw_vitcp_read {
+    uint32_t msg_num;
+    uint32_t length;   /* RDMA Length requested */
+    uint32_t received; /* response bytes seen so far */
+};
+
+/* Per direction: what this side has sent. dir 0 is the side that sent the
+ * first segment seen (normally the ConnectRequest). */
+struct vw_vitcp_dir {
+    bool seen_any;
+    bool ce_crc_opt;         /* its CE carried the CRC option */
+    bool ce_urgent_opt;      /* it offered the Urgent Marker option */
+    uint16_t attrs;          /* its Calling Attributes */
+    uint32_t mtu;            /* MTU it proposed/agreed */
+    uint16_t read_window;    /* inbound reads it will hold (V18) */
+    bool have_msg_num;
+    uint32_t last_msg_num;   /* last non-RdmaReadResponse message number (V14) */
+    /* the message in progress (not yet EOM), for offsets/IDV/immediate rules */
+    bool in_msg;
+    uint8_t cur_type;
+    uint32_t cur_msg_num;
+    uint32_t cur_offset;     /* bytes of payload sent so far in the message */
+    uint8_t cur_flags;
+    uint32_t cur_imm;
+    /* RdmaReadResponses in progress (interleavable, 2.2.2.2.3) */
+    bool in_resp;
+    uint32_t resp_msg_num;
+    uint32_t resp_offset;
+    /* reads this side requested, awaiting responses from the other side */
+    unsigned reads_outstanding;
+    struct vw_vitcp_read reads[VW_VITCP_MAX_TRACKED_READS];
+    uint64_t bytes;          /* segment bytes sent */
+    uint64_t segments;
+};
+
+struct vw_vitcp_conn {
+    enum vw_vitcp_phase phase;
+    bool crc_negotiated;     /* both CE segments carried the CRC option */
+    bool crc_known;          /* false until CE exchange or inference */
+    uint32_t mtu;            /* agreed MTU (0 unknown) */
+    uint16_t level;          /* agreed reliability bit (0 unknown) */
+    struct vw_vitcp_dir dir[2];
+};
+
+void vw_vitcp_conn_init(struct vw_vitcp_conn *c);
+/* The CRC mode segments from either side must follow now. */
+enum vw_vitcp_crc_mode vw_vitcp_conn_crc_mode(const struct vw_vitcp_conn *c);
+/* Check one decoded segment sent by side dir (0/1) against the connection
+ * state, update the state, add violations to findings. */
+void vw_vitcp_conn_check(struct vw_vitcp_conn *c, int dir, const struct vw_vitcp_seg *seg,
+                         struct vw_findings *findings);
+/* At end of capture: requests never answered, messages without EOM, ... */
+void vw_vitcp_conn_finish(struct vw_vitcp_conn *c, struct vw_findings *findings);
+
+/* ----------------------------------------------------------------- session */
+
+struct vw_vitcp_session {
+    struct vw_vitcp_conn conn;
+    struct vw_vitcp_framer framer[2];
+};
+
+int vw_vitcp_session_init(struct vw_vitcp_session *s);
+void vw_vitcp_session_free(struct vw_vitcp_session *s);
+/* Feed bytes sent by side dir; cb gets every segment with the findings of
+ * both the stateless and the connection checks. */
+enum vw_req vw_vitcp_session_feed(struct vw_vitcp_session *s, int dir, const uint8_t *data,
+                                  size_t len, vw_vitcp_seg_cb cb, void *ctx);
+
+#endif
