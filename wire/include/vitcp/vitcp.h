@@ -217,7 +217,7 @@ size_t vw_vitcp_encode(const struct vw_vitcp_enc *enc, uint8_t *buf, size_t cap)
  * Returns the bytes written (0 if cap too small). */
 size_t vw_vitcp_opts_build(uint8_t *buf, size_t cap, bool crc, bool urgent, bool eol);
 
-/* Walk an options area (V5). Returns 1 and fills *type/*len/*data when an
+/* Walk an options area (V5). Returns 1 and fills *type, *len and *data when an
  * option was read and *pos advanced; 0 at the end (EOL or end of area);
  * -1 on a malformed option (length < 4 or past the area). */
 int vw_vitcp_opt_next(const uint8_t *opts, size_t opts_len, size_t *pos,

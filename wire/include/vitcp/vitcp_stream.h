@@ -89,6 +89,8 @@ struct vw_vitcp_dir {
     uint32_t cur_offset;     /* bytes of payload sent so far in the message */
     uint8_t cur_flags;
     uint32_t cur_imm;
+    struct vw_vitcp_rdma cur_rdma; /* RDMA header of the open RdmaWrite (V7) */
+    bool mtu_reported;       /* MTU finding already given for the open message */
     /* RdmaReadResponses in progress (interleavable, 2.2.2.2.3) */
     bool in_resp;
     uint32_t resp_msg_num;
@@ -96,6 +98,13 @@ struct vw_vitcp_dir {
     /* reads this side requested, awaiting responses from the other side */
     unsigned reads_outstanding;
     struct vw_vitcp_read reads[VW_VITCP_MAX_TRACKED_READS];
+    bool have_ack;
+    uint32_t last_ack;       /* last Message ACK sent (Reliable Reception) */
+    bool have_rx_posted;
+    uint16_t rx_posted;      /* last Rx Descriptors Posted sent */
+    uint16_t consumed;       /* descriptor-consuming messages sent (V17) */
+    bool error_acked;        /* sent an ACK with a VI error: must close (V15) */
+    bool ce_seen;            /* its CE header was seen (window/MTU known) */
     uint64_t bytes;          /* segment bytes sent */
     uint64_t segments;
 };
