@@ -115,6 +115,8 @@ struct vw_vitcp_conn {
     bool crc_known;          /* false until CE exchange or inference */
     uint32_t mtu;            /* agreed MTU (0 unknown) */
     uint16_t level;          /* agreed reliability bit (0 unknown) */
+    int requester;           /* side that sent the ConnectRequest */
+    struct vw_vitcp_ce request_ce; /* the ConnectRequest's CE (options not kept) */
     struct vw_vitcp_dir dir[2];
 };
 
