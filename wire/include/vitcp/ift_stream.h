@@ -1,0 +1,80 @@
+/*
+ * IFT over a byte stream. A framer per direction turns bytes (any chunking,
+ * as TCP delivers them) into the sender's adaption indication followed by
+ * whole frames, applying what the indications negotiated (I6-I9): the
+ * sender's HC/PC decide which CRCs its frames carry, the VTag its receiver
+ * announced must be in every frame. A connection pairs two framers, fed in
+ * capture order, and adds the rules that need both sides (phases, R bit,
+ * frames before phase 1).
+ */
+#ifndef VITCP_IFT_STREAM_H
+#define VITCP_IFT_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "vitcp/ift.h"
+
+/* One PDU of an IFT stream. */
+struct vw_ift_pdu {
+    bool is_indication;
+    struct vw_ift_ind ind;     /* when is_indication */
+    struct vw_ift_frame frame; /* otherwise */
+};
+
+/* Called once per whole PDU; raw/len valid only during the call;
+ * stream_off is its offset in the direction's byte stream. err is
+ * VW_REQ_NONE when pdu was decoded, else the fatal rule (pdu partial).
+ * findings holds every rule violation seen in this PDU. */
+typedef void (*vw_ift_pdu_cb)(void *ctx, const uint8_t *raw, size_t len, uint64_t stream_off,
+                              const struct vw_ift_pdu *pdu, enum vw_req err,
+                              const struct vw_findings *findings);
+
+struct vw_ift_framer {
+    uint8_t *buf;              /* reassembly buffer, allocated once (VW_IFT_FRAME_MAX) */
+    size_t have;
+    uint64_t stream_off;       /* stream offset of buf[0] */
+    bool ind_seen;             /* the sender's indication has been framed */
+    struct vw_ift_ind ind;     /* that indication (ind.reserved is not kept) */
+    struct vw_ift_frame_mode mode;
+    uint64_t frames;           /* frames delivered */
+    enum vw_req error;         /* sticky framing error; VW_REQ_NONE while healthy */
+    enum vw_req close_reason;  /* first I8 reaction rule seen (the peer must RST) */
+};
+
+/* expect_indication: the stream starts with the sender's indication (the
+ * normal case, I7); false for captures that start later, then set the mode
+ * with vw_ift_framer_set_mode. 0 on success, -1 if allocation fails. */
+int vw_ift_framer_init(struct vw_ift_framer *f, bool expect_indication);
+void vw_ift_framer_free(struct vw_ift_framer *f);
+void vw_ift_framer_set_mode(struct vw_ift_framer *f, const struct vw_ift_frame_mode *mode);
+/* The VTag the receiver of this direction announced in its indication. */
+void vw_ift_framer_set_vtag(struct vw_ift_framer *f, uint16_t vtag);
+
+/* Feed bytes; cb runs for every completed PDU. Returns VW_REQ_NONE or the
+ * framing rule broken (bytes that are not an indication where one is due,
+ * BC version above 1): the framer then consumes nothing more and keeps
+ * returning the error until resynchronised. Never reads outside
+ * data[0..len). */
+enum vw_req vw_ift_framer_feed(struct vw_ift_framer *f, const uint8_t *data, size_t len,
+                               vw_ift_pdu_cb cb, void *ctx);
+/* Drop buffered bytes and restart framing at stream_off, keeping the mode. */
+void vw_ift_framer_resync(struct vw_ift_framer *f, uint64_t stream_off);
+
+/* --------------------------------------------------------- connection */
+
+struct vw_ift_conn {
+    struct vw_ift_framer dir[2];
+    int phase0_dir;            /* side that sent phase 0 (A), -1 until seen */
+    bool r_disagree;           /* the R bits of the two indications differ */
+};
+
+int vw_ift_conn_init(struct vw_ift_conn *c);
+void vw_ift_conn_free(struct vw_ift_conn *c);
+/* Feed bytes sent by side dir (0 or 1), in capture order across both sides.
+ * cb gets every PDU with the framer's findings and the connection rules
+ * (IFT-4.2-PHASE, IFT-4.2-R-AGREE, IFT-4.2-FRAMES-AFTER-PHASE1). */
+enum vw_req vw_ift_conn_feed(struct vw_ift_conn *c, int dir, const uint8_t *data, size_t len,
+                             vw_ift_pdu_cb cb, void *ctx);
+
+#endif

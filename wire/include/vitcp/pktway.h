@@ -1,0 +1,214 @@
+/*
+ * PacketWay EEP messages (draft-ietf-pktway-protocol-eep-spec-03) as the
+ * project reads them (../shared/spec-decisions.md P1-P8). EEP is
+ * message-based (Ethertype 0x88B5, UDP port 5998, P1): a decoder takes one
+ * whole message, there is no stream framer.
+ *
+ * Message, all in 8-byte words, headers big-endian:
+ *   [L2RHs and symbols]  byte 1 = 0b10LLLLLL: L2RH, 8*[(L+9)/8] bytes (P2)
+ *                        byte 1 = 0b1111ssss: symbol, 8*[(L+12)/8] bytes (P4)
+ *   EEP header, 16 bytes:
+ *      0 V(2) P(6) | 1 Destination-Type(24) | 4 TE(16) | 6 PT(16)
+ *      8 E(4) PL(3) DL(25) | 12 h(1) RZ(7) | 13 Source Address(24)
+ *   [optional header fields] when h: TCtttttt L data, 8*[(L+9)/8] bytes,
+ *                        the last one has C = 1
+ *   [data block]         DL words, of which the last PL bytes are padding
+ *   [optional trailer fields] sized by the OH fields (P3)
+ *   TAIL                 8-byte Error Indication, the last 8 bytes (P3)
+ */
+#ifndef VITCP_PKTWAY_H
+#define VITCP_PKTWAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "vitcp/findings.h"
+
+#define VW_EEP_ETHERTYPE 0x88B5u /* P1 */
+#define VW_EEP_UDP_PORT 5998     /* P1 */
+#define VW_EEP_WORD 8
+#define VW_EEP_HDR_LEN 16
+#define VW_EEP_TAIL_LEN 8
+#define VW_EEP_MIN_LEN (VW_EEP_HDR_LEN + VW_EEP_TAIL_LEN)
+#define VW_EEP_DL_MAX 0x1FFFFFFu /* 25 bits */
+
+/* Reserved physical addresses (6c). */
+#define VW_EEP_ADDR_UNDEFINED 0x000000u
+#define VW_EEP_ADDR_HEY_YOU 0x7FFFFEu
+#define VW_EEP_ADDR_BROADCAST 0x7FFFFFu
+
+/* Destination-Type kinds by their most significant bits (6c). */
+enum vw_eep_dt_kind {
+    VW_EEP_DT_PHYSICAL, /* 0xxx: 23-bit physical address */
+    VW_EEP_DT_L2RH,     /* 10xx */
+    VW_EEP_DT_RESERVED, /* 110x */
+    VW_EEP_DT_LOGICAL,  /* 1110: 20-bit logical address */
+    VW_EEP_DT_SYMBOL,   /* 1111: 20-bit symbol type */
+};
+enum vw_eep_dt_kind vw_eep_dt_kind(uint32_t dt24);
+const char *vw_eep_dt_kind_name(enum vw_eep_dt_kind kind);
+/* The address or symbol value inside a Destination-Type (23 / 20 bits). */
+uint32_t vw_eep_dt_value(uint32_t dt24);
+/* "Undefined", "Hey-You", "Broadcast" for the reserved physical addresses,
+ * NULL for others. */
+const char *vw_eep_reserved_addr_name(uint32_t addr24);
+
+/* Packet types and ERR type extensions (P8: project-local, configurable). */
+struct vw_eep_types {
+    uint16_t pt_rrp, pt_err, pt_ipv4, pt_ipv6;
+    uint16_t te_err_unknown_dest, te_err_too_long, te_err_unknown_oh;
+};
+extern const struct vw_eep_types vw_eep_types_default; /* 1, 2, 0x0800, 0x86DD; 1, 2, 3 */
+/* "RRP", "ERR", "IPv4", "IPv6", "Unknown"; types NULL means the defaults. */
+const char *vw_eep_pt_name(const struct vw_eep_types *types, uint16_t pt);
+/* TE of an ERR message: "Destination Unknown (UNK)", ...; NULL when pt is
+ * not ERR or the TE is unknown. */
+const char *vw_eep_te_name(const struct vw_eep_types *types, uint16_t pt, uint16_t te);
+/* The e bit of E (6f): "Big-Endian" / "Little-Endian". */
+const char *vw_eep_endian_name(uint8_t e4);
+
+/* Leading records before the EEP header (5). */
+enum vw_eep_route_kind { VW_EEP_ROUTE_L2RH, VW_EEP_ROUTE_SYMBOL };
+const char *vw_eep_route_kind_name(enum vw_eep_route_kind kind);
+
+struct vw_eep_route {
+    enum vw_eep_route_kind kind;
+    uint8_t version;       /* byte 0 top 2 bits */
+    uint8_t priority;      /* byte 0 low 6 bits */
+    uint32_t symbol_type;  /* symbols: 20 bits */
+    uint8_t data_len;      /* L */
+    const uint8_t *data;   /* L bytes of routing or symbol data */
+    size_t offset;         /* record offset in the message */
+    size_t record_len;     /* bytes including padding */
+};
+
+/* Kind of record that starts at buf (>= 2 bytes): 1 = L2RH/symbol (kind
+ * set), 0 = the EEP header starts here. */
+int vw_eep_record_kind(const uint8_t *buf, size_t len, enum vw_eep_route_kind *kind);
+/* Bytes of an L2RH / symbol record with L data bytes (P2, P4). */
+static inline size_t vw_eep_l2rh_len(unsigned l) { return 8u * ((l + 9u) / 8u); }
+static inline size_t vw_eep_symbol_len(unsigned l) { return 8u * ((l + 12u) / 8u); }
+static inline size_t vw_eep_oh_len(unsigned l) { return 8u * ((l + 9u) / 8u); }
+
+/* Walk the records area of a decoded message. Returns 1 and fills *r
+ * (advancing *pos), 0 at the end, -1 on a malformed record. */
+int vw_eep_route_next(const uint8_t *area, size_t area_len, size_t *pos, struct vw_eep_route *r);
+
+struct vw_eep_hdr {
+    uint8_t version;    /* V, 2 bits */
+    uint8_t priority;   /* P, 6 bits */
+    uint32_t dt;        /* Destination-Type, 24 bits */
+    uint16_t te;        /* Type Extension */
+    uint16_t pt;        /* Packet Type */
+    uint8_t endian;     /* E, 4 bits (MSbit e: 1 = little-endian data) */
+    uint8_t pl;         /* PL, 3 bits */
+    uint32_t dl;        /* DL, 25 bits, 8-byte words */
+    bool h;             /* optional header fields follow */
+    uint8_t rz;         /* RZ, 7 bits */
+    uint32_t sa;        /* Source Address, 24 bits */
+};
+
+/* Optional header field (7). */
+#define VW_EEP_OH_T 0x80u /* mandatory */
+#define VW_EEP_OH_C 0x40u /* last OH field */
+#define VW_EEP_OH_TYPE_MASK 0x3Fu
+struct vw_eep_oh {
+    bool mandatory;     /* T */
+    bool last;          /* C */
+    uint8_t type;       /* 6 bits */
+    uint8_t data_len;   /* L */
+    const uint8_t *data;
+    size_t offset;      /* offset in the message */
+    size_t field_len;   /* bytes including padding */
+};
+/* Walk an OH area. Returns 1 and fills *oh, 0 after the field with C = 1
+ * or at the end of the area, -1 when a field runs past the area. */
+int vw_eep_oh_next(const uint8_t *area, size_t area_len, size_t *pos, struct vw_eep_oh *oh);
+
+/* One decoded message; pointers refer into the decoder's buffer. */
+struct vw_eep_msg {
+    const uint8_t *routes;  /* leading records (offset 0) */
+    size_t routes_len;
+    unsigned n_l2rh, n_symbols;
+    size_t hdr_offset;
+    struct vw_eep_hdr hdr;
+    const uint8_t *oh;      /* optional header fields */
+    size_t oh_len;
+    unsigned n_oh, n_oh_mandatory;
+    size_t db_offset;
+    size_t db_len;          /* 8 * DL */
+    const uint8_t *data;    /* the data (db_len - PL bytes) */
+    size_t data_len;
+    const uint8_t *ot;      /* optional trailer fields (unsized, P3) */
+    size_t ot_len;
+    size_t tail_offset;
+    uint64_t ei;            /* TAIL error indication */
+    size_t msg_len;         /* bytes of the message proper */
+    size_t link_padding;    /* bytes after the message (P1, messages without OH only) */
+};
+
+/*
+ * Decode one message from buf[0..len) as the carrier delivered it.
+ * Without optional header fields the header sizes the message and bytes
+ * beyond it are link padding (a note); with them the TAIL is the last 8
+ * bytes (P3). Returns VW_REQ_NONE when parsed (other violations go to
+ * findings, which may be NULL), or the rule that made parsing impossible:
+ * VW_REQ_EEP_4A_TRUNCATED, VW_REQ_EEP_5A_L2RH_LEN, VW_REQ_EEP_5B_SYMBOL_LEN,
+ * VW_REQ_EEP_7_OH_FORMAT, VW_REQ_EEP_6H_DL_FITS.
+ */
+enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *msg,
+                          struct vw_findings *findings);
+
+/* A router forwarding the TAIL (P6, section 10): shift left by one unless
+ * the MSbit is set, then set the LSbit when this router saw an error. */
+static inline uint64_t vw_eep_tail_forward(uint64_t ei, bool error)
+{
+    if (!(ei >> 63))
+        ei <<= 1;
+    return error ? (ei | 1u) : ei;
+}
+
+/* ------------------------------------------------------------ encoder */
+
+struct vw_eep_route_enc {
+    enum vw_eep_route_kind kind;
+    uint8_t version, priority;
+    uint32_t symbol_type;      /* symbols */
+    const uint8_t *data;
+    size_t data_len;           /* L2RH: <= 63; symbol: <= 255 */
+};
+
+struct vw_eep_oh_enc {
+    bool mandatory;
+    uint8_t type;              /* 6 bits */
+    bool last;                 /* C as written when keep_c is set */
+    const uint8_t *data;
+    size_t data_len;           /* <= 255 */
+};
+
+struct vw_eep_enc {
+    const struct vw_eep_route_enc *routes;
+    size_t n_routes;
+    struct vw_eep_hdr hdr;     /* dl, pl, h computed unless keep_lengths / keep_h */
+    bool keep_lengths;         /* write hdr.dl and hdr.pl as given, right or wrong */
+    bool keep_h;               /* write hdr.h as given */
+    const struct vw_eep_oh_enc *oh;
+    size_t n_oh;
+    bool keep_c;               /* write each OH's C as given (else only the last has C) */
+    const uint8_t *data;       /* data block contents (padded with zeros to words) */
+    size_t data_len;
+    const uint8_t *ot;         /* trailer bytes, written verbatim */
+    size_t ot_len;
+    uint64_t ei;               /* TAIL */
+};
+
+/* Defaults: version 0, priority 0, DT = dest, SA = src, PT = pt, E = 0,
+ * no routes, OH or trailer, EI 0. */
+void vw_eep_enc_init(struct vw_eep_enc *enc, uint32_t dest, uint32_t src, uint16_t pt,
+                     const uint8_t *data, size_t data_len);
+size_t vw_eep_encoded_len(const struct vw_eep_enc *enc);
+/* Encode into buf (never allocates): bytes written, or 0 when cap is too
+ * small or a length does not fit its field. */
+size_t vw_eep_encode(const struct vw_eep_enc *enc, uint8_t *buf, size_t cap);
+
+#endif
