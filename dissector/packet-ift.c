@@ -18,32 +18,9 @@
 #include <epan/prefs.h>
 #include <epan/dissectors/packet-tcp.h>
 #include <vitcp/checksum.h>
+#include <vitcp/ift.h>
 #include "plugin_protos.h"
 
-#define IFT_TCP_PORT 5996
-#define IFT_AI_MAGIC 0x52444450u
-#define IFT_AI_LEN 64
-#define IFT_AI_CRC_OFFSET 60
-#define IFT_AI_RESERVED_OFFSET 16
-#define IFT_AI_RESERVED_LEN 44
-#define IFT_FRAME_HEADER_LEN 6 /* header_size, payload_size, receiver's VTag */
-#define IFT_CRC_LEN 4
-/* RFC 5041 header lengths, so header_size can be checked against the T flag. */
-#define DDP_TAGGED_HEADER_LEN 14
-#define DDP_UNTAGGED_HEADER_LEN 18
-#define DDP_TAGGED_FLAG 0x80
-
-/* Flag bits of the AI, from the MSB (I2). */
-#define IFT_FLAG_PH 0x80000000u
-#define IFT_FLAG_R 0x40000000u
-#define IFT_FLAG_HC 0x20000000u
-#define IFT_FLAG_PC 0x10000000u
-#define IFT_FLAG_IH 0x08000000u
-#define IFT_FLAG_IP 0x04000000u
-#define IFT_FLAG_SP 0x02000000u
-#define IFT_FLAG_SM 0x01000000u
-#define IFT_FLAG_RM 0x00800000u
-#define IFT_FLAG_RESERVED 0x007FFFFFu
 
 static int proto_ift = -1;
 static dissector_handle_t ift_handle;
@@ -105,6 +82,7 @@ static expert_field ei_ift_sp = EI_INIT;
 static expert_field ei_ift_markers = EI_INIT;
 static expert_field ei_ift_ignores_crc = EI_INIT;
 static expert_field ei_ift_no_ai = EI_INIT;
+static expert_field ei_ift_frame_early = EI_INIT;
 static expert_field ei_ift_vtag_mismatch = EI_INIT;
 static expert_field ei_ift_hcrc_bad = EI_INIT;
 static expert_field ei_ift_pcrc_bad = EI_INIT;
@@ -175,22 +153,22 @@ static gboolean ift_side_known(const struct ift_side *s, const packet_info *pinf
 
 static gboolean ift_sender_hc(const struct ift_side *s, const packet_info *pinfo)
 {
-    return ift_side_known(s, pinfo) ? (s->flags & IFT_FLAG_HC) != 0 : ift_assume_hc;
+    return ift_side_known(s, pinfo) ? (s->flags & VW_IFT_FLAG_HC) != 0 : ift_assume_hc;
 }
 
 static gboolean ift_sender_pc(const struct ift_side *s, const packet_info *pinfo)
 {
-    return ift_side_known(s, pinfo) ? (s->flags & IFT_FLAG_PC) != 0 : ift_assume_pc;
+    return ift_side_known(s, pinfo) ? (s->flags & VW_IFT_FLAG_PC) != 0 : ift_assume_pc;
 }
 
 static gboolean ift_is_ai(tvbuff_t *tvb, int offset)
 {
-    return tvb_captured_length_remaining(tvb, offset) >= 4 && tvb_get_ntohl(tvb, offset) == IFT_AI_MAGIC;
+    return tvb_captured_length_remaining(tvb, offset) >= 4 && tvb_get_ntohl(tvb, offset) == VW_IFT_MAGIC;
 }
 
 static guint32 ift_frame_len(guint32 hs, guint32 ps, gboolean hc, gboolean pc)
 {
-    return IFT_FRAME_HEADER_LEN + hs + (hc ? IFT_CRC_LEN : 0) + ps + (pc ? IFT_CRC_LEN : 0);
+    return VW_IFT_FRAME_HDR_LEN + hs + (hc ? VW_IFT_CRC_LEN : 0) + ps + (pc ? VW_IFT_CRC_LEN : 0);
 }
 
 /*
@@ -204,7 +182,7 @@ static guint32 ift_frame_len(guint32 hs, guint32 ps, gboolean hc, gboolean pc)
 static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void *data _U_)
 {
     if (ift_is_ai(tvb, offset))
-        return IFT_AI_LEN;
+        return VW_IFT_IND_LEN;
     struct ift_conv *c = ift_get_conv(pinfo);
     int dir = ift_direction(c, pinfo);
     const struct ift_side *sender = &c->side[dir];
@@ -222,7 +200,7 @@ static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void
         guint32 len = ift_frame_len(hs, ps, layouts[i][0], layouts[i][1]);
         if (remaining == (gint)len)
             return len;
-        if (remaining >= (gint)len + IFT_FRAME_HEADER_LEN &&
+        if (remaining >= (gint)len + VW_IFT_FRAME_HDR_LEN &&
             tvb_get_ntohs(tvb, offset + len + 4) == receiver->vtag)
             return len;
     }
@@ -247,7 +225,7 @@ static void ift_add_state_tree(proto_tree *tree, tvbuff_t *tvb, packet_info *pin
         proto_item_set_generated(proto_tree_add_uint(st, hf_ift_state_vtag, tvb, 0, 0, peer->vtag));
     guint32 mode = 3;
     if (ift_side_known(me, pinfo) && ift_side_known(peer, pinfo)) {
-        gboolean r0 = (me->flags & IFT_FLAG_R) != 0, r1 = (peer->flags & IFT_FLAG_R) != 0;
+        gboolean r0 = (me->flags & VW_IFT_FLAG_R) != 0, r1 = (peer->flags & VW_IFT_FLAG_R) != 0;
         mode = r0 != r1 ? 2 : (r0 ? 1 : 0);
     }
     proto_item_set_generated(proto_tree_add_uint(st, hf_ift_state_mode, tvb, 0, 0, mode));
@@ -262,7 +240,7 @@ static void dissect_ift_ai(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         &hf_ift_ai_flags_rm, &hf_ift_ai_flags_reserved, NULL
     };
     guint32 version, bc_version, flags, vtag, interval;
-    proto_item *ai_item = proto_tree_add_item(tree, hf_ift_ai, tvb, 0, IFT_AI_LEN, ENC_NA);
+    proto_item *ai_item = proto_tree_add_item(tree, hf_ift_ai, tvb, 0, VW_IFT_IND_LEN, ENC_NA);
     proto_tree *ai = proto_item_add_subtree(ai_item, ett_ift_ai);
 
     proto_tree_add_item(ai, hf_ift_ai_magic, tvb, 0, 4, ENC_BIG_ENDIAN);
@@ -272,9 +250,9 @@ static void dissect_ift_ai(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     flags = tvb_get_ntohl(tvb, 8);
     proto_item *vtag_item = proto_tree_add_item_ret_uint(ai, hf_ift_ai_vtag, tvb, 12, 2, ENC_BIG_ENDIAN, &vtag);
     proto_item *mi_item = proto_tree_add_item_ret_uint(ai, hf_ift_ai_marker_interval, tvb, 14, 2, ENC_BIG_ENDIAN, &interval);
-    proto_item *rsv_item = proto_tree_add_item(ai, hf_ift_ai_reserved, tvb, IFT_AI_RESERVED_OFFSET, IFT_AI_RESERVED_LEN, ENC_NA);
-    guint32 computed = vw_crc32c(tvb_get_ptr(tvb, 0, IFT_AI_CRC_OFFSET), IFT_AI_CRC_OFFSET);
-    proto_tree_add_checksum(ai, tvb, IFT_AI_CRC_OFFSET, hf_ift_ai_crc, hf_ift_ai_crc_status, &ei_ift_ai_crc_bad,
+    proto_item *rsv_item = proto_tree_add_item(ai, hf_ift_ai_reserved, tvb, VW_IFT_IND_RESERVED_OFF, VW_IFT_IND_RESERVED_LEN, ENC_NA);
+    guint32 computed = vw_crc32c(tvb_get_ptr(tvb, 0, VW_IFT_IND_CRC_OFF), VW_IFT_IND_CRC_OFF);
+    proto_tree_add_checksum(ai, tvb, VW_IFT_IND_CRC_OFF, hf_ift_ai_crc, hf_ift_ai_crc_status, &ei_ift_ai_crc_bad,
                             pinfo, computed, ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_VERIFY);
     (void)vtag_item;
 
@@ -288,32 +266,32 @@ static void dissect_ift_ai(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     else if (version != 1)
         expert_add_info(pinfo, ver_item, &ei_ift_ai_version);
 
-    if (flags & IFT_FLAG_RESERVED)
+    if (flags & VW_IFT_FLAG_RESERVED)
         expert_add_info_format(pinfo, flags_item, &ei_ift_ai_reserved,
                                "[IFT-4.2-RESERVED-ZERO] Reserved flag bits set (0x%06x): must be sent as zero",
-                               flags & IFT_FLAG_RESERVED);
-    for (int i = 0; i < IFT_AI_RESERVED_LEN; i++) {
-        if (tvb_get_guint8(tvb, IFT_AI_RESERVED_OFFSET + i) != 0) {
+                               flags & VW_IFT_FLAG_RESERVED);
+    for (int i = 0; i < VW_IFT_IND_RESERVED_LEN; i++) {
+        if (tvb_get_guint8(tvb, VW_IFT_IND_RESERVED_OFF + i) != 0) {
             expert_add_info_format(pinfo, rsv_item, &ei_ift_ai_reserved,
                                    "[IFT-4.2-RESERVED-ZERO] Reserved byte %d not zero: must be sent as zero", i);
             break;
         }
     }
-    if (flags & IFT_FLAG_SP)
+    if (flags & VW_IFT_FLAG_SP)
         expert_add_info(pinfo, flags_item, &ei_ift_sp);
-    if ((flags & (IFT_FLAG_SM | IFT_FLAG_RM)) || interval != 0)
-        expert_add_info_format(pinfo, (flags & (IFT_FLAG_SM | IFT_FLAG_RM)) ? flags_item : mi_item, &ei_ift_markers,
-                               "[IFT-9-MARKERS-UNDEFINED] Markers %s%s%s (interval %u): markers are undefined, "
-                               "none are sent", (flags & IFT_FLAG_SM) ? "offered (SM)" : "",
-                               ((flags & IFT_FLAG_SM) && (flags & IFT_FLAG_RM)) ? " and " : "",
-                               (flags & IFT_FLAG_RM) ? "requested (RM)" : (flags & IFT_FLAG_SM) ? "" : "not negotiated",
+    if ((flags & (VW_IFT_FLAG_SM | VW_IFT_FLAG_RM)) || interval != 0)
+        expert_add_info_format(pinfo, (flags & (VW_IFT_FLAG_SM | VW_IFT_FLAG_RM)) ? flags_item : mi_item, &ei_ift_markers,
+                               "[IFT-4.2-MARKERS] Markers %s%s%s (interval %u): markers are undefined, "
+                               "none are sent", (flags & VW_IFT_FLAG_SM) ? "offered (SM)" : "",
+                               ((flags & VW_IFT_FLAG_SM) && (flags & VW_IFT_FLAG_RM)) ? " and " : "",
+                               (flags & VW_IFT_FLAG_RM) ? "requested (RM)" : (flags & VW_IFT_FLAG_SM) ? "" : "not negotiated",
                                interval);
-    if (flags & (IFT_FLAG_IH | IFT_FLAG_IP))
+    if (flags & (VW_IFT_FLAG_IH | VW_IFT_FLAG_IP))
         expert_add_info_format(pinfo, flags_item, &ei_ift_ignores_crc,
                                "[IFT-4.2-IGNORE-CRC] Sender will not check the %s%s%s CRC it receives",
-                               (flags & IFT_FLAG_IH) ? "header" : "",
-                               ((flags & IFT_FLAG_IH) && (flags & IFT_FLAG_IP)) ? " and" : "",
-                               (flags & IFT_FLAG_IP) ? " payload" : "");
+                               (flags & VW_IFT_FLAG_IH) ? "header" : "",
+                               ((flags & VW_IFT_FLAG_IH) && (flags & VW_IFT_FLAG_IP)) ? " and" : "",
+                               (flags & VW_IFT_FLAG_IP) ? " payload" : "");
 
     /* Negotiation state: the first AI from each side is the one that counts. */
     struct ift_side *me = &c->side[dir];
@@ -326,30 +304,30 @@ static void dissect_ift_ai(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
             c->first_ai_frame = pinfo->num;
         }
     }
-    guint32 phase = (flags & IFT_FLAG_PH) ? 1 : 0;
+    guint32 phase = (flags & VW_IFT_FLAG_PH) ? 1 : 0;
     const struct ift_side *peer = &c->side[1 - dir];
     col_add_fstr(pinfo->cinfo, COL_INFO, "Adaption indication, %s, VTag 0x%04x%s%s",
                  val_to_str_const(phase, ift_phase_vals, "?"), vtag,
-                 (flags & IFT_FLAG_HC) ? ", HC" : "", (flags & IFT_FLAG_PC) ? ", PC" : "");
+                 (flags & VW_IFT_FLAG_HC) ? ", HC" : "", (flags & VW_IFT_FLAG_PC) ? ", PC" : "");
     if (me->ai_frame != pinfo->num) {
         expert_add_info_format(pinfo, ai_item, &ei_ift_ph_order,
-                               "[IFT-4.2-PH-ORDER] Second adaption indication from this side (first in frame %u): "
+                               "[IFT-4.2-PHASE] Second adaption indication from this side (first in frame %u): "
                                "a protocol error", me->ai_frame);
     } else if (c->first_ai_frame == pinfo->num && c->first_ai_dir == dir) {
         if (phase != 0)
             expert_add_info_format(pinfo, ai_item, &ei_ift_ph_order,
-                                   "[IFT-4.2-PH-ORDER] The first adaption indication must be phase 0, this is phase 1");
+                                   "[IFT-4.2-PHASE] The first adaption indication must be phase 0, this is phase 1");
     } else if (phase != 1) {
         expert_add_info_format(pinfo, ai_item, &ei_ift_ph_order,
-                               "[IFT-4.2-PH-ORDER] The answer to phase 0 must be phase 1, this is phase 0");
+                               "[IFT-4.2-PHASE] The answer to phase 0 must be phase 1, this is phase 0");
     }
     /* R agreement is known once both AIs are in: flag it on the later one. */
     if (me->ai_frame == pinfo->num && ift_side_known(peer, pinfo) && peer->ai_frame <= me->ai_frame &&
-        ((peer->flags ^ flags) & IFT_FLAG_R))
+        ((peer->flags ^ flags) & VW_IFT_FLAG_R))
         expert_add_info_format(pinfo, flags_item, &ei_ift_r_disagree,
                                "[IFT-4.2-R-AGREE] R bits disagree (this side %u, peer %u in frame %u): "
                                "the connection must be closed in error",
-                               (flags & IFT_FLAG_R) ? 1 : 0, (peer->flags & IFT_FLAG_R) ? 1 : 0, peer->ai_frame);
+                               (flags & VW_IFT_FLAG_R) ? 1 : 0, (peer->flags & VW_IFT_FLAG_R) ? 1 : 0, peer->ai_frame);
     ift_add_state_tree(tree, tvb, pinfo, c, dir);
 }
 
@@ -359,7 +337,7 @@ static void ift_call_ddp_rdmap(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
     /* DDP sees header and payload as one segment, without the header CRC. */
     guint32 len = hs + ps;
     guint8 *buf = (guint8 *)wmem_alloc(pinfo->pool, len ? len : 1);
-    tvb_memcpy(tvb, buf, IFT_FRAME_HEADER_LEN, hs);
+    tvb_memcpy(tvb, buf, VW_IFT_FRAME_HDR_LEN, hs);
     tvb_memcpy(tvb, buf + hs, payload_offset, ps);
     tvbuff_t *ddp_tvb = tvb_new_child_real_data(tvb, buf, len, len);
     add_new_data_source(pinfo, ddp_tvb, "DDP segment");
@@ -382,43 +360,45 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
 
     if (!ift_side_known(sender, pinfo))
         expert_add_info(pinfo, frame_item, &ei_ift_no_ai);
+    else if (!ift_side_known(receiver, pinfo))
+        expert_add_info(pinfo, frame_item, &ei_ift_frame_early);
     if (ift_side_known(receiver, pinfo) && vtag != receiver->vtag)
         expert_add_info_format(pinfo, vtag_item, &ei_ift_vtag_mismatch,
-                               "[IFT-4.2-VTAG-ECHO] VTag 0x%04x is not the receiver's VTag 0x%04x (frame %u): "
+                               "[IFT-4.2-VTAG-MATCH] VTag 0x%04x is not the receiver's VTag 0x%04x (frame %u): "
                                "the connection must be reset", vtag, receiver->vtag, receiver->ai_frame);
 
     /* Which CRCs are present: the framer chose the length; compare it with the
      * announcement and say which CRC is missing or extra. */
     gboolean hc_announced = ift_sender_hc(sender, pinfo);
     gboolean pc_announced = ift_sender_pc(sender, pinfo);
-    guint32 crc_bytes = total >= IFT_FRAME_HEADER_LEN + hs + ps ? total - (IFT_FRAME_HEADER_LEN + hs + ps) : 0;
+    guint32 crc_bytes = total >= VW_IFT_FRAME_HDR_LEN + hs + ps ? total - (VW_IFT_FRAME_HDR_LEN + hs + ps) : 0;
     gboolean hc = hc_announced, pc = pc_announced;
     if (crc_bytes == 0) {
         hc = pc = FALSE;
-    } else if (crc_bytes == 2 * IFT_CRC_LEN) {
+    } else if (crc_bytes == 2 * VW_IFT_CRC_LEN) {
         hc = pc = TRUE;
-    } else if (crc_bytes == IFT_CRC_LEN && hc_announced != pc_announced) {
+    } else if (crc_bytes == VW_IFT_CRC_LEN && hc_announced != pc_announced) {
         /* one CRC where the other was announced: both presences are wrong */
         hc = !hc_announced;
         pc = !pc_announced;
-    } else if (crc_bytes == IFT_CRC_LEN && hc_announced && pc_announced) {
+    } else if (crc_bytes == VW_IFT_CRC_LEN && hc_announced && pc_announced) {
         /* one missing: the header CRC is the one that verifies in place */
-        guint32 hcrc = vw_crc32c(tvb_get_ptr(tvb, 0, IFT_FRAME_HEADER_LEN + hs), IFT_FRAME_HEADER_LEN + hs);
-        hc = tvb_get_letohl(tvb, IFT_FRAME_HEADER_LEN + hs) == hcrc;
+        guint32 hcrc = vw_crc32c(tvb_get_ptr(tvb, 0, VW_IFT_FRAME_HDR_LEN + hs), VW_IFT_FRAME_HDR_LEN + hs);
+        hc = tvb_get_letohl(tvb, VW_IFT_FRAME_HDR_LEN + hs) == hcrc;
         pc = !hc;
     }
 
-    int offset = IFT_FRAME_HEADER_LEN;
+    int offset = VW_IFT_FRAME_HDR_LEN;
     proto_item *ddp_item = proto_tree_add_item(ft, hf_ift_ddp_header, tvb, offset, hs, ENC_NA);
     if (hs >= 1 && tvb_captured_length_remaining(tvb, offset) >= 1) {
-        guint32 want = (tvb_get_guint8(tvb, offset) & DDP_TAGGED_FLAG) ? DDP_TAGGED_HEADER_LEN : DDP_UNTAGGED_HEADER_LEN;
+        guint32 want = (tvb_get_guint8(tvb, offset) & VW_DDP_FLAG_T) ? VW_DDP_TAGGED_HDR_LEN : VW_DDP_UNTAGGED_HDR_LEN;
         if (hs < want)
             expert_add_info_format(pinfo, hs_item, &ei_ift_sizes,
-                                   "[IFT-5.1-SIZES] header_size %u is shorter than the %s DDP header (%u bytes): "
-                                   "the frame does not fit", hs, want == DDP_TAGGED_HEADER_LEN ? "tagged" : "untagged", want);
+                                   "[IFT-5.1-DDP-HDR-PRESENT] header_size %u is shorter than the %s DDP header (%u bytes): "
+                                   "the frame does not fit", hs, want == VW_DDP_TAGGED_HDR_LEN ? "tagged" : "untagged", want);
     } else {
         expert_add_info_format(pinfo, hs_item, &ei_ift_sizes,
-                               "[IFT-5.1-SIZES] header_size 0: a frame carries a DDP header");
+                               "[IFT-5.1-DDP-HDR-PRESENT] header_size 0: a frame carries a DDP header");
     }
     (void)ddp_item;
     offset += hs;
@@ -426,14 +406,14 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
         guint32 computed = vw_crc32c(tvb_get_ptr(tvb, 0, offset), offset);
         proto_tree_add_checksum(ft, tvb, offset, hf_ift_hcrc, hf_ift_hcrc_status, &ei_ift_hcrc_bad, pinfo,
                                 computed, ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_VERIFY);
-        offset += IFT_CRC_LEN;
+        offset += VW_IFT_CRC_LEN;
     } else {
         proto_tree_add_checksum(ft, tvb, offset, hf_ift_hcrc, hf_ift_hcrc_status, NULL, pinfo, 0,
                                 ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_NOT_PRESENT);
     }
     if (hc != hc_announced)
         expert_add_info_format(pinfo, frame_item, &ei_ift_hcrc_presence,
-                               "[IFT-4.2-HC-AS-ANNOUNCED] Header CRC %s, but the sender announced HC=%u",
+                               "[IFT-5.1-CRC-AS-NEGOTIATED] Header CRC %s, but the sender announced HC=%u",
                                hc ? "present" : "missing", hc_announced ? 1 : 0);
     int payload_offset = offset;
     proto_tree_add_item(ft, hf_ift_payload, tvb, offset, ps, ENC_NA);
@@ -442,14 +422,14 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
         guint32 computed = vw_crc32c(tvb_get_ptr(tvb, payload_offset, ps), ps);
         proto_tree_add_checksum(ft, tvb, offset, hf_ift_pcrc, hf_ift_pcrc_status, &ei_ift_pcrc_bad, pinfo,
                                 computed, ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_VERIFY);
-        offset += IFT_CRC_LEN;
+        offset += VW_IFT_CRC_LEN;
     } else {
         proto_tree_add_checksum(ft, tvb, offset, hf_ift_pcrc, hf_ift_pcrc_status, NULL, pinfo, 0,
                                 ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_NOT_PRESENT);
     }
     if (pc != pc_announced)
         expert_add_info_format(pinfo, frame_item, &ei_ift_pcrc_presence,
-                               "[IFT-4.2-PC-AS-ANNOUNCED] Payload CRC %s, but the sender announced PC=%u",
+                               "[IFT-5.1-CRC-AS-NEGOTIATED] Payload CRC %s, but the sender announced PC=%u",
                                pc ? "present" : "missing", pc_announced ? 1 : 0);
     ift_add_state_tree(ift_tree, tvb, pinfo, c, dir);
 
@@ -465,7 +445,7 @@ static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     proto_item *ti = proto_tree_add_item(tree, proto_ift, tvb, 0, -1, ENC_NA);
     proto_tree *ift_tree = proto_item_add_subtree(ti, ett_ift);
     /* Only an AI is exactly 64 bytes and starts with the magic (see get_ift_pdu_len). */
-    if (tvb_reported_length(tvb) == IFT_AI_LEN && ift_is_ai(tvb, 0))
+    if (tvb_reported_length(tvb) == VW_IFT_IND_LEN && ift_is_ai(tvb, 0))
         dissect_ift_ai(tvb, pinfo, ift_tree, c, dir);
     else
         dissect_ift_frame(tvb, pinfo, tree, ift_tree, c, dir);
@@ -474,7 +454,7 @@ static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
 
 static int dissect_ift(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
-    tcp_dissect_pdus(tvb, pinfo, tree, ift_desegment, IFT_FRAME_HEADER_LEN, get_ift_pdu_len, dissect_ift_pdu, data);
+    tcp_dissect_pdus(tvb, pinfo, tree, ift_desegment, VW_IFT_FRAME_HDR_LEN, get_ift_pdu_len, dissect_ift_pdu, data);
     return tvb_captured_length(tvb);
 }
 
@@ -498,16 +478,16 @@ void proto_register_ift(void)
         { &hf_ift_ai_bc_version, { "BC version", "ift.ai.bc_version", FT_UINT16, BASE_DEC, NULL, 0x0,
             "Oldest version this sender is backward compatible with", HFILL } },
         { &hf_ift_ai_flags, { "Flags", "ift.ai.flags", FT_UINT32, BASE_HEX, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_ai_flags_ph, { "Phase (PH)", "ift.ai.flags.ph", FT_UINT32, BASE_DEC, VALS(ift_phase_vals), IFT_FLAG_PH, NULL, HFILL } },
-        { &hf_ift_ai_flags_r, { "RDMA mode (R)", "ift.ai.flags.r", FT_BOOLEAN, 32, NULL, IFT_FLAG_R, NULL, HFILL } },
-        { &hf_ift_ai_flags_hc, { "Sends header CRC (HC)", "ift.ai.flags.hc", FT_BOOLEAN, 32, NULL, IFT_FLAG_HC, NULL, HFILL } },
-        { &hf_ift_ai_flags_pc, { "Sends payload CRC (PC)", "ift.ai.flags.pc", FT_BOOLEAN, 32, NULL, IFT_FLAG_PC, NULL, HFILL } },
-        { &hf_ift_ai_flags_ih, { "Ignores header CRC (IH)", "ift.ai.flags.ih", FT_BOOLEAN, 32, NULL, IFT_FLAG_IH, NULL, HFILL } },
-        { &hf_ift_ai_flags_ip, { "Ignores payload CRC (IP)", "ift.ai.flags.ip", FT_BOOLEAN, 32, NULL, IFT_FLAG_IP, NULL, HFILL } },
-        { &hf_ift_ai_flags_sp, { "Permits speculative placement (SP)", "ift.ai.flags.sp", FT_BOOLEAN, 32, NULL, IFT_FLAG_SP, NULL, HFILL } },
-        { &hf_ift_ai_flags_sm, { "Willing to send markers (SM)", "ift.ai.flags.sm", FT_BOOLEAN, 32, NULL, IFT_FLAG_SM, NULL, HFILL } },
-        { &hf_ift_ai_flags_rm, { "Wants to receive markers (RM)", "ift.ai.flags.rm", FT_BOOLEAN, 32, NULL, IFT_FLAG_RM, NULL, HFILL } },
-        { &hf_ift_ai_flags_reserved, { "Reserved", "ift.ai.flags.reserved", FT_UINT32, BASE_HEX, NULL, IFT_FLAG_RESERVED, NULL, HFILL } },
+        { &hf_ift_ai_flags_ph, { "Phase (PH)", "ift.ai.flags.ph", FT_UINT32, BASE_DEC, VALS(ift_phase_vals), VW_IFT_FLAG_PH, NULL, HFILL } },
+        { &hf_ift_ai_flags_r, { "RDMA mode (R)", "ift.ai.flags.r", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_R, NULL, HFILL } },
+        { &hf_ift_ai_flags_hc, { "Sends header CRC (HC)", "ift.ai.flags.hc", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_HC, NULL, HFILL } },
+        { &hf_ift_ai_flags_pc, { "Sends payload CRC (PC)", "ift.ai.flags.pc", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_PC, NULL, HFILL } },
+        { &hf_ift_ai_flags_ih, { "Ignores header CRC (IH)", "ift.ai.flags.ih", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_IH, NULL, HFILL } },
+        { &hf_ift_ai_flags_ip, { "Ignores payload CRC (IP)", "ift.ai.flags.ip", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_IP, NULL, HFILL } },
+        { &hf_ift_ai_flags_sp, { "Permits speculative placement (SP)", "ift.ai.flags.sp", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_SP, NULL, HFILL } },
+        { &hf_ift_ai_flags_sm, { "Willing to send markers (SM)", "ift.ai.flags.sm", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_SM, NULL, HFILL } },
+        { &hf_ift_ai_flags_rm, { "Wants to receive markers (RM)", "ift.ai.flags.rm", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_RM, NULL, HFILL } },
+        { &hf_ift_ai_flags_reserved, { "Reserved", "ift.ai.flags.reserved", FT_UINT32, BASE_HEX, NULL, VW_IFT_FLAG_RESERVED, NULL, HFILL } },
         { &hf_ift_ai_vtag, { "Sender's VTag", "ift.ai.vtag", FT_UINT16, BASE_HEX, NULL, 0x0,
             "Echoed by the receiver of this indication in every frame it sends", HFILL } },
         { &hf_ift_ai_marker_interval, { "Marker interval", "ift.ai.marker_interval", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL } },
@@ -535,42 +515,44 @@ void proto_register_ift(void)
     static gint *ett[] = { &ett_ift, &ett_ift_ai, &ett_ift_ai_flags, &ett_ift_frame, &ett_ift_state };
     static ei_register_info ei[] = {
         { &ei_ift_ai_version, { "ift.ai.version.bad", PI_PROTOCOL, PI_ERROR,
-            "[IFT-4.2-VERSION-ONE] Version must be 1", EXPFILL } },
+            "[IFT-4.2-VERSION] Version must be 1", EXPFILL } },
         { &ei_ift_ai_version_newer, { "ift.ai.version.newer", PI_PROTOCOL, PI_NOTE,
-            "[IFT-4.2-BC-VERSION-REJECT] Newer version with BC version <= 1: accepted", EXPFILL } },
+            "[IFT-4.2-VERSION] Newer version with BC version <= 1: accepted", EXPFILL } },
         { &ei_ift_ai_bc_version, { "ift.ai.bc_version.bad", PI_PROTOCOL, PI_ERROR,
-            "[IFT-4.2-BC-VERSION-ONE] BC version must be 1", EXPFILL } },
+            "[IFT-4.2-BC-VERSION-SET] BC version must be 1", EXPFILL } },
         { &ei_ift_ai_bc_version_reject, { "ift.ai.bc_version.incompatible", PI_PROTOCOL, PI_ERROR,
             "[IFT-4.2-BC-VERSION-REJECT] BC version above 1: must be rejected as incompatible", EXPFILL } },
         { &ei_ift_ai_reserved, { "ift.ai.reserved.nonzero", PI_PROTOCOL, PI_WARN,
             "[IFT-4.2-RESERVED-ZERO] Reserved bits must be sent as zero", EXPFILL } },
         { &ei_ift_ai_crc_bad, { "ift.ai.crc.bad", PI_CHECKSUM, PI_ERROR,
-            "[IFT-4.2-AI-CRC] Bad adaption indication CRC: the connection must be reset", EXPFILL } },
+            "[IFT-4.2-IND-CRC] Bad adaption indication CRC: the connection must be reset", EXPFILL } },
         { &ei_ift_r_disagree, { "ift.ai.r_disagree", PI_PROTOCOL, PI_ERROR,
             "[IFT-4.2-R-AGREE] R bits disagree: the connection must be closed in error", EXPFILL } },
         { &ei_ift_ph_order, { "ift.ai.ph_order", PI_SEQUENCE, PI_ERROR,
-            "[IFT-4.2-PH-ORDER] Unexpected phase", EXPFILL } },
+            "[IFT-4.2-PHASE] Unexpected phase", EXPFILL } },
         { &ei_ift_sp, { "ift.ai.sp", PI_PROTOCOL, PI_NOTE,
             "[IFT-4.2-SP-PERMISSION] Speculative placement permitted to the receiver", EXPFILL } },
         { &ei_ift_markers, { "ift.ai.markers", PI_PROTOCOL, PI_NOTE,
-            "[IFT-9-MARKERS-UNDEFINED] Markers requested or offered", EXPFILL } },
+            "[IFT-4.2-MARKERS] Markers requested or offered", EXPFILL } },
         { &ei_ift_ignores_crc, { "ift.ai.ignores_crc", PI_PROTOCOL, PI_CHAT,
             "[IFT-4.2-IGNORE-CRC] Sender will not check received CRCs", EXPFILL } },
         { &ei_ift_no_ai, { "ift.no_ai", PI_SEQUENCE, PI_ERROR,
-            "[IFT-4-AI-FIRST] Frame before this side's adaption indication: a protocol error "
+            "[IFT-4-INDICATION-FIRST] Frame before this side's adaption indication: a protocol error "
             "(layout from preferences)", EXPFILL } },
+        { &ei_ift_frame_early, { "ift.frame_before_phase1", PI_SEQUENCE, PI_ERROR,
+            "[IFT-4.2-FRAMES-AFTER-PHASE1] Frame sent before the peer's adaption indication: a protocol error", EXPFILL } },
         { &ei_ift_vtag_mismatch, { "ift.vtag.mismatch", PI_PROTOCOL, PI_ERROR,
-            "[IFT-4.2-VTAG-ECHO] VTag is not the receiver's VTag", EXPFILL } },
+            "[IFT-4.2-VTAG-MATCH] VTag is not the receiver's VTag", EXPFILL } },
         { &ei_ift_hcrc_bad, { "ift.hcrc.bad", PI_CHECKSUM, PI_ERROR,
-            "[IFT-5.1-HEADER-CRC] Bad header CRC: no data of this frame may be placed", EXPFILL } },
+            "[IFT-5.1-HDR-CRC] Bad header CRC: no data of this frame may be placed", EXPFILL } },
         { &ei_ift_pcrc_bad, { "ift.pcrc.bad", PI_CHECKSUM, PI_ERROR,
             "[IFT-5.1-PAYLOAD-CRC] Bad payload CRC: no data of this frame may be placed", EXPFILL } },
         { &ei_ift_hcrc_presence, { "ift.hcrc.presence", PI_PROTOCOL, PI_ERROR,
-            "[IFT-4.2-HC-AS-ANNOUNCED] Header CRC presence differs from the sender's HC", EXPFILL } },
+            "[IFT-5.1-CRC-AS-NEGOTIATED] Header CRC presence differs from the sender's HC", EXPFILL } },
         { &ei_ift_pcrc_presence, { "ift.pcrc.presence", PI_PROTOCOL, PI_ERROR,
-            "[IFT-4.2-PC-AS-ANNOUNCED] Payload CRC presence differs from the sender's PC", EXPFILL } },
+            "[IFT-5.1-CRC-AS-NEGOTIATED] Payload CRC presence differs from the sender's PC", EXPFILL } },
         { &ei_ift_sizes, { "ift.sizes.bad", PI_MALFORMED, PI_ERROR,
-            "[IFT-5.1-SIZES] Sizes do not fit", EXPFILL } },
+            "[IFT-5.1-DDP-HDR-PRESENT] header_size does not fit the DDP header", EXPFILL } },
     };
 
     proto_ift = proto_register_protocol("iWARP Framing for TCP", "IFT", "ift");
@@ -600,7 +582,7 @@ void proto_register_ift(void)
 void proto_reg_handoff_ift(void)
 {
     ddp_rdmap_handle = find_dissector("iwarp_ddp_rdmap");
-    dissector_add_uint_with_preference("tcp.port", IFT_TCP_PORT, ift_handle);
+    dissector_add_uint_with_preference("tcp.port", VW_IFT_DEFAULT_PORT, ift_handle);
     heur_dissector_add("tcp", dissect_ift_heur, "IFT over TCP (adaption indication magic)", "ift_tcp",
                        proto_ift, HEURISTIC_ENABLE);
 }
