@@ -22,6 +22,8 @@
 #define VW_CRC_VITCP_POLY_REFLECTED 0x82608EDBu
 #define VW_CRC_VITCP_CHECK 0xE07E661Eu
 #define VW_CRC32C_CHECK 0xE3069283u
+#define VW_CRC32C_POLY_REFLECTED 0x82F63B78u
+#define VW_ADLER32_CHECK 0x091E01DEu
 
 uint32_t vw_crc_vitcp(const void *buf, size_t len);
 uint32_t vw_crc_vitcp_update(uint32_t crc, const void *buf, size_t len);
@@ -53,6 +55,20 @@ uint32_t vw_cksum_update_impl(enum vw_cksum_algo algo, enum vw_cksum_impl impl,
 enum vw_cksum_impl vw_cksum_impl_selected(enum vw_cksum_algo algo);
 const char *vw_cksum_impl_name(enum vw_cksum_impl impl);
 const char *vw_cksum_algo_name(enum vw_cksum_algo algo);
+
+/* Constants of carry-less-multiply (PCLMULQDQ) CRC folding, derived from the
+ * reflected generator (docs/checksums.md shows where each is used). The
+ * 33-bit forms put the coefficient of x^(32-j) in bit j, as the reflected
+ * folding code multiplies them.
+ *  vw_crc_xpow_mod: x^n mod P, reflected 32-bit (bit j = coefficient of x^(31-j)).
+ *  vw_crc_clmul_fold_constant: x^n mod P in the 33-bit form; folding a
+ *    128-bit block forward by D bits uses n = D+32 (first 8 bytes) and D-32.
+ *  vw_crc_barrett_mu: floor(x^64 / P) in the 33-bit form.
+ *  vw_crc_clmul_poly: P itself (x^32 included) in the 33-bit form. */
+uint32_t vw_crc_xpow_mod(uint32_t poly_reflected, uint64_t n);
+uint64_t vw_crc_clmul_fold_constant(uint32_t poly_reflected, unsigned n);
+uint64_t vw_crc_barrett_mu(uint32_t poly_reflected);
+uint64_t vw_crc_clmul_poly(uint32_t poly_reflected);
 
 /* Byte placement helpers. */
 static inline void vw_put_le32(uint8_t *p, uint32_t v)
