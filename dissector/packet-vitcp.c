@@ -1,12 +1,1083 @@
-/* VI/TCP (Internet VI): placeholder registration, replaced by the full dissector. */
+/* packet-vitcp.c
+ * VI/TCP (Internet VI, draft-dicecco-vitcp-01) over TCP, as the project reads
+ * the draft (../shared/spec-decisions.md V1-V25, docs/dissector-vitcp.md).
+ *
+ * The tree is built from the tvb; checksums and every rule check come from
+ * the wire library (vw_vitcp_decode, vw_vitcp_conn_check), so an expert note
+ * names the same requirement ID as lint and the conformance engine.
+ *
+ * State kept across passes: everything computed on the first pass (rule
+ * findings, the connection summary, RDMA read links) is stored per PDU and
+ * only read back later, so one-pass and two-pass (-2) output agree.
+ */
+#include <string.h>
+
+#include <epan/conversation.h>
+#include <epan/expert.h>
 #include <epan/packet.h>
+#include <epan/prefs.h>
+#include <epan/proto_data.h>
+#include <epan/reassemble.h>
+#include <epan/tap.h>
+#include <epan/dissectors/packet-tcp.h>
+
+#include "vitcp/catalog.h"
+#include "vitcp/findings.h"
+#include "vitcp/vitcp.h"
+#include "vitcp/vitcp_stream.h"
+
 #include "plugin_protos.h"
+#include "vitcp_dissector.h"
+
+/* Offsets inside a segment (draft 3.2-3.4). */
+#define OFF_TYPE 1
+#define OFF_SEG_LEN 2
+#define OFF_DATA_OFFSET 4
+#define OFF_IMM 8
+#define OFF_MSG_NUM 12
+#define OFF_MSG_ACK 16
+#define OFF_RX_POSTED 20
+#define OFF_REMOTE_ERR 22
+#define OFF_AFTER_HDR VW_VITCP_SEG_HDR_LEN
+#define OFF_CE_OPTIONS (VW_VITCP_SEG_HDR_LEN + VW_VITCP_CE_HDR_LEN)
+
+/* Frame-scope key of the per-dissection context; PDU keys start at 1. */
+#define KEY_FRAME_CTX 0
+/* A mid-stream capture decides "no trailer" only after this many segments
+ * that had room for one and did not end in a matching CRC. */
+#define CRC_INFER_MISSES 3
 
 static int proto_vitcp = -1;
+static int vitcp_tap = -1;
+static dissector_handle_t vitcp_handle;
+static dissector_table_t payload_table;
+static heur_dissector_list_t payload_heur_list;
+
+/* Preferences */
+static gboolean pref_desegment = TRUE;
+static gboolean pref_check_crc = TRUE;
+static gboolean pref_reassemble = TRUE;
+static guint pref_max_reassembly = 16u * 1024u * 1024u;
+
+static int hf_version = -1;
+static int hf_type_flags = -1;
+static int hf_flags_eom = -1;
+static int hf_flags_idv = -1;
+static int hf_flags_txerr = -1;
+static int hf_type = -1;
+static int hf_seg_len = -1;
+static int hf_data_offset = -1;
+static int hf_imm_data = -1;
+static int hf_msg_num = -1;
+static int hf_msg_ack = -1;
+static int hf_rx_desc_posted = -1;
+static int hf_remote_err = -1;
+static int hf_err_is_code = -1;
+static int hf_err_reserved = -1;
+static int hf_err_ute = -1;
+static int hf_err_vde = -1;
+static int hf_err_mpe = -1;
+static int hf_rdma_addr = -1;
+static int hf_rdma_handle = -1;
+static int hf_rdma_len = -1;
+static int hf_ce_attrs = -1;
+static int hf_ce_attr_unreliable = -1;
+static int hf_ce_attr_rd = -1;
+static int hf_ce_attr_rr = -1;
+static int hf_ce_attr_rdma_write = -1;
+static int hf_ce_attr_rdma_read = -1;
+static int hf_ce_attr_dfc = -1;
+static int hf_ce_attr_p2p = -1;
+static int hf_ce_attr_reserved = -1;
+static int hf_ce_calling_disc_len = -1;
+static int hf_ce_mtu = -1;
+static int hf_ce_calling_disc = -1;
+static int hf_ce_calling_disc_str = -1;
+static int hf_ce_read_window = -1;
+static int hf_ce_called_disc_len = -1;
+static int hf_ce_called_disc = -1;
+static int hf_ce_called_disc_str = -1;
+static int hf_opt = -1;
+static int hf_opt_type = -1;
+static int hf_opt_len = -1;
+static int hf_opt_data = -1;
+static int hf_opt_padding = -1;
+static int hf_payload = -1;
+static int hf_payload_len = -1;
+static int hf_crc = -1;
+static int hf_crc_status = -1;
+static int hf_conn = -1;
+static int hf_conn_phase = -1;
+static int hf_conn_crc = -1;
+static int hf_conn_crc_source = -1;
+static int hf_conn_level = -1;
+static int hf_conn_mtu = -1;
+static int hf_conn_sender_window = -1;
+static int hf_conn_receiver_window = -1;
+static int hf_conn_dir = -1;
+static int hf_rdma_response_in = -1;
+static int hf_rdma_request_in = -1;
+static int hf_rdma_time = -1;
+static int hf_rdma_read_received = -1;
+static int hf_rule = -1;
+static int hf_unframed = -1;
+static int hf_retransmission = -1;
+static int hf_fragments = -1;
+static int hf_fragment = -1;
+static int hf_fragment_overlap = -1;
+static int hf_fragment_overlap_conflicts = -1;
+static int hf_fragment_multiple_tails = -1;
+static int hf_fragment_too_long_fragment = -1;
+static int hf_fragment_error = -1;
+static int hf_fragment_count = -1;
+static int hf_reassembled_in = -1;
+static int hf_reassembled_length = -1;
+static int hf_reassembled_data = -1;
+
+static gint ett_vitcp = -1;
+static gint ett_type_flags = -1;
+static gint ett_remote_err = -1;
+static gint ett_rdma = -1;
+static gint ett_ce = -1;
+static gint ett_ce_attrs = -1;
+static gint ett_opt = -1;
+static gint ett_conn = -1;
+static gint ett_rule = -1;
+static gint ett_fragment = -1;
+static gint ett_fragments = -1;
+
+/* One expert field per catalog rule and severity: vitcp.expert.<slug>.<sev>. */
+#define SEV_COUNT 3
+static expert_field ei_rule[VW_REQ_COUNT][SEV_COUNT];
+static gboolean ei_rule_registered[VW_REQ_COUNT];
+
+static reassembly_table msg_reassembly;  /* Send and RdmaWrite: the sender's numbering */
+static reassembly_table resp_reassembly; /* RdmaReadResponse: the requester's numbering */
+
+static const fragment_items vitcp_frag_items = {
+    &ett_fragment, &ett_fragments, &hf_fragments, &hf_fragment, &hf_fragment_overlap,
+    &hf_fragment_overlap_conflicts, &hf_fragment_multiple_tails, &hf_fragment_too_long_fragment,
+    &hf_fragment_error, &hf_fragment_count, &hf_reassembled_in, &hf_reassembled_length,
+    &hf_reassembled_data, "VI/TCP message fragments"};
+
+static const value_string type_vals[] = {
+    {VW_VITCP_SEND, "Send"},
+    {VW_VITCP_RDMA_WRITE, "RdmaWrite"},
+    {VW_VITCP_RDMA_READ_REQ, "RdmaReadRequest"},
+    {VW_VITCP_RDMA_READ_RESP, "RdmaReadResponse"},
+    {VW_VITCP_NOP, "NOP"},
+    {VW_VITCP_CONNECT_REQUEST, "ConnectRequest"},
+    {VW_VITCP_CONNECT_ACCEPT, "ConnectAccept"},
+    {VW_VITCP_CONNECT_REJECT, "ConnectReject"},
+    {VW_VITCP_CONNECT_NOMATCH, "ConnectNoMatch"},
+    {0, NULL}};
+
+static const value_string opt_type_vals[] = {
+    {VW_VITCP_OPT_EOL, "End of Option List"},
+    {VW_VITCP_OPT_CRC, "CRC"},
+    {VW_VITCP_OPT_URGENT, "Urgent Marker"},
+    {0, NULL}};
+
+static const value_string level_vals[] = {
+    {0, "Unknown"},
+    {VW_VITCP_ATTR_UNRELIABLE, "Unreliable"},
+    {VW_VITCP_ATTR_RELIABLE_DELIVERY, "Reliable Delivery"},
+    {VW_VITCP_ATTR_RELIABLE_RECEPTION, "Reliable Reception"},
+    {0, NULL}};
+
+static const value_string phase_vals[] = {
+    {VW_VITCP_PHASE_INIT, "No segment seen"},
+    {VW_VITCP_PHASE_REQUESTED, "ConnectRequest seen"},
+    {VW_VITCP_PHASE_CONNECTED, "Connected (CE exchange seen)"},
+    {VW_VITCP_PHASE_REFUSED, "Refused (ConnectReject/ConnectNoMatch seen)"},
+    {VW_VITCP_PHASE_MIDSTREAM, "Capture started after the CE exchange"},
+    {0, NULL}};
+
+enum crc_source { CRC_SOURCE_UNKNOWN, CRC_SOURCE_CE, CRC_SOURCE_INFERRED };
+static const value_string crc_source_vals[] = {
+    {CRC_SOURCE_UNKNOWN, "Not yet known"},
+    {CRC_SOURCE_CE, "CE exchange"},
+    {CRC_SOURCE_INFERRED, "Inferred from trailers (capture started mid-connection)"},
+    {0, NULL}};
+
+/* An RDMA read, from its request to the response segment that completes it. */
+typedef struct {
+    guint32 req_frame;
+    nstime_t req_time;
+    guint32 length;       /* RDMA Length requested */
+    guint32 received;     /* response payload bytes seen */
+    guint32 first_resp_frame;
+    guint32 done_frame;   /* frame of the response segment that completed it */
+} vitcp_read_t;
+
+typedef struct {
+    struct vw_vitcp_conn conn;  /* the wire library's rule state */
+    address addr0;              /* side 0 sent the first segment seen */
+    guint32 port0;
+    gboolean have_side0;
+    guint crc_misses;           /* mid-stream segments with room for, but no, CRC */
+    gboolean crc_inferred;
+    gboolean have_nxtseq[2];
+    guint32 max_nxtseq[2];      /* TCP bytes already applied to the state, per side */
+    guint32 max_nxtseq_frame[2];
+    wmem_map_t *reads;          /* (requester side << 32 | msg num) -> vitcp_read_t */
+    guint reads_outstanding;
+} vitcp_conv_t;
+
+/* What the first pass learnt about one PDU. */
+typedef struct {
+    gboolean unframed;
+    guint8 dir;
+    guint8 crc_mode;            /* enum vw_vitcp_crc_mode used to decode */
+    guint8 phase;
+    guint8 crc_source;
+    gboolean crc_negotiated;
+    gboolean retransmission;
+    gboolean reassemble;        /* handed to the reassembly tables */
+    guint16 level;
+    guint16 sender_window;
+    guint16 receiver_window;
+    guint32 mtu;
+    guint findings_count;
+    struct vw_finding *findings;
+    vitcp_read_t *read;         /* RdmaReadRequest/Response: its read */
+} vitcp_pdu_t;
+
+typedef struct {
+    guint ordinal; /* PDUs dissected so far in this frame */
+} vitcp_frame_ctx_t;
+
+/* ------------------------------------------------------------ experts */
+
+static expert_field *rule_ei(enum vw_req req, enum vw_severity sev)
+{
+    if (req <= VW_REQ_NONE || req >= VW_REQ_COUNT || !ei_rule_registered[req])
+        req = VW_REQ_VITCP_3_2_SEG_CHAIN;
+    unsigned s = sev == VW_SEV_ERROR ? 0u : sev == VW_SEV_WARN ? 1u : 2u;
+    return &ei_rule[req][s];
+}
+
+/* An expert item whose text starts with the rule ID, plus a vitcp.rule
+ * field so a display filter can select one rule at any severity. */
+static proto_item *add_rule_note(proto_tree *tree, packet_info *pinfo, tvbuff_t *tvb, enum vw_req req,
+                                 enum vw_severity sev, guint32 offset, guint32 length, const char *detail)
+{
+    guint cap = tvb_captured_length(tvb);
+    if (offset > cap)
+        offset = 0, length = 0;
+    if (length > cap - offset)
+        length = cap - offset;
+    const char *id = vw_req_id(req);
+    proto_item *ti = proto_tree_add_expert_format(tree, pinfo, rule_ei(req, sev), tvb, (gint)offset, (gint)length,
+                                                  "[%s] %s", id, detail);
+    proto_tree *sub = proto_item_add_subtree(ti, ett_rule);
+    proto_item *ri = proto_tree_add_string(sub, hf_rule, tvb, (gint)offset, (gint)length, id);
+    proto_item_set_generated(ri);
+    return ti;
+}
+
+static gboolean is_crc_rule(enum vw_req req)
+{
+    return req == VW_REQ_VITCP_3_6_CRC_VALID || req == VW_REQ_VITCP_3_6_CRC_READING;
+}
+
+/* ------------------------------------------------------------ framing */
+
+/* Bytes that can be framed as a segment: Version 1 and a length that can
+ * hold a segment header (V2). Everything else is left to the rule checks. */
+static gboolean header_frameable(tvbuff_t *tvb, int offset)
+{
+    if (tvb_captured_length_remaining(tvb, offset) < 4)
+        return FALSE;
+    return tvb_get_guint8(tvb, offset) == VW_VITCP_VERSION &&
+           tvb_get_ntohs(tvb, offset + OFF_SEG_LEN) >= VW_VITCP_SEG_HDR_LEN;
+}
+
+/* Where the stream must be found again: the wire library's strict header
+ * test, or near the end of the data, the bytes that are there. */
+static gboolean header_resync_candidate(tvbuff_t *tvb, int offset)
+{
+    gint avail = tvb_captured_length_remaining(tvb, offset);
+    if (avail >= VW_VITCP_SEG_HDR_LEN) {
+        gint n = MIN(avail, VW_VITCP_SEG_HDR_LEN + 80);
+        return vw_vitcp_plausible_header(tvb_get_ptr(tvb, offset, n), (size_t)n);
+    }
+    if (avail < 1 || tvb_get_guint8(tvb, offset) != VW_VITCP_VERSION)
+        return FALSE;
+    if (avail >= 2 && (tvb_get_guint8(tvb, offset + 1) & VW_VITCP_TYPE_MASK) >= VW_VITCP_TYPE_COUNT)
+        return FALSE;
+    if (avail >= 4) {
+        unsigned type = tvb_get_guint8(tvb, offset + 1) & VW_VITCP_TYPE_MASK;
+        return tvb_get_ntohs(tvb, offset + OFF_SEG_LEN) >= vw_vitcp_type_hdr_len(type);
+    }
+    return TRUE;
+}
+
+/* Bytes from offset up to the next plausible segment header. */
+static guint resync_distance(tvbuff_t *tvb, int offset)
+{
+    gint cap = tvb_captured_length_remaining(tvb, offset);
+    for (gint k = 1; k < cap; k++)
+        if (header_resync_candidate(tvb, offset + k))
+            return (guint)k;
+    return (guint)tvb_reported_length_remaining(tvb, offset);
+}
+
+/* tcp_dissect_pdus asks with at least one byte (fixed_len 1) so that a bad
+ * length never reaches it: implausible bytes become a PDU of their own, up
+ * to the next plausible header, and framing resumes there. */
+static guint get_vitcp_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void *data _U_)
+{
+    gint avail = tvb_captured_length_remaining(tvb, offset);
+    if (avail < 4) {
+        if (header_resync_candidate(tvb, offset))
+            return pref_desegment && pinfo->can_desegment ? 0 : (guint)tvb_reported_length_remaining(tvb, offset);
+        return resync_distance(tvb, offset);
+    }
+    if (header_frameable(tvb, offset))
+        return tvb_get_ntohs(tvb, offset + OFF_SEG_LEN);
+    return resync_distance(tvb, offset);
+}
+
+/* ------------------------------------------------------------ state */
+
+static vitcp_conv_t *get_conv(packet_info *pinfo, conversation_t **convp)
+{
+    conversation_t *conv = find_or_create_conversation(pinfo);
+    vitcp_conv_t *vc = (vitcp_conv_t *)conversation_get_proto_data(conv, proto_vitcp);
+    if (!vc) {
+        vc = wmem_new0(wmem_file_scope(), vitcp_conv_t);
+        vw_vitcp_conn_init(&vc->conn);
+        vc->reads = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
+        conversation_add_proto_data(conv, proto_vitcp, vc);
+    }
+    if (convp)
+        *convp = conv;
+    return vc;
+}
+
+static int side_of(vitcp_conv_t *vc, packet_info *pinfo)
+{
+    if (!vc->have_side0) {
+        copy_address_wmem(wmem_file_scope(), &vc->addr0, &pinfo->src);
+        vc->port0 = pinfo->srcport;
+        vc->have_side0 = TRUE;
+    }
+    return addresses_equal(&vc->addr0, &pinfo->src) && vc->port0 == pinfo->srcport ? 0 : 1;
+}
+
+static vitcp_frame_ctx_t *frame_ctx(packet_info *pinfo)
+{
+    vitcp_frame_ctx_t *ctx = (vitcp_frame_ctx_t *)p_get_proto_data(pinfo->pool, pinfo, proto_vitcp, KEY_FRAME_CTX);
+    if (!ctx) {
+        ctx = wmem_new0(pinfo->pool, vitcp_frame_ctx_t);
+        p_add_proto_data(pinfo->pool, pinfo, proto_vitcp, KEY_FRAME_CTX, ctx);
+    }
+    return ctx;
+}
+
+/* TCP data already applied to the connection state: a retransmission. */
+static gboolean is_retransmission(vitcp_conv_t *vc, int side, packet_info *pinfo, const struct tcpinfo *ti)
+{
+    if (!ti)
+        return FALSE;
+    if (vc->have_nxtseq[side] && vc->max_nxtseq_frame[side] != pinfo->num &&
+        (gint32)(ti->nxtseq - vc->max_nxtseq[side]) <= 0)
+        return TRUE;
+    if (!vc->have_nxtseq[side] || (gint32)(ti->nxtseq - vc->max_nxtseq[side]) > 0) {
+        vc->max_nxtseq[side] = ti->nxtseq;
+        vc->have_nxtseq[side] = TRUE;
+    }
+    vc->max_nxtseq_frame[side] = pinfo->num;
+    return FALSE;
+}
+
+static gint64 *read_key(int requester, guint32 msg_num)
+{
+    gint64 *key = wmem_new(wmem_file_scope(), gint64);
+    *key = (gint64)requester << 32 | msg_num;
+    return key;
+}
+
+/* First pass: RDMA read bookkeeping for display (the rules are the wire
+ * library's; this only links frames). */
+static vitcp_read_t *track_read(vitcp_conv_t *vc, int side, packet_info *pinfo, const struct vw_vitcp_seg *seg)
+{
+    if (seg->hdr.type == VW_VITCP_RDMA_READ_REQ) {
+        vitcp_read_t *rd = wmem_new0(wmem_file_scope(), vitcp_read_t);
+        rd->req_frame = pinfo->num;
+        rd->req_time = pinfo->abs_ts;
+        rd->length = seg->rdma.length;
+        wmem_map_insert(vc->reads, read_key(side, seg->hdr.msg_num), rd);
+        vc->reads_outstanding++;
+        if (rd->length == 0) {
+            rd->done_frame = pinfo->num; /* nothing to answer */
+            vc->reads_outstanding--;
+        }
+        return rd;
+    }
+    if (seg->hdr.type != VW_VITCP_RDMA_READ_RESP)
+        return NULL;
+    gint64 key = (gint64)(1 - side) << 32 | seg->hdr.msg_num;
+    vitcp_read_t *rd = (vitcp_read_t *)wmem_map_lookup(vc->reads, &key);
+    if (!rd)
+        return NULL;
+    if (!rd->first_resp_frame)
+        rd->first_resp_frame = pinfo->num;
+    rd->received += (guint32)seg->payload_len;
+    if (!rd->done_frame && (rd->received >= rd->length || (seg->hdr.flags & VW_VITCP_FLAG_EOM))) {
+        rd->done_frame = pinfo->num;
+        if (vc->reads_outstanding)
+            vc->reads_outstanding--;
+    }
+    return rd;
+}
+
+/* Mid-stream captures: a trailer is assumed once one matched; "no trailer"
+ * needs a segment with no room for one or several that did not match. */
+static void infer_crc(vitcp_conv_t *vc, enum vw_vitcp_crc_mode mode, const struct vw_vitcp_seg *seg)
+{
+    unsigned type = seg->hdr.type;
+    if (mode != VW_VITCP_CRC_AUTO || vw_vitcp_type_has_ce(type) || type == VW_VITCP_CONNECT_REJECT ||
+        type == VW_VITCP_CONNECT_NOMATCH || !vc->conn.crc_known)
+        return;
+    if (seg->has_crc || seg->hdr.seg_len < vw_vitcp_type_hdr_len(type) + VW_VITCP_CRC_LEN) {
+        vc->crc_inferred = TRUE;
+        return;
+    }
+    if (++vc->crc_misses < CRC_INFER_MISSES)
+        vc->conn.crc_known = false; /* not sure yet: keep inferring per segment */
+    else
+        vc->crc_inferred = TRUE;
+}
+
+static enum crc_source crc_source_of(const vitcp_conv_t *vc)
+{
+    if (!vc->conn.crc_known)
+        return CRC_SOURCE_UNKNOWN;
+    return vc->crc_inferred ? CRC_SOURCE_INFERRED : CRC_SOURCE_CE;
+}
+
+static void store_findings(vitcp_pdu_t *pdu, const struct vw_findings *fs)
+{
+    pdu->findings_count = fs->count;
+    if (fs->count)
+        pdu->findings = (struct vw_finding *)wmem_memdup(wmem_file_scope(), fs->item,
+                                                          fs->count * sizeof fs->item[0]);
+}
+
+/* First pass over one framed segment: decode, check against the connection,
+ * remember the outcome. */
+static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *vc, int side,
+                               const struct tcpinfo *ti, struct vw_vitcp_seg *seg, enum vw_req *err)
+{
+    vitcp_pdu_t *pdu = wmem_new0(wmem_file_scope(), vitcp_pdu_t);
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    guint cap = tvb_captured_length(tvb);
+    enum vw_vitcp_crc_mode mode = vw_vitcp_conn_crc_mode(&vc->conn);
+    pdu->dir = (guint8)side;
+    pdu->crc_mode = (guint8)mode;
+    pdu->retransmission = is_retransmission(vc, side, pinfo, ti);
+    *err = vw_vitcp_decode(tvb_get_ptr(tvb, 0, cap), cap, mode, seg, &fs);
+    if (*err == VW_REQ_NONE && !pdu->retransmission) {
+        vw_vitcp_conn_check(&vc->conn, side, seg, &fs);
+        infer_crc(vc, mode, seg);
+        pdu->read = track_read(vc, side, pinfo, seg);
+        pdu->reassemble = pref_reassemble && vw_vitcp_type_has_payload(seg->hdr.type) &&
+                          !(seg->hdr.data_offset == 0 && (seg->hdr.flags & VW_VITCP_FLAG_EOM)) &&
+                          (guint64)seg->hdr.data_offset + seg->payload_len <= pref_max_reassembly;
+    }
+    pdu->phase = (guint8)vc->conn.phase;
+    pdu->crc_negotiated = vc->conn.crc_known && vc->conn.crc_negotiated;
+    pdu->crc_source = (guint8)crc_source_of(vc);
+    pdu->level = vc->conn.level;
+    pdu->mtu = vc->conn.mtu;
+    pdu->sender_window = vc->conn.dir[side].read_window;
+    pdu->receiver_window = vc->conn.dir[1 - side].read_window;
+    store_findings(pdu, &fs);
+    return pdu;
+}
+
+/* ------------------------------------------------------------ tree */
+
+static void add_segment_header(proto_tree *tree, tvbuff_t *tvb)
+{
+    static int *const type_flag_fields[] = {&hf_flags_eom, &hf_flags_idv, &hf_flags_txerr, &hf_type, NULL};
+    static int *const remote_err_fields[] = {&hf_err_is_code, &hf_err_reserved, &hf_err_ute, &hf_err_vde,
+                                             &hf_err_mpe, NULL};
+    proto_tree_add_item(tree, hf_version, tvb, 0, 1, ENC_BIG_ENDIAN);
+    proto_tree_add_bitmask(tree, tvb, OFF_TYPE, hf_type_flags, ett_type_flags, type_flag_fields, ENC_BIG_ENDIAN);
+    proto_tree_add_item(tree, hf_seg_len, tvb, OFF_SEG_LEN, 2, ENC_BIG_ENDIAN);
+    proto_tree_add_item(tree, hf_data_offset, tvb, OFF_DATA_OFFSET, 4, ENC_BIG_ENDIAN);
+    proto_tree_add_item(tree, hf_imm_data, tvb, OFF_IMM, 4, ENC_BIG_ENDIAN);
+    proto_tree_add_item(tree, hf_msg_num, tvb, OFF_MSG_NUM, 4, ENC_BIG_ENDIAN);
+    proto_tree_add_item(tree, hf_msg_ack, tvb, OFF_MSG_ACK, 4, ENC_BIG_ENDIAN);
+    proto_tree_add_item(tree, hf_rx_desc_posted, tvb, OFF_RX_POSTED, 2, ENC_BIG_ENDIAN);
+    proto_tree_add_bitmask(tree, tvb, OFF_REMOTE_ERR, hf_remote_err, ett_remote_err, remote_err_fields,
+                           ENC_BIG_ENDIAN);
+}
+
+static void add_rdma_header(proto_tree *tree, tvbuff_t *tvb)
+{
+    proto_tree *sub = proto_tree_add_subtree(tree, tvb, OFF_AFTER_HDR, VW_VITCP_RDMA_HDR_LEN, ett_rdma, NULL,
+                                             "RDMA Header");
+    proto_tree_add_item(sub, hf_rdma_addr, tvb, OFF_AFTER_HDR, 8, ENC_BIG_ENDIAN);
+    proto_tree_add_item(sub, hf_rdma_handle, tvb, OFF_AFTER_HDR + 8, 4, ENC_BIG_ENDIAN);
+    proto_tree_add_item(sub, hf_rdma_len, tvb, OFF_AFTER_HDR + 12, 4, ENC_BIG_ENDIAN);
+}
+
+static void add_discriminator(proto_tree *tree, tvbuff_t *tvb, int offset, guint16 len, int hf_bytes, int hf_str)
+{
+    proto_tree_add_item(tree, hf_bytes, tvb, offset, VW_VITCP_DISC_MAX, ENC_NA);
+    proto_item *ti = proto_tree_add_item(tree, hf_str, tvb, offset, MIN(len, VW_VITCP_DISC_MAX), ENC_ASCII);
+    proto_item_set_generated(ti);
+}
+
+static void add_options(proto_tree *tree, tvbuff_t *tvb, const struct vw_vitcp_seg *seg)
+{
+    const guint8 *opts = seg->ce.options;
+    size_t area = seg->ce.options_len, pos = 0, start;
+    guint16 type = 0, len = 0;
+    const guint8 *data;
+    int r;
+    while (start = pos, (r = vw_vitcp_opt_next(opts, area, &pos, &type, &len, &data)) == 1) {
+        int at = OFF_CE_OPTIONS + (int)start;
+        proto_tree *sub = proto_tree_add_subtree_format(tree, tvb, at, len, ett_opt, NULL, "Option: %s",
+                                                        val_to_str_const(type, opt_type_vals, "Unknown"));
+        proto_tree_add_item(sub, hf_opt_type, tvb, at, 2, ENC_BIG_ENDIAN);
+        proto_tree_add_item(sub, hf_opt_len, tvb, at + 2, 2, ENC_BIG_ENDIAN);
+        if (len > VW_VITCP_OPT_HDR_LEN)
+            proto_tree_add_item(sub, hf_opt_data, tvb, at + 4, len - VW_VITCP_OPT_HDR_LEN, ENC_NA);
+    }
+    if (r == 0 && pos > start && type == VW_VITCP_OPT_EOL) {
+        proto_tree *sub = proto_tree_add_subtree(tree, tvb, OFF_CE_OPTIONS + (int)start, 2, ett_opt, NULL,
+                                                 "Option: End of Option List");
+        proto_tree_add_item(sub, hf_opt_type, tvb, OFF_CE_OPTIONS + (int)start, 2, ENC_BIG_ENDIAN);
+    }
+    /* Bytes after the options and before the trailer (or the segment end). */
+    size_t body_end = seg->hdr.seg_len - (seg->has_crc ? VW_VITCP_CRC_LEN : 0);
+    size_t opt_end = OFF_CE_OPTIONS + (r == 0 ? pos : start);
+    if (body_end > opt_end)
+        proto_tree_add_item(tree, hf_opt_padding, tvb, (int)opt_end, (int)(body_end - opt_end), ENC_NA);
+}
+
+static void add_ce_header(proto_tree *tree, tvbuff_t *tvb, const struct vw_vitcp_seg *seg)
+{
+    static int *const attr_fields[] = {&hf_ce_attr_reserved, &hf_ce_attr_p2p, &hf_ce_attr_dfc,
+                                       &hf_ce_attr_rdma_read, &hf_ce_attr_rdma_write, &hf_ce_attr_rr,
+                                       &hf_ce_attr_rd, &hf_ce_attr_unreliable, NULL};
+    const int ce = OFF_AFTER_HDR;
+    proto_tree *sub = proto_tree_add_subtree(tree, tvb, ce, seg->hdr.seg_len - ce, ett_ce, NULL,
+                                             "Connection Establishment Header");
+    proto_tree_add_bitmask(sub, tvb, ce, hf_ce_attrs, ett_ce_attrs, attr_fields, ENC_BIG_ENDIAN);
+    proto_tree_add_item(sub, hf_ce_calling_disc_len, tvb, ce + 2, 2, ENC_BIG_ENDIAN);
+    proto_tree_add_item(sub, hf_ce_mtu, tvb, ce + 4, 4, ENC_BIG_ENDIAN);
+    add_discriminator(sub, tvb, ce + 8, seg->ce.calling_disc_len, hf_ce_calling_disc, hf_ce_calling_disc_str);
+    proto_tree_add_item(sub, hf_ce_read_window, tvb, ce + 72, 2, ENC_BIG_ENDIAN);
+    proto_tree_add_item(sub, hf_ce_called_disc_len, tvb, ce + 74, 2, ENC_BIG_ENDIAN);
+    add_discriminator(sub, tvb, ce + 76, seg->ce.called_disc_len, hf_ce_called_disc, hf_ce_called_disc_str);
+    add_options(sub, tvb, seg);
+}
+
+static void add_conn_summary(proto_tree *tree, tvbuff_t *tvb, const vitcp_pdu_t *pdu)
+{
+    proto_item *ti = proto_tree_add_item(tree, hf_conn, tvb, 0, 0, ENC_NA);
+    proto_item_set_generated(ti);
+    proto_tree *sub = proto_item_add_subtree(ti, ett_conn);
+    proto_item_append_text(ti, ": %s, CRC %s, MTU %u", val_to_str_const(pdu->level, level_vals, "Unknown"),
+                           pdu->crc_source == CRC_SOURCE_UNKNOWN ? "unknown" : pdu->crc_negotiated ? "on" : "off",
+                           pdu->mtu);
+    proto_item_set_generated(proto_tree_add_uint(sub, hf_conn_dir, tvb, 0, 0, pdu->dir));
+    proto_item_set_generated(proto_tree_add_uint(sub, hf_conn_phase, tvb, 0, 0, pdu->phase));
+    proto_item_set_generated(proto_tree_add_boolean(sub, hf_conn_crc, tvb, 0, 0, pdu->crc_negotiated));
+    proto_item_set_generated(proto_tree_add_uint(sub, hf_conn_crc_source, tvb, 0, 0, pdu->crc_source));
+    proto_item_set_generated(proto_tree_add_uint(sub, hf_conn_level, tvb, 0, 0, pdu->level));
+    proto_item_set_generated(proto_tree_add_uint(sub, hf_conn_mtu, tvb, 0, 0, pdu->mtu));
+    proto_item_set_generated(proto_tree_add_uint(sub, hf_conn_sender_window, tvb, 0, 0, pdu->sender_window));
+    proto_item_set_generated(proto_tree_add_uint(sub, hf_conn_receiver_window, tvb, 0, 0, pdu->receiver_window));
+}
+
+static void add_read_links(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const vitcp_pdu_t *pdu,
+                           unsigned type)
+{
+    const vitcp_read_t *rd = pdu->read;
+    if (!rd)
+        return;
+    if (type == VW_VITCP_RDMA_READ_REQ) {
+        guint32 resp = rd->done_frame ? rd->done_frame : rd->first_resp_frame;
+        if (resp && resp != pinfo->num)
+            proto_item_set_generated(proto_tree_add_uint(tree, hf_rdma_response_in, tvb, 0, 0, resp));
+        else if (!rd->done_frame && PINFO_FD_VISITED(pinfo))
+            add_rule_note(tree, pinfo, tvb, VW_REQ_VITCP_2_2_READ_ANSWERED, VW_SEV_WARN, 0, 0,
+                          rd->first_resp_frame ? "RdmaReadRequest only partly answered in this capture"
+                                               : "RdmaReadRequest never answered in this capture");
+        return;
+    }
+    nstime_t delta;
+    proto_item_set_generated(proto_tree_add_uint(tree, hf_rdma_request_in, tvb, 0, 0, rd->req_frame));
+    nstime_delta(&delta, &pinfo->abs_ts, &rd->req_time);
+    proto_item_set_generated(proto_tree_add_time(tree, hf_rdma_time, tvb, 0, 0, &delta));
+    proto_item_set_generated(proto_tree_add_uint(tree, hf_rdma_read_received, tvb, 0, 0, rd->received));
+}
+
+static void dispatch_payload(tvbuff_t *payload, packet_info *pinfo, proto_tree *tree)
+{
+    heur_dtbl_entry_t *hdtbl_entry;
+    guint32 low = MIN(pinfo->srcport, pinfo->destport), high = MAX(pinfo->srcport, pinfo->destport);
+    if (dissector_try_heuristic(payload_heur_list, payload, pinfo, tree, &hdtbl_entry, NULL))
+        return;
+    if (dissector_try_uint(payload_table, low, payload, pinfo, tree) ||
+        dissector_try_uint(payload_table, high, payload, pinfo, tree))
+        return;
+    call_data_dissector(payload, pinfo, tree);
+}
+
+/* Payload: direct for one-segment messages, through reassembly otherwise. */
+static void add_payload(proto_tree *tree, proto_tree *top, tvbuff_t *tvb, packet_info *pinfo,
+                        const vitcp_pdu_t *pdu, const struct vw_vitcp_seg *seg)
+{
+    int off = (int)seg->payload_offset, len = (int)seg->payload_len;
+    if (len)
+        proto_tree_add_item(tree, hf_payload, tvb, off, len, ENC_NA);
+    proto_item_set_generated(proto_tree_add_uint(tree, hf_payload_len, tvb, off, len, (guint32)len));
+    gboolean eom = (seg->hdr.flags & VW_VITCP_FLAG_EOM) != 0;
+    if (!pdu->reassemble) {
+        if (len && seg->hdr.data_offset == 0 && eom && !pdu->retransmission)
+            dispatch_payload(tvb_new_subset_length(tvb, off, len), pinfo, top);
+        return;
+    }
+    reassembly_table *table = seg->hdr.type == VW_VITCP_RDMA_READ_RESP ? &resp_reassembly : &msg_reassembly;
+    gboolean save_fragmented = pinfo->fragmented;
+    pinfo->fragmented = TRUE;
+    fragment_head *head = fragment_add_check(table, tvb, off, pinfo, seg->hdr.msg_num, NULL, seg->hdr.data_offset,
+                                             (guint32)len, !eom);
+    if (eom && head) {
+        gboolean update_col = FALSE;
+        tvbuff_t *whole = process_reassembled_data(tvb, off, pinfo, "Reassembled VI/TCP message", head,
+                                                   &vitcp_frag_items, &update_col, tree);
+        if (whole)
+            dispatch_payload(whole, pinfo, top);
+    } else if (head && head->reassembled_in && head->reassembled_in != pinfo->num) {
+        proto_item_set_generated(proto_tree_add_uint(tree, hf_reassembled_in, tvb, off, len, head->reassembled_in));
+    }
+    pinfo->fragmented = save_fragmented;
+}
+
+static void add_trailer(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, const struct vw_vitcp_seg *seg)
+{
+    int at = seg->hdr.seg_len - VW_VITCP_CRC_LEN;
+    if (!seg->has_crc) {
+        proto_tree_add_checksum(tree, tvb, 0, hf_crc, hf_crc_status, NULL, pinfo, 0, ENC_LITTLE_ENDIAN,
+                                PROTO_CHECKSUM_NOT_PRESENT);
+        return;
+    }
+    proto_tree_add_checksum(tree, tvb, at, hf_crc, hf_crc_status, NULL, pinfo, seg->crc_computed,
+                            ENC_LITTLE_ENDIAN, pref_check_crc ? PROTO_CHECKSUM_VERIFY : PROTO_CHECKSUM_NO_FLAGS);
+}
+
+static void set_info(packet_info *pinfo, const struct vw_vitcp_seg *seg, const vitcp_pdu_t *pdu)
+{
+    const struct vw_vitcp_hdr *h = &seg->hdr;
+    col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "%s msg=%u off=%u len=%u%s%s%s%s",
+                        val_to_str_const(h->type, type_vals, "Unknown"), h->msg_num, h->data_offset,
+                        (guint)seg->payload_len, (h->flags & VW_VITCP_FLAG_EOM) ? " [EOM]" : "",
+                        (h->flags & VW_VITCP_FLAG_IDV) ? " [IDV]" : "",
+                        (h->flags & VW_VITCP_FLAG_TXERR) ? " [TxErr]" : "",
+                        seg->has_crc && !seg->crc_ok && pref_check_crc ? " [BAD CRC]" : "");
+    if (pdu->retransmission)
+        col_append_str(pinfo->cinfo, COL_INFO, " [Retransmission]");
+}
+
+static void add_findings(proto_tree *tree, packet_info *pinfo, tvbuff_t *tvb, const vitcp_pdu_t *pdu)
+{
+    for (guint i = 0; i < pdu->findings_count; i++) {
+        const struct vw_finding *f = &pdu->findings[i];
+        if (!pref_check_crc && is_crc_rule(f->req))
+            continue;
+        add_rule_note(tree, pinfo, tvb, f->req, f->severity, f->offset, f->length, f->detail);
+    }
+}
+
+static void queue_tap(packet_info *pinfo, conversation_t *conv, vitcp_conv_t *vc, guint8 type, gboolean eom,
+                      guint32 seg_len, guint32 payload_len, gboolean crc_bad)
+{
+    vitcp_tap_info_t *info = wmem_new0(pinfo->pool, vitcp_tap_info_t);
+    info->conv_index = conv->conv_index;
+    info->type = type;
+    info->eom = eom;
+    info->seg_len = seg_len;
+    info->payload_len = payload_len;
+    info->crc_bad = crc_bad;
+    info->reads_outstanding = vc->reads_outstanding;
+    tap_queue_packet(vitcp_tap, pinfo, info);
+}
+
+/* Bytes that do not frame as a segment (Segment Length under 24, another
+ * Version, a capture gap): show what is there and resynchronise. */
+static int dissect_unframed(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, vitcp_pdu_t *pdu,
+                            conversation_t *conv, vitcp_conv_t *vc)
+{
+    guint len = tvb_reported_length(tvb);
+    gint cap = (gint)tvb_captured_length(tvb);
+    proto_item *ti = proto_tree_add_item(tree, proto_vitcp, tvb, 0, -1, ENC_NA);
+    proto_tree *vt = proto_item_add_subtree(ti, ett_vitcp);
+    proto_item_append_text(ti, ", unframed bytes (%u)", len);
+    col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[Unframed %u bytes]", len);
+    char detail[VW_FINDING_DETAIL_MAX];
+    enum vw_req req = VW_REQ_VITCP_3_2_SEG_CHAIN;
+    if (cap >= 4 && tvb_get_guint8(tvb, 0) == VW_VITCP_VERSION &&
+        tvb_get_ntohs(tvb, OFF_SEG_LEN) < VW_VITCP_SEG_HDR_LEN) {
+        req = VW_REQ_VITCP_3_2_SEG_LEN_MIN;
+        proto_tree_add_item(vt, hf_version, tvb, 0, 1, ENC_BIG_ENDIAN);
+        proto_tree_add_item(vt, hf_type, tvb, OFF_TYPE, 1, ENC_BIG_ENDIAN);
+        proto_tree_add_item(vt, hf_seg_len, tvb, OFF_SEG_LEN, 2, ENC_BIG_ENDIAN);
+        g_snprintf(detail, sizeof detail, "Segment Length %u is under 24: %u bytes skipped to the next plausible header",
+                   tvb_get_ntohs(tvb, OFF_SEG_LEN), len);
+    } else if (cap >= 24 && tvb_get_guint8(tvb, 0) != VW_VITCP_VERSION &&
+               (tvb_get_guint8(tvb, OFF_TYPE) & VW_VITCP_TYPE_MASK) < VW_VITCP_TYPE_COUNT &&
+               tvb_get_ntohs(tvb, OFF_SEG_LEN) == len) {
+        /* A whole segment of another version (V24): decode its header as v1. */
+        req = VW_REQ_VITCP_3_2_VERSION;
+        add_segment_header(vt, tvb);
+        g_snprintf(detail, sizeof detail, "Version %u (this draft is version 1); not framed as a VI/TCP v1 segment",
+                   tvb_get_guint8(tvb, 0));
+    } else {
+        g_snprintf(detail, sizeof detail, "%u bytes where a segment header must start; skipped to the next plausible header",
+                   len);
+    }
+    if (len)
+        proto_tree_add_item(vt, hf_unframed, tvb, 0, -1, ENC_NA);
+    add_rule_note(vt, pinfo, tvb, req, VW_SEV_ERROR, 0, 0, detail);
+    if (pdu)
+        add_conn_summary(vt, tvb, pdu);
+    queue_tap(pinfo, conv, vc, VITCP_TAP_TYPE_UNFRAMED, FALSE, len, 0, FALSE);
+    return (int)len;
+}
+
+static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    const struct tcpinfo *ti = (const struct tcpinfo *)data;
+    vitcp_frame_ctx_t *ctx = frame_ctx(pinfo);
+    guint key = ++ctx->ordinal;
+    conversation_t *conv;
+    vitcp_conv_t *vc = get_conv(pinfo, &conv);
+    int side = side_of(vc, pinfo);
+    guint len = tvb_reported_length(tvb);
+
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "VI/TCP");
+    if (key == 1)
+        col_clear(pinfo->cinfo, COL_INFO);
+
+    vitcp_pdu_t *pdu = (vitcp_pdu_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_vitcp, key);
+    if (!header_frameable(tvb, 0) || len < VW_VITCP_SEG_HDR_LEN) {
+        if (!pdu) {
+            pdu = wmem_new0(wmem_file_scope(), vitcp_pdu_t);
+            pdu->unframed = TRUE;
+            pdu->dir = (guint8)side;
+            pdu->phase = (guint8)vc->conn.phase;
+            pdu->crc_negotiated = vc->conn.crc_known && vc->conn.crc_negotiated;
+            pdu->crc_source = (guint8)crc_source_of(vc);
+            pdu->level = vc->conn.level;
+            pdu->mtu = vc->conn.mtu;
+            p_add_proto_data(wmem_file_scope(), pinfo, proto_vitcp, key, pdu);
+        }
+        return dissect_unframed(tvb, pinfo, tree, pdu, conv, vc);
+    }
+
+    struct vw_vitcp_seg seg;
+    enum vw_req err;
+    if (!pdu) {
+        pdu = first_pass(tvb, pinfo, vc, side, ti, &seg, &err);
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_vitcp, key, pdu);
+    } else {
+        guint cap = tvb_captured_length(tvb);
+        err = vw_vitcp_decode(tvb_get_ptr(tvb, 0, cap), cap, (enum vw_vitcp_crc_mode)pdu->crc_mode, &seg, NULL);
+    }
+
+    unsigned type = seg.hdr.type;
+    proto_item *root = proto_tree_add_item(tree, proto_vitcp, tvb, 0, -1, ENC_NA);
+    proto_tree *vt = proto_item_add_subtree(root, ett_vitcp);
+    proto_item_append_text(root, ", %s, Msg %u, Off %u, Len %u", val_to_str_const(type, type_vals, "Unknown"),
+                           seg.hdr.msg_num, seg.hdr.data_offset, (guint)seg.payload_len);
+    add_segment_header(vt, tvb);
+    if (err != VW_REQ_NONE) {
+        /* The segment frames but cannot be parsed further (too short for the
+         * headers of its type, unknown type, truncated capture). */
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "%s msg=%u [Malformed]",
+                            val_to_str_const(type, type_vals, "Unknown"), seg.hdr.msg_num);
+        char detail[VW_FINDING_DETAIL_MAX];
+        g_snprintf(detail, sizeof detail, "%s of %u bytes cannot be parsed: %s",
+                   val_to_str_const(type, type_vals, "Unknown type"), seg.hdr.seg_len, vw_req_info(err)->reason);
+        add_rule_note(vt, pinfo, tvb, err, VW_SEV_ERROR, 0, 0, detail);
+        add_findings(vt, pinfo, tvb, pdu);
+        add_conn_summary(vt, tvb, pdu);
+        queue_tap(pinfo, conv, vc, (guint8)type, FALSE, len, 0, FALSE);
+        return (int)len;
+    }
+    set_info(pinfo, &seg, pdu);
+    if (seg.has_rdma)
+        add_rdma_header(vt, tvb);
+    if (seg.has_ce)
+        add_ce_header(vt, tvb, &seg);
+    add_trailer(vt, tvb, pinfo, &seg);
+    add_conn_summary(vt, tvb, pdu);
+    add_read_links(vt, tvb, pinfo, pdu, type);
+    if (pdu->retransmission) {
+        proto_item *ri = proto_tree_add_boolean(vt, hf_retransmission, tvb, 0, 0, TRUE);
+        proto_item_set_generated(ri);
+        add_rule_note(vt, pinfo, tvb, VW_REQ_VITCP_2_2_RETX_SAME_DATA, VW_SEV_NOTE, 0, 0,
+                      "retransmitted TCP data: shown, not applied again to the connection state");
+    }
+    add_findings(vt, pinfo, tvb, pdu);
+    queue_tap(pinfo, conv, vc, (guint8)type, (seg.hdr.flags & VW_VITCP_FLAG_EOM) != 0, len,
+              (guint32)seg.payload_len, seg.has_crc && !seg.crc_ok);
+    if (vw_vitcp_type_has_payload(type))
+        add_payload(vt, tree, tvb, pinfo, pdu, &seg);
+    return (int)len;
+}
+
+/* The segment starts of one TCP segment's payload, for the urgent pointer. */
+typedef struct {
+    guint count;
+    gint starts[64];
+} pdu_starts_t;
+
+static void check_urgent(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const struct tcpinfo *ti,
+                         vitcp_conv_t *vc, int side)
+{
+    if (!ti || !(ti->flags & 0x20 /* URG */) || ti->is_reassembled)
+        return;
+    gint up = ti->urgent_pointer;
+    gint len = (gint)tvb_reported_length(tvb);
+    if (up > len)
+        return; /* the urgent byte is in a later segment */
+    /* Segment starts in this payload: walk the chain from the first byte. */
+    gboolean at_start = FALSE, bsd = FALSE;
+    gint off = 0;
+    for (int n = 0; n < 4096 && off < len && header_frameable(tvb, off); n++) {
+        if (off == up)
+            at_start = TRUE;
+        if (off + 1 == up)
+            bsd = TRUE;
+        off += tvb_get_ntohs(tvb, off + OFF_SEG_LEN);
+    }
+    if (up == off && off < len)
+        at_start = TRUE;
+    if (!vc->conn.dir[1 - side].ce_urgent_opt && vc->conn.phase != VW_VITCP_PHASE_MIDSTREAM)
+        add_rule_note(tree, pinfo, tvb, VW_REQ_VITCP_3_7_URGENT_ONLY_IF_OFFERED, VW_SEV_ERROR, 0, 0,
+                      "urgent data sent but the peer did not offer the Urgent Marker option");
+    if (at_start)
+        return;
+    if (bsd)
+        add_rule_note(tree, pinfo, tvb, VW_REQ_VITCP_3_7_URGENT_RFC1122, VW_SEV_ERROR, (guint32)(up - 1), 1,
+                      "urgent pointer points at the byte after a segment's first byte (BSD reading, not RFC 1122)");
+    else
+        add_rule_note(tree, pinfo, tvb, VW_REQ_VITCP_3_7_URGENT_FIRST_BYTE, VW_SEV_ERROR, (guint32)MIN(up, len - 1),
+                      1, "urgent pointer does not designate the first byte of a VI segment");
+}
+
+static int dissect_vitcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    tcp_dissect_pdus(tvb, pinfo, tree, pref_desegment, 1, get_vitcp_pdu_len, dissect_vitcp_pdu, data);
+    const struct tcpinfo *ti = (const struct tcpinfo *)data;
+    if (ti && (ti->flags & 0x20)) {
+        vitcp_conv_t *vc = get_conv(pinfo, NULL);
+        check_urgent(tvb, pinfo, tree, ti, vc, side_of(vc, pinfo));
+    }
+    return (int)tvb_captured_length(tvb);
+}
+
+/* Heuristic: a ConnectRequest, or a TCP payload that is exactly a chain of
+ * strictly plausible segment headers (unambiguous mid-stream). */
+static gboolean dissect_vitcp_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    gint len = (gint)tvb_captured_length(tvb);
+    if (len < VW_VITCP_SEG_HDR_LEN || !header_resync_candidate(tvb, 0))
+        return FALSE;
+    unsigned type = tvb_get_guint8(tvb, OFF_TYPE) & VW_VITCP_TYPE_MASK;
+    gboolean ok = FALSE;
+    if (type == VW_VITCP_CONNECT_REQUEST) {
+        ok = tvb_get_ntohl(tvb, OFF_MSG_ACK) == 0;
+    } else {
+        gint off = 0, n = 0;
+        while (off + VW_VITCP_SEG_HDR_LEN <= len && header_resync_candidate(tvb, off)) {
+            off += tvb_get_ntohs(tvb, off + OFF_SEG_LEN);
+            n++;
+        }
+        ok = n > 0 && off == len && (gint)tvb_reported_length(tvb) == len;
+    }
+    if (!ok)
+        return FALSE;
+    conversation_set_dissector(find_or_create_conversation(pinfo), vitcp_handle);
+    dissect_vitcp(tvb, pinfo, tree, data);
+    return TRUE;
+}
+
+/* ------------------------------------------------------------ registration */
+
+static int group_of(const char *id)
+{
+    if (strstr(id, "CRC"))
+        return PI_CHECKSUM;
+    if (strstr(id, "SEG-LEN") || strstr(id, "SEG-CHAIN") || strstr(id, "HDR-PRESENT"))
+        return PI_MALFORMED;
+    if (strstr(id, "MSG-NUM") || strstr(id, "OFFSET") || strstr(id, "READ-"))
+        return PI_SEQUENCE;
+    return PI_PROTOCOL;
+}
+
+/* One expert field per VI/TCP catalog rule and severity, so a rule's ID is
+ * the same in Wireshark, lint and conformance. */
+static void register_rule_experts(expert_module_t *module)
+{
+    static const struct { const char *suffix; int severity; } sev[SEV_COUNT] = {
+        {"error", PI_ERROR}, {"warning", PI_WARN}, {"note", PI_NOTE}};
+    size_t n = 0;
+    for (int r = 1; r < VW_REQ_COUNT; r++)
+        if (g_str_has_prefix(vw_req_id((enum vw_req)r), "VITCP-"))
+            n++;
+    ei_register_info *ei = g_new0(ei_register_info, n * SEV_COUNT);
+    size_t k = 0;
+    for (int r = 1; r < VW_REQ_COUNT; r++) {
+        const struct vw_req_info *info = vw_req_info((enum vw_req)r);
+        if (!g_str_has_prefix(info->id, "VITCP-"))
+            continue;
+        gchar *slug = g_ascii_strdown(info->id + strlen("VITCP-"), -1);
+        g_strdelimit(slug, ".-", '_');
+        for (int s = 0; s < SEV_COUNT; s++, k++) {
+            ei_rule[r][s].ei = EI_INIT_EI;
+            ei_rule[r][s].hf = EI_INIT_HF;
+            ei[k].ids = &ei_rule[r][s];
+            ei[k].eiinfo.name = g_strdup_printf("vitcp.expert.%s.%s", slug, sev[s].suffix);
+            ei[k].eiinfo.group = group_of(info->id);
+            ei[k].eiinfo.severity = sev[s].severity;
+            ei[k].eiinfo.summary = g_strdup_printf("[%s] %s", info->id, info->text);
+        }
+        ei_rule_registered[r] = TRUE;
+        g_free(slug);
+    }
+    expert_register_field_array(module, ei, (int)(n * SEV_COUNT));
+}
 
 void proto_register_vitcp(void)
 {
-    proto_vitcp = proto_register_protocol("VI/TCP (Internet VI)", "VITCP", "vitcp");
+    static hf_register_info hf[] = {
+        {&hf_version, {"Version", "vitcp.version", FT_UINT8, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_type_flags, {"Type/Flags", "vitcp.type_flags", FT_UINT8, BASE_HEX, NULL, 0x0, NULL, HFILL}},
+        {&hf_flags_eom, {"End of Message", "vitcp.flags.eom", FT_BOOLEAN, 8, NULL, VW_VITCP_FLAG_EOM, NULL, HFILL}},
+        {&hf_flags_idv, {"Immediate Data Valid", "vitcp.flags.idv", FT_BOOLEAN, 8, NULL, VW_VITCP_FLAG_IDV, NULL, HFILL}},
+        {&hf_flags_txerr, {"Transmit Error", "vitcp.flags.txerr", FT_BOOLEAN, 8, NULL, VW_VITCP_FLAG_TXERR, NULL, HFILL}},
+        {&hf_type, {"Type", "vitcp.type", FT_UINT8, BASE_DEC, VALS(type_vals), VW_VITCP_TYPE_MASK, NULL, HFILL}},
+        {&hf_seg_len, {"Segment Length", "vitcp.seg_len", FT_UINT16, BASE_DEC, NULL, 0x0,
+                       "Bytes of the whole segment, trailer included (spec-decisions V2)", HFILL}},
+        {&hf_data_offset, {"Data Offset", "vitcp.data_offset", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_imm_data, {"Immediate Data", "vitcp.imm_data", FT_UINT32, BASE_HEX, NULL, 0x0, NULL, HFILL}},
+        {&hf_msg_num, {"Message Number", "vitcp.msg_num", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_msg_ack, {"Message ACK", "vitcp.msg_ack", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_rx_desc_posted, {"Rx Descriptors Posted", "vitcp.rx_desc_posted", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_remote_err, {"Remote Error Code", "vitcp.remote_err", FT_UINT16, BASE_HEX, NULL, 0x0, NULL, HFILL}},
+        {&hf_err_is_code, {"IS Error Code", "vitcp.err.is_code", FT_UINT16, BASE_DEC, NULL, 0xFF00, NULL, HFILL}},
+        {&hf_err_reserved, {"Reserved", "vitcp.err.reserved", FT_UINT16, BASE_HEX, NULL, VW_VITCP_ERR_RESERVED, NULL, HFILL}},
+        {&hf_err_ute, {"Unrecoverable Transport Error", "vitcp.err.ute", FT_BOOLEAN, 16, NULL, VW_VITCP_ERR_UTE, NULL, HFILL}},
+        {&hf_err_vde, {"VI Descriptor Error", "vitcp.err.vde", FT_BOOLEAN, 16, NULL, VW_VITCP_ERR_VDE, NULL, HFILL}},
+        {&hf_err_mpe, {"RDMA Memory Protection Error", "vitcp.err.mpe", FT_BOOLEAN, 16, NULL, VW_VITCP_ERR_MPE, NULL, HFILL}},
+        {&hf_rdma_addr, {"RDMA Address", "vitcp.rdma.addr", FT_UINT64, BASE_HEX, NULL, 0x0, NULL, HFILL}},
+        {&hf_rdma_handle, {"Registered Memory Handle", "vitcp.rdma.handle", FT_UINT32, BASE_HEX, NULL, 0x0, NULL, HFILL}},
+        {&hf_rdma_len, {"RDMA Length", "vitcp.rdma.len", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_ce_attrs, {"Calling Attributes", "vitcp.ce.attrs", FT_UINT16, BASE_HEX, NULL, 0x0, NULL, HFILL}},
+        {&hf_ce_attr_unreliable, {"Unreliable", "vitcp.ce.attrs.unreliable", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_UNRELIABLE, NULL, HFILL}},
+        {&hf_ce_attr_rd, {"Reliable Delivery", "vitcp.ce.attrs.reliable_delivery", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_RELIABLE_DELIVERY, NULL, HFILL}},
+        {&hf_ce_attr_rr, {"Reliable Reception", "vitcp.ce.attrs.reliable_reception", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_RELIABLE_RECEPTION, NULL, HFILL}},
+        {&hf_ce_attr_rdma_write, {"RDMA Write Enable", "vitcp.ce.attrs.rdma_write", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_RDMA_WRITE, NULL, HFILL}},
+        {&hf_ce_attr_rdma_read, {"RDMA Read Enable", "vitcp.ce.attrs.rdma_read", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_RDMA_READ, NULL, HFILL}},
+        {&hf_ce_attr_dfc, {"Descriptor Flow Control Enabled", "vitcp.ce.attrs.dfc", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_DFC, NULL, HFILL}},
+        {&hf_ce_attr_p2p, {"Peer-to-peer", "vitcp.ce.attrs.p2p", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_P2P, NULL, HFILL}},
+        {&hf_ce_attr_reserved, {"Reserved", "vitcp.ce.attrs.reserved", FT_UINT16, BASE_HEX, NULL, VW_VITCP_ATTR_RESERVED, NULL, HFILL}},
+        {&hf_ce_calling_disc_len, {"Calling Discriminator Length", "vitcp.ce.calling_disc_len", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_ce_mtu, {"MTU Size", "vitcp.ce.mtu", FT_UINT32, BASE_DEC, NULL, 0x0,
+                      "Largest message payload (spec-decisions V11)", HFILL}},
+        {&hf_ce_calling_disc, {"Calling Discriminator", "vitcp.ce.calling_disc", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_ce_calling_disc_str, {"Calling Discriminator (text)", "vitcp.ce.calling_disc_str", FT_STRING, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_ce_read_window, {"RDMA Read Window", "vitcp.ce.rdma_read_window", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_ce_called_disc_len, {"Called Discriminator Length", "vitcp.ce.called_disc_len", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_ce_called_disc, {"Called Discriminator", "vitcp.ce.called_disc", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_ce_called_disc_str, {"Called Discriminator (text)", "vitcp.ce.called_disc_str", FT_STRING, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_opt, {"Option", "vitcp.opt", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_opt_type, {"Option Type", "vitcp.opt.type", FT_UINT16, BASE_DEC, VALS(opt_type_vals), 0x0, NULL, HFILL}},
+        {&hf_opt_len, {"Option Length", "vitcp.opt.len", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_opt_data, {"Option Data", "vitcp.opt.data", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_opt_padding, {"Bytes after the options", "vitcp.opt.padding", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_payload, {"Payload", "vitcp.payload", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_payload_len, {"Payload Length", "vitcp.payload_len", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_crc, {"CRC", "vitcp.crc", FT_UINT32, BASE_HEX, NULL, 0x0,
+                   "Trailer CRC, least significant byte first (spec-decisions V3/V4)", HFILL}},
+        {&hf_crc_status, {"CRC Status", "vitcp.crc.status", FT_UINT8, BASE_NONE, VALS(proto_checksum_vals), 0x0, NULL, HFILL}},
+        {&hf_conn, {"Connection", "vitcp.conn", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_conn_dir, {"Side", "vitcp.conn.side", FT_UINT8, BASE_DEC, NULL, 0x0,
+                        "0: the side that sent the first segment seen", HFILL}},
+        {&hf_conn_phase, {"Phase", "vitcp.conn.phase", FT_UINT8, BASE_DEC, VALS(phase_vals), 0x0, NULL, HFILL}},
+        {&hf_conn_crc, {"CRC negotiated", "vitcp.conn.crc", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_conn_crc_source, {"CRC decided by", "vitcp.conn.crc_source", FT_UINT8, BASE_DEC, VALS(crc_source_vals), 0x0, NULL, HFILL}},
+        {&hf_conn_level, {"Reliability level", "vitcp.conn.level", FT_UINT16, BASE_HEX, VALS(level_vals), 0x0, NULL, HFILL}},
+        {&hf_conn_mtu, {"Agreed MTU", "vitcp.conn.mtu", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_conn_sender_window, {"Sender's RDMA Read Window", "vitcp.conn.sender_read_window", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_conn_receiver_window, {"Receiver's RDMA Read Window", "vitcp.conn.receiver_read_window", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_rdma_response_in, {"Response in", "vitcp.rdma.response_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE), 0x0,
+                                "Frame of the response segment that completes this read", HFILL}},
+        {&hf_rdma_request_in, {"Request in", "vitcp.rdma.request_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), 0x0, NULL, HFILL}},
+        {&hf_rdma_time, {"Response time", "vitcp.rdma.time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
+                         "Time since the RdmaReadRequest", HFILL}},
+        {&hf_rdma_read_received, {"Read bytes received so far", "vitcp.rdma.read_received", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_rule, {"Rule", "vitcp.rule", FT_STRING, BASE_NONE, NULL, 0x0, "Requirement ID from the vitcp catalog", HFILL}},
+        {&hf_unframed, {"Unframed bytes", "vitcp.unframed", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_retransmission, {"Retransmission", "vitcp.retransmission", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_fragments, {"Message fragments", "vitcp.fragments", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_fragment, {"Message fragment", "vitcp.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_fragment_overlap, {"Fragment overlap", "vitcp.fragment.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_fragment_overlap_conflicts, {"Conflicting data in fragment overlap", "vitcp.fragment.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_fragment_multiple_tails, {"Multiple tail fragments", "vitcp.fragment.multiple_tails", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_fragment_too_long_fragment, {"Fragment too long", "vitcp.fragment.too_long_fragment", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_fragment_error, {"Reassembly error", "vitcp.fragment.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_fragment_count, {"Fragment count", "vitcp.fragment.count", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_reassembled_in, {"Reassembled in", "vitcp.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_reassembled_length, {"Reassembled message length", "vitcp.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_reassembled_data, {"Reassembled message", "vitcp.reassembled.data", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+    };
+    static gint *ett[] = {&ett_vitcp, &ett_type_flags, &ett_remote_err, &ett_rdma, &ett_ce, &ett_ce_attrs,
+                          &ett_opt, &ett_conn, &ett_rule, &ett_fragment, &ett_fragments};
+
+    proto_vitcp = proto_register_protocol("VI/TCP (Internet VI)", "VI/TCP", "vitcp");
+    proto_register_field_array(proto_vitcp, hf, array_length(hf));
+    proto_register_subtree_array(ett, array_length(ett));
+    register_rule_experts(expert_register_protocol(proto_vitcp));
+
+    module_t *prefs = prefs_register_protocol(proto_vitcp, NULL);
+    prefs_register_bool_preference(prefs, "desegment", "Reassemble VI/TCP segments spanning TCP segments",
+                                   "Whether VI segments split over TCP segments are reassembled "
+                                   "(needs TCP's \"Allow subdissector to reassemble TCP streams\")",
+                                   &pref_desegment);
+    prefs_register_bool_preference(prefs, "check_crc", "Validate the trailer CRC",
+                                   "Whether the trailer CRC is checked (spec-decisions V3/V4)", &pref_check_crc);
+    prefs_register_bool_preference(prefs, "reassemble", "Reassemble VI messages",
+                                   "Whether the segments of a Send, RdmaWrite or RdmaReadResponse are "
+                                   "reassembled into the whole message", &pref_reassemble);
+    prefs_register_uint_preference(prefs, "max_reassembly", "Largest message to reassemble (bytes)",
+                                   "Messages whose segments reach past this many bytes are not reassembled",
+                                   10, &pref_max_reassembly);
+
+    vitcp_handle = register_dissector("vitcp", dissect_vitcp, proto_vitcp);
+    reassembly_table_register(&msg_reassembly, &addresses_ports_reassembly_table_functions);
+    reassembly_table_register(&resp_reassembly, &addresses_ports_reassembly_table_functions);
+    payload_table = register_dissector_table("vitcp.payload", "VI/TCP message payload (by TCP port)", proto_vitcp,
+                                             FT_UINT16, BASE_DEC);
+    payload_heur_list = register_heur_dissector_list("vitcp.payload", proto_vitcp);
+    vitcp_tap = register_tap(VITCP_TAP_NAME);
+    vitcp_register_stats();
 }
 
-void proto_reg_handoff_vitcp(void) {}
+void proto_reg_handoff_vitcp(void)
+{
+    dissector_add_uint_with_preference("tcp.port", VW_VITCP_DEFAULT_PORT, vitcp_handle);
+    heur_dissector_add("tcp", dissect_vitcp_heur, "VI/TCP over TCP", "vitcp_tcp", proto_vitcp, HEURISTIC_ENABLE);
+}
