@@ -1,0 +1,394 @@
+/*
+ * IFT codec: the adaption indication, the frame and the RFC 5041 DDP header
+ * a frame carries (I2-I6, I9), decoded with every bound checked and encoded
+ * with optional deliberate faults. The layout is described in ift.h.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "vitcp/bytes.h"
+#include "vitcp/checksum.h"
+#include "vitcp/ift.h"
+
+static const struct {
+    uint32_t bit;
+    const char *name;
+} flag_names[] = {
+    {VW_IFT_FLAG_PH, "PH"}, {VW_IFT_FLAG_R, "R"},   {VW_IFT_FLAG_HC, "HC"},
+    {VW_IFT_FLAG_PC, "PC"}, {VW_IFT_FLAG_IH, "IH"}, {VW_IFT_FLAG_IP, "IP"},
+    {VW_IFT_FLAG_SP, "SP"}, {VW_IFT_FLAG_SM, "SM"}, {VW_IFT_FLAG_RM, "RM"},
+};
+
+const char *vw_ift_flag_name(uint32_t bit)
+{
+    for (size_t i = 0; i < sizeof flag_names / sizeof flag_names[0]; i++)
+        if (flag_names[i].bit == bit)
+            return flag_names[i].name;
+    return "Reserved";
+}
+
+char *vw_ift_flags_str(uint32_t flags, char *out, size_t cap)
+{
+    size_t n = 0;
+    if (cap == 0)
+        return out;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof flag_names / sizeof flag_names[0]; i++) {
+        if (!(flags & flag_names[i].bit))
+            continue;
+        int w = snprintf(out + n, cap - n, "%s%s", n ? "|" : "", flag_names[i].name);
+        if (w < 0 || (size_t)w >= cap - n)
+            return out;
+        n += (size_t)w;
+    }
+    if (flags & VW_IFT_FLAG_RESERVED)
+        snprintf(out + n, cap - n, "%sReserved(0x%06x)", n ? "|" : "", flags & VW_IFT_FLAG_RESERVED);
+    return out;
+}
+
+/* ------------------------------------------------- adaption indication */
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+enum vw_req vw_ift_ind_decode(const uint8_t *b, size_t len, struct vw_ift_ind *ind,
+                              struct vw_findings *fs)
+{
+    memset(ind, 0, sizeof *ind);
+    if (len >= 4)
+        ind->magic = vw_get_be32(b);
+    if (len >= 4 && ind->magic != VW_IFT_MAGIC) {
+        vw_findings_add(fs, VW_REQ_IFT_4_1_MAGIC, VW_SEV_ERROR, 0, 4,
+                        "magic 0x%08x, expected 0x%08x", ind->magic, VW_IFT_MAGIC);
+        return VW_REQ_IFT_4_1_MAGIC;
+    }
+    if (len < VW_IFT_IND_LEN)
+        return VW_REQ_IFT_4_1_LENGTH;
+    ind->version = vw_get_be16(b + 4);
+    ind->bc_version = vw_get_be16(b + 6);
+    ind->flags = vw_get_be32(b + 8);
+    ind->vtag = vw_get_be16(b + 12);
+    ind->marker_interval = vw_get_be16(b + 14);
+    ind->reserved = b + VW_IFT_IND_RESERVED_OFF;
+    ind->crc_wire = vw_get_le32(b + VW_IFT_IND_CRC_OFF);
+    ind->crc_computed = vw_crc32c(b, VW_IFT_IND_CRC_OFF);
+    ind->crc_ok = ind->crc_wire == ind->crc_computed;
+    bool res_bytes_zero = all_zero(ind->reserved, VW_IFT_IND_RESERVED_LEN);
+    ind->reserved_zero = res_bytes_zero && !(ind->flags & VW_IFT_FLAG_RESERVED);
+
+    if (!ind->crc_ok) {
+        const char *how = vw_get_be32(b + VW_IFT_IND_CRC_OFF) == ind->crc_computed
+                              ? " (matches when read most significant byte first)" : "";
+        vw_findings_add(fs, VW_REQ_IFT_4_2_IND_CRC, VW_SEV_ERROR, VW_IFT_IND_CRC_OFF, 4,
+                        "indication CRC 0x%08x, computed 0x%08x%s", ind->crc_wire,
+                        ind->crc_computed, how);
+    }
+    if (ind->bc_version > VW_IFT_BC_VERSION)
+        vw_findings_add(fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT, VW_SEV_ERROR, 6, 2,
+                        "BC version %u is above %u: incompatible", ind->bc_version, VW_IFT_BC_VERSION);
+    if (ind->version == 0)
+        vw_findings_add(fs, VW_REQ_IFT_4_2_VERSION, VW_SEV_ERROR, 4, 2, "version 0, must be 1");
+    else if (ind->version > VW_IFT_VERSION && ind->bc_version <= VW_IFT_BC_VERSION)
+        vw_findings_add(fs, VW_REQ_IFT_4_2_VERSION, VW_SEV_NOTE, 4, 2,
+                        "version %u, backward compatible with %u: accepted (I8)", ind->version,
+                        ind->bc_version);
+    if (ind->version == VW_IFT_VERSION && ind->bc_version != VW_IFT_BC_VERSION)
+        vw_findings_add(fs, VW_REQ_IFT_4_2_BC_VERSION_SET, VW_SEV_ERROR, 6, 2,
+                        "BC version %u in a version 1 indication, must be 1", ind->bc_version);
+    if (ind->flags & VW_IFT_FLAG_RESERVED)
+        vw_findings_add(fs, VW_REQ_IFT_4_2_RESERVED_ZERO, VW_SEV_WARN, 8, 4,
+                        "reserved flag bits 0x%06x set", ind->flags & VW_IFT_FLAG_RESERVED);
+    if (!res_bytes_zero)
+        vw_findings_add(fs, VW_REQ_IFT_4_2_RESERVED_ZERO, VW_SEV_WARN, VW_IFT_IND_RESERVED_OFF,
+                        VW_IFT_IND_RESERVED_LEN, "reserved bytes not zero");
+    if (ind->flags & (VW_IFT_FLAG_SM | VW_IFT_FLAG_RM) || ind->marker_interval)
+        vw_findings_add(fs, VW_REQ_IFT_4_2_MARKERS, VW_SEV_NOTE, 8, 8,
+                        "markers are undefined (SM=%u RM=%u interval %u): none are sent (I9)",
+                        !!(ind->flags & VW_IFT_FLAG_SM), !!(ind->flags & VW_IFT_FLAG_RM),
+                        ind->marker_interval);
+    return VW_REQ_NONE;
+}
+
+enum vw_req vw_ift_ind_fatal(const struct vw_ift_ind *ind)
+{
+    if (ind->magic != VW_IFT_MAGIC)
+        return VW_REQ_IFT_4_1_MAGIC;
+    if (ind->bc_version > VW_IFT_BC_VERSION)
+        return VW_REQ_IFT_4_2_BC_VERSION_REJECT;
+    if (!ind->crc_ok)
+        return VW_REQ_IFT_4_2_IND_CRC;
+    return VW_REQ_NONE;
+}
+
+bool vw_ift_plausible_indication(const uint8_t *buf, size_t len)
+{
+    return len >= VW_IFT_IND_LEN && vw_get_be32(buf) == VW_IFT_MAGIC &&
+           vw_get_le32(buf + VW_IFT_IND_CRC_OFF) == vw_crc32c(buf, VW_IFT_IND_CRC_OFF);
+}
+
+/* Place a CRC as asked: iSCSI byte order (I3) unless a fault wants otherwise. */
+static void put_crc(uint8_t *p, enum vw_ift_crc_write how, uint32_t crc, uint32_t value)
+{
+    switch (how) {
+    case VW_IFT_CRC_GOOD: vw_put_le32(p, crc); break;
+    case VW_IFT_CRC_BAD: vw_put_le32(p, ~crc); break;
+    case VW_IFT_CRC_VALUE: vw_put_le32(p, value); break;
+    case VW_IFT_CRC_BE: vw_put_be32(p, crc); break;
+    case VW_IFT_CRC_OMIT: vw_put_le32(p, 0); break;
+    }
+}
+
+void vw_ift_ind_enc_init(struct vw_ift_ind_enc *enc, unsigned phase, uint16_t vtag, bool hc,
+                         bool pc)
+{
+    memset(enc, 0, sizeof *enc);
+    enc->magic = VW_IFT_MAGIC;
+    enc->version = VW_IFT_VERSION;
+    enc->bc_version = VW_IFT_BC_VERSION;
+    enc->flags = VW_IFT_FLAG_R | (phase ? VW_IFT_FLAG_PH : 0u) | (hc ? VW_IFT_FLAG_HC : 0u) |
+                 (pc ? VW_IFT_FLAG_PC : 0u);
+    enc->vtag = vtag;
+    enc->crc = VW_IFT_CRC_GOOD;
+}
+
+size_t vw_ift_ind_encode(const struct vw_ift_ind_enc *enc, uint8_t *b, size_t cap)
+{
+    if (cap < VW_IFT_IND_LEN)
+        return 0;
+    vw_put_be32(b, enc->magic);
+    vw_put_be16(b + 4, enc->version);
+    vw_put_be16(b + 6, enc->bc_version);
+    vw_put_be32(b + 8, enc->flags);
+    vw_put_be16(b + 12, enc->vtag);
+    vw_put_be16(b + 14, enc->marker_interval);
+    if (enc->reserved)
+        memcpy(b + VW_IFT_IND_RESERVED_OFF, enc->reserved, VW_IFT_IND_RESERVED_LEN);
+    else
+        memset(b + VW_IFT_IND_RESERVED_OFF, 0, VW_IFT_IND_RESERVED_LEN);
+    put_crc(b + VW_IFT_IND_CRC_OFF, enc->crc, vw_crc32c(b, VW_IFT_IND_CRC_OFF), enc->crc_value);
+    return VW_IFT_IND_LEN;
+}
+
+/* ------------------------------------------------------------ DDP (I5) */
+
+const char *vw_rdmap_opcode_name(unsigned opcode)
+{
+    static const char *const names[] = {
+        "RDMA Write", "RDMA Read Request", "RDMA Read Response", "Send",
+        "Send with Invalidate", "Send with Solicited Event",
+        "Send with Solicited Event and Invalidate", "Terminate",
+    };
+    return opcode < sizeof names / sizeof names[0] ? names[opcode] : "Unknown";
+}
+
+bool vw_ddp_decode(const uint8_t *b, size_t len, struct vw_ddp_hdr *h)
+{
+    memset(h, 0, sizeof *h);
+    if (len < 2)
+        return false;
+    h->tagged = b[0] & VW_DDP_FLAG_T;
+    h->last = b[0] & VW_DDP_FLAG_L;
+    h->reserved = (uint8_t)((b[0] >> 2) & 0x0Fu);
+    h->dv = b[0] & VW_DDP_DV_MASK;
+    h->rdmap_rv = (uint8_t)(b[1] >> 6);
+    h->rdmap_opcode = b[1] & 0x0Fu;
+    if (h->tagged) {
+        if (len != VW_DDP_TAGGED_HDR_LEN)
+            return false;
+        h->stag = vw_get_be32(b + 2);
+        h->to = vw_get_be64(b + 6);
+    } else {
+        if (len != VW_DDP_UNTAGGED_HDR_LEN)
+            return false;
+        h->qn = vw_get_be32(b + 6);
+        h->msn = vw_get_be32(b + 10);
+        h->mo = vw_get_be32(b + 14);
+    }
+    return true;
+}
+
+size_t vw_ddp_encode(const struct vw_ddp_hdr *h, uint8_t *b, size_t cap)
+{
+    size_t n = h->tagged ? VW_DDP_TAGGED_HDR_LEN : VW_DDP_UNTAGGED_HDR_LEN;
+    if (cap < n)
+        return 0;
+    b[0] = (uint8_t)((h->tagged ? VW_DDP_FLAG_T : 0u) | (h->last ? VW_DDP_FLAG_L : 0u) |
+                     ((h->reserved & 0x0Fu) << 2) | (h->dv & VW_DDP_DV_MASK));
+    b[1] = (uint8_t)((h->rdmap_rv & 0x3u) << 6 | (h->rdmap_opcode & 0x0Fu));
+    if (h->tagged) {
+        vw_put_be32(b + 2, h->stag);
+        vw_put_be64(b + 6, h->to);
+    } else {
+        vw_put_be32(b + 2, 0); /* RsvdULP: RDMAP places its own fields here (unused) */
+        vw_put_be32(b + 6, h->qn);
+        vw_put_be32(b + 10, h->msn);
+        vw_put_be32(b + 14, h->mo);
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------- frame */
+
+enum vw_req vw_ift_frame_decode(const uint8_t *b, size_t len, const struct vw_ift_frame_mode *mode,
+                                struct vw_ift_frame *fr, struct vw_findings *fs)
+{
+    memset(fr, 0, sizeof *fr);
+    if (len < VW_IFT_FRAME_HDR_LEN)
+        return VW_REQ_IFT_5_1_FRAME_TRUNCATED;
+    fr->header_size = vw_get_be16(b);
+    fr->payload_size = vw_get_be16(b + 2);
+    fr->vtag = vw_get_be16(b + 4);
+    size_t want = vw_ift_frame_len(fr->header_size, fr->payload_size, mode->hc, mode->pc);
+    if (want != len) {
+        vw_findings_add(fs, VW_REQ_IFT_5_1_FRAME_LEN, VW_SEV_ERROR, 0, 4,
+                        "header_size %u + payload_size %u%s%s make %zu bytes, frame has %zu",
+                        fr->header_size, fr->payload_size, mode->hc ? " + header CRC" : "",
+                        mode->pc ? " + payload CRC" : "", want, len);
+        return VW_REQ_IFT_5_1_FRAME_LEN;
+    }
+    size_t p = VW_IFT_FRAME_HDR_LEN;
+    fr->ddp = b + p;
+    p += fr->header_size;
+    if (mode->hc) {
+        fr->has_hdr_crc = true;
+        fr->hdr_crc_wire = vw_get_le32(b + p);
+        fr->hdr_crc_computed = vw_crc32c(b, p);
+        fr->hdr_crc_ok = fr->hdr_crc_wire == fr->hdr_crc_computed;
+        if (!fr->hdr_crc_ok)
+            vw_findings_add(fs, VW_REQ_IFT_5_1_HDR_CRC, VW_SEV_ERROR, (uint32_t)p, 4,
+                            "header CRC 0x%08x, computed 0x%08x%s", fr->hdr_crc_wire,
+                            fr->hdr_crc_computed,
+                            vw_get_be32(b + p) == fr->hdr_crc_computed
+                                ? " (matches when read most significant byte first)" : "");
+        p += VW_IFT_CRC_LEN;
+    }
+    fr->payload_offset = p;
+    fr->payload = b + p;
+    p += fr->payload_size;
+    if (mode->pc) {
+        fr->has_payload_crc = true;
+        fr->payload_crc_wire = vw_get_le32(b + p);
+        fr->payload_crc_computed = vw_crc32c(fr->payload, fr->payload_size);
+        fr->payload_crc_ok = fr->payload_crc_wire == fr->payload_crc_computed;
+        if (!fr->payload_crc_ok)
+            vw_findings_add(fs, VW_REQ_IFT_5_1_PAYLOAD_CRC, VW_SEV_ERROR, (uint32_t)p, 4,
+                            "payload CRC 0x%08x, computed 0x%08x%s", fr->payload_crc_wire,
+                            fr->payload_crc_computed,
+                            vw_get_be32(b + p) == fr->payload_crc_computed
+                                ? " (matches when read most significant byte first)" : "");
+    }
+    if (mode->check_vtag && fr->vtag != mode->vtag)
+        vw_findings_add(fs, VW_REQ_IFT_4_2_VTAG_MATCH, VW_SEV_ERROR, 4, 2,
+                        "VTag 0x%04x, the receiver announced 0x%04x", fr->vtag, mode->vtag);
+    if (fr->header_size == 0) {
+        vw_findings_add(fs, VW_REQ_IFT_5_1_DDP_HDR_PRESENT, VW_SEV_WARN, 0, 2,
+                        "header_size 0: no DDP header");
+    } else {
+        fr->ddp_decoded = vw_ddp_decode(fr->ddp, fr->header_size, &fr->ddp_hdr);
+        if (!fr->ddp_decoded)
+            vw_findings_add(fs, VW_REQ_IFT_5_1_DDP_HDR_PRESENT, VW_SEV_NOTE, 0, 2,
+                            "header_size %u is not an RFC 5041 %s DDP header (%u bytes)",
+                            fr->header_size, (fr->ddp[0] & VW_DDP_FLAG_T) ? "tagged" : "untagged",
+                            (fr->ddp[0] & VW_DDP_FLAG_T) ? VW_DDP_TAGGED_HDR_LEN
+                                                         : VW_DDP_UNTAGGED_HDR_LEN);
+    }
+    return VW_REQ_NONE;
+}
+
+enum vw_req vw_ift_frame_fatal(const struct vw_ift_frame *fr, const struct vw_ift_frame_mode *mode)
+{
+    if (mode->check_vtag && fr->vtag != mode->vtag)
+        return VW_REQ_IFT_4_2_VTAG_MATCH;
+    if (fr->has_hdr_crc && !fr->hdr_crc_ok)
+        return VW_REQ_IFT_5_1_HDR_CRC;
+    if (fr->has_payload_crc && !fr->payload_crc_ok)
+        return VW_REQ_IFT_5_1_PAYLOAD_CRC;
+    return VW_REQ_NONE;
+}
+
+bool vw_ift_guess_mode(const uint8_t *b, size_t len, struct vw_ift_frame_mode *mode)
+{
+    int matches = 0;
+    bool plain_fits = false;
+    struct vw_ift_frame_mode found = {0};
+    for (int combo = 1; combo < 4; combo++) {
+        struct vw_ift_frame_mode m = {.hc = combo & 1, .pc = (combo >> 1) & 1};
+        size_t n = vw_ift_peek_frame_len(b, len, &m);
+        if (n == 0 || n > len)
+            continue;
+        struct vw_ift_frame fr;
+        if (vw_ift_frame_decode(b, n, &m, &fr, NULL) != VW_REQ_NONE)
+            continue;
+        if ((!m.hc || fr.hdr_crc_ok) && (!m.pc || fr.payload_crc_ok)) {
+            matches++;
+            found = m;
+        }
+    }
+    struct vw_ift_frame_mode none = {0};
+    size_t n0 = vw_ift_peek_frame_len(b, len, &none);
+    plain_fits = n0 != 0 && n0 <= len;
+    if (matches == 1 || (matches == 0 && plain_fits)) {
+        mode->hc = found.hc;
+        mode->pc = found.pc;
+        mode->check_vtag = false;
+        return true;
+    }
+    return false;
+}
+
+void vw_ift_frame_enc_init(struct vw_ift_frame_enc *enc, uint16_t vtag, bool hc, bool pc,
+                           const uint8_t *ddp, size_t ddp_len, const uint8_t *payload,
+                           size_t payload_len)
+{
+    memset(enc, 0, sizeof *enc);
+    enc->vtag = vtag;
+    enc->hc = hc;
+    enc->pc = pc;
+    enc->ddp = ddp;
+    enc->ddp_len = ddp_len;
+    enc->payload = payload;
+    enc->payload_len = payload_len;
+    enc->hdr_crc = VW_IFT_CRC_GOOD;
+    enc->payload_crc = VW_IFT_CRC_GOOD;
+}
+
+size_t vw_ift_frame_encoded_len(const struct vw_ift_frame_enc *enc)
+{
+    bool hc = enc->hc && enc->hdr_crc != VW_IFT_CRC_OMIT;
+    bool pc = enc->pc && enc->payload_crc != VW_IFT_CRC_OMIT;
+    return VW_IFT_FRAME_HDR_LEN + enc->ddp_len + enc->payload_len + (hc ? VW_IFT_CRC_LEN : 0u) +
+           (pc ? VW_IFT_CRC_LEN : 0u);
+}
+
+size_t vw_ift_frame_encode(const struct vw_ift_frame_enc *enc, uint8_t *b, size_t cap)
+{
+    if (enc->ddp_len > 0xFFFFu || enc->payload_len > 0xFFFFu)
+        return 0;
+    size_t n = vw_ift_frame_encoded_len(enc);
+    if (n > cap)
+        return 0;
+    vw_put_be16(b, enc->keep_sizes ? enc->header_size : (uint16_t)enc->ddp_len);
+    vw_put_be16(b + 2, enc->keep_sizes ? enc->payload_size : (uint16_t)enc->payload_len);
+    vw_put_be16(b + 4, enc->vtag);
+    size_t p = VW_IFT_FRAME_HDR_LEN;
+    if (enc->ddp_len)
+        memcpy(b + p, enc->ddp, enc->ddp_len);
+    p += enc->ddp_len;
+    if (enc->hc && enc->hdr_crc != VW_IFT_CRC_OMIT) {
+        put_crc(b + p, enc->hdr_crc, vw_crc32c(b, p), enc->hdr_crc_value);
+        p += VW_IFT_CRC_LEN;
+    }
+    if (enc->payload_len)
+        memcpy(b + p, enc->payload, enc->payload_len);
+    p += enc->payload_len;
+    if (enc->pc && enc->payload_crc != VW_IFT_CRC_OMIT) {
+        const uint8_t *pl = enc->payload ? enc->payload : (const uint8_t *)"";
+        put_crc(b + p, enc->payload_crc, vw_crc32c(pl, enc->payload_len), enc->payload_crc_value);
+        p += VW_IFT_CRC_LEN;
+    }
+    return p;
+}

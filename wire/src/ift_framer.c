@@ -1,0 +1,132 @@
+/*
+ * IFT framing over a TCP byte stream, per direction: first the sender's
+ * 64-byte adaption indication (I7), then frames whose length follows from
+ * header_size, payload_size and the CRCs the indication announced (I6).
+ * Whole PDUs contiguous in the caller's data are decoded in place; split
+ * ones are gathered in one buffer allocated at init.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "vitcp/bytes.h"
+#include "vitcp/ift_stream.h"
+
+int vw_ift_framer_init(struct vw_ift_framer *f, bool expect_indication)
+{
+    memset(f, 0, sizeof *f);
+    f->buf = malloc(VW_IFT_FRAME_MAX);
+    if (!f->buf)
+        return -1;
+    f->ind_seen = !expect_indication;
+    f->error = VW_REQ_NONE;
+    f->close_reason = VW_REQ_NONE;
+    return 0;
+}
+
+void vw_ift_framer_free(struct vw_ift_framer *f)
+{
+    free(f->buf);
+    f->buf = NULL;
+}
+
+void vw_ift_framer_set_mode(struct vw_ift_framer *f, const struct vw_ift_frame_mode *mode)
+{
+    f->mode = *mode;
+}
+
+void vw_ift_framer_set_vtag(struct vw_ift_framer *f, uint16_t vtag)
+{
+    f->mode.vtag = vtag;
+    f->mode.check_vtag = true;
+}
+
+void vw_ift_framer_resync(struct vw_ift_framer *f, uint64_t stream_off)
+{
+    f->have = 0;
+    f->stream_off = stream_off;
+    f->error = VW_REQ_NONE;
+}
+
+/* Bytes of the PDU starting at p (>= 4 bytes); 0 when p cannot start one,
+ * with f->error set. */
+static size_t pdu_len(struct vw_ift_framer *f, const uint8_t *p)
+{
+    if (!f->ind_seen) {
+        if (vw_get_be32(p) != VW_IFT_MAGIC) {
+            f->error = VW_REQ_IFT_4_INDICATION_FIRST;
+            return 0;
+        }
+        return VW_IFT_IND_LEN;
+    }
+    return vw_ift_peek_frame_len(p, 4, &f->mode);
+}
+
+static void deliver(struct vw_ift_framer *f, const uint8_t *raw, size_t len, vw_ift_pdu_cb cb,
+                    void *ctx)
+{
+    struct vw_ift_pdu pdu;
+    struct vw_findings fs;
+    enum vw_req err;
+    vw_findings_clear(&fs);
+    memset(&pdu, 0, sizeof pdu);
+    if (!f->ind_seen) {
+        pdu.is_indication = true;
+        err = vw_ift_ind_decode(raw, len, &pdu.ind, &fs);
+        f->ind_seen = true;
+        f->ind = pdu.ind;
+        f->ind.reserved = NULL; /* points into bytes that do not outlive the call */
+        f->mode.hc = pdu.ind.flags & VW_IFT_FLAG_HC;
+        f->mode.pc = pdu.ind.flags & VW_IFT_FLAG_PC;
+        enum vw_req fatal = vw_ift_ind_fatal(&pdu.ind);
+        if (fatal != VW_REQ_NONE && f->close_reason == VW_REQ_NONE)
+            f->close_reason = fatal;
+        /* Frames after an incompatible indication have an unknown layout. */
+        if (pdu.ind.bc_version > VW_IFT_BC_VERSION)
+            f->error = VW_REQ_IFT_4_2_BC_VERSION_REJECT;
+    } else {
+        err = vw_ift_frame_decode(raw, len, &f->mode, &pdu.frame, &fs);
+        enum vw_req fatal = err != VW_REQ_NONE ? err : vw_ift_frame_fatal(&pdu.frame, &f->mode);
+        if (fatal != VW_REQ_NONE && f->close_reason == VW_REQ_NONE)
+            f->close_reason = fatal;
+        f->frames++;
+    }
+    uint64_t off = f->stream_off;
+    f->stream_off += len;
+    if (cb)
+        cb(ctx, raw, len, off, &pdu, err, &fs);
+}
+
+enum vw_req vw_ift_framer_feed(struct vw_ift_framer *f, const uint8_t *data, size_t len,
+                               vw_ift_pdu_cb cb, void *ctx)
+{
+    while (len > 0 && f->error == VW_REQ_NONE) {
+        if (f->have == 0 && len >= 4) {
+            /* Fast path: the whole PDU is in the caller's data. */
+            size_t n = pdu_len(f, data);
+            if (n == 0)
+                break;
+            if (n <= len) {
+                deliver(f, data, n, cb, ctx);
+                data += n;
+                len -= n;
+                continue;
+            }
+        }
+        size_t want = 4;
+        if (f->have >= 4) {
+            want = pdu_len(f, f->buf);
+            if (want == 0)
+                break;
+        }
+        size_t take = want - f->have < len ? want - f->have : len;
+        memcpy(f->buf + f->have, data, take);
+        f->have += take;
+        data += take;
+        len -= take;
+        if (f->have >= 4 && f->have == pdu_len(f, f->buf)) {
+            size_t n = f->have;
+            f->have = 0;
+            deliver(f, f->buf, n, cb, ctx);
+        }
+    }
+    return f->error;
+}

@@ -1,0 +1,441 @@
+/*
+ * PacketWay EEP message codec (P1-P8): the leading L2RH and symbol records,
+ * the 16-byte EEP header, optional header fields, data block, optional
+ * trailer fields and TAIL, decoded with every bound checked; an encoder
+ * that writes lengths, C bits and reserved fields wrong on request.
+ */
+#include <string.h>
+#include "vitcp/bytes.h"
+#include "vitcp/pktway.h"
+
+const struct vw_eep_types vw_eep_types_default = {
+    .pt_rrp = 0x0001, .pt_err = 0x0002, .pt_ipv4 = 0x0800, .pt_ipv6 = 0x86DD,
+    .te_err_unknown_dest = 0x0001, .te_err_too_long = 0x0002, .te_err_unknown_oh = 0x0003,
+};
+
+static uint32_t get_be24(const uint8_t *p) { return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2]; }
+static void put_be24(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 16); p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)v;
+}
+
+enum vw_eep_dt_kind vw_eep_dt_kind(uint32_t dt)
+{
+    unsigned top = (dt >> 20) & 0xFu;
+    if (!(top & 0x8u))
+        return VW_EEP_DT_PHYSICAL;
+    if ((top & 0xCu) == 0x8u)
+        return VW_EEP_DT_L2RH;
+    if ((top & 0xEu) == 0xCu)
+        return VW_EEP_DT_RESERVED;
+    return top == 0xEu ? VW_EEP_DT_LOGICAL : VW_EEP_DT_SYMBOL;
+}
+
+const char *vw_eep_dt_kind_name(enum vw_eep_dt_kind kind)
+{
+    switch (kind) {
+    case VW_EEP_DT_PHYSICAL: return "Physical";
+    case VW_EEP_DT_L2RH: return "L2RH";
+    case VW_EEP_DT_RESERVED: return "Reserved";
+    case VW_EEP_DT_LOGICAL: return "Logical";
+    case VW_EEP_DT_SYMBOL: return "Symbol";
+    }
+    return "Unknown";
+}
+
+uint32_t vw_eep_dt_value(uint32_t dt)
+{
+    switch (vw_eep_dt_kind(dt)) {
+    case VW_EEP_DT_PHYSICAL: return dt & 0x7FFFFFu;
+    case VW_EEP_DT_L2RH: return dt & 0x3FFFFFu;
+    case VW_EEP_DT_RESERVED: return dt & 0x1FFFFFu;
+    default: return dt & 0xFFFFFu;
+    }
+}
+
+const char *vw_eep_reserved_addr_name(uint32_t addr)
+{
+    switch (addr & 0xFFFFFFu) {
+    case VW_EEP_ADDR_UNDEFINED: return "Undefined";
+    case VW_EEP_ADDR_HEY_YOU: return "Hey-You";
+    case VW_EEP_ADDR_BROADCAST: return "Broadcast";
+    default: return NULL;
+    }
+}
+
+const char *vw_eep_pt_name(const struct vw_eep_types *t, uint16_t pt)
+{
+    if (!t)
+        t = &vw_eep_types_default;
+    if (pt == t->pt_rrp) return "RRP";
+    if (pt == t->pt_err) return "ERR";
+    if (pt == t->pt_ipv4) return "IPv4";
+    if (pt == t->pt_ipv6) return "IPv6";
+    return "Unknown";
+}
+
+const char *vw_eep_te_name(const struct vw_eep_types *t, uint16_t pt, uint16_t te)
+{
+    if (!t)
+        t = &vw_eep_types_default;
+    if (pt != t->pt_err)
+        return NULL;
+    if (te == t->te_err_unknown_dest) return "Destination Unknown (UNK)";
+    if (te == t->te_err_too_long) return "Message too long for path MTU";
+    if (te == t->te_err_unknown_oh) return "Unknown mandatory optional header";
+    return NULL;
+}
+
+const char *vw_eep_endian_name(uint8_t e4)
+{
+    return (e4 & 0x8u) ? "Little-Endian" : "Big-Endian";
+}
+
+const char *vw_eep_route_kind_name(enum vw_eep_route_kind kind)
+{
+    return kind == VW_EEP_ROUTE_L2RH ? "L2RH" : "Symbol";
+}
+
+int vw_eep_record_kind(const uint8_t *buf, size_t len, enum vw_eep_route_kind *kind)
+{
+    if (len < 2)
+        return 0;
+    if ((buf[1] & 0xC0u) == 0x80u) {
+        *kind = VW_EEP_ROUTE_L2RH;
+        return 1;
+    }
+    if ((buf[1] & 0xF0u) == 0xF0u) {
+        *kind = VW_EEP_ROUTE_SYMBOL;
+        return 1;
+    }
+    return 0;
+}
+
+int vw_eep_route_next(const uint8_t *area, size_t area_len, size_t *pos, struct vw_eep_route *r)
+{
+    size_t p = *pos;
+    enum vw_eep_route_kind kind;
+    if (p >= area_len)
+        return 0;
+    if (!vw_eep_record_kind(area + p, area_len - p, &kind))
+        return 0; /* the EEP header (or too few bytes for anything) starts here */
+    const uint8_t *b = area + p;
+    size_t rest = area_len - p;
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    r->version = b[0] >> 6;
+    r->priority = b[0] & 0x3Fu;
+    r->offset = p;
+    if (kind == VW_EEP_ROUTE_L2RH) {
+        r->data_len = b[1] & 0x3Fu;
+        r->record_len = vw_eep_l2rh_len(r->data_len);
+        r->data = b + 2;
+    } else {
+        if (rest < 5)
+            return -1;
+        r->symbol_type = (uint32_t)(b[1] & 0x0Fu) << 16 | vw_get_be16(b + 2);
+        r->data_len = b[4];
+        r->record_len = vw_eep_symbol_len(r->data_len);
+        r->data = b + 5;
+    }
+    if (r->record_len > rest)
+        return -1;
+    *pos = p + r->record_len;
+    return 1;
+}
+
+int vw_eep_oh_next(const uint8_t *area, size_t area_len, size_t *pos, struct vw_eep_oh *oh)
+{
+    size_t p = *pos;
+    if (p >= area_len)
+        return 0;
+    if (area_len - p < 2)
+        return -1;
+    const uint8_t *b = area + p;
+    memset(oh, 0, sizeof *oh);
+    oh->mandatory = b[0] & VW_EEP_OH_T;
+    oh->last = b[0] & VW_EEP_OH_C;
+    oh->type = b[0] & VW_EEP_OH_TYPE_MASK;
+    oh->data_len = b[1];
+    oh->data = b + 2;
+    oh->offset = p;
+    oh->field_len = vw_eep_oh_len(oh->data_len);
+    if (oh->field_len > area_len - p)
+        return -1;
+    *pos = p + oh->field_len;
+    return 1;
+}
+
+static void decode_hdr(const uint8_t *b, struct vw_eep_hdr *h)
+{
+    h->version = b[0] >> 6;
+    h->priority = b[0] & 0x3Fu;
+    h->dt = get_be24(b + 1);
+    h->te = vw_get_be16(b + 4);
+    h->pt = vw_get_be16(b + 6);
+    uint32_t w = vw_get_be32(b + 8);
+    h->endian = (uint8_t)(w >> 28);
+    h->pl = (uint8_t)((w >> 25) & 0x7u);
+    h->dl = w & VW_EEP_DL_MAX;
+    h->h = b[12] & 0x80u;
+    h->rz = b[12] & 0x7Fu;
+    h->sa = get_be24(b + 13);
+}
+
+static void check_hdr(const struct vw_eep_hdr *h, size_t off, struct vw_findings *fs)
+{
+    uint32_t o = (uint32_t)off;
+    if (h->version != 0)
+        vw_findings_add(fs, VW_REQ_EEP_6A_VERSION, VW_SEV_WARN, o, 1,
+                        "version %u: end nodes drop it (P5), routers may forward it", h->version);
+    enum vw_eep_dt_kind kind = vw_eep_dt_kind(h->dt);
+    if (kind == VW_EEP_DT_RESERVED)
+        vw_findings_add(fs, VW_REQ_EEP_6C_DT_KIND, VW_SEV_WARN, o + 1, 3,
+                        "destination type 110x is reserved: dropped (P7)");
+    else if (kind == VW_EEP_DT_PHYSICAL && h->dt == VW_EEP_ADDR_UNDEFINED)
+        vw_findings_add(fs, VW_REQ_EEP_6C_DT_UNDEFINED, VW_SEV_ERROR, o + 1, 3,
+                        "destination address 0x000000 is undefined");
+    if (h->pl && h->dl == 0)
+        vw_findings_add(fs, VW_REQ_EEP_6G_PL_ZERO_NO_DATA, VW_SEV_ERROR, o + 8, 4,
+                        "PL %u with DL 0", h->pl);
+    if (h->rz)
+        vw_findings_add(fs, VW_REQ_EEP_6J_RZ_ZERO, VW_SEV_WARN, o + 12, 1, "RZ 0x%02x not zero", h->rz);
+    if (h->sa & 0x800000u)
+        vw_findings_add(fs, VW_REQ_EEP_6K_SA_PHYSICAL, VW_SEV_ERROR, o + 13, 3,
+                        "source address 0x%06x is not a physical address", h->sa);
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+static void report_ei(uint64_t ei, size_t off, struct vw_findings *fs)
+{
+    if (ei == 0)
+        return;
+    unsigned low = 0;
+    while (!((ei >> low) & 1u))
+        low++;
+    vw_findings_add(fs, VW_REQ_EEP_10_EI_ERROR, VW_SEV_WARN, (uint32_t)off, VW_EEP_TAIL_LEN,
+                    "error indication 0x%016llx: the latest error %u router shift(s) ago%s",
+                    (unsigned long long)ei, low, (ei >> 63) ? " (MSbit set: no longer shifted)" : "");
+}
+
+enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *m,
+                          struct vw_findings *fs)
+{
+    memset(m, 0, sizeof *m);
+    size_t pos = 0;
+    struct vw_eep_route r;
+    int rr;
+    m->routes = buf;
+    while ((rr = vw_eep_route_next(buf, len, &pos, &r)) == 1) {
+        if (r.kind == VW_EEP_ROUTE_L2RH) {
+            m->n_l2rh++;
+        } else {
+            m->n_symbols++;
+            if (r.priority)
+                vw_findings_add(fs, VW_REQ_EEP_5B_SYMBOL_PRIORITY, VW_SEV_NOTE, (uint32_t)r.offset, 1,
+                                "symbol priority %u (senders use 0)", r.priority);
+        }
+    }
+    if (rr < 0) {
+        enum vw_eep_route_kind kind = VW_EEP_ROUTE_L2RH;
+        vw_eep_record_kind(buf + pos, len - pos, &kind);
+        enum vw_req req = kind == VW_EEP_ROUTE_L2RH ? VW_REQ_EEP_5A_L2RH_LEN : VW_REQ_EEP_5B_SYMBOL_LEN;
+        vw_findings_add(fs, req, VW_SEV_ERROR, (uint32_t)pos, (uint32_t)(len - pos),
+                        "%s record runs past the end of the message", vw_eep_route_kind_name(kind));
+        return req;
+    }
+    m->routes_len = pos;
+    if (len - pos < VW_EEP_MIN_LEN) {
+        vw_findings_add(fs, VW_REQ_EEP_4A_TRUNCATED, VW_SEV_ERROR, (uint32_t)pos, (uint32_t)(len - pos),
+                        "%zu bytes left for the 16-byte header and the 8-byte TAIL", len - pos);
+        return VW_REQ_EEP_4A_TRUNCATED;
+    }
+    m->hdr_offset = pos;
+    decode_hdr(buf + pos, &m->hdr);
+    check_hdr(&m->hdr, pos, fs);
+    pos += VW_EEP_HDR_LEN;
+
+    /* Optional header fields, before the data block; the TAIL bounds them. */
+    size_t before_tail = len - VW_EEP_TAIL_LEN;
+    if (m->hdr.h) {
+        const uint8_t *area = buf + pos;
+        size_t area_len = before_tail - pos, opos = 0;
+        struct vw_eep_oh oh;
+        bool ended = false;
+        int ro;
+        while (!ended && (ro = vw_eep_oh_next(area, area_len, &opos, &oh)) == 1) {
+            m->n_oh++;
+            ended = oh.last;
+            if (oh.mandatory) {
+                m->n_oh_mandatory++;
+                vw_findings_add(fs, VW_REQ_EEP_7_MANDATORY_UNKNOWN, VW_SEV_NOTE,
+                                (uint32_t)(pos + oh.offset), (uint32_t)oh.field_len,
+                                "mandatory optional header type %u is unknown", oh.type);
+            }
+        }
+        if (!ended) {
+            vw_findings_add(fs, VW_REQ_EEP_7_OH_FORMAT, VW_SEV_ERROR, (uint32_t)(pos + opos),
+                            (uint32_t)(area_len - opos),
+                            "optional header fields run past the message without a field with C=1");
+            return VW_REQ_EEP_7_OH_FORMAT;
+        }
+        m->oh = area;
+        m->oh_len = opos;
+        pos += opos;
+    }
+
+    m->db_offset = pos;
+    m->db_len = (size_t)m->hdr.dl * VW_EEP_WORD;
+    if (m->db_len > before_tail - pos) {
+        vw_findings_add(fs, VW_REQ_EEP_6H_DL_FITS, VW_SEV_ERROR, (uint32_t)(m->hdr_offset + 8), 4,
+                        "DL %u words (%zu bytes) but %zu bytes before the TAIL", m->hdr.dl, m->db_len,
+                        before_tail - pos);
+        return VW_REQ_EEP_6H_DL_FITS;
+    }
+    m->data = buf + pos;
+    m->data_len = m->db_len >= m->hdr.pl ? m->db_len - m->hdr.pl : 0;
+    pos += m->db_len;
+
+    if (m->hdr.h) {
+        /* P3: the TAIL is the last 8 bytes; trailer fields fill the gap. */
+        m->ot = buf + pos;
+        m->ot_len = before_tail - pos;
+        m->tail_offset = before_tail;
+        m->msg_len = len;
+        if (m->ot_len % VW_EEP_WORD)
+            vw_findings_add(fs, VW_REQ_EEP_1B_8B_WORDS, VW_SEV_ERROR, (uint32_t)pos, (uint32_t)m->ot_len,
+                            "%zu trailer bytes are not whole 8-byte words", m->ot_len);
+        if (m->ot_len)
+            vw_findings_add(fs, VW_REQ_EEP_9_OT_UNSIZED, VW_SEV_NOTE, (uint32_t)pos, (uint32_t)m->ot_len,
+                            "%zu bytes of optional trailer fields (no OH type is known to size them)",
+                            m->ot_len);
+    } else {
+        /* Without OH fields there are no trailer fields: the header sizes the message. */
+        m->tail_offset = pos;
+        m->msg_len = pos + VW_EEP_TAIL_LEN;
+        m->link_padding = len - m->msg_len;
+        if (m->link_padding && all_zero(buf + m->msg_len, m->link_padding))
+            vw_findings_add(fs, VW_REQ_EEP_P1_CARRIAGE, VW_SEV_NOTE, (uint32_t)m->msg_len,
+                            (uint32_t)m->link_padding, "%zu bytes of link padding after the TAIL",
+                            m->link_padding);
+        else if (m->link_padding)
+            vw_findings_add(fs, VW_REQ_EEP_9_OT_NEEDS_OH, VW_SEV_WARN, (uint32_t)m->msg_len,
+                            (uint32_t)m->link_padding,
+                            "%zu bytes after the message without optional header fields",
+                            m->link_padding);
+    }
+    m->ei = vw_get_be64(buf + m->tail_offset);
+    report_ei(m->ei, m->tail_offset, fs);
+    return VW_REQ_NONE;
+}
+
+/* ------------------------------------------------------------ encoder */
+
+void vw_eep_enc_init(struct vw_eep_enc *enc, uint32_t dest, uint32_t src, uint16_t pt,
+                     const uint8_t *data, size_t data_len)
+{
+    memset(enc, 0, sizeof *enc);
+    enc->hdr.dt = dest & 0xFFFFFFu;
+    enc->hdr.sa = src & 0xFFFFFFu;
+    enc->hdr.pt = pt;
+    enc->data = data;
+    enc->data_len = data_len;
+}
+
+static size_t route_len(const struct vw_eep_route_enc *r)
+{
+    return r->kind == VW_EEP_ROUTE_L2RH ? vw_eep_l2rh_len((unsigned)r->data_len)
+                                        : vw_eep_symbol_len((unsigned)r->data_len);
+}
+
+static size_t data_words(size_t data_len) { return (data_len + VW_EEP_WORD - 1) / VW_EEP_WORD; }
+
+size_t vw_eep_encoded_len(const struct vw_eep_enc *enc)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < enc->n_routes; i++)
+        n += route_len(&enc->routes[i]);
+    n += VW_EEP_HDR_LEN;
+    for (size_t i = 0; i < enc->n_oh; i++)
+        n += vw_eep_oh_len((unsigned)enc->oh[i].data_len);
+    n += data_words(enc->data_len) * VW_EEP_WORD;
+    return n + enc->ot_len + VW_EEP_TAIL_LEN;
+}
+
+static bool enc_fits_fields(const struct vw_eep_enc *enc)
+{
+    for (size_t i = 0; i < enc->n_routes; i++)
+        if (enc->routes[i].data_len > (enc->routes[i].kind == VW_EEP_ROUTE_L2RH ? 63u : 255u))
+            return false;
+    for (size_t i = 0; i < enc->n_oh; i++)
+        if (enc->oh[i].data_len > 255u)
+            return false;
+    return data_words(enc->data_len) <= VW_EEP_DL_MAX;
+}
+
+size_t vw_eep_encode(const struct vw_eep_enc *enc, uint8_t *buf, size_t cap)
+{
+    if (!enc_fits_fields(enc))
+        return 0;
+    size_t n = vw_eep_encoded_len(enc);
+    if (n > cap)
+        return 0;
+    memset(buf, 0, n); /* padding bytes are zero */
+    size_t p = 0;
+    for (size_t i = 0; i < enc->n_routes; i++) {
+        const struct vw_eep_route_enc *r = &enc->routes[i];
+        uint8_t *b = buf + p;
+        b[0] = (uint8_t)((r->version & 0x3u) << 6 | (r->priority & 0x3Fu));
+        if (r->kind == VW_EEP_ROUTE_L2RH) {
+            b[1] = (uint8_t)(0x80u | r->data_len);
+            if (r->data_len)
+                memcpy(b + 2, r->data, r->data_len);
+        } else {
+            b[1] = (uint8_t)(0xF0u | ((r->symbol_type >> 16) & 0x0Fu));
+            vw_put_be16(b + 2, (uint16_t)r->symbol_type);
+            b[4] = (uint8_t)r->data_len;
+            if (r->data_len)
+                memcpy(b + 5, r->data, r->data_len);
+        }
+        p += route_len(r);
+    }
+    const struct vw_eep_hdr *h = &enc->hdr;
+    size_t words = data_words(enc->data_len);
+    uint32_t dl = enc->keep_lengths ? h->dl : (uint32_t)words;
+    uint32_t pl = enc->keep_lengths ? h->pl : (uint32_t)(words * VW_EEP_WORD - enc->data_len);
+    bool has_oh = enc->keep_h ? h->h : enc->n_oh > 0;
+    uint8_t *b = buf + p;
+    b[0] = (uint8_t)((h->version & 0x3u) << 6 | (h->priority & 0x3Fu));
+    put_be24(b + 1, h->dt);
+    vw_put_be16(b + 4, h->te);
+    vw_put_be16(b + 6, h->pt);
+    vw_put_be32(b + 8, (uint32_t)(h->endian & 0xFu) << 28 | (pl & 0x7u) << 25 | (dl & VW_EEP_DL_MAX));
+    b[12] = (uint8_t)((has_oh ? 0x80u : 0u) | (h->rz & 0x7Fu));
+    put_be24(b + 13, h->sa);
+    p += VW_EEP_HDR_LEN;
+    for (size_t i = 0; i < enc->n_oh; i++) {
+        const struct vw_eep_oh_enc *o = &enc->oh[i];
+        bool last = enc->keep_c ? o->last : i + 1 == enc->n_oh;
+        buf[p] = (uint8_t)((o->mandatory ? VW_EEP_OH_T : 0u) | (last ? VW_EEP_OH_C : 0u) |
+                           (o->type & VW_EEP_OH_TYPE_MASK));
+        buf[p + 1] = (uint8_t)o->data_len;
+        if (o->data_len)
+            memcpy(buf + p + 2, o->data, o->data_len);
+        p += vw_eep_oh_len((unsigned)o->data_len);
+    }
+    if (enc->data_len)
+        memcpy(buf + p, enc->data, enc->data_len);
+    p += words * VW_EEP_WORD;
+    if (enc->ot_len)
+        memcpy(buf + p, enc->ot, enc->ot_len);
+    p += enc->ot_len;
+    vw_put_be64(buf + p, enc->ei);
+    return p + VW_EEP_TAIL_LEN;
+}

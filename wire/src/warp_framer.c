@@ -1,0 +1,151 @@
+/*
+ * WARP framing over a TCP byte stream: Chunk length (W2) delimits every
+ * chunk, so four bytes tell where a chunk ends. Chunks contiguous in the
+ * caller's data are decoded in place; split ones are gathered in one
+ * 64 KiB buffer. The framer also keeps the W4 sequencing state.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "vitcp/bytes.h"
+#include "vitcp/warp_stream.h"
+
+int vw_warp_framer_init(struct vw_warp_framer *f)
+{
+    memset(f, 0, sizeof *f);
+    f->buf = malloc(VW_WARP_CHUNK_MAX);
+    if (!f->buf)
+        return -1;
+    f->error = VW_REQ_NONE;
+    return 0;
+}
+
+void vw_warp_framer_free(struct vw_warp_framer *f)
+{
+    free(f->buf);
+    f->buf = NULL;
+}
+
+void vw_warp_framer_resync(struct vw_warp_framer *f, uint64_t stream_off)
+{
+    uint8_t *buf = f->buf;
+    uint64_t chunks = f->chunks;
+    memset(f, 0, sizeof *f);
+    f->buf = buf;
+    f->chunks = chunks;
+    f->stream_off = stream_off;
+    f->error = VW_REQ_NONE;
+}
+
+/* Smallest chunk length that frames, from the first two bytes' type. */
+static size_t min_len(const uint8_t *p)
+{
+    size_t hdr = vw_warp_type_hdr_len(p[0] >> 4);
+    return hdr ? hdr + VW_WARP_ADLER_LEN : VW_WARP_CHUNK_MIN_ANY;
+}
+
+/* W4: Send Sequence Numbers and offsets, contiguous RDMA chunks. */
+static void check_sequence(struct vw_warp_framer *f, const struct vw_warp_chunk *c,
+                           struct vw_findings *fs)
+{
+    bool last = c->flags & VW_WARP_FLAG_L;
+    if (c->type == VW_WARP_SEND) {
+        uint32_t off = (uint32_t)c->offset;
+        if (f->send_open) {
+            if (c->ssn != f->ssn)
+                vw_findings_add(fs, VW_REQ_WARP_W4_SSN_NEXT, VW_SEV_ERROR, 4, 4,
+                                "SSN %u while Send %u is still open (no L chunk yet)", c->ssn, f->ssn);
+            else if (off != f->send_next_off)
+                vw_findings_add(fs, VW_REQ_WARP_W4_SEND_OFFSET, VW_SEV_ERROR, 8, 4,
+                                "Send offset %u, expected %u", off, f->send_next_off);
+        } else {
+            if (f->have_ssn && c->ssn != (uint32_t)(f->ssn + 1u))
+                vw_findings_add(fs, VW_REQ_WARP_W4_SSN_NEXT, VW_SEV_ERROR, 4, 4,
+                                "SSN %u, expected %u", c->ssn, (uint32_t)(f->ssn + 1u));
+            if (off != 0)
+                vw_findings_add(fs, VW_REQ_WARP_W4_SEND_OFFSET, VW_SEV_ERROR, 8, 4,
+                                "first chunk of Send %u has offset %u, expected 0", c->ssn, off);
+        }
+        f->have_ssn = true;
+        f->ssn = c->ssn;
+        f->send_open = !last;
+        f->send_next_off = off + (uint32_t)c->payload_len;
+    } else if (c->type == VW_WARP_RDMA) {
+        if (f->rdma_open) {
+            if (c->rid != f->rdma_rid)
+                vw_findings_add(fs, VW_REQ_WARP_W4_RDMA_CONTIGUOUS, VW_SEV_ERROR, 4, 4,
+                                "RID 0x%08x while the RDMA PDU to RID 0x%08x is still open",
+                                c->rid, f->rdma_rid);
+            else if (c->offset != f->rdma_next_off)
+                vw_findings_add(fs, VW_REQ_WARP_W4_RDMA_CONTIGUOUS, VW_SEV_ERROR, 8, 8,
+                                "RDMA offset %llu, expected %llu", (unsigned long long)c->offset,
+                                (unsigned long long)f->rdma_next_off);
+        }
+        f->rdma_open = !last;
+        f->rdma_rid = c->rid;
+        f->rdma_next_off = c->offset + c->payload_len;
+    }
+}
+
+static void deliver(struct vw_warp_framer *f, const uint8_t *raw, size_t len, vw_warp_chunk_cb cb,
+                    void *ctx)
+{
+    struct vw_warp_chunk chunk;
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    enum vw_req err = vw_warp_decode(raw, len, &chunk, &fs);
+    if (err == VW_REQ_NONE)
+        check_sequence(f, &chunk, &fs);
+    uint64_t off = f->stream_off;
+    f->stream_off += len;
+    f->chunks++;
+    if (cb)
+        cb(ctx, raw, len, off, &chunk, err, &fs);
+}
+
+enum vw_req vw_warp_framer_feed(struct vw_warp_framer *f, const uint8_t *data, size_t len,
+                                vw_warp_chunk_cb cb, void *ctx)
+{
+    while (len > 0 && f->error == VW_REQ_NONE) {
+        if (f->have == 0 && len >= 4) {
+            /* Fast path: the whole chunk is in the caller's data. */
+            size_t cl = vw_warp_peek_chunk_len(data, len);
+            if (cl < min_len(data)) {
+                f->error = VW_REQ_WARP_A_CHUNK_LEN;
+                break;
+            }
+            if (cl <= len) {
+                deliver(f, data, cl, cb, ctx);
+                data += cl;
+                len -= cl;
+                continue;
+            }
+        }
+        size_t want = 4;
+        if (f->have >= 4) {
+            want = vw_warp_peek_chunk_len(f->buf, f->have);
+            if (want < min_len(f->buf)) {
+                f->error = VW_REQ_WARP_A_CHUNK_LEN;
+                break;
+            }
+        }
+        size_t take = want - f->have < len ? want - f->have : len;
+        memcpy(f->buf + f->have, data, take);
+        f->have += take;
+        data += take;
+        len -= take;
+        if (f->have >= 4 && f->have == vw_warp_peek_chunk_len(f->buf, f->have)) {
+            size_t n = f->have;
+            f->have = 0;
+            deliver(f, f->buf, n, cb, ctx);
+        }
+    }
+    return f->error;
+}
+
+bool vw_warp_plausible_header(const uint8_t *buf, size_t len)
+{
+    if (len < 4)
+        return false;
+    size_t hdr = vw_warp_type_hdr_len(buf[0] >> 4);
+    return hdr != 0 && vw_warp_peek_chunk_len(buf, len) >= hdr + VW_WARP_ADLER_LEN;
+}
