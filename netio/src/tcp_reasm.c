@@ -1,0 +1,445 @@
+/* TCP stream reassembly for the capture reader: connection table, in-order
+ * delivery, out-of-order buffering, retransmission comparison, gaps. */
+#include "tcp_reasm.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A held out-of-order segment. */
+struct vn_held {
+    struct vn_held *next;
+    uint64_t off;
+    uint64_t frame;
+    uint64_t ts_usec;
+    size_t len;
+    uint8_t data[];
+};
+
+struct vn_half {
+    bool have_base;
+    uint32_t base;       /* sequence number of stream offset 0 */
+    uint64_t next_off;   /* everything below has been delivered or declared a gap */
+    struct vn_held *held;
+    size_t held_bytes;
+    uint8_t *hist;       /* ring: delivered byte at offset o lives at hist[o % cap] */
+    uint64_t hist_from;  /* bytes below this offset cannot be compared */
+    bool fin;
+    uint64_t fin_off;
+};
+
+struct vn_conn {
+    struct vn_conn *bucket_next;
+    struct vn_conn *all_next;
+    struct vn_endpoint ep[2]; /* ep[dir] sends direction dir */
+    unsigned index;
+    bool syn_seen;
+    bool closed;
+    struct vn_half h[2];
+};
+
+static bool same_ep(const struct vn_endpoint *a, const struct vn_endpoint *b)
+{
+    return a->port == b->port && a->ip.family == b->ip.family &&
+           memcmp(a->ip.addr, b->ip.addr, 16) == 0;
+}
+
+static size_t ep_hash(const struct vn_endpoint *e)
+{
+    size_t h = 2166136261u;
+    for (size_t i = 0; i < 16; i++)
+        h = (h ^ e->ip.addr[i]) * 16777619u;
+    return (h ^ e->port) * 16777619u;
+}
+
+/* Symmetric: both directions land in the same bucket. */
+static size_t conn_bucket(const struct vn_reasm *r, const struct vn_endpoint *a,
+                          const struct vn_endpoint *b)
+{
+    return (ep_hash(a) + ep_hash(b)) % r->nbuckets;
+}
+
+int vn_reasm_init(struct vn_reasm *r, const struct vn_reader_callbacks *cb,
+                  const struct vn_reader_limits *lim, struct vn_reader_stats *stats)
+{
+    memset(r, 0, sizeof *r);
+    r->cb = cb;
+    r->stats = stats;
+    r->lim.max_connections = lim && lim->max_connections ? lim->max_connections : 65536;
+    r->lim.max_ooo_bytes = lim && lim->max_ooo_bytes ? lim->max_ooo_bytes : 4u << 20;
+    r->lim.retx_history = lim && lim->retx_history ? lim->retx_history : 64u << 10;
+    r->nbuckets = 4096;
+    r->buckets = calloc(r->nbuckets, sizeof *r->buckets);
+    return r->buckets ? 0 : -1;
+}
+
+static void notice(struct vn_reasm *r, uint64_t frame, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void notice(struct vn_reasm *r, uint64_t frame, const char *fmt, ...)
+{
+    if (r->cb->notice == NULL)
+        return;
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->cb->notice(r->cb->ctx, frame, msg);
+}
+
+static void event(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, struct vn_tcp_event *ev)
+{
+    ev->conn = c->index;
+    ev->dir = dir;
+    ev->src = &c->ep[dir];
+    ev->dst = &c->ep[!dir];
+    if (r->cb->tcp)
+        r->cb->tcp(r->cb->ctx, ev);
+}
+
+static void deliver(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, uint64_t frame,
+                    uint64_t ts, const uint8_t *data, size_t len)
+{
+    struct vn_half *h = &c->h[dir];
+    struct vn_tcp_event ev = {.kind = VN_TCP_DATA, .frame = frame, .ts_usec = ts,
+                              .offset = h->next_off, .data = data, .len = len};
+    event(r, c, dir, &ev);
+    if (h->hist == NULL)
+        h->hist = malloc(r->lim.retx_history);
+    if (h->hist != NULL) {
+        size_t cap = r->lim.retx_history;
+        /* Only the last cap bytes matter. */
+        size_t skip = len > cap ? len - cap : 0;
+        for (size_t i = skip; i < len;) {
+            size_t pos = (size_t)((h->next_off + i) % cap);
+            size_t n = cap - pos < len - i ? cap - pos : len - i;
+            memcpy(h->hist + pos, data + i, n);
+            i += n;
+        }
+    }
+    h->next_off += len;
+    r->stats->tcp_bytes += len;
+}
+
+/* Bytes [off, off+len) are below next_off: compare them with the first copy. */
+static void retransmission(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, uint64_t frame,
+                           uint64_t ts, uint64_t off, const uint8_t *data, size_t len)
+{
+    struct vn_half *h = &c->h[dir];
+    size_t cap = r->lim.retx_history;
+    uint64_t oldest = h->next_off > cap ? h->next_off - cap : 0;
+    if (h->hist_from > oldest)
+        oldest = h->hist_from;
+    struct vn_tcp_event ev = {.kind = VN_TCP_RETX, .frame = frame, .ts_usec = ts, .offset = off,
+                              .data = data, .len = len};
+    for (size_t i = 0; i < len; i++) {
+        uint64_t o = off + i;
+        if (o < oldest || h->hist == NULL) {
+            ev.unchecked_bytes++;
+            continue;
+        }
+        if (h->hist[o % cap] != data[i]) {
+            if (ev.diff_bytes == 0)
+                ev.diff_offset = o;
+            ev.diff_bytes++;
+        }
+    }
+    r->stats->retransmissions++;
+    if (ev.diff_bytes)
+        r->stats->retx_differing++;
+    event(r, c, dir, &ev);
+}
+
+static void gap(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, uint64_t frame, uint64_t ts,
+                uint64_t n)
+{
+    struct vn_half *h = &c->h[dir];
+    struct vn_tcp_event ev = {.kind = VN_TCP_GAP, .frame = frame, .ts_usec = ts,
+                              .offset = h->next_off, .len = (size_t)n};
+    event(r, c, dir, &ev);
+    h->next_off += n;
+    h->hist_from = h->next_off; /* never compare across a hole */
+    r->stats->gaps++;
+    r->stats->gap_bytes += n;
+}
+
+/* Deliver held segments that now touch next_off. */
+static void drain(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir)
+{
+    struct vn_half *h = &c->h[dir];
+    while (h->held && h->held->off <= h->next_off) {
+        struct vn_held *s = h->held;
+        h->held = s->next;
+        h->held_bytes -= s->len;
+        uint64_t end = s->off + s->len;
+        if (end <= h->next_off) {
+            retransmission(r, c, dir, s->frame, s->ts_usec, s->off, s->data, s->len);
+        } else {
+            size_t overlap = (size_t)(h->next_off - s->off);
+            if (overlap)
+                retransmission(r, c, dir, s->frame, s->ts_usec, s->off, s->data, overlap);
+            deliver(r, c, dir, s->frame, s->ts_usec, s->data + overlap, s->len - overlap);
+        }
+        free(s);
+    }
+}
+
+/* Declare everything missing below target a gap, delivering held data on the way. */
+static void advance_to(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, uint64_t target,
+                       uint64_t frame, uint64_t ts)
+{
+    struct vn_half *h = &c->h[dir];
+    drain(r, c, dir);
+    while (h->next_off < target) {
+        uint64_t stop = h->held && h->held->off < target ? h->held->off : target;
+        gap(r, c, dir, frame, ts, stop - h->next_off);
+        drain(r, c, dir);
+    }
+}
+
+static void hold(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, uint64_t frame,
+                 uint64_t ts, uint64_t off, const uint8_t *data, size_t len)
+{
+    struct vn_half *h = &c->h[dir];
+    struct vn_held *s = malloc(sizeof *s + len);
+    if (s == NULL) {
+        notice(r, frame, "out of memory holding an out-of-order segment; treated as lost");
+        return;
+    }
+    s->off = off;
+    s->frame = frame;
+    s->ts_usec = ts;
+    s->len = len;
+    memcpy(s->data, data, len);
+    struct vn_held **pp = &h->held;
+    while (*pp && (*pp)->off <= off)
+        pp = &(*pp)->next;
+    s->next = *pp;
+    *pp = s;
+    h->held_bytes += len;
+    if (h->held_bytes > r->lim.max_ooo_bytes) {
+        notice(r, frame, "more than %zu bytes held out of order; the hole becomes a gap",
+               r->lim.max_ooo_bytes);
+        advance_to(r, c, dir, h->held->off, frame, ts);
+    }
+}
+
+static void data_in(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, uint64_t frame,
+                    uint64_t ts, int64_t off, const uint8_t *data, size_t len)
+{
+    struct vn_half *h = &c->h[dir];
+    if (off < 0) { /* bytes before the stream start (e.g. data on a SYN we re-based) */
+        if ((uint64_t)-off >= len)
+            return;
+        data += -off;
+        len -= (size_t)-off;
+        off = 0;
+    }
+    uint64_t uoff = (uint64_t)off;
+    if (uoff < h->next_off) {
+        size_t old = uoff + len <= h->next_off ? len : (size_t)(h->next_off - uoff);
+        retransmission(r, c, dir, frame, ts, uoff, data, old);
+        data += old;
+        len -= old;
+        uoff += old;
+        if (len == 0)
+            return;
+    }
+    if (uoff == h->next_off) {
+        deliver(r, c, dir, frame, ts, data, len);
+        drain(r, c, dir);
+    } else {
+        hold(r, c, dir, frame, ts, uoff, data, len);
+    }
+}
+
+static void free_half(struct vn_half *h)
+{
+    while (h->held) {
+        struct vn_held *n = h->held->next;
+        free(h->held);
+        h->held = n;
+    }
+    h->held_bytes = 0;
+    free(h->hist);
+    h->hist = NULL;
+}
+
+static void close_conn(struct vn_reasm *r, struct vn_conn *c, enum vn_close_reason why,
+                       uint64_t frame, uint64_t ts)
+{
+    if (c->closed)
+        return;
+    for (int d = 0; d < 2; d++) {
+        struct vn_half *h = &c->h[d];
+        /* Holes before held data or before the FIN were never captured. */
+        uint64_t target = h->next_off;
+        for (struct vn_held *s = h->held; s; s = s->next)
+            if (s->off + s->len > target)
+                target = s->off + s->len;
+        if (h->fin && h->fin_off > target)
+            target = h->fin_off;
+        if (why != VN_CLOSE_RST || h->held)
+            advance_to(r, c, (enum vn_dir)d, target, frame, ts);
+        free_half(h);
+    }
+    c->closed = true;
+    struct vn_tcp_event ev = {.kind = VN_TCP_CLOSE, .frame = frame, .ts_usec = ts, .reason = why};
+    event(r, c, VN_C2S, &ev);
+}
+
+/* Stream offset of seq in one direction, taken near next_off (handles wrap). */
+static int64_t seq_to_off(const struct vn_half *h, uint32_t seq)
+{
+    int32_t delta = (int32_t)(seq - (uint32_t)(h->base + (uint32_t)h->next_off));
+    return (int64_t)h->next_off + delta;
+}
+
+static struct vn_conn *new_conn(struct vn_reasm *r, const struct vn_tcp_seg_in *s, size_t bucket)
+{
+    if (r->nconns >= r->lim.max_connections) {
+        if (!r->limit_noticed)
+            notice(r, s->frame, "more than %zu TCP connections; later ones are ignored",
+                   r->lim.max_connections);
+        r->limit_noticed = true;
+        return NULL;
+    }
+    struct vn_conn *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->ep[VN_C2S] = s->src;
+    c->ep[VN_S2C] = s->dst;
+    c->index = (unsigned)r->nconns++;
+    c->bucket_next = r->buckets[bucket];
+    r->buckets[bucket] = c;
+    c->all_next = r->all;
+    r->all = c;
+    r->stats->connections++;
+    return c;
+}
+
+void vn_reasm_segment(struct vn_reasm *r, const struct vn_tcp_seg_in *s)
+{
+    r->stats->tcp_segments++;
+    size_t b = conn_bucket(r, &s->src, &s->dst);
+    struct vn_conn *c = NULL;
+    enum vn_dir dir = VN_C2S;
+    for (struct vn_conn *it = r->buckets[b]; it; it = it->bucket_next) {
+        if (same_ep(&it->ep[0], &s->src) && same_ep(&it->ep[1], &s->dst)) {
+            c = it;
+            dir = VN_C2S;
+            break;
+        }
+        if (same_ep(&it->ep[1], &s->src) && same_ep(&it->ep[0], &s->dst)) {
+            c = it;
+            dir = VN_S2C;
+            break;
+        }
+    }
+    bool syn = s->flags & VN_TCP_SYN, ackf = s->flags & VN_TCP_ACK;
+    if (c != NULL) {
+        struct vn_half *h = &c->h[dir];
+        bool new_isn = syn && !ackf && (!h->have_base || (uint32_t)(s->seq + 1u) != h->base);
+        if (c->closed || new_isn) {
+            if (!(syn && !ackf)) {
+                if (s->len) /* data after the close; final ACKs are normal */
+                    r->stats->ignored++;
+                return;
+            }
+            if (!c->closed)
+                close_conn(r, c, VN_CLOSE_REUSED, s->frame, s->ts_usec);
+            c = NULL; /* a new connection on the same addresses */
+        }
+    }
+    if (c == NULL) {
+        c = new_conn(r, s, b);
+        if (c == NULL) {
+            r->stats->ignored++;
+            return;
+        }
+        dir = VN_C2S;
+        if (syn && ackf) { /* SYN-ACK first: its sender is the server */
+            c->ep[VN_C2S] = s->dst;
+            c->ep[VN_S2C] = s->src;
+            dir = VN_S2C;
+        }
+        c->syn_seen = syn;
+        struct vn_tcp_event ev = {.kind = VN_TCP_OPEN, .frame = s->frame, .ts_usec = s->ts_usec,
+                                  .syn_seen = syn};
+        event(r, c, VN_C2S, &ev);
+    }
+    struct vn_half *h = &c->h[dir];
+    uint32_t data_seq = s->seq;
+    if (syn) {
+        if (!h->have_base) {
+            h->have_base = true;
+            h->base = s->seq + 1u;
+        }
+        data_seq = s->seq + 1u;
+    } else if (!h->have_base) {
+        h->have_base = true; /* capture started mid-stream */
+        h->base = s->seq;
+    }
+    if (s->flags & VN_TCP_RST) {
+        if (s->len)
+            data_in(r, c, dir, s->frame, s->ts_usec, seq_to_off(h, data_seq), s->data, s->len);
+        close_conn(r, c, VN_CLOSE_RST, s->frame, s->ts_usec);
+        return;
+    }
+    if (s->len)
+        data_in(r, c, dir, s->frame, s->ts_usec, seq_to_off(h, data_seq), s->data, s->len);
+    if (s->flags & VN_TCP_FIN) {
+        int64_t fo = seq_to_off(h, data_seq) + (int64_t)s->len;
+        if (!h->fin && fo >= 0) {
+            h->fin = true;
+            h->fin_off = (uint64_t)fo;
+        }
+    }
+    /* An ACK past bytes we never saw: the capture lost them. */
+    struct vn_half *peer = &c->h[!dir];
+    if (ackf && peer->have_base) {
+        int64_t ao = seq_to_off(peer, s->ack);
+        if (peer->fin && ao > (int64_t)peer->fin_off)
+            ao = (int64_t)peer->fin_off;
+        if (ao > (int64_t)peer->next_off && ao - (int64_t)peer->next_off < (1ll << 30))
+            advance_to(r, c, (enum vn_dir)!dir, (uint64_t)ao, s->frame, s->ts_usec);
+    }
+    if (c->h[0].fin && c->h[1].fin && c->h[0].next_off >= c->h[0].fin_off &&
+        c->h[1].next_off >= c->h[1].fin_off)
+        close_conn(r, c, VN_CLOSE_FIN, s->frame, s->ts_usec);
+}
+
+void vn_reasm_finish(struct vn_reasm *r, uint64_t last_frame, uint64_t last_ts)
+{
+    /* Oldest first, so callers see connections close in order. */
+    size_t n = 0;
+    for (struct vn_conn *c = r->all; c; c = c->all_next)
+        n++;
+    struct vn_conn **v = malloc((n ? n : 1) * sizeof *v);
+    if (v == NULL) {
+        for (struct vn_conn *c = r->all; c; c = c->all_next)
+            close_conn(r, c, VN_CLOSE_END_OF_CAPTURE, last_frame, last_ts);
+        return;
+    }
+    size_t i = n;
+    for (struct vn_conn *c = r->all; c; c = c->all_next)
+        v[--i] = c;
+    for (i = 0; i < n; i++)
+        close_conn(r, v[i], VN_CLOSE_END_OF_CAPTURE, last_frame, last_ts);
+    free(v);
+}
+
+void vn_reasm_free(struct vn_reasm *r)
+{
+    struct vn_conn *c = r->all;
+    while (c) {
+        struct vn_conn *n = c->all_next;
+        free_half(&c->h[0]);
+        free_half(&c->h[1]);
+        free(c);
+        c = n;
+    }
+    free(r->buckets);
+    memset(r, 0, sizeof *r);
+}
