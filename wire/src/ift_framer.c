@@ -122,10 +122,14 @@ enum vw_req vw_ift_framer_feed(struct vw_ift_framer *f, const uint8_t *data, siz
         f->have += take;
         data += take;
         len -= take;
-        if (f->have >= 4 && f->have == pdu_len(f, f->buf)) {
-            size_t n = f->have;
-            f->have = 0;
-            deliver(f, f->buf, n, cb, ctx);
+        if (f->have >= 4) {
+            size_t n = pdu_len(f, f->buf); /* reports a bad start as soon as it is known */
+            if (n == 0)
+                break;
+            if (f->have == n) {
+                f->have = 0;
+                deliver(f, f->buf, n, cb, ctx);
+            }
         }
     }
     return f->error;

@@ -133,10 +133,16 @@ enum vw_req vw_warp_framer_feed(struct vw_warp_framer *f, const uint8_t *data, s
         f->have += take;
         data += take;
         len -= take;
-        if (f->have >= 4 && f->have == vw_warp_peek_chunk_len(f->buf, f->have)) {
-            size_t n = f->have;
-            f->have = 0;
-            deliver(f, f->buf, n, cb, ctx);
+        if (f->have >= 4) {
+            size_t cl = vw_warp_peek_chunk_len(f->buf, f->have);
+            if (cl < min_len(f->buf)) {
+                f->error = VW_REQ_WARP_A_CHUNK_LEN; /* report as soon as the length is known */
+                break;
+            }
+            if (f->have == cl) {
+                f->have = 0;
+                deliver(f, f->buf, cl, cb, ctx);
+            }
         }
     }
     return f->error;
