@@ -83,7 +83,7 @@ static void test_check_values(void **state)
     assert_int_equal(vw_crc32c(digits, 9), 0xE3069283u);
     assert_int_equal(vw_adler32(digits, 9), 0x091E01DEu);
     for (int algo = 0; algo < 3; algo++)
-        for (int impl = 0; impl <= VW_IMPL_HW_1STREAM; impl++) {
+        for (int impl = 0; impl < VW_CKSUM_IMPL_COUNT; impl++) {
             uint32_t expect = algo == VW_ALGO_CRC_VITCP ? 0xE07E661Eu : algo == VW_ALGO_CRC32C ? 0xE3069283u : 0x091E01DEu;
             assert_int_equal(vw_cksum_update_impl(algo, impl, initial_value(algo), digits, 9), expect);
         }
@@ -140,7 +140,7 @@ static void test_vitcp_matches_msb_first_definition(void **state)
 /* RFC 3720 appendix B.4, written in iSCSI byte order (I3). */
 static void expect_crc32c_bytes(const uint8_t *data, size_t len, const uint8_t wire[4])
 {
-    for (int impl = 0; impl <= VW_IMPL_HW_1STREAM; impl++) {
+    for (int impl = 0; impl < VW_CKSUM_IMPL_COUNT; impl++) {
         uint8_t got[4];
         vw_put_le32(got, vw_cksum_update_impl(VW_ALGO_CRC32C, impl, 0, data, len));
         assert_memory_equal(got, wire, 4);
@@ -265,8 +265,8 @@ static void test_paths_chain_across(void **state)
 {
     (void)state;
     for (int algo = 0; algo < 3; algo++)
-        for (int first = 0; first <= VW_IMPL_HW_1STREAM; first++)
-            for (int second = 0; second <= VW_IMPL_HW_1STREAM; second++) {
+        for (int first = 0; first < VW_CKSUM_IMPL_COUNT; first++)
+            for (int second = 0; second < VW_CKSUM_IMPL_COUNT; second++) {
                 uint32_t v = vw_cksum_update_impl(algo, first, initial_value(algo), source, 1000);
                 v = vw_cksum_update_impl(algo, second, v, source + 1000, 777);
                 assert_int_equal(v, reference[algo][1777]);
@@ -285,7 +285,9 @@ static void test_selected_is_fastest_available(void **state)
     (void)state;
     for (int algo = 0; algo < 2; algo++) {
         enum vw_cksum_impl sel = vw_cksum_impl_selected(algo);
-        if (vw_cksum_impl_available(algo, VW_IMPL_HW))
+        if (vw_cksum_impl_available(algo, VW_IMPL_HW_AVX512))
+            assert_int_equal(sel, VW_IMPL_HW_AVX512);
+        else if (vw_cksum_impl_available(algo, VW_IMPL_HW))
             assert_int_equal(sel, VW_IMPL_HW);
         else
             assert_int_not_equal(sel, VW_IMPL_BITWISE);
@@ -353,7 +355,7 @@ static void test_barrett_mu_is_quotient(void **state)
 static const struct path paths[] = {
     {VW_ALGO_CRC_VITCP, VW_IMPL_TABLE}, {VW_ALGO_CRC_VITCP, VW_IMPL_HW},     {VW_ALGO_CRC32C, VW_IMPL_TABLE},
     {VW_ALGO_CRC32C, VW_IMPL_HW},       {VW_ALGO_CRC32C, VW_IMPL_HW_1STREAM}, {VW_ALGO_ADLER32, VW_IMPL_TABLE},
-    {VW_ALGO_ADLER32, VW_IMPL_HW},
+    {VW_ALGO_ADLER32, VW_IMPL_HW},      {VW_ALGO_CRC_VITCP, VW_IMPL_HW_AVX512}, {VW_ALGO_CRC32C, VW_IMPL_HW_AVX512},
 };
 enum { PATH_COUNT = sizeof paths / sizeof paths[0] };
 
@@ -386,7 +388,10 @@ int main(void)
         PATH_TEST(4, test_path_incremental_every_split, 2),      PATH_TEST(5, test_path_every_length_every_alignment, 0),
         PATH_TEST(5, test_path_large_lengths, 1),                PATH_TEST(5, test_path_incremental_every_split, 2),
         PATH_TEST(6, test_path_every_length_every_alignment, 0), PATH_TEST(6, test_path_large_lengths, 1),
-        PATH_TEST(6, test_path_incremental_every_split, 2),
+        PATH_TEST(6, test_path_incremental_every_split, 2),      PATH_TEST(7, test_path_every_length_every_alignment, 0),
+        PATH_TEST(7, test_path_large_lengths, 1),                PATH_TEST(7, test_path_incremental_every_split, 2),
+        PATH_TEST(8, test_path_every_length_every_alignment, 0), PATH_TEST(8, test_path_large_lengths, 1),
+        PATH_TEST(8, test_path_incremental_every_split, 2),
         cmocka_unit_test(test_paths_chain_across),
         cmocka_unit_test(test_selected_is_fastest_available),
         cmocka_unit_test(test_clmul_constants_match_published_crc32),

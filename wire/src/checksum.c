@@ -24,7 +24,14 @@ static void checksum_init(void)
 {
     vw_crc_tables_init();
     vw_crc_x86_init();
-    if (vw_crc_x86_has_clmul()) {
+    /* Fastest first: 512-bit folding, then 128-bit folding / 3 crc32 chains,
+     * then one crc32 chain (no PCLMULQDQ to join chains), then tables. */
+    if (vw_crc_x86_has_avx512_clmul()) {
+        selected_vitcp = vw_crc_vitcp_avx512;
+        selected_vitcp_impl = VW_IMPL_HW_AVX512;
+        selected_crc32c = vw_crc32c_avx512;
+        selected_crc32c_impl = VW_IMPL_HW_AVX512;
+    } else if (vw_crc_x86_has_clmul()) {
         selected_vitcp = vw_crc_vitcp_clmul;
         selected_vitcp_impl = VW_IMPL_HW;
         selected_crc32c = vw_crc32c_sse42_3stream;
@@ -32,8 +39,6 @@ static void checksum_init(void)
     } else {
         selected_vitcp = vitcp_table_path;
         selected_vitcp_impl = VW_IMPL_TABLE;
-        /* Without PCLMULQDQ the 3 streams cannot be joined cheaply; the single
-         * crc32 chain still beats the tables by far. */
         selected_crc32c = vw_crc_x86_has_sse42() ? vw_crc32c_sse42_1stream : crc32c_table_path;
         selected_crc32c_impl = vw_crc_x86_has_sse42() ? VW_IMPL_HW_1STREAM : VW_IMPL_TABLE;
     }
@@ -76,6 +81,7 @@ static vw_crc_path_fn crc_path(enum vw_cksum_algo algo, enum vw_cksum_impl impl)
     case VW_IMPL_TABLE: return vitcp ? vitcp_table_path : crc32c_table_path;
     case VW_IMPL_HW: return vitcp ? vw_crc_vitcp_clmul : vw_crc32c_sse42_3stream;
     case VW_IMPL_HW_1STREAM: return vw_crc32c_sse42_1stream;
+    case VW_IMPL_HW_AVX512: return vitcp ? vw_crc_vitcp_avx512 : vw_crc32c_avx512;
     }
     return NULL;
 }
@@ -115,6 +121,8 @@ int vw_cksum_impl_available(enum vw_cksum_algo algo, enum vw_cksum_impl impl)
         return algo != VW_ALGO_ADLER32 && vw_crc_x86_has_clmul();
     case VW_IMPL_HW_1STREAM:
         return algo == VW_ALGO_CRC32C && vw_crc_x86_has_sse42();
+    case VW_IMPL_HW_AVX512:
+        return algo != VW_ALGO_ADLER32 && vw_crc_x86_has_avx512_clmul();
     }
     return 0;
 }
@@ -169,6 +177,7 @@ const char *vw_cksum_impl_name(enum vw_cksum_impl impl)
     case VW_IMPL_TABLE: return "table";
     case VW_IMPL_HW: return "hw";
     case VW_IMPL_HW_1STREAM: return "hw-1stream";
+    case VW_IMPL_HW_AVX512: return "hw-avx512";
     }
     return "?";
 }

@@ -30,8 +30,11 @@ uint32_t vw_crc_slice8(const struct vw_crc_slice8_tables *tables, uint32_t reg, 
 void vw_crc_x86_init(void);
 int vw_crc_x86_has_sse42(void);
 int vw_crc_x86_has_clmul(void);
+int vw_crc_x86_has_avx512_clmul(void);
 uint32_t vw_crc32c_sse42_1stream(uint32_t reg, const uint8_t *p, size_t len);
 uint32_t vw_crc32c_sse42_3stream(uint32_t reg, const uint8_t *p, size_t len);
 uint32_t vw_crc_vitcp_clmul(uint32_t reg, const uint8_t *p, size_t len);
+uint32_t vw_crc_vitcp_avx512(uint32_t reg, const uint8_t *p, size_t len);
+uint32_t vw_crc32c_avx512(uint32_t reg, const uint8_t *p, size_t len);
 
 #endif

@@ -9,8 +9,13 @@
  *    carry-less multiply per block (a CRC shifted over n zero bytes).
  *  - VI/TCP CRC (generator 0x82608EDB reflected, no instruction for it) by
  *    PCLMULQDQ folding: four 128-bit lanes folded 64 bytes at a time, then
- *    reduced to 32 bits with a Barrett reduction. All constants come from
- *    checksum_constants.c at start-up; docs/checksums.md shows the algebra. */
+ *    reduced to 32 bits with a Barrett reduction.
+ *  - Both CRCs by VPCLMULQDQ folding on 512-bit registers (AVX-512): the same
+ *    algebra, four 64-byte lanes folded 256 bytes at a time. On CPUs that
+ *    issue one 128-bit PCLMULQDQ every other cycle (AMD Zen 4) this is the
+ *    only way to checksum near memcpy speed.
+ * All constants come from checksum_constants.c at start-up;
+ * docs/checksums.md shows the algebra. */
 #include "checksum_paths.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -20,9 +25,11 @@
 
 #define TARGET_SSE42 __attribute__((target("sse4.2")))
 #define TARGET_SSE42_CLMUL __attribute__((target("sse4.2,pclmul")))
+#define TARGET_AVX512_CLMUL __attribute__((target("sse4.2,pclmul,avx512f,avx512vl,vpclmulqdq")))
 
 static int has_sse42;
 static int has_clmul;
+static int has_avx512_clmul;
 
 /* CRC-32C 3-stream block sizes (bytes per stream) and the constants that
  * shift a CRC over one and two blocks of zero bytes. */
@@ -30,10 +37,33 @@ enum { CRC32C_LONG_BLOCK = 4096, CRC32C_SHORT_BLOCK = 256 };
 static uint64_t crc32c_shift_long_1, crc32c_shift_long_2;
 static uint64_t crc32c_shift_short_1, crc32c_shift_short_2;
 
-/* VI/TCP CRC folding constants. */
-static uint64_t vitcp_fold512_lo, vitcp_fold512_hi; /* 4 lanes forward 512 bits */
-static uint64_t vitcp_fold128_lo, vitcp_fold128_hi; /* 1 lane forward 128 bits */
-static uint64_t vitcp_x96, vitcp_x64, vitcp_mu, vitcp_poly;
+/* Folding constants of one reflected CRC-32, in the 33-bit form of
+ * checksum_constants.c. fold_D = {x^(D+32), x^(D-32)} mod P carries a
+ * 128-bit lane D bits forward (first 8 bytes, last 8 bytes). */
+struct fold_constants {
+    uint64_t fold2048[2]; /* 4 zmm lanes forward 256 bytes */
+    uint64_t fold512[2];  /* 4 xmm lanes forward 64 bytes, or one zmm lane */
+    uint64_t fold384[2], fold256[2], fold128[2];
+    uint64_t x96, x64, mu, poly; /* 128 -> 32 bit reduction */
+    const struct vw_crc_slice8_tables *tables; /* for tails under 16 bytes */
+};
+static struct fold_constants vitcp_fold, crc32c_fold;
+
+static void derive_fold_constants(struct fold_constants *k, uint32_t poly, const struct vw_crc_slice8_tables *tables)
+{
+    const struct { uint64_t *pair; unsigned distance; } pairs[] = {
+        {k->fold2048, 2048}, {k->fold512, 512}, {k->fold384, 384}, {k->fold256, 256}, {k->fold128, 128},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        pairs[i].pair[0] = vw_crc_clmul_fold_constant(poly, pairs[i].distance + 32);
+        pairs[i].pair[1] = vw_crc_clmul_fold_constant(poly, pairs[i].distance - 32);
+    }
+    k->x96 = vw_crc_clmul_fold_constant(poly, 96);
+    k->x64 = vw_crc_clmul_fold_constant(poly, 64);
+    k->mu = vw_crc_barrett_mu(poly);
+    k->poly = vw_crc_clmul_poly(poly);
+    k->tables = tables;
+}
 
 /* A constant multiplying a 32-bit reflected CRC so that one crc32q of the
  * 64-bit product equals the CRC advanced over `bytes` zero bytes:
@@ -48,25 +78,22 @@ void vw_crc_x86_init(void)
     __builtin_cpu_init();
     has_sse42 = __builtin_cpu_supports("sse4.2") != 0;
     has_clmul = has_sse42 && __builtin_cpu_supports("pclmul") != 0;
+    /* __builtin_cpu_supports also checks that the OS saves the zmm state. */
+    has_avx512_clmul = has_clmul && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                       __builtin_cpu_supports("vpclmulqdq");
 
     crc32c_shift_long_1 = crc32c_shift_constant(CRC32C_LONG_BLOCK);
     crc32c_shift_long_2 = crc32c_shift_constant(2 * CRC32C_LONG_BLOCK);
     crc32c_shift_short_1 = crc32c_shift_constant(CRC32C_SHORT_BLOCK);
     crc32c_shift_short_2 = crc32c_shift_constant(2 * CRC32C_SHORT_BLOCK);
 
-    const uint32_t p = VW_CRC_VITCP_POLY_REFLECTED;
-    vitcp_fold512_lo = vw_crc_clmul_fold_constant(p, 512 + 32);
-    vitcp_fold512_hi = vw_crc_clmul_fold_constant(p, 512 - 32);
-    vitcp_fold128_lo = vw_crc_clmul_fold_constant(p, 128 + 32);
-    vitcp_fold128_hi = vw_crc_clmul_fold_constant(p, 128 - 32);
-    vitcp_x96 = vw_crc_clmul_fold_constant(p, 96);
-    vitcp_x64 = vw_crc_clmul_fold_constant(p, 64);
-    vitcp_mu = vw_crc_barrett_mu(p);
-    vitcp_poly = vw_crc_clmul_poly(p);
+    derive_fold_constants(&vitcp_fold, VW_CRC_VITCP_POLY_REFLECTED, vw_crc_tables_vitcp());
+    derive_fold_constants(&crc32c_fold, VW_CRC32C_POLY_REFLECTED, vw_crc_tables_crc32c());
 }
 
 int vw_crc_x86_has_sse42(void) { return has_sse42; }
 int vw_crc_x86_has_clmul(void) { return has_clmul; }
+int vw_crc_x86_has_avx512_clmul(void) { return has_avx512_clmul; }
 
 static inline uint64_t load64(const uint8_t *p)
 {
@@ -135,28 +162,45 @@ TARGET_SSE42_CLMUL static inline __m128i fold(__m128i x, __m128i k)
 /* The raw CRC register of the 16 bytes X with a zero start register, i.e.
  * X(x) * x^32 mod P, in three steps: 128 -> 96 bits (first 8 bytes times
  * x^96), 96 -> 64 bits (first 4 bytes times x^64), then Barrett. */
-TARGET_SSE42_CLMUL static inline uint32_t reduce128(__m128i x)
+TARGET_SSE42_CLMUL static inline uint32_t reduce128(const struct fold_constants *c, __m128i x)
 {
     const __m128i low32 = _mm_set_epi32(0, 0, 0, -1);
-    __m128i k = _mm_set_epi64x((long long)vitcp_x64, (long long)vitcp_x96);
+    __m128i k = _mm_set_epi64x((long long)c->x64, (long long)c->x96);
     __m128i s = _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_srli_si128(x, 8));
     s = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(s, low32), k, 0x10), _mm_srli_si128(s, 4));
     /* Barrett: q = floor(high half * mu / x^32); remainder = low half + q*P. */
-    __m128i b = _mm_set_epi64x((long long)vitcp_poly, (long long)vitcp_mu);
+    __m128i b = _mm_set_epi64x((long long)c->poly, (long long)c->mu);
     __m128i q = _mm_clmulepi64_si128(_mm_and_si128(s, low32), b, 0x00);
     __m128i qp = _mm_clmulepi64_si128(_mm_and_si128(q, low32), b, 0x10);
     return (uint32_t)_mm_extract_epi32(_mm_xor_si128(s, qp), 1);
 }
 
-TARGET_SSE42_CLMUL uint32_t vw_crc_vitcp_clmul(uint32_t reg, const uint8_t *p, size_t len)
+static inline __m128i pair128(const uint64_t pair[2])
 {
-    const struct vw_crc_slice8_tables *tables = vw_crc_tables_vitcp();
+    return _mm_set_epi64x((long long)pair[1], (long long)pair[0]);
+}
+
+/* Folds the 16-byte blocks of [p, p+len) into one lane, starting from lane
+ * x (which holds the bytes just before p), and finishes with the tables. */
+TARGET_SSE42_CLMUL static uint32_t fold128_finish(const struct fold_constants *c, __m128i x, const uint8_t *p, size_t len)
+{
+    const __m128i k128 = pair128(c->fold128);
+    while (len >= 16) {
+        x = _mm_xor_si128(fold(x, k128), _mm_loadu_si128((const __m128i *)p));
+        p += 16;
+        len -= 16;
+    }
+    return vw_crc_slice8(c->tables, reduce128(c, x), p, len);
+}
+
+TARGET_SSE42_CLMUL static uint32_t crc_fold_sse(const struct fold_constants *c, uint32_t reg, const uint8_t *p, size_t len)
+{
     if (len < 16)
-        return vw_crc_slice8(tables, reg, p, len);
+        return vw_crc_slice8(c->tables, reg, p, len);
 
     __m128i x;
     if (len >= 64) {
-        const __m128i k512 = _mm_set_epi64x((long long)vitcp_fold512_hi, (long long)vitcp_fold512_lo);
+        const __m128i k512 = pair128(c->fold512);
         __m128i x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p), _mm_cvtsi32_si128((int)reg));
         __m128i x1 = _mm_loadu_si128((const __m128i *)(p + 16));
         __m128i x2 = _mm_loadu_si128((const __m128i *)(p + 32));
@@ -171,22 +215,91 @@ TARGET_SSE42_CLMUL uint32_t vw_crc_vitcp_clmul(uint32_t reg, const uint8_t *p, s
             p += 64;
             len -= 64;
         }
-        const __m128i k128 = _mm_set_epi64x((long long)vitcp_fold128_hi, (long long)vitcp_fold128_lo);
-        x = _mm_xor_si128(fold(x0, k128), x1);
-        x = _mm_xor_si128(fold(x, k128), x2);
-        x = _mm_xor_si128(fold(x, k128), x3);
+        /* The four lanes sit 384, 256, 128 and 0 bits before the end. */
+        x = _mm_xor_si128(_mm_xor_si128(fold(x0, pair128(c->fold384)), fold(x1, pair128(c->fold256))),
+                          _mm_xor_si128(fold(x2, pair128(c->fold128)), x3));
     } else {
         x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p), _mm_cvtsi32_si128((int)reg));
         p += 16;
         len -= 16;
     }
-    const __m128i k128 = _mm_set_epi64x((long long)vitcp_fold128_hi, (long long)vitcp_fold128_lo);
-    while (len >= 16) {
-        x = _mm_xor_si128(fold(x, k128), _mm_loadu_si128((const __m128i *)p));
-        p += 16;
-        len -= 16;
+    return fold128_finish(c, x, p, len);
+}
+
+TARGET_SSE42_CLMUL uint32_t vw_crc_vitcp_clmul(uint32_t reg, const uint8_t *p, size_t len)
+{
+    return crc_fold_sse(&vitcp_fold, reg, p, len);
+}
+
+/* --- 512-bit folding ----------------------------------------------------- */
+
+TARGET_AVX512_CLMUL static inline __m512i fold512(__m512i x, __m512i k, __m512i data)
+{
+    /* 0x96: three-way XOR in one instruction. */
+    return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00), _mm512_clmulepi64_epi128(x, k, 0x11),
+                                     data, 0x96);
+}
+
+TARGET_AVX512_CLMUL static inline __m512i broadcast_pair(const uint64_t pair[2])
+{
+    return _mm512_broadcast_i32x4(pair128(pair));
+}
+
+TARGET_AVX512_CLMUL static uint32_t crc_fold_avx512(const struct fold_constants *c, uint32_t reg, const uint8_t *p,
+                                                   size_t len)
+{
+    /* Caller guarantees len >= 256. */
+    const __m512i k2048 = broadcast_pair(c->fold2048);
+    const __m512i k512 = broadcast_pair(c->fold512);
+    __m512i z0 = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg)));
+    __m512i z1 = _mm512_loadu_si512(p + 64);
+    __m512i z2 = _mm512_loadu_si512(p + 128);
+    __m512i z3 = _mm512_loadu_si512(p + 192);
+    p += 256;
+    len -= 256;
+    while (len >= 256) {
+        z0 = fold512(z0, k2048, _mm512_loadu_si512(p));
+        z1 = fold512(z1, k2048, _mm512_loadu_si512(p + 64));
+        z2 = fold512(z2, k2048, _mm512_loadu_si512(p + 128));
+        z3 = fold512(z3, k2048, _mm512_loadu_si512(p + 192));
+        p += 256;
+        len -= 256;
     }
-    return vw_crc_slice8(tables, reduce128(x), p, len);
+    __m512i z = fold512(z0, k512, z1);
+    z = fold512(z, k512, z2);
+    z = fold512(z, k512, z3);
+    while (len >= 64) {
+        z = fold512(z, k512, _mm512_loadu_si512(p));
+        p += 64;
+        len -= 64;
+    }
+    /* The zmm's four 128-bit lanes sit 384, 256, 128 and 0 bits before the end:
+     * one multiply folds the first three (the last gets zero constants). */
+    const __m512i k_lanes = _mm512_set_epi64(0, 0, (long long)c->fold128[1], (long long)c->fold128[0],
+                                             (long long)c->fold256[1], (long long)c->fold256[0],
+                                             (long long)c->fold384[1], (long long)c->fold384[0]);
+    __m512i folded = _mm512_xor_si512(_mm512_clmulepi64_epi128(z, k_lanes, 0x00), _mm512_clmulepi64_epi128(z, k_lanes, 0x11));
+    __m128i x = _mm_xor_si128(_mm_xor_si128(_mm512_extracti32x4_epi32(folded, 0), _mm512_extracti32x4_epi32(folded, 1)),
+                              _mm_xor_si128(_mm512_extracti32x4_epi32(folded, 2), _mm512_extracti32x4_epi32(z, 3)));
+    return fold128_finish(c, x, p, len);
+}
+
+enum { AVX512_MIN_LEN = 256 };
+
+TARGET_AVX512_CLMUL uint32_t vw_crc_vitcp_avx512(uint32_t reg, const uint8_t *p, size_t len)
+{
+    if (len < AVX512_MIN_LEN)
+        return crc_fold_sse(&vitcp_fold, reg, p, len);
+    return crc_fold_avx512(&vitcp_fold, reg, p, len);
+}
+
+/* Short CRC-32C inputs (IFT headers) go to the crc32 instruction, which has
+ * no set-up cost. */
+TARGET_AVX512_CLMUL uint32_t vw_crc32c_avx512(uint32_t reg, const uint8_t *p, size_t len)
+{
+    if (len < AVX512_MIN_LEN)
+        return vw_crc32c_sse42_1stream(reg, p, len);
+    return crc_fold_avx512(&crc32c_fold, reg, p, len);
 }
 
 #else /* not x86-64: no hardware paths; checksum.c never calls these. */
@@ -194,6 +307,7 @@ TARGET_SSE42_CLMUL uint32_t vw_crc_vitcp_clmul(uint32_t reg, const uint8_t *p, s
 void vw_crc_x86_init(void) {}
 int vw_crc_x86_has_sse42(void) { return 0; }
 int vw_crc_x86_has_clmul(void) { return 0; }
+int vw_crc_x86_has_avx512_clmul(void) { return 0; }
 uint32_t vw_crc32c_sse42_1stream(uint32_t reg, const uint8_t *p, size_t len)
 {
     return vw_crc_slice8(vw_crc_tables_crc32c(), reg, p, len);
@@ -205,6 +319,14 @@ uint32_t vw_crc32c_sse42_3stream(uint32_t reg, const uint8_t *p, size_t len)
 uint32_t vw_crc_vitcp_clmul(uint32_t reg, const uint8_t *p, size_t len)
 {
     return vw_crc_slice8(vw_crc_tables_vitcp(), reg, p, len);
+}
+uint32_t vw_crc_vitcp_avx512(uint32_t reg, const uint8_t *p, size_t len)
+{
+    return vw_crc_slice8(vw_crc_tables_vitcp(), reg, p, len);
+}
+uint32_t vw_crc32c_avx512(uint32_t reg, const uint8_t *p, size_t len)
+{
+    return vw_crc_slice8(vw_crc_tables_crc32c(), reg, p, len);
 }
 
 #endif

@@ -42,9 +42,11 @@ enum vw_cksum_algo { VW_ALGO_CRC_VITCP, VW_ALGO_CRC32C, VW_ALGO_ADLER32 };
 enum vw_cksum_impl {
     VW_IMPL_BITWISE, /* reference: one bit at a time */
     VW_IMPL_TABLE,   /* portable: slicing-by-8 (or better) */
-    VW_IMPL_HW,      /* SSE4.2 crc32 / PCLMULQDQ folding / SIMD Adler */
+    VW_IMPL_HW,      /* CRC-32C: SSE4.2 crc32, 3 streams; VI/TCP: PCLMULQDQ folding */
     VW_IMPL_HW_1STREAM, /* CRC-32C only: one dependent chain of crc32q, the baseline */
+    VW_IMPL_HW_AVX512, /* both CRCs: VPCLMULQDQ folding on 512-bit registers */
 };
+#define VW_CKSUM_IMPL_COUNT 5
 /* 1 if the path can run on this CPU (BITWISE and TABLE always can). */
 int vw_cksum_impl_available(enum vw_cksum_algo algo, enum vw_cksum_impl impl);
 /* Run one path explicitly; crc/adler chained as the *_update functions.
