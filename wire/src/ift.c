@@ -312,10 +312,10 @@ enum vw_req vw_ift_frame_fatal(const struct vw_ift_frame *fr, const struct vw_if
 
 bool vw_ift_guess_mode(const uint8_t *b, size_t len, struct vw_ift_frame_mode *mode)
 {
-    int matches = 0;
-    bool plain_fits = false;
-    struct vw_ift_frame_mode found = {0};
-    for (int combo = 1; combo < 4; combo++) {
+    /* A frame with both CRCs also "matches" as header-CRC-only (its prefix),
+     * so the combination verifying the most CRCs wins; a tie is ambiguous. */
+    int best = -1, best_count = 0;
+    for (int combo = 0; combo < 4; combo++) {
         struct vw_ift_frame_mode m = {.hc = combo & 1, .pc = (combo >> 1) & 1};
         size_t n = vw_ift_peek_frame_len(b, len, &m);
         if (n == 0 || n > len)
@@ -323,21 +323,22 @@ bool vw_ift_guess_mode(const uint8_t *b, size_t len, struct vw_ift_frame_mode *m
         struct vw_ift_frame fr;
         if (vw_ift_frame_decode(b, n, &m, &fr, NULL) != VW_REQ_NONE)
             continue;
-        if ((!m.hc || fr.hdr_crc_ok) && (!m.pc || fr.payload_crc_ok)) {
-            matches++;
-            found = m;
+        if ((m.hc && !fr.hdr_crc_ok) || (m.pc && !fr.payload_crc_ok))
+            continue;
+        int crcs = (int)m.hc + (int)m.pc;
+        if (crcs > best) {
+            best = crcs;
+            best_count = 1;
+            mode->hc = m.hc;
+            mode->pc = m.pc;
+        } else if (crcs == best) {
+            best_count++;
         }
     }
-    struct vw_ift_frame_mode none = {0};
-    size_t n0 = vw_ift_peek_frame_len(b, len, &none);
-    plain_fits = n0 != 0 && n0 <= len;
-    if (matches == 1 || (matches == 0 && plain_fits)) {
-        mode->hc = found.hc;
-        mode->pc = found.pc;
-        mode->check_vtag = false;
-        return true;
-    }
-    return false;
+    if (best < 0 || best_count != 1)
+        return false;
+    mode->check_vtag = false;
+    return true;
 }
 
 void vw_ift_frame_enc_init(struct vw_ift_frame_enc *enc, uint16_t vtag, bool hc, bool pc,

@@ -225,8 +225,9 @@ enum vw_req vw_ift_frame_fatal(const struct vw_ift_frame *frame, const struct vw
 
 /* A capture that starts after the indications: find the HC/PC combination
  * under which buf (>= one whole frame) starts with a frame whose sizes fit
- * and whose CRCs match. Returns true and sets mode->hc/pc (VTag unchecked)
- * when exactly one combination with a CRC matches, or only no-CRC fits. */
+ * and whose CRCs all match, preferring the one that verifies the most CRCs.
+ * Returns true and sets mode->hc/pc (VTag unchecked) when that choice is
+ * unique; false (mode untouched) when nothing fits or it is ambiguous. */
 bool vw_ift_guess_mode(const uint8_t *buf, size_t len, struct vw_ift_frame_mode *mode);
 
 struct vw_ift_frame_enc {

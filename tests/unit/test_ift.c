@@ -1,0 +1,635 @@
+/* IFT (I1-I9): indication and frame round trips, every decode error naming
+ * its rule, the framer at every split point, the connection rules, and
+ * garbage never read out of bounds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "vitcp/checksum.h"
+#include "vitcp/ift_stream.h"
+
+static uint8_t *exact(const uint8_t *p, size_t n)
+{
+    uint8_t *d = malloc(n ? n : 1);
+    assert_non_null(d);
+    if (n)
+        memcpy(d, p, n);
+    return d;
+}
+
+static size_t make_ind(uint8_t *buf, unsigned phase, uint16_t vtag, bool hc, bool pc)
+{
+    struct vw_ift_ind_enc e;
+    vw_ift_ind_enc_init(&e, phase, vtag, hc, pc);
+    return vw_ift_ind_encode(&e, buf, 64);
+}
+
+static enum vw_req ind_exact(const uint8_t *p, size_t n, struct vw_ift_ind *ind, struct vw_findings *fs)
+{
+    uint8_t *d = exact(p, n);
+    vw_findings_clear(fs);
+    enum vw_req r = vw_ift_ind_decode(d, n, ind, fs);
+    free(d);
+    return r;
+}
+
+static void test_crc32c_iscsi_byte_order(void **state)
+{
+    (void)state;
+    /* I3: the four bytes for 32 zero bytes are AA 36 91 8A */
+    uint8_t zeros[32] = {0}, out[4];
+    vw_put_le32(out, vw_crc32c(zeros, sizeof zeros));
+    const uint8_t want[4] = {0xAA, 0x36, 0x91, 0x8A};
+    assert_memory_equal(out, want, 4);
+}
+
+static void test_indication_bytes_and_round_trip(void **state)
+{
+    (void)state;
+    struct vw_ift_ind_enc e;
+    vw_ift_ind_enc_init(&e, 1, 0xBEEF, true, false);
+    e.flags |= VW_IFT_FLAG_IH | VW_IFT_FLAG_IP | VW_IFT_FLAG_SP;
+    uint8_t b[64];
+    assert_int_equal(vw_ift_ind_encode(&e, b, sizeof b), 64);
+    assert_int_equal(vw_ift_ind_encode(&e, b, 63), 0);
+    assert_int_equal(b[0], 0x52);
+    assert_int_equal(b[3], 0x50);
+    assert_int_equal(b[5], 1);
+    assert_int_equal(b[7], 1);
+    /* I2: PH bit 31, R 30, HC 29, PC 28, IH 27, IP 26, SP 25 */
+    assert_int_equal(b[8], 0x80 | 0x40 | 0x20 | 0x08 | 0x04 | 0x02);
+    assert_int_equal(b[9], 0);
+    assert_int_equal(b[12], 0xBE);
+    assert_int_equal(b[13], 0xEF);
+    for (int i = 16; i < 60; i++)
+        assert_int_equal(b[i], 0);
+    uint32_t crc = vw_crc32c(b, 60);
+    assert_int_equal(b[60], crc & 0xFF);
+    assert_int_equal(b[63], crc >> 24);
+
+    struct vw_ift_ind ind;
+    struct vw_findings fs;
+    assert_int_equal(ind_exact(b, 64, &ind, &fs), VW_REQ_NONE);
+    assert_int_equal(fs.count, 0);
+    assert_int_equal(ind.magic, VW_IFT_MAGIC);
+    assert_int_equal(ind.version, 1);
+    assert_int_equal(ind.bc_version, 1);
+    assert_int_equal(vw_ift_ind_phase(&ind), 1);
+    assert_int_equal(ind.flags, VW_IFT_FLAG_PH | VW_IFT_FLAG_R | VW_IFT_FLAG_HC | VW_IFT_FLAG_IH |
+                                    VW_IFT_FLAG_IP | VW_IFT_FLAG_SP);
+    assert_int_equal(ind.vtag, 0xBEEF);
+    assert_int_equal(ind.marker_interval, 0);
+    assert_true(ind.crc_ok);
+    assert_true(ind.reserved_zero);
+    assert_int_equal(vw_ift_ind_fatal(&ind), VW_REQ_NONE);
+    assert_true(vw_ift_plausible_indication(b, 64));
+
+    char s[80];
+    assert_string_equal(vw_ift_flags_str(ind.flags, s, sizeof s), "PH|R|HC|IH|IP|SP");
+    assert_string_equal(vw_ift_flags_str(VW_IFT_FLAG_SM | VW_IFT_FLAG_RM | 1u, s, sizeof s),
+                        "SM|RM|Reserved(0x000001)");
+    assert_string_equal(vw_ift_flag_name(VW_IFT_FLAG_PC), "PC");
+    assert_string_equal(vw_ift_flag_name(1u), "Reserved");
+}
+
+static void test_indication_errors(void **state)
+{
+    (void)state;
+    struct vw_ift_ind_enc e;
+    struct vw_ift_ind ind;
+    struct vw_findings fs;
+    uint8_t b[64];
+
+    make_ind(b, 0, 1, false, false);
+    assert_int_equal(ind_exact(b, 63, &ind, &fs), VW_REQ_IFT_4_1_LENGTH);
+    assert_int_equal(ind_exact(b, 2, &ind, &fs), VW_REQ_IFT_4_1_LENGTH);
+
+    vw_ift_ind_enc_init(&e, 0, 1, false, false);
+    e.magic = 0x52444451u;
+    vw_ift_ind_encode(&e, b, 64);
+    assert_int_equal(ind_exact(b, 64, &ind, &fs), VW_REQ_IFT_4_1_MAGIC);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_4_1_MAGIC));
+    assert_false(vw_ift_plausible_indication(b, 64));
+
+    vw_ift_ind_enc_init(&e, 0, 1, false, false);
+    e.crc = VW_IFT_CRC_BAD;
+    vw_ift_ind_encode(&e, b, 64);
+    assert_int_equal(ind_exact(b, 64, &ind, &fs), VW_REQ_NONE);
+    assert_false(ind.crc_ok);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_4_2_IND_CRC));
+    assert_int_equal(vw_ift_ind_fatal(&ind), VW_REQ_IFT_4_2_IND_CRC);
+    assert_false(vw_ift_plausible_indication(b, 64));
+
+    e.crc = VW_IFT_CRC_BE;
+    vw_ift_ind_encode(&e, b, 64);
+    assert_int_equal(ind_exact(b, 64, &ind, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_4_2_IND_CRC));
+    assert_non_null(strstr(fs.item[0].detail, "most significant byte first"));
+
+    vw_ift_ind_enc_init(&e, 0, 1, false, false);
+    e.version = 0;
+    vw_ift_ind_encode(&e, b, 64);
+    assert_int_equal(ind_exact(b, 64, &ind, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_4_2_VERSION));
+    assert_int_equal(fs.item[0].severity, VW_SEV_ERROR);
+
+    e.version = 3; /* newer but backward compatible: accepted with a note (I8) */
+    vw_ift_ind_encode(&e, b, 64);
+    assert_int_equal(ind_exact(b, 64, &ind, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_4_2_VERSION));
+    assert_int_equal(fs.item[0].severity, VW_SEV_NOTE);
+    assert_int_equal(vw_ift_ind_fatal(&ind), VW_REQ_NONE);
+
+    e.version = 2;
+    e.bc_version = 2;
+    vw_ift_ind_encode(&e, b, 64);
+    assert_int_equal(ind_exact(b, 64, &ind, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT));
+    assert_int_equal(vw_ift_ind_fatal(&ind), VW_REQ_IFT_4_2_BC_VERSION_REJECT);
+
+    e.version = 1;
+    e.bc_version = 0;
+    vw_ift_ind_encode(&e, b, 64);
+    assert_int_equal(ind_exact(b, 64, &ind, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_4_2_BC_VERSION_SET));
+
+    uint8_t junk[44];
+    memset(junk, 0, sizeof junk);
+    junk[43] = 1;
+    vw_ift_ind_enc_init(&e, 0, 1, false, false);
+    e.reserved = junk;
+    vw_ift_ind_encode(&e, b, 64);
+    assert_int_equal(ind_exact(b, 64, &ind, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_4_2_RESERVED_ZERO));
+    assert_false(ind.reserved_zero);
+    assert_true(ind.crc_ok);
+
+    vw_ift_ind_enc_init(&e, 0, 1, false, false);
+    e.flags |= 0x10u;
+    vw_ift_ind_encode(&e, b, 64);
+    assert_int_equal(ind_exact(b, 64, &ind, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_4_2_RESERVED_ZERO));
+
+    vw_ift_ind_enc_init(&e, 0, 1, false, false);
+    e.flags |= VW_IFT_FLAG_SM;
+    e.marker_interval = 512;
+    vw_ift_ind_encode(&e, b, 64);
+    assert_int_equal(ind_exact(b, 64, &ind, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_4_2_MARKERS));
+    assert_int_equal(ind.marker_interval, 512);
+}
+
+static size_t make_frame(uint8_t *buf, size_t cap, uint16_t vtag, bool hc, bool pc, bool tagged,
+                         const char *payload)
+{
+    struct vw_ddp_hdr h = {.tagged = tagged, .last = true, .dv = 1, .rdmap_rv = 1,
+                           .rdmap_opcode = tagged ? VW_RDMAP_WRITE : VW_RDMAP_SEND,
+                           .stag = 0x11223344u, .to = 0x0102030405060708ull,
+                           .qn = 0, .msn = 5, .mo = 0};
+    uint8_t ddp[18];
+    size_t dl = vw_ddp_encode(&h, ddp, sizeof ddp);
+    struct vw_ift_frame_enc e;
+    vw_ift_frame_enc_init(&e, vtag, hc, pc, ddp, dl, (const uint8_t *)payload, strlen(payload));
+    return vw_ift_frame_encode(&e, buf, cap);
+}
+
+static enum vw_req frame_exact(const uint8_t *p, size_t n, const struct vw_ift_frame_mode *m,
+                               struct vw_ift_frame *fr, struct vw_findings *fs)
+{
+    uint8_t *d = exact(p, n);
+    vw_findings_clear(fs);
+    enum vw_req r = vw_ift_frame_decode(d, n, m, fr, fs);
+    free(d);
+    return r;
+}
+
+static void test_frame_round_trip_every_mode(void **state)
+{
+    (void)state;
+    for (int combo = 0; combo < 8; combo++) {
+        bool hc = combo & 1, pc = combo & 2, tagged = combo & 4;
+        uint8_t b[256];
+        size_t n = make_frame(b, sizeof b, 0x7777, hc, pc, tagged, "payload!");
+        size_t hs = tagged ? 14 : 18;
+        assert_int_equal(n, 6 + hs + 8 + (hc ? 4 : 0) + (pc ? 4 : 0));
+        assert_int_equal(b[0], 0);
+        assert_int_equal(b[1], hs);
+        assert_int_equal(b[3], 8);
+        assert_int_equal(b[4], 0x77);
+        struct vw_ift_frame_mode m = {.hc = hc, .pc = pc, .check_vtag = true, .vtag = 0x7777};
+        assert_int_equal(vw_ift_peek_frame_len(b, n, &m), n);
+        struct vw_ift_frame fr;
+        struct vw_findings fs;
+        assert_int_equal(frame_exact(b, n, &m, &fr, &fs), VW_REQ_NONE);
+        assert_int_equal(fs.count, 0);
+        assert_int_equal(fr.header_size, hs);
+        assert_int_equal(fr.payload_size, 8);
+        assert_int_equal(fr.vtag, 0x7777);
+        assert_int_equal(fr.has_hdr_crc, hc);
+        assert_int_equal(fr.has_payload_crc, pc);
+        assert_int_equal(fr.payload_offset, 6 + hs + (hc ? 4 : 0));
+        if (hc) {
+            /* I4: the header CRC covers sizes, VTag and DDP header */
+            assert_true(fr.hdr_crc_ok);
+            assert_int_equal(fr.hdr_crc_wire, vw_crc32c(b, 6 + hs));
+        }
+        if (pc) {
+            assert_true(fr.payload_crc_ok);
+            assert_int_equal(fr.payload_crc_wire, vw_crc32c("payload!", 8));
+        }
+        assert_true(fr.ddp_decoded);
+        assert_int_equal(fr.ddp_hdr.tagged, tagged);
+        assert_true(fr.ddp_hdr.last);
+        assert_int_equal(fr.ddp_hdr.dv, 1);
+        assert_int_equal(fr.ddp_hdr.rdmap_rv, 1);
+        if (tagged) {
+            assert_int_equal(fr.ddp_hdr.stag, 0x11223344u);
+            assert_true(fr.ddp_hdr.to == 0x0102030405060708ull);
+            assert_int_equal(fr.ddp_hdr.rdmap_opcode, VW_RDMAP_WRITE);
+        } else {
+            assert_int_equal(fr.ddp_hdr.msn, 5);
+            assert_int_equal(fr.ddp_hdr.rdmap_opcode, VW_RDMAP_SEND);
+        }
+        assert_int_equal(vw_ift_frame_fatal(&fr, &m), VW_REQ_NONE);
+    }
+    assert_string_equal(vw_rdmap_opcode_name(VW_RDMAP_READ_RESPONSE), "RDMA Read Response");
+    assert_string_equal(vw_rdmap_opcode_name(12), "Unknown");
+}
+
+static void test_empty_payload_crc_is_zero(void **state)
+{
+    (void)state;
+    uint8_t b[64];
+    size_t n = make_frame(b, sizeof b, 1, false, true, true, "");
+    assert_int_equal(n, 6 + 14 + 4);
+    assert_int_equal(b[n - 4] | b[n - 3] | b[n - 2] | b[n - 1], 0); /* I6 */
+    struct vw_ift_frame_mode m = {.pc = true};
+    struct vw_ift_frame fr;
+    struct vw_findings fs;
+    assert_int_equal(frame_exact(b, n, &m, &fr, &fs), VW_REQ_NONE);
+    assert_true(fr.payload_crc_ok);
+}
+
+static void test_frame_errors(void **state)
+{
+    (void)state;
+    uint8_t b[256];
+    struct vw_ift_frame fr;
+    struct vw_findings fs;
+    struct vw_ift_frame_mode m = {.hc = true, .pc = true, .check_vtag = true, .vtag = 0x1234};
+    size_t n = make_frame(b, sizeof b, 0x1234, true, true, true, "data");
+
+    assert_int_equal(frame_exact(b, 5, &m, &fr, &fs), VW_REQ_IFT_5_1_FRAME_TRUNCATED);
+    assert_int_equal(frame_exact(b, n - 1, &m, &fr, &fs), VW_REQ_IFT_5_1_FRAME_LEN);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_5_1_FRAME_LEN));
+    struct vw_ift_frame_mode nocrc = {.check_vtag = true, .vtag = 0x1234};
+    assert_int_equal(frame_exact(b, n, &nocrc, &fr, &fs), VW_REQ_IFT_5_1_FRAME_LEN);
+
+    /* wrong VTag */
+    m.vtag = 0x4321;
+    assert_int_equal(frame_exact(b, n, &m, &fr, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_4_2_VTAG_MATCH));
+    assert_int_equal(vw_ift_frame_fatal(&fr, &m), VW_REQ_IFT_4_2_VTAG_MATCH);
+    m.vtag = 0x1234;
+
+    /* bad header CRC, bad payload CRC, the other byte order named */
+    const uint8_t ddp[14] = {0xC1, 0x40};
+    struct vw_ift_frame_enc e;
+    vw_ift_frame_enc_init(&e, 0x1234, true, true, ddp, sizeof ddp, (const uint8_t *)"data", 4);
+    e.hdr_crc = VW_IFT_CRC_BAD;
+    n = vw_ift_frame_encode(&e, b, sizeof b);
+    assert_int_equal(frame_exact(b, n, &m, &fr, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_5_1_HDR_CRC));
+    assert_false(vw_findings_has(&fs, VW_REQ_IFT_5_1_PAYLOAD_CRC));
+    assert_int_equal(vw_ift_frame_fatal(&fr, &m), VW_REQ_IFT_5_1_HDR_CRC);
+    e.hdr_crc = VW_IFT_CRC_GOOD;
+    e.payload_crc = VW_IFT_CRC_BE;
+    n = vw_ift_frame_encode(&e, b, sizeof b);
+    assert_int_equal(frame_exact(b, n, &m, &fr, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_5_1_PAYLOAD_CRC));
+    assert_non_null(strstr(fs.item[0].detail, "most significant byte first"));
+    assert_int_equal(vw_ift_frame_fatal(&fr, &m), VW_REQ_IFT_5_1_PAYLOAD_CRC);
+    e.payload_crc = VW_IFT_CRC_VALUE;
+    e.payload_crc_value = 0xA1B2C3D4u;
+    n = vw_ift_frame_encode(&e, b, sizeof b);
+    assert_int_equal(b[n - 4], 0xD4);
+    assert_int_equal(b[n - 1], 0xA1);
+
+    /* omitted CRC although negotiated: the sizes no longer fit */
+    e.payload_crc = VW_IFT_CRC_OMIT;
+    n = vw_ift_frame_encode(&e, b, sizeof b);
+    assert_int_equal(n, 6 + 14 + 4 + 4);
+    assert_int_equal(frame_exact(b, n, &m, &fr, &fs), VW_REQ_IFT_5_1_FRAME_LEN);
+
+    /* wrong sizes on request */
+    e.payload_crc = VW_IFT_CRC_GOOD;
+    e.keep_sizes = true;
+    e.header_size = 14;
+    e.payload_size = 9;
+    n = vw_ift_frame_encode(&e, b, sizeof b);
+    assert_int_equal(b[3], 9);
+    assert_int_equal(frame_exact(b, n, &m, &fr, &fs), VW_REQ_IFT_5_1_FRAME_LEN);
+
+    /* no DDP header, and a size that is not RFC 5041's */
+    vw_ift_frame_enc_init(&e, 0x1234, false, false, NULL, 0, (const uint8_t *)"x", 1);
+    struct vw_ift_frame_mode plain = {.check_vtag = true, .vtag = 0x1234};
+    n = vw_ift_frame_encode(&e, b, sizeof b);
+    assert_int_equal(frame_exact(b, n, &plain, &fr, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_5_1_DDP_HDR_PRESENT));
+    vw_ift_frame_enc_init(&e, 0x1234, false, false, ddp, 10, (const uint8_t *)"x", 1);
+    n = vw_ift_frame_encode(&e, b, sizeof b);
+    assert_int_equal(frame_exact(b, n, &plain, &fr, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_5_1_DDP_HDR_PRESENT));
+    assert_false(fr.ddp_decoded);
+
+    /* oversized parts and small buffers are refused */
+    static uint8_t big[70000];
+    vw_ift_frame_enc_init(&e, 1, false, false, ddp, 14, big, 65536);
+    assert_int_equal(vw_ift_frame_encode(&e, big, sizeof big), 0);
+    vw_ift_frame_enc_init(&e, 1, false, false, ddp, 14, (const uint8_t *)"x", 1);
+    assert_int_equal(vw_ift_frame_encode(&e, b, 20), 0);
+}
+
+static void test_guess_mode(void **state)
+{
+    (void)state;
+    for (int combo = 0; combo < 4; combo++) {
+        uint8_t b[256];
+        size_t n = make_frame(b, sizeof b, 9, combo & 1, combo & 2, true, "guess me");
+        struct vw_ift_frame_mode m = {.hc = !(combo & 1), .pc = true};
+        assert_true(vw_ift_guess_mode(b, n, &m));
+        assert_int_equal(m.hc, !!(combo & 1));
+        assert_int_equal(m.pc, !!(combo & 2));
+        assert_false(m.check_vtag);
+    }
+    struct vw_ift_frame_mode m;
+    assert_false(vw_ift_guess_mode((const uint8_t *)"\xff\xff\xff\xff\0\0", 6, &m));
+}
+
+/* ------------------------------------------------------------ streams */
+
+struct got {
+    unsigned n, inds, frames;
+    size_t len[16];
+    uint64_t off[16];
+    enum vw_req err[16];
+    uint16_t payload_size[16];
+    unsigned findings;
+    struct vw_findings last;
+};
+
+static void on_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
+                   const struct vw_ift_pdu *pdu, enum vw_req err, const struct vw_findings *fs)
+{
+    struct got *g = ctx;
+    assert_non_null(raw);
+    if (g->n < 16) {
+        g->len[g->n] = len;
+        g->off[g->n] = off;
+        g->err[g->n] = err;
+        g->payload_size[g->n] = pdu->is_indication ? 0 : pdu->frame.payload_size;
+    }
+    if (pdu->is_indication)
+        g->inds++;
+    else
+        g->frames++;
+    g->findings += fs->count;
+    if (fs->count)
+        g->last = *fs;
+    g->n++;
+}
+
+/* A's stream: phase 0 with HC, then three frames carrying B's VTag 0xB0B0. */
+static size_t a_stream(uint8_t *s, size_t *lens)
+{
+    size_t n = 0;
+    lens[0] = make_ind(s, 0, 0xA0A0, true, false);
+    n += lens[0];
+    lens[1] = make_frame(s + n, 256, 0xB0B0, true, false, true, "first");
+    n += lens[1];
+    lens[2] = make_frame(s + n, 256, 0xB0B0, true, false, false, "");
+    n += lens[2];
+    lens[3] = make_frame(s + n, 256, 0xB0B0, true, false, true, "third frame");
+    n += lens[3];
+    return n;
+}
+
+static void check_a(const struct got *g, const size_t *lens)
+{
+    assert_int_equal(g->n, 4);
+    assert_int_equal(g->inds, 1);
+    assert_int_equal(g->frames, 3);
+    assert_int_equal(g->findings, 0);
+    uint64_t off = 0;
+    for (unsigned i = 0; i < 4; i++) {
+        assert_int_equal(g->len[i], lens[i]);
+        assert_int_equal(g->off[i], off);
+        assert_int_equal(g->err[i], VW_REQ_NONE);
+        off += lens[i];
+    }
+    assert_int_equal(g->payload_size[1], 5);
+    assert_int_equal(g->payload_size[3], 11);
+}
+
+static void test_framer_every_split(void **state)
+{
+    (void)state;
+    uint8_t s[1024];
+    size_t lens[4];
+    size_t n = a_stream(s, lens);
+    for (size_t cut = 0; cut <= n; cut++) {
+        struct vw_ift_framer f;
+        struct got g = {0};
+        assert_int_equal(vw_ift_framer_init(&f, true), 0);
+        vw_ift_framer_set_vtag(&f, 0xB0B0);
+        uint8_t *a = exact(s, cut), *b = exact(s + cut, n - cut);
+        assert_int_equal(vw_ift_framer_feed(&f, a, cut, on_pdu, &g), VW_REQ_NONE);
+        assert_int_equal(vw_ift_framer_feed(&f, b, n - cut, on_pdu, &g), VW_REQ_NONE);
+        check_a(&g, lens);
+        assert_true(f.mode.hc);
+        assert_false(f.mode.pc);
+        assert_int_equal(f.close_reason, VW_REQ_NONE);
+        free(a);
+        free(b);
+        vw_ift_framer_free(&f);
+    }
+    struct vw_ift_framer f;
+    struct got g = {0};
+    assert_int_equal(vw_ift_framer_init(&f, true), 0);
+    vw_ift_framer_set_vtag(&f, 0xB0B0);
+    for (size_t i = 0; i < n; i++) {
+        uint8_t *one = exact(s + i, 1);
+        assert_int_equal(vw_ift_framer_feed(&f, one, 1, on_pdu, &g), VW_REQ_NONE);
+        free(one);
+    }
+    check_a(&g, lens);
+    assert_int_equal(f.frames, 3);
+    vw_ift_framer_free(&f);
+}
+
+static void test_framer_errors(void **state)
+{
+    (void)state;
+    struct vw_ift_framer f;
+    struct got g = {0};
+    /* bytes that are not an indication where one is due (I7) */
+    assert_int_equal(vw_ift_framer_init(&f, true), 0);
+    const uint8_t junk[8] = {0x52, 0x44, 0x44, 0x51, 0, 0, 0, 0};
+    assert_int_equal(vw_ift_framer_feed(&f, junk, 3, on_pdu, &g), VW_REQ_NONE);
+    assert_int_equal(vw_ift_framer_feed(&f, junk + 3, 5, on_pdu, &g), VW_REQ_IFT_4_INDICATION_FIRST);
+    assert_int_equal(vw_ift_framer_feed(&f, junk, 8, on_pdu, &g), VW_REQ_IFT_4_INDICATION_FIRST);
+    assert_int_equal(g.n, 0);
+    vw_ift_framer_free(&f);
+
+    /* BC version above 1: delivered, then nothing more can be framed */
+    struct vw_ift_ind_enc e;
+    uint8_t s[128];
+    vw_ift_ind_enc_init(&e, 0, 1, false, false);
+    e.bc_version = 2;
+    vw_ift_ind_encode(&e, s, 64);
+    make_frame(s + 64, 64, 0, false, false, true, "");
+    assert_int_equal(vw_ift_framer_init(&f, true), 0);
+    assert_int_equal(vw_ift_framer_feed(&f, s, 64 + 20, on_pdu, &g), VW_REQ_IFT_4_2_BC_VERSION_REJECT);
+    assert_int_equal(g.inds, 1);
+    assert_int_equal(g.frames, 0);
+    assert_int_equal(f.close_reason, VW_REQ_IFT_4_2_BC_VERSION_REJECT);
+    vw_ift_framer_free(&f);
+
+    /* midstream capture: mode given, a bad CRC recorded as the close reason */
+    memset(&g, 0, sizeof g);
+    assert_int_equal(vw_ift_framer_init(&f, false), 0);
+    struct vw_ift_frame_mode m = {.pc = true};
+    vw_ift_framer_set_mode(&f, &m);
+    size_t n = make_frame(s, sizeof s, 5, false, true, true, "abc");
+    s[n - 1] ^= 0xFF;
+    assert_int_equal(vw_ift_framer_feed(&f, s, n, on_pdu, &g), VW_REQ_NONE);
+    assert_int_equal(g.frames, 1);
+    assert_int_equal(f.close_reason, VW_REQ_IFT_5_1_PAYLOAD_CRC);
+    assert_true(vw_findings_has(&g.last, VW_REQ_IFT_5_1_PAYLOAD_CRC));
+    vw_ift_framer_resync(&f, 500);
+    assert_int_equal(f.stream_off, 500);
+    vw_ift_framer_free(&f);
+}
+
+static void test_connection_rules(void **state)
+{
+    (void)state;
+    uint8_t ia[64], ib[64], fa[128], fb[128];
+    make_ind(ia, 0, 0xA0A0, true, false);
+    make_ind(ib, 1, 0xB0B0, false, true);
+    size_t na = make_frame(fa, sizeof fa, 0xB0B0, true, false, true, "from A");
+    size_t nb = make_frame(fb, sizeof fb, 0xA0A0, false, true, true, "from B");
+
+    /* the good exchange: no findings; each side's mode from its own indication */
+    struct vw_ift_conn c;
+    struct got g = {0};
+    assert_int_equal(vw_ift_conn_init(&c), 0);
+    assert_int_equal(vw_ift_conn_feed(&c, 0, ia, 64, on_pdu, &g), VW_REQ_NONE);
+    assert_int_equal(vw_ift_conn_feed(&c, 1, ib, 64, on_pdu, &g), VW_REQ_NONE);
+    assert_int_equal(vw_ift_conn_feed(&c, 1, fb, nb, on_pdu, &g), VW_REQ_NONE);
+    assert_int_equal(vw_ift_conn_feed(&c, 0, fa, na, on_pdu, &g), VW_REQ_NONE);
+    assert_int_equal(g.n, 4);
+    assert_int_equal(g.findings, 0);
+    assert_int_equal(c.phase0_dir, 0);
+    assert_true(c.dir[0].mode.hc && !c.dir[0].mode.pc);
+    assert_true(!c.dir[1].mode.hc && c.dir[1].mode.pc);
+    assert_int_equal(c.dir[0].mode.vtag, 0xB0B0);
+    assert_int_equal(c.dir[1].mode.vtag, 0xA0A0);
+    /* a frame from A with A's own VTag is wrong */
+    na = make_frame(fa, sizeof fa, 0xA0A0, true, false, true, "bad");
+    assert_int_equal(vw_ift_conn_feed(&c, 0, fa, na, on_pdu, &g), VW_REQ_NONE);
+    assert_true(vw_findings_has(&g.last, VW_REQ_IFT_4_2_VTAG_MATCH));
+    assert_int_equal(c.dir[0].close_reason, VW_REQ_IFT_4_2_VTAG_MATCH);
+    assert_int_equal(vw_ift_conn_feed(&c, 2, fa, na, on_pdu, &g), VW_REQ_IFT_4_INDICATION_FIRST);
+    vw_ift_conn_free(&c);
+
+    /* frames from A before phase 1 arrived (I7) */
+    memset(&g, 0, sizeof g);
+    assert_int_equal(vw_ift_conn_init(&c), 0);
+    vw_ift_conn_feed(&c, 0, ia, 64, on_pdu, &g);
+    na = make_frame(fa, sizeof fa, 0xB0B0, true, false, true, "early");
+    vw_ift_conn_feed(&c, 0, fa, na, on_pdu, &g);
+    assert_true(vw_findings_has(&g.last, VW_REQ_IFT_4_2_FRAMES_AFTER_PHASE1));
+    vw_ift_conn_free(&c);
+
+    /* phase wrong in both indications, and R disagreement */
+    memset(&g, 0, sizeof g);
+    struct vw_ift_ind_enc e;
+    assert_int_equal(vw_ift_conn_init(&c), 0);
+    vw_ift_conn_feed(&c, 1, ib, 64, on_pdu, &g); /* PH=1 first */
+    assert_true(vw_findings_has(&g.last, VW_REQ_IFT_4_2_PHASE));
+    vw_ift_ind_enc_init(&e, 0, 0xA0A0, false, false);
+    e.flags &= ~VW_IFT_FLAG_R;
+    uint8_t ir[64];
+    vw_ift_ind_encode(&e, ir, 64);
+    vw_ift_conn_feed(&c, 0, ir, 64, on_pdu, &g); /* PH=0 as the answer, R differs */
+    assert_true(vw_findings_has(&g.last, VW_REQ_IFT_4_2_PHASE));
+    assert_true(vw_findings_has(&g.last, VW_REQ_IFT_4_2_R_AGREE));
+    assert_true(c.r_disagree);
+    assert_int_equal(c.dir[0].close_reason, VW_REQ_IFT_4_2_R_AGREE);
+    vw_ift_conn_free(&c);
+}
+
+static void test_garbage_never_overreads(void **state)
+{
+    (void)state;
+    srand(777);
+    for (int round = 0; round < 300; round++) {
+        size_t n = (size_t)(rand() % 400);
+        uint8_t tmp[400];
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = (uint8_t)rand();
+        if (round & 1 && n >= 64) { /* a valid indication, then garbage frames */
+            make_ind(tmp, 0, 1, rand() & 1, rand() & 1);
+            for (size_t i = 64; i + 4 <= n; i += 37) {
+                tmp[i] = 0;
+                tmp[i + 2] = 0;
+            }
+        }
+        struct vw_ift_ind ind;
+        struct vw_ift_frame fr;
+        struct vw_findings fs;
+        struct vw_ift_frame_mode m = {.hc = rand() & 1, .pc = rand() & 1};
+        (void)ind_exact(tmp, n, &ind, &fs);
+        (void)frame_exact(tmp, n, &m, &fr, &fs);
+        uint8_t *d = exact(tmp, n);
+        (void)vw_ift_guess_mode(d, n, &m);
+        (void)vw_ift_plausible_indication(d, n);
+        free(d);
+        struct vw_ift_conn c;
+        assert_int_equal(vw_ift_conn_init(&c), 0);
+        size_t p = 0;
+        while (p < n) {
+            size_t k = 1 + (size_t)(rand() % 50);
+            if (k > n - p)
+                k = n - p;
+            uint8_t *piece = exact(tmp + p, k);
+            enum vw_req r = vw_ift_conn_feed(&c, (int)(p & 1), piece, k, NULL, NULL);
+            free(piece);
+            p += k;
+            (void)r;
+        }
+        vw_ift_conn_free(&c);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crc32c_iscsi_byte_order),
+        cmocka_unit_test(test_indication_bytes_and_round_trip),
+        cmocka_unit_test(test_indication_errors),
+        cmocka_unit_test(test_frame_round_trip_every_mode),
+        cmocka_unit_test(test_empty_payload_crc_is_zero),
+        cmocka_unit_test(test_frame_errors),
+        cmocka_unit_test(test_guess_mode),
+        cmocka_unit_test(test_framer_every_split),
+        cmocka_unit_test(test_framer_errors),
+        cmocka_unit_test(test_connection_rules),
+        cmocka_unit_test(test_garbage_never_overreads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
