@@ -1,0 +1,392 @@
+/* PacketWay EEP (P1-P8): every field's round trip, the draft's own record
+ * examples, every decode error naming its rule, names, and garbage. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "vitcp/pktway.h"
+
+static enum vw_req decode_exact(const uint8_t *p, size_t n, struct vw_eep_msg *m,
+                                struct vw_findings *fs)
+{
+    uint8_t *d = malloc(n ? n : 1);
+    assert_non_null(d);
+    if (n)
+        memcpy(d, p, n);
+    vw_findings_clear(fs);
+    enum vw_req r = vw_eep_decode(d, n, m, fs);
+    free(d);
+    return r;
+}
+
+static const uint8_t sr[13] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+static const uint8_t sym[9] = {0xD1, 0xD2, 0xD3, 0xD4, 0xD5, 0xD6, 0xD7, 0xD8, 0xD9};
+static const uint8_t ohd[4] = {0xAA, 0xBB, 0xCC, 0xDD};
+static const uint8_t payload[13] = "thirteen byte";
+
+/* L2RH (L=13) + symbol (L=9) + header + mandatory OH (L=4) + 13 data bytes
+ * + one trailer word + TAIL. */
+static size_t full_message(uint8_t *buf, size_t cap, struct vw_eep_enc *e,
+                           struct vw_eep_route_enc *routes, struct vw_eep_oh_enc *oh)
+{
+    static const uint8_t ot[8] = {0x0C, 0x0C, 0x0C, 0x0C, 0x0C, 0x0C, 0x0C, 0x0C};
+    routes[0] = (struct vw_eep_route_enc){.kind = VW_EEP_ROUTE_L2RH, .data = sr, .data_len = 13};
+    routes[1] = (struct vw_eep_route_enc){.kind = VW_EEP_ROUTE_SYMBOL, .symbol_type = 0xABCDE,
+                                          .data = sym, .data_len = 9};
+    oh[0] = (struct vw_eep_oh_enc){.mandatory = true, .type = 0x15, .data = ohd, .data_len = 4};
+    vw_eep_enc_init(e, 0x012345, 0x000042, 0x0800, payload, sizeof payload);
+    e->routes = routes;
+    e->n_routes = 2;
+    e->oh = oh;
+    e->n_oh = 1;
+    e->ot = ot;
+    e->ot_len = 8;
+    e->hdr.priority = 0x2A;
+    e->hdr.te = 0xBEEF;
+    e->hdr.endian = 0xA;
+    return vw_eep_encode(e, buf, cap);
+}
+
+static void test_draft_record_examples(void **state)
+{
+    (void)state;
+    /* 5a: an L2RH with 13 routing bytes takes two words: 00 8D SR01.. */
+    struct vw_eep_route_enc r = {.kind = VW_EEP_ROUTE_L2RH, .data = sr, .data_len = 13};
+    struct vw_eep_enc e;
+    vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
+    e.routes = &r;
+    e.n_routes = 1;
+    uint8_t b[128];
+    size_t n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(n, 16 + 16 + 8);
+    assert_int_equal(b[0], 0x00);
+    assert_int_equal(b[1], 0x8D);
+    assert_memory_equal(b + 2, sr, 13);
+    assert_int_equal(b[15], 0);
+    assert_int_equal(vw_eep_l2rh_len(13), 16);
+    assert_int_equal(vw_eep_l2rh_len(6), 8);
+    assert_int_equal(vw_eep_l2rh_len(7), 16);
+    /* 5b2: a symbol with 9 data bytes takes two words (P4: 8*[(L+12)/8]) */
+    assert_int_equal(vw_eep_symbol_len(9), 16);
+    assert_int_equal(vw_eep_symbol_len(3), 8);
+    assert_int_equal(vw_eep_symbol_len(4), 16);
+    /* 7: an OH with 4 data bytes is one word */
+    assert_int_equal(vw_eep_oh_len(4), 8);
+    assert_int_equal(vw_eep_oh_len(7), 16);
+}
+
+static void test_full_message_round_trip(void **state)
+{
+    (void)state;
+    struct vw_eep_enc e;
+    struct vw_eep_route_enc routes[2];
+    struct vw_eep_oh_enc oh[1];
+    uint8_t b[256];
+    size_t n = full_message(b, sizeof b, &e, routes, oh);
+    assert_int_equal(n, 16 + 16 + 16 + 8 + 16 + 8 + 8);
+    assert_int_equal(vw_eep_encoded_len(&e), n);
+    /* header bytes at 32: P=0x2A, DT, TE, PT, E/PL/DL, h, SA */
+    const uint8_t hdr[16] = {0x2A, 0x01, 0x23, 0x45, 0xBE, 0xEF, 0x08, 0x00,
+                             0xA0 | (3 << 1), 0x00, 0x00, 0x02, 0x80, 0x00, 0x00, 0x42};
+    assert_memory_equal(b + 32, hdr, 16);
+    assert_int_equal(b[16 + 1], 0xFA); /* symbol: 1111 + type's top nibble */
+    assert_int_equal(b[48], 0x80 | 0x40 | 0x15);
+    assert_int_equal(b[49], 4);
+
+    struct vw_eep_msg m;
+    struct vw_findings fs;
+    assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_NONE);
+    /* decode again in place: the pointers below refer into b */
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_eep_decode(b, n, &m, &fs), VW_REQ_NONE);
+    assert_int_equal(m.n_l2rh, 1);
+    assert_int_equal(m.n_symbols, 1);
+    assert_int_equal(m.routes_len, 32);
+    assert_int_equal(m.hdr_offset, 32);
+    assert_int_equal(m.hdr.version, 0);
+    assert_int_equal(m.hdr.priority, 0x2A);
+    assert_int_equal(m.hdr.dt, 0x012345);
+    assert_int_equal(vw_eep_dt_kind(m.hdr.dt), VW_EEP_DT_PHYSICAL);
+    assert_int_equal(m.hdr.te, 0xBEEF);
+    assert_int_equal(m.hdr.pt, 0x0800);
+    assert_int_equal(m.hdr.endian, 0xA);
+    assert_int_equal(m.hdr.pl, 3);
+    assert_int_equal(m.hdr.dl, 2);
+    assert_true(m.hdr.h);
+    assert_int_equal(m.hdr.rz, 0);
+    assert_int_equal(m.hdr.sa, 0x42);
+    assert_int_equal(m.n_oh, 1);
+    assert_int_equal(m.n_oh_mandatory, 1);
+    assert_int_equal(m.oh_len, 8);
+    assert_int_equal(m.db_offset, 56);
+    assert_int_equal(m.db_len, 16);
+    assert_int_equal(m.data_len, 13);
+    assert_memory_equal(m.data, payload, 13);
+    assert_int_equal(m.ot_len, 8);
+    assert_int_equal(m.tail_offset, n - 8);
+    assert_int_equal(m.msg_len, n);
+    assert_true(m.ei == 0);
+    /* notes only: unknown mandatory OH, unsized trailer */
+    assert_int_equal(fs.count, 2);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_7_MANDATORY_UNKNOWN));
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_9_OT_UNSIZED));
+
+    /* walk the records and OH fields */
+    size_t pos = 0;
+    struct vw_eep_route r;
+    assert_int_equal(vw_eep_route_next(m.routes, m.routes_len, &pos, &r), 1);
+    assert_int_equal(r.kind, VW_EEP_ROUTE_L2RH);
+    assert_int_equal(r.data_len, 13);
+    assert_int_equal(r.record_len, 16);
+    assert_int_equal(vw_eep_route_next(m.routes, m.routes_len, &pos, &r), 1);
+    assert_int_equal(r.kind, VW_EEP_ROUTE_SYMBOL);
+    assert_int_equal(r.symbol_type, 0xABCDE);
+    assert_int_equal(r.data_len, 9);
+    assert_memory_equal(r.data, sym, 9);
+    assert_int_equal(vw_eep_route_next(m.routes, m.routes_len, &pos, &r), 0);
+    pos = 0;
+    struct vw_eep_oh o;
+    assert_int_equal(vw_eep_oh_next(m.oh, m.oh_len, &pos, &o), 1);
+    assert_true(o.mandatory);
+    assert_true(o.last);
+    assert_int_equal(o.type, 0x15);
+    assert_memory_equal(o.data, ohd, 4);
+    assert_int_equal(vw_eep_oh_next(m.oh, m.oh_len, &pos, &o), 0);
+}
+
+static void test_header_field_findings(void **state)
+{
+    (void)state;
+    struct {
+        uint8_t version;
+        uint32_t dt;
+        uint8_t rz;
+        uint32_t sa;
+        enum vw_req want;
+    } cases[] = {
+        {1, 5, 0, 0, VW_REQ_EEP_6A_VERSION},
+        {0, 0xC00001, 0, 0, VW_REQ_EEP_6C_DT_KIND},
+        {0, 0x000000, 0, 0, VW_REQ_EEP_6C_DT_UNDEFINED},
+        {0, 5, 0x11, 0, VW_REQ_EEP_6J_RZ_ZERO},
+        {0, 5, 0, 0x800001, VW_REQ_EEP_6K_SA_PHYSICAL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct vw_eep_enc e;
+        vw_eep_enc_init(&e, cases[k].dt, cases[k].sa, 1, payload, 8);
+        e.hdr.version = cases[k].version;
+        e.hdr.rz = cases[k].rz;
+        uint8_t b[64];
+        size_t n = vw_eep_encode(&e, b, sizeof b);
+        assert_int_equal(n, 32);
+        struct vw_eep_msg m;
+        struct vw_findings fs;
+        assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_NONE);
+        assert_int_equal(fs.count, 1);
+        assert_int_equal(fs.item[0].req, cases[k].want);
+        assert_int_equal(m.hdr.version, cases[k].version);
+        assert_int_equal(m.hdr.rz, cases[k].rz);
+        assert_int_equal(m.hdr.sa, cases[k].sa);
+    }
+    /* PL with DL 0 (P5), via wrong lengths on request */
+    struct vw_eep_enc e;
+    vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
+    e.keep_lengths = true;
+    e.hdr.pl = 3;
+    uint8_t b[64];
+    size_t n = vw_eep_encode(&e, b, sizeof b);
+    struct vw_eep_msg m;
+    struct vw_findings fs;
+    assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_6G_PL_ZERO_NO_DATA));
+    assert_int_equal(m.data_len, 0);
+    /* a non-zero TAIL */
+    vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
+    e.ei = 0x4;
+    n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_NONE);
+    assert_true(m.ei == 4);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_10_EI_ERROR));
+    assert_non_null(strstr(fs.item[0].detail, "2 router shift"));
+    /* symbol priority note */
+    struct vw_eep_route_enc r = {.kind = VW_EEP_ROUTE_SYMBOL, .priority = 3, .data_len = 0};
+    vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
+    e.routes = &r;
+    e.n_routes = 1;
+    n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(n, 8 + 24);
+    assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_5B_SYMBOL_PRIORITY));
+}
+
+static void test_decode_errors_name_rules(void **state)
+{
+    (void)state;
+    struct vw_eep_msg m;
+    struct vw_findings fs;
+    uint8_t b[256];
+    struct vw_eep_enc e;
+    vw_eep_enc_init(&e, 5, 0, 1, payload, 8);
+    size_t n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(n, 32);
+    /* truncated */
+    assert_int_equal(decode_exact(b, 23, &m, &fs), VW_REQ_EEP_4A_TRUNCATED);
+    assert_int_equal(decode_exact(b, 0, &m, &fs), VW_REQ_EEP_4A_TRUNCATED);
+    assert_int_equal(decode_exact(b, 1, &m, &fs), VW_REQ_EEP_4A_TRUNCATED);
+    /* DL past the end */
+    assert_int_equal(decode_exact(b, 31, &m, &fs), VW_REQ_EEP_6H_DL_FITS);
+    e.keep_lengths = true;
+    e.hdr.dl = 5;
+    n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_EEP_6H_DL_FITS);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_6H_DL_FITS));
+    /* L2RH and symbol records running past the message */
+    struct vw_eep_route_enc r = {.kind = VW_EEP_ROUTE_L2RH, .data = sr, .data_len = 13};
+    vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
+    e.routes = &r;
+    e.n_routes = 1;
+    n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(decode_exact(b, 15, &m, &fs), VW_REQ_EEP_5A_L2RH_LEN);
+    r.kind = VW_EEP_ROUTE_SYMBOL;
+    r.data_len = 9;
+    n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(decode_exact(b, 12, &m, &fs), VW_REQ_EEP_5B_SYMBOL_LEN);
+    assert_int_equal(decode_exact(b, 4, &m, &fs), VW_REQ_EEP_5B_SYMBOL_LEN);
+    /* OH chain without C=1, and h set with no OH at all */
+    struct vw_eep_oh_enc oh[2] = {{.type = 1, .data = ohd, .data_len = 4},
+                                  {.type = 2, .data = ohd, .data_len = 2}};
+    vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
+    e.oh = oh;
+    e.n_oh = 2;
+    e.keep_c = true;
+    n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(n, 16 + 16 + 8);
+    assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_EEP_7_OH_FORMAT);
+    e.keep_c = false;
+    n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_NONE);
+    assert_int_equal(m.n_oh, 2);
+    assert_int_equal(fs.count, 0);
+    vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
+    e.keep_h = true;
+    e.hdr.h = true;
+    n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_EEP_7_OH_FORMAT);
+    /* trailer bytes not whole words (with OH) */
+    static const uint8_t ot[5] = {1, 2, 3, 4, 5};
+    vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
+    e.oh = oh;
+    e.n_oh = 1;
+    e.ot = ot;
+    e.ot_len = 5;
+    n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_1B_8B_WORDS));
+    assert_int_equal(m.ot_len, 5);
+    /* oversized lengths are refused by the encoder */
+    struct vw_eep_route_enc big = {.kind = VW_EEP_ROUTE_L2RH, .data = payload, .data_len = 64};
+    vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
+    e.routes = &big;
+    e.n_routes = 1;
+    assert_int_equal(vw_eep_encode(&e, b, sizeof b), 0);
+    vw_eep_enc_init(&e, 5, 0, 1, payload, 8);
+    assert_int_equal(vw_eep_encode(&e, b, 31), 0);
+}
+
+static void test_link_padding(void **state)
+{
+    (void)state;
+    uint8_t b[64] = {0};
+    struct vw_eep_enc e;
+    vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
+    size_t n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(n, 24);
+    struct vw_eep_msg m;
+    struct vw_findings fs;
+    /* Ethernet pads a 24-byte message (P1): zeros after the TAIL are a note */
+    assert_int_equal(decode_exact(b, 46, &m, &fs), VW_REQ_NONE);
+    assert_int_equal(m.msg_len, 24);
+    assert_int_equal(m.link_padding, 22);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_P1_CARRIAGE));
+    assert_int_equal(fs.item[0].severity, VW_SEV_NOTE);
+    b[40] = 7;
+    assert_int_equal(decode_exact(b, 46, &m, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_9_OT_NEEDS_OH));
+}
+
+static void test_names_and_tail(void **state)
+{
+    (void)state;
+    assert_int_equal(vw_eep_dt_kind(0x7FFFFF), VW_EEP_DT_PHYSICAL);
+    assert_int_equal(vw_eep_dt_kind(0x800000), VW_EEP_DT_L2RH);
+    assert_int_equal(vw_eep_dt_kind(0xBFFFFF), VW_EEP_DT_L2RH);
+    assert_int_equal(vw_eep_dt_kind(0xC00000), VW_EEP_DT_RESERVED);
+    assert_int_equal(vw_eep_dt_kind(0xDFFFFF), VW_EEP_DT_RESERVED);
+    assert_int_equal(vw_eep_dt_kind(0xE12345), VW_EEP_DT_LOGICAL);
+    assert_int_equal(vw_eep_dt_kind(0xF00001), VW_EEP_DT_SYMBOL);
+    assert_int_equal(vw_eep_dt_value(0xE12345), 0x12345);
+    assert_int_equal(vw_eep_dt_value(0x7FFFFE), 0x7FFFFE);
+    assert_string_equal(vw_eep_dt_kind_name(VW_EEP_DT_LOGICAL), "Logical");
+    assert_string_equal(vw_eep_dt_kind_name(VW_EEP_DT_RESERVED), "Reserved");
+    assert_string_equal(vw_eep_reserved_addr_name(0x7FFFFE), "Hey-You");
+    assert_string_equal(vw_eep_reserved_addr_name(0x7FFFFF), "Broadcast");
+    assert_string_equal(vw_eep_reserved_addr_name(0), "Undefined");
+    assert_null(vw_eep_reserved_addr_name(0x42));
+    assert_string_equal(vw_eep_pt_name(NULL, 0x0001), "RRP");
+    assert_string_equal(vw_eep_pt_name(NULL, 0x0002), "ERR");
+    assert_string_equal(vw_eep_pt_name(NULL, 0x0800), "IPv4");
+    assert_string_equal(vw_eep_pt_name(NULL, 0x86DD), "IPv6");
+    assert_string_equal(vw_eep_pt_name(NULL, 0x1234), "Unknown");
+    struct vw_eep_types t = vw_eep_types_default;
+    t.pt_err = 0x0300;
+    assert_string_equal(vw_eep_pt_name(&t, 0x0300), "ERR");
+    assert_string_equal(vw_eep_te_name(&t, 0x0300, 3), "Unknown mandatory optional header");
+    assert_string_equal(vw_eep_te_name(NULL, 2, 1), "Destination Unknown (UNK)");
+    assert_string_equal(vw_eep_te_name(NULL, 2, 2), "Message too long for path MTU");
+    assert_null(vw_eep_te_name(NULL, 1, 1));
+    assert_null(vw_eep_te_name(NULL, 2, 9));
+    assert_string_equal(vw_eep_endian_name(0x8), "Little-Endian");
+    assert_string_equal(vw_eep_endian_name(0x7), "Big-Endian");
+    assert_string_equal(vw_eep_route_kind_name(VW_EEP_ROUTE_SYMBOL), "Symbol");
+    /* P6: shift per router, LSbit on error, no shift once the MSbit is set */
+    assert_true(vw_eep_tail_forward(0, false) == 0);
+    assert_true(vw_eep_tail_forward(0, true) == 1);
+    assert_true(vw_eep_tail_forward(1, false) == 2);
+    assert_true(vw_eep_tail_forward(3, true) == 7);
+    assert_true(vw_eep_tail_forward(0x8000000000000000ull, false) == 0x8000000000000000ull);
+    assert_true(vw_eep_tail_forward(0x8000000000000000ull, true) == 0x8000000000000001ull);
+}
+
+static void test_garbage_never_overreads(void **state)
+{
+    (void)state;
+    srand(4242);
+    for (int round = 0; round < 2000; round++) {
+        size_t n = (size_t)(rand() % 200);
+        uint8_t tmp[200];
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = (uint8_t)rand();
+        if (round & 1) /* small DL half the time, so decoding goes further */
+            for (size_t i = 8; i + 4 < n; i += 8)
+                tmp[i] &= 0xF0, tmp[i + 1] = 0, tmp[i + 2] = 0;
+        struct vw_eep_msg m;
+        struct vw_findings fs;
+        (void)decode_exact(tmp, n, &m, &fs);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_draft_record_examples),
+        cmocka_unit_test(test_full_message_round_trip),
+        cmocka_unit_test(test_header_field_findings),
+        cmocka_unit_test(test_decode_errors_name_rules),
+        cmocka_unit_test(test_link_padding),
+        cmocka_unit_test(test_names_and_tail),
+        cmocka_unit_test(test_garbage_never_overreads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
