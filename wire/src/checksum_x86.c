@@ -73,6 +73,8 @@ static uint64_t crc32c_shift_constant(unsigned bytes)
     return vw_crc_xpow_mod(VW_CRC32C_POLY_REFLECTED, 8ull * bytes - 33);
 }
 
+TARGET_SSE42_CLMUL static void derive_crc32c_pow2_shifts(void);
+
 void vw_crc_x86_init(void)
 {
     __builtin_cpu_init();
@@ -89,6 +91,8 @@ void vw_crc_x86_init(void)
 
     derive_fold_constants(&vitcp_fold, VW_CRC_VITCP_POLY_REFLECTED, vw_crc_tables_vitcp());
     derive_fold_constants(&crc32c_fold, VW_CRC32C_POLY_REFLECTED, vw_crc_tables_crc32c());
+    if (has_clmul)
+        derive_crc32c_pow2_shifts();
 }
 
 int vw_crc_x86_has_sse42(void) { return has_sse42; }
@@ -245,12 +249,30 @@ TARGET_AVX512_CLMUL static inline __m512i broadcast_pair(const uint64_t pair[2])
     return _mm512_broadcast_i32x4(pair128(pair));
 }
 
+/* Four zmm accumulators (256 consecutive bytes, z0 first) to one 128-bit
+ * lane holding the same CRC state. */
+TARGET_AVX512_CLMUL static inline __m128i avx512_to_lane(const struct fold_constants *c, __m512i z0, __m512i z1,
+                                                         __m512i z2, __m512i z3)
+{
+    const __m512i k512 = broadcast_pair(c->fold512);
+    __m512i z = fold512(z0, k512, z1);
+    z = fold512(z, k512, z2);
+    z = fold512(z, k512, z3);
+    /* The zmm's four 128-bit lanes sit 384, 256, 128 and 0 bits before the end:
+     * one multiply folds the first three (the last gets zero constants). */
+    const __m512i k_lanes = _mm512_set_epi64(0, 0, (long long)c->fold128[1], (long long)c->fold128[0],
+                                             (long long)c->fold256[1], (long long)c->fold256[0],
+                                             (long long)c->fold384[1], (long long)c->fold384[0]);
+    __m512i folded = _mm512_xor_si512(_mm512_clmulepi64_epi128(z, k_lanes, 0x00), _mm512_clmulepi64_epi128(z, k_lanes, 0x11));
+    return _mm_xor_si128(_mm_xor_si128(_mm512_extracti32x4_epi32(folded, 0), _mm512_extracti32x4_epi32(folded, 1)),
+                         _mm_xor_si128(_mm512_extracti32x4_epi32(folded, 2), _mm512_extracti32x4_epi32(z, 3)));
+}
+
 TARGET_AVX512_CLMUL static uint32_t crc_fold_avx512(const struct fold_constants *c, uint32_t reg, const uint8_t *p,
                                                    size_t len)
 {
     /* Caller guarantees len >= 256. */
     const __m512i k2048 = broadcast_pair(c->fold2048);
-    const __m512i k512 = broadcast_pair(c->fold512);
     __m512i z0 = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg)));
     __m512i z1 = _mm512_loadu_si512(p + 64);
     __m512i z2 = _mm512_loadu_si512(p + 128);
@@ -265,23 +287,93 @@ TARGET_AVX512_CLMUL static uint32_t crc_fold_avx512(const struct fold_constants 
         p += 256;
         len -= 256;
     }
-    __m512i z = fold512(z0, k512, z1);
-    z = fold512(z, k512, z2);
-    z = fold512(z, k512, z3);
-    while (len >= 64) {
-        z = fold512(z, k512, _mm512_loadu_si512(p));
-        p += 64;
-        len -= 64;
+    return fold128_finish(c, avx512_to_lane(c, z0, z1, z2, z3), p, len);
+}
+
+/* --- CRC-32C: crc32 chains and 512-bit folding side by side --------------- */
+
+/* a * b * x^33 mod P for reflected 32-bit a, b: the carry-less product
+ * reduced by one crc32q (see crc32c_shift_constant). Constants of the form
+ * x^(n-33) stay in that form: x^(m-33) (*) x^(n-33) = x^(m+n-33). */
+TARGET_SSE42_CLMUL static inline uint32_t crc32c_mul33(uint32_t a, uint32_t b)
+{
+    __m128i prod = _mm_clmulepi64_si128(_mm_cvtsi32_si128((int)a), _mm_cvtsi32_si128((int)b), 0x00);
+    return (uint32_t)_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(prod));
+}
+
+/* crc32c_pow2_shift[k] = x^(2^k - 33) mod P, k >= 6 (8-byte multiples). */
+static uint32_t crc32c_pow2_shift[64];
+
+TARGET_SSE42_CLMUL static void derive_crc32c_pow2_shifts(void)
+{
+    crc32c_pow2_shift[6] = vw_crc_xpow_mod(VW_CRC32C_POLY_REFLECTED, 64 - 33);
+    for (int k = 7; k < 64; k++)
+        crc32c_pow2_shift[k] = crc32c_mul33(crc32c_pow2_shift[k - 1], crc32c_pow2_shift[k - 1]);
+}
+
+/* The shift constant of crc32c_shift_constant for any multiple of 8 bytes,
+ * in a few multiplies instead of a bit loop. */
+TARGET_SSE42_CLMUL static uint32_t crc32c_shift_for(size_t bytes)
+{
+    uint64_t bits = 8 * (uint64_t)bytes;
+    uint32_t k = 0;
+    int have = 0;
+    for (int i = 6; i < 64; i++)
+        if (bits >> i & 1) {
+            k = have ? crc32c_mul33(k, crc32c_pow2_shift[i]) : crc32c_pow2_shift[i];
+            have = 1;
+        }
+    return k;
+}
+
+/* Per round: 256 bytes folded by VPCLMULQDQ and 3 x 48 bytes by three crc32
+ * chains, which run on other execution units. The buffer is split into the
+ * folded region, then the three chain regions, then a tail. */
+enum { HYBRID_FOLD_BYTES = 256, HYBRID_CHAIN_WORDS = 6, HYBRID_CHAIN_BYTES = 8 * HYBRID_CHAIN_WORDS,
+       HYBRID_ROUND_BYTES = HYBRID_FOLD_BYTES + 3 * HYBRID_CHAIN_BYTES, HYBRID_MIN_LEN = 2048 };
+
+TARGET_AVX512_CLMUL static uint32_t crc32c_hybrid(uint32_t reg, const uint8_t *p, size_t len)
+{
+    const struct fold_constants *c = &crc32c_fold;
+    size_t rounds = len / HYBRID_ROUND_BYTES;
+    size_t chain_len = rounds * HYBRID_CHAIN_BYTES;
+    const uint8_t *fold_p = p, *chain_p = p + rounds * HYBRID_FOLD_BYTES;
+    uint64_t c0 = 0, c1 = 0, c2 = 0;
+
+    const __m512i k2048 = broadcast_pair(c->fold2048);
+    __m512i z0 = _mm512_xor_si512(_mm512_loadu_si512(fold_p), _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)reg)));
+    __m512i z1 = _mm512_loadu_si512(fold_p + 64);
+    __m512i z2 = _mm512_loadu_si512(fold_p + 128);
+    __m512i z3 = _mm512_loadu_si512(fold_p + 192);
+    fold_p += HYBRID_FOLD_BYTES;
+    for (size_t round = 0; round < rounds; round++) {
+        for (int w = 0; w < HYBRID_CHAIN_WORDS; w++) {
+            c0 = _mm_crc32_u64(c0, load64(chain_p));
+            c1 = _mm_crc32_u64(c1, load64(chain_p + chain_len));
+            c2 = _mm_crc32_u64(c2, load64(chain_p + 2 * chain_len));
+            chain_p += 8;
+        }
+        if (round + 1 < rounds) { /* the first fold block was loaded above */
+            z0 = fold512(z0, k2048, _mm512_loadu_si512(fold_p));
+            z1 = fold512(z1, k2048, _mm512_loadu_si512(fold_p + 64));
+            z2 = fold512(z2, k2048, _mm512_loadu_si512(fold_p + 128));
+            z3 = fold512(z3, k2048, _mm512_loadu_si512(fold_p + 192));
+            fold_p += HYBRID_FOLD_BYTES;
+        }
     }
-    /* The zmm's four 128-bit lanes sit 384, 256, 128 and 0 bits before the end:
-     * one multiply folds the first three (the last gets zero constants). */
-    const __m512i k_lanes = _mm512_set_epi64(0, 0, (long long)c->fold128[1], (long long)c->fold128[0],
-                                             (long long)c->fold256[1], (long long)c->fold256[0],
-                                             (long long)c->fold384[1], (long long)c->fold384[0]);
-    __m512i folded = _mm512_xor_si512(_mm512_clmulepi64_epi128(z, k_lanes, 0x00), _mm512_clmulepi64_epi128(z, k_lanes, 0x11));
-    __m128i x = _mm_xor_si128(_mm_xor_si128(_mm512_extracti32x4_epi32(folded, 0), _mm512_extracti32x4_epi32(folded, 1)),
-                              _mm_xor_si128(_mm512_extracti32x4_epi32(folded, 2), _mm512_extracti32x4_epi32(z, 3)));
-    return fold128_finish(c, x, p, len);
+    uint32_t fold_crc = reduce128(c, avx512_to_lane(c, z0, z1, z2, z3));
+
+    /* crc = fold_crc shifted over 3 chains ^ c0 over 2 ^ c1 over 1 ^ c2. */
+    uint32_t shift1 = crc32c_shift_for(chain_len);
+    uint32_t shift2 = crc32c_mul33(shift1, shift1);
+    uint32_t shift3 = crc32c_mul33(shift2, shift1);
+    __m128i joined = _mm_xor_si128(
+        _mm_clmulepi64_si128(_mm_cvtsi32_si128((int)fold_crc), _mm_cvtsi32_si128((int)shift3), 0x00),
+        _mm_xor_si128(_mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)c0), _mm_cvtsi32_si128((int)shift2), 0x00),
+                      _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)c1), _mm_cvtsi32_si128((int)shift1), 0x00)));
+    reg = (uint32_t)_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(joined)) ^ (uint32_t)c2;
+    size_t done = rounds * HYBRID_ROUND_BYTES;
+    return vw_crc32c_sse42_1stream(reg, p + done, len - done);
 }
 
 enum { AVX512_MIN_LEN = 256 };
@@ -299,7 +391,9 @@ TARGET_AVX512_CLMUL uint32_t vw_crc32c_avx512(uint32_t reg, const uint8_t *p, si
 {
     if (len < AVX512_MIN_LEN)
         return vw_crc32c_sse42_1stream(reg, p, len);
-    return crc_fold_avx512(&crc32c_fold, reg, p, len);
+    if (len < HYBRID_MIN_LEN)
+        return crc_fold_avx512(&crc32c_fold, reg, p, len);
+    return crc32c_hybrid(reg, p, len);
 }
 
 #else /* not x86-64: no hardware paths; checksum.c never calls these. */
