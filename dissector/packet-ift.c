@@ -377,14 +377,15 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
         hc = pc = FALSE;
     } else if (crc_bytes == 2 * VW_IFT_CRC_LEN) {
         hc = pc = TRUE;
-    } else if (crc_bytes == VW_IFT_CRC_LEN && hc_announced != pc_announced) {
-        /* one CRC where the other was announced: both presences are wrong */
-        hc = !hc_announced;
-        pc = !pc_announced;
-    } else if (crc_bytes == VW_IFT_CRC_LEN && hc_announced && pc_announced) {
-        /* one missing: the header CRC is the one that verifies in place */
-        guint32 hcrc = vw_crc32c(tvb_get_ptr(tvb, 0, VW_IFT_FRAME_HDR_LEN + hs), VW_IFT_FRAME_HDR_LEN + hs);
-        hc = tvb_get_letohl(tvb, VW_IFT_FRAME_HDR_LEN + hs) == hcrc;
+    } else if (crc_bytes == VW_IFT_CRC_LEN) {
+        /* One CRC: whichever verifies in place; if neither or both, the announced one. */
+        guint32 hlen = VW_IFT_FRAME_HDR_LEN + hs;
+        gboolean hdr_ok = tvb_get_letohl(tvb, hlen) == vw_crc32c(tvb_get_ptr(tvb, 0, hlen), hlen);
+        gboolean pay_ok = tvb_get_letohl(tvb, hlen + ps) == vw_crc32c(tvb_get_ptr(tvb, hlen, ps), ps);
+        if (hdr_ok != pay_ok)
+            hc = hdr_ok;
+        else
+            hc = hc_announced;
         pc = !hc;
     }
 

@@ -1,0 +1,101 @@
+"""IFT dissector: every field, negotiation applied per direction, CRCs,
+split/coalesced frames, the DDP/RDMAP handoff, and one capture per group of
+broken rules (each expert item asserted by its requirement ID)."""
+import os
+import unittest
+import tsharklib
+
+CAPS = os.environ.get("VITCP_TEST_CAPTURES", "")
+# Wireshark's RPC-over-RDMA heuristic claims any RDMAP Send payload; the
+# test payloads are plain text.
+NO_RPCORDMA = ["--disable-protocol", "rpcordma"]
+
+
+def cap(name):
+    return os.path.join(CAPS, name)
+
+
+def by_frame(capture, names, flt="ift"):
+    rows = tsharklib.fields(capture, ["frame.number"] + names, flt, extra=NO_RPCORDMA)
+    return {int(r[0]): r[1:] for r in rows}
+
+
+class IftGood(unittest.TestCase):
+    def test_indication_fields(self):
+        rows = by_frame(cap("ift-good.pcap"),
+                        ["ift.ai.magic", "ift.ai.version", "ift.ai.bc_version", "ift.ai.flags.ph", "ift.ai.flags.r",
+                         "ift.ai.flags.hc", "ift.ai.flags.pc", "ift.ai.flags.sp", "ift.ai.flags.sm", "ift.ai.flags.rm",
+                         "ift.ai.vtag", "ift.ai.marker_interval", "ift.ai.crc.status"], "ift.ai")
+        self.assertEqual(rows[4], ["0x52444450", "1", "1", "0", "1", "1", "1", "0", "0", "0", "0x1111", "0", "1"])
+        self.assertEqual(rows[5], ["0x52444450", "1", "1", "1", "1", "1", "0", "1", "0", "0", "0x2222", "0", "1"])
+
+    def test_frames_follow_each_sides_announcement(self):
+        rows = by_frame(cap("ift-good.pcap"),
+                        ["ift.header_size", "ift.payload_size", "ift.vtag", "ift.hcrc.status", "ift.pcrc.status",
+                         "ift.state.hc", "ift.state.pc", "ift.state.vtag", "ift.state.mode"], "ift.frame")
+        # A announced HC+PC and echoes B's VTag; B announced HC only.
+        self.assertEqual(rows[6], ["18", "12", "0x2222", "1", "1", "1", "1", "0x2222", "1"])
+        self.assertEqual(rows[7], ["14", "12", "0x1111", "1", "3", "1", "0", "0x1111", "1"])
+        # split over three segments: reassembled in the last one
+        self.assertEqual(rows[10][:5], ["14", "27", "0x2222", "1", "1"])
+        # two coalesced frames in one segment
+        self.assertEqual(rows[11][:5], ["18,14", "12,13", "0x1111,0x1111", "1,1", "3,3"])
+        self.assertEqual(set(rows), {6, 7, 10, 11})
+
+    def test_ddp_rdmap_decoded_by_wireshark(self):
+        rows = by_frame(cap("ift-good.pcap"), ["iwarp_rdma.opcode", "iwarp_ddp.msn", "iwarp_ddp.tagged_flag"],
+                        "iwarp_ddp_rdmap")
+        self.assertEqual(rows[6], ["0x03", "1", "0"])
+        self.assertEqual(rows[7][0], "0x00")
+        self.assertEqual(rows[7][2], "1")
+
+    def test_no_malformed_and_only_sp_note(self):
+        self.assertEqual(by_frame(cap("ift-good.pcap"), [], "_ws.malformed"), {})
+        rows = by_frame(cap("ift-good.pcap"), ["_ws.expert.message"], '_ws.expert.message contains "IFT-"')
+        self.assertEqual(list(rows), [5])
+        self.assertIn("[IFT-4.2-SP-PERMISSION]", rows[5][0])
+
+    def test_heuristic_finds_indication_on_any_port(self):
+        rows = by_frame(cap("ift-heuristic.pcap"), ["ift.ai.vtag", "ift.vtag", "tcp.dstport"])
+        self.assertEqual(rows[4][0], "0x1111")
+        self.assertEqual(rows[6][1:], ["0x2222", "40404"])
+
+
+class IftRules(unittest.TestCase):
+    def experts(self, name):
+        return {k: v[0] for k, v in by_frame(cap(name), ["_ws.expert.message"], "_ws.expert").items()}
+
+    def test_frame_rules(self):
+        e = self.experts("ift-frame-faults.pcap")
+        self.assertIn("[IFT-5.1-HDR-CRC]", e[6])
+        self.assertIn("[IFT-5.1-PAYLOAD-CRC]", e[7])
+        self.assertIn("[IFT-4.2-VTAG-MATCH] VTag 0x9999", e[8])
+        self.assertIn("[IFT-5.1-CRC-AS-NEGOTIATED] Payload CRC missing", e[9])
+        self.assertIn("[IFT-5.1-DDP-HDR-PRESENT] header_size 10", e[10])
+        st = by_frame(cap("ift-frame-faults.pcap"), ["ift.hcrc.status", "ift.pcrc.status"], "ift.frame")
+        self.assertEqual(st[6], ["0", "1"])
+        self.assertEqual(st[7], ["1", "0"])
+        self.assertEqual(st[9], ["1,1", "3,1"])  # resynchronised: the next frame is good
+
+    def test_indication_rules(self):
+        e = self.experts("ift-ind-faults.pcap")
+        for rid in ("[IFT-4.2-BC-VERSION-REJECT]", "[IFT-4.2-RESERVED-ZERO] Reserved flag",
+                    "[IFT-4.2-RESERVED-ZERO] Reserved byte 7", "[IFT-4.2-MARKERS]", "[IFT-4.2-IGNORE-CRC]",
+                    "[IFT-4.2-IND-CRC]"):
+            self.assertIn(rid, e[4])
+        for rid in ("[IFT-4.2-VERSION] Version must be 1", "[IFT-4.2-R-AGREE]", "[IFT-4.2-PHASE] The answer"):
+            self.assertIn(rid, e[5])
+        self.assertIn("[IFT-4.2-VERSION] Newer version", e[6])
+        self.assertIn("[IFT-4.2-PHASE] Second adaption indication", e[6])
+        st = by_frame(cap("ift-ind-faults.pcap"), ["ift.ai.crc.status"], "ift.ai")
+        self.assertEqual(st[4], ["0"])
+        self.assertEqual(st[5], ["1"])
+
+    def test_order_rules(self):
+        e = self.experts("ift-order.pcap")
+        self.assertIn("[IFT-4-INDICATION-FIRST]", e[4])
+        self.assertIn("[IFT-4.2-FRAMES-AFTER-PHASE1]", e[6])
+
+
+if __name__ == "__main__":
+    unittest.main()
