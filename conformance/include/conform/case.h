@@ -1,0 +1,130 @@
+/*
+ * A conformance case: a small script in the spirit of packetdrill, one
+ * directive or step per line, that names the requirements it tests:
+ *
+ *   case    accept-basic                  # stable id
+ *   section 4.3
+ *   title   a valid ConnectRequest is accepted
+ *   require VITCP-4.3-ACCEPT-ON-MATCH VITCP-3.3-MTU-LESSER
+ *   timeout 3000                          # ms for the whole case
+ *   hostile                               # check the peer survives after
+ *
+ *   connect
+ *   send   ConnectRequest attrs=RD mtu=65536 window=4 msg=1000 opts=crc
+ *   expect ConnectAccept  attrs&7=RD mtu<=65536 ack=+0 crc=1 [VITCP-3.3-MTU-LESSER]
+ *   send   Send msg=+1 payload=100
+ *   expect Send msg=+1 payload=100 data=echo
+ *   expect-close [VITCP-4-CLOSE-AFTER-REFUSE]
+ *
+ * Numbers are relative to the connection, as in packetdrill: "msg=+N" is
+ * the sender's initial message number (from its CE segment) plus N; "ack=+N"
+ * is relative to the other side's initial number. A field not named in an
+ * expect is a wildcard. The [ID] at the end of a step names the requirement
+ * a mismatch breaks (default: the case's first requirement). Segments are
+ * always built by the wire library's encoder.
+ */
+#ifndef CONFORM_CASE_H
+#define CONFORM_CASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "conform/report.h"
+#include "vitcp/vitcp.h"
+
+enum cf_step_kind {
+    CF_STEP_CONNECT,      /* open TCP to the target */
+    CF_STEP_SEND,         /* send one encoded segment */
+    CF_STEP_EXPECT,       /* the next non-NOP segment from the target matches */
+    CF_STEP_EXPECT_CLOSE, /* the target closes TCP (FIN or RST) in time */
+    CF_STEP_EXPECT_OPEN,  /* the target does NOT close within the wait */
+    CF_STEP_CLOSE,        /* the tester closes its side (FIN) */
+    CF_STEP_WAIT,         /* pause (ms) */
+};
+
+/* Fields an expect (or a send) can name, compared in this order:
+ * framing, header fields, CE/RDMA fields, options, payload, trailer. */
+enum cf_field {
+    CF_F_VERSION, CF_F_EOM, CF_F_IDV, CF_F_TXERR, CF_F_SEGLEN, CF_F_OFFSET, CF_F_IMM,
+    CF_F_MSG, CF_F_ACK, CF_F_RXPOSTED, CF_F_ERR,
+    CF_F_ATTRS, CF_F_LEVEL, CF_F_MTU, CF_F_WINDOW, CF_F_CALLING_LEN, CF_F_CALLED_LEN,
+    CF_F_RDMA_ADDR, CF_F_RDMA_HANDLE, CF_F_RDMA_LEN,
+    CF_F_OPT_CRC, CF_F_OPT_URGENT, CF_F_OPT_UNKNOWN,
+    CF_F_PAYLOAD, CF_F_CRC,
+    CF_F_COUNT
+};
+
+enum cf_op { CF_OP_EQ, CF_OP_NE, CF_OP_LE, CF_OP_GE };
+
+struct cf_match {
+    enum cf_field field;
+    enum cf_op op;
+    bool relative; /* "+N": add the initial message number of the proper side */
+    int64_t value;
+};
+
+#define CF_MAX_MATCHES 16
+#define CF_DISC_TEXT_MAX 80
+
+/* How a send writes its trailer. */
+enum cf_trailer { CF_TRAILER_AUTO, CF_TRAILER_NONE, CF_TRAILER_GOOD, CF_TRAILER_BAD };
+
+struct cf_step {
+    enum cf_step_kind kind;
+    unsigned line;
+    enum vw_req req;        /* the requirement a failure of this step breaks */
+    unsigned type;          /* SEND / EXPECT: segment type */
+    unsigned wait_ms;       /* EXPECT_*, WAIT: how long (0: the engine's default) */
+    /* SEND: values to write (set[] says which were named) */
+    bool set[CF_F_COUNT];
+    bool rel[CF_F_COUNT];
+    int64_t val[CF_F_COUNT];
+    bool noeom;
+    char calling[CF_DISC_TEXT_MAX];
+    char called[CF_DISC_TEXT_MAX];
+    bool opt_crc, opt_urgent, opt_unknown, opt_eol, opt_bad_len;
+    enum cf_trailer trailer;
+    /* EXPECT */
+    struct cf_match match[CF_MAX_MATCHES];
+    unsigned nmatch;
+    bool data_echo;         /* payload equals the last payload the tester sent */
+};
+
+#define CF_MAX_STEPS 48
+
+struct cf_case {
+    char id[CF_ID_MAX];
+    char file[256];
+    char section[32];
+    char title[160];
+    enum vw_req reqs[CF_MAX_REQS];
+    unsigned nreqs;
+    unsigned timeout_ms;
+    bool hostile;           /* after it, check that the target still accepts */
+    struct cf_step steps[CF_MAX_STEPS];
+    unsigned nsteps;
+};
+
+/* Parse one case script. Returns 0, or -1 with "file:line: reason" in err. */
+int cf_case_parse(const char *text, const char *file, struct cf_case *out, char *err,
+                  size_t errlen);
+/* Read and parse a file (at most 64 KiB). */
+int cf_case_load(const char *path, struct cf_case *out, char *err, size_t errlen);
+
+/* A set of cases, sorted by file name. */
+struct cf_case_set {
+    struct cf_case *cases;
+    size_t count;
+};
+/* Load every *.case file of dir. Returns 0, or -1 with the first error. */
+int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, size_t errlen);
+void cf_case_set_free(struct cf_case_set *set);
+
+/* Does the case match a selector: its id, one of its requirement IDs, a
+ * requirement ID prefix ending in '*', or its section ("4.3" also matches
+ * "4.3.x")? */
+bool cf_case_matches(const struct cf_case *c, const char *selector);
+
+const char *cf_field_name(enum cf_field f);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * The active engine: runs case scripts against an implementation under test
+ * over a real TCP connection. Every segment the tester sends is built by
+ * the wire library's encoder; every byte the target sends goes through the
+ * wire library's session (framer + connection checker), so a rule the
+ * target breaks anywhere in a case fails it with that rule's ID, and the
+ * explicit expects compare the answers field by field. Both directions are
+ * recorded to a capture so each verdict names the frames that prove it.
+ */
+#ifndef CONFORM_ENGINE_H
+#define CONFORM_ENGINE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "conform/case.h"
+#include "conform/report.h"
+
+struct vn_pcap_writer;
+
+#define CF_DEFAULT_SLACK_MS 2000 /* V21: allowed beyond an expected reaction */
+
+struct cf_engine {
+    char host[256];
+    char port[16];
+    unsigned slack_ms;           /* default wait for an expect / a close */
+    char discriminator[65];      /* Called Discriminator when a case names none */
+    struct vn_pcap_writer *capture; /* NULL: no recording */
+    bool check_survival;         /* after hostile cases, try a fresh connection */
+};
+
+/* Defaults; then parse "HOST:PORT" ("[v6]:PORT" too). Returns 0 or -1. */
+void cf_engine_init(struct cf_engine *e);
+int cf_engine_set_target(struct cf_engine *e, const char *host_port);
+
+/* Run one case; fills res (verdict, frames, message). */
+void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
+
+/* Can a fresh connection still be set up (ConnectRequest -> ConnectAccept)?
+ * 0 yes, -1 no (reason in why). */
+int cf_engine_check_alive(struct cf_engine *e, char *why, size_t whylen);
+
+/* Is anything listening at the target? 0 yes, -1 no (reason in why). */
+int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen);
+
+/* Run every selected case of set (only/skip: selectors for cf_case_matches,
+ * NULL-terminated arrays or NULL), appending results to report. progress
+ * (may be NULL) gets a progress bar when it is a terminal, else one line
+ * per case. */
+void cf_engine_run_suite(struct cf_engine *e, const struct cf_case_set *set,
+                         const char *const *only, const char *const *skip,
+                         struct cf_report *report, FILE *progress);
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * The conformance report: one result per case (verdict, the requirement IDs
+ * it covers, the one it broke, the capture frames that prove it), and the
+ * writers for the terminal, JSON (a stable interface) and JUnit XML.
+ */
+#ifndef CONFORM_REPORT_H
+#define CONFORM_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "vitcp/catalog.h"
+
+enum cf_verdict {
+    CF_PASS,
+    CF_FAIL,
+    CF_TIMEOUT,
+    CF_SKIP,
+    CF_NOT_APPLICABLE,
+};
+
+#define CF_MAX_REQS 12
+#define CF_MAX_FRAMES 16
+#define CF_ID_MAX 64
+#define CF_MESSAGE_MAX 1024
+
+struct cf_result {
+    char id[CF_ID_MAX];      /* case id */
+    char file[256];          /* case file, for the failure line */
+    char section[32];        /* draft section it exercises */
+    enum vw_req reqs[CF_MAX_REQS];
+    unsigned nreqs;
+    enum vw_level level;     /* strongest level among reqs */
+    enum cf_verdict verdict;
+    enum vw_req failed_req;  /* the requirement a fail/timeout breaks */
+    unsigned frames[CF_MAX_FRAMES]; /* frame numbers in the run's capture */
+    unsigned nframes;
+    char message[CF_MESSAGE_MAX];
+    double seconds;
+};
+
+struct cf_summary {
+    unsigned ran, passed, failed, timed_out, skipped, not_applicable;
+    unsigned must_failed; /* failing or timed-out cases whose broken rule is a MUST */
+};
+
+struct cf_report {
+    struct cf_result *cases;
+    size_t count, cap;
+    char capture[256]; /* recorded capture of the run ("" if none) */
+    char target[300];
+    double seconds;
+};
+
+void cf_report_init(struct cf_report *r);
+void cf_report_free(struct cf_report *r);
+/* Copy a result in; returns 0, or -1 when out of memory. */
+int cf_report_add(struct cf_report *r, const struct cf_result *res);
+void cf_report_summary(const struct cf_report *r, struct cf_summary *s);
+/* 0 only when no case whose broken requirement is a MUST/MUST NOT (or an
+ * implied format rule or project decision) failed or timed out; else 1. */
+int cf_report_exit_code(const struct cf_report *r);
+
+const char *cf_verdict_name(enum cf_verdict v); /* "pass", "fail", ... */
+/* Strongest level: MUST > MUST NOT > DECISION/IMPLIED > SHOULD > MAY. */
+enum vw_level cf_level_strongest(const enum vw_req *reqs, unsigned n);
+/* True for levels whose failure makes the run fail. */
+bool cf_level_is_mandatory(enum vw_level level);
+
+/* Helpers for result building. */
+void cf_result_add_frame(struct cf_result *res, unsigned frame);
+void cf_result_set_message(struct cf_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* One line per case, then "Ran N: P passing, F failing, T timed out ...". */
+void cf_report_write_text(FILE *out, const struct cf_report *r);
+/* The closing line alone (also used after the progress bar). */
+void cf_report_write_closing(FILE *out, const struct cf_report *r);
+/* {"cases":[{"id","requirements","level","verdict","frames","message",...}],"summary":{...}} */
+void cf_report_write_json(FILE *out, const struct cf_report *r);
+void cf_report_write_junit(FILE *out, const struct cf_report *r);
+
+/* Write s as a JSON string literal (quotes included). */
+void cf_json_string(FILE *out, const char *s);
+/* Write s with XML special characters escaped. */
+void cf_xml_text(FILE *out, const char *s);
+
+#endif

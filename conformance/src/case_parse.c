@@ -1,0 +1,488 @@
+/* The case script parser (format in conform/case.h). */
+#include "conform/case.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const field_names[CF_F_COUNT] = {
+    [CF_F_VERSION] = "version",   [CF_F_EOM] = "eom",           [CF_F_IDV] = "idv",
+    [CF_F_TXERR] = "txerr",       [CF_F_SEGLEN] = "seglen",     [CF_F_OFFSET] = "offset",
+    [CF_F_IMM] = "imm",           [CF_F_MSG] = "msg",           [CF_F_ACK] = "ack",
+    [CF_F_RXPOSTED] = "rxposted", [CF_F_ERR] = "err",           [CF_F_ATTRS] = "attrs",
+    [CF_F_LEVEL] = "level",       [CF_F_MTU] = "mtu",           [CF_F_WINDOW] = "window",
+    [CF_F_CALLING_LEN] = "calling_len", [CF_F_CALLED_LEN] = "called_len",
+    [CF_F_RDMA_ADDR] = "addr",    [CF_F_RDMA_HANDLE] = "handle", [CF_F_RDMA_LEN] = "rlen",
+    [CF_F_OPT_CRC] = "opt.crc",   [CF_F_OPT_URGENT] = "opt.urgent",
+    [CF_F_OPT_UNKNOWN] = "opt.unknown", [CF_F_PAYLOAD] = "payload", [CF_F_CRC] = "crc",
+};
+
+const char *cf_field_name(enum cf_field f)
+{
+    return (unsigned)f < CF_F_COUNT ? field_names[f] : "?";
+}
+
+static int field_by_name(const char *name, size_t len)
+{
+    for (int i = 0; i < CF_F_COUNT; i++)
+        if (strlen(field_names[i]) == len && strncmp(field_names[i], name, len) == 0)
+            return i;
+    return -1;
+}
+
+static int type_by_name(const char *name)
+{
+    for (unsigned t = 0; t < VW_VITCP_TYPE_COUNT; t++)
+        if (strcmp(vw_vitcp_type_name(t), name) == 0)
+            return (int)t;
+    return -1;
+}
+
+struct parser {
+    const char *file;
+    unsigned line;
+    char *err;
+    size_t errlen;
+};
+
+static int fail(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct parser *p, const char *fmt, ...)
+{
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(p->err, p->errlen, "%s:%u: %s", p->file, p->line, msg);
+    return -1;
+}
+
+/* Calling Attributes by name (V8), joined with '|'. */
+static int parse_attrs(const char *s, int64_t *out)
+{
+    static const struct { const char *name; unsigned bit; } names[] = {
+        {"U", VW_VITCP_ATTR_UNRELIABLE},   {"RD", VW_VITCP_ATTR_RELIABLE_DELIVERY},
+        {"RR", VW_VITCP_ATTR_RELIABLE_RECEPTION}, {"RWE", VW_VITCP_ATTR_RDMA_WRITE},
+        {"RRE", VW_VITCP_ATTR_RDMA_READ},  {"DFC", VW_VITCP_ATTR_DFC},
+        {"P2P", VW_VITCP_ATTR_P2P},        {"NONE", 0},
+    };
+    int64_t v = 0;
+    while (*s) {
+        size_t n = strcspn(s, "|");
+        bool found = false;
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i].name) == n && strncmp(names[i].name, s, n) == 0) {
+                v |= names[i].bit;
+                found = true;
+            }
+        if (!found)
+            return -1;
+        s += n;
+        if (*s == '|')
+            s++;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_number(const char *s, int64_t *out)
+{
+    if (!*s)
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* "name=value", "name<=value", "name>=value", "name!=value". */
+static int split_assignment(struct parser *p, const char *tok, int *field, enum cf_op *op,
+                            const char **value)
+{
+    size_t n = strcspn(tok, "=<>!");
+    if (n == 0 || !tok[n])
+        return fail(p, "expected name=value, got '%s'", tok);
+    const char *rest = tok + n;
+    if (strncmp(rest, "<=", 2) == 0) { *op = CF_OP_LE; *value = rest + 2; }
+    else if (strncmp(rest, ">=", 2) == 0) { *op = CF_OP_GE; *value = rest + 2; }
+    else if (strncmp(rest, "!=", 2) == 0) { *op = CF_OP_NE; *value = rest + 2; }
+    else if (rest[0] == '=') { *op = CF_OP_EQ; *value = rest + 1; }
+    else return fail(p, "bad operator in '%s'", tok);
+    *field = field_by_name(tok, n);
+    return 0;
+}
+
+static int parse_value(struct parser *p, int field, const char *v, bool *rel, int64_t *out)
+{
+    *rel = false;
+    if ((field == CF_F_ATTRS || field == CF_F_LEVEL) && isalpha((unsigned char)v[0])) {
+        if (parse_attrs(v, out) < 0)
+            return fail(p, "unknown attribute name in '%s' (U RD RR RWE RRE DFC P2P)", v);
+        return 0;
+    }
+    if (v[0] == '+' && (field == CF_F_MSG || field == CF_F_ACK)) {
+        *rel = true;
+        v++;
+    }
+    if (parse_number(v, out) < 0)
+        return fail(p, "'%s' is not a number", v);
+    return 0;
+}
+
+static int parse_options_list(struct parser *p, struct cf_step *st, const char *v)
+{
+    while (*v) {
+        size_t n = strcspn(v, ",");
+        if (n == 3 && strncmp(v, "crc", 3) == 0) st->opt_crc = true;
+        else if (n == 6 && strncmp(v, "urgent", 6) == 0) st->opt_urgent = true;
+        else if (n == 7 && strncmp(v, "unknown", 7) == 0) st->opt_unknown = true;
+        else if (n == 3 && strncmp(v, "eol", 3) == 0) st->opt_eol = true;
+        else if (n == 6 && strncmp(v, "badlen", 6) == 0) st->opt_bad_len = true;
+        else if (n == 4 && strncmp(v, "none", 4) == 0) { /* no options */ }
+        else return fail(p, "unknown option '%.*s' (crc urgent unknown eol badlen none)", (int)n, v);
+        v += n;
+        if (*v == ',')
+            v++;
+    }
+    return 0;
+}
+
+static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
+{
+    if (strcmp(tok, "noeom") == 0) {
+        st->noeom = true;
+        return 0;
+    }
+    int field;
+    enum cf_op op;
+    const char *v;
+    if (split_assignment(p, tok, &field, &op, &v) < 0)
+        return -1;
+    if (op != CF_OP_EQ)
+        return fail(p, "a send sets values: use '=' in '%s'", tok);
+    size_t name_len = (size_t)(v - tok) - 1;
+    if (name_len == 7 && strncmp(tok, "calling", 7) == 0) {
+        if (strlen(v) >= CF_DISC_TEXT_MAX)
+            return fail(p, "discriminator too long");
+        strcpy(st->calling, v);
+        return 0;
+    }
+    if (name_len == 6 && strncmp(tok, "called", 6) == 0) {
+        if (strlen(v) >= CF_DISC_TEXT_MAX)
+            return fail(p, "discriminator too long");
+        strcpy(st->called, v);
+        return 0;
+    }
+    if (name_len == 4 && strncmp(tok, "opts", 4) == 0)
+        return parse_options_list(p, st, v);
+    if (field == CF_F_CRC) {
+        if (strcmp(v, "none") == 0) st->trailer = CF_TRAILER_NONE;
+        else if (strcmp(v, "good") == 0) st->trailer = CF_TRAILER_GOOD;
+        else if (strcmp(v, "bad") == 0) st->trailer = CF_TRAILER_BAD;
+        else if (strcmp(v, "auto") == 0) st->trailer = CF_TRAILER_AUTO;
+        else return fail(p, "crc= takes none, good, bad or auto");
+        return 0;
+    }
+    if (field < 0 || field == CF_F_LEVEL || field == CF_F_OPT_CRC || field == CF_F_OPT_URGENT ||
+        field == CF_F_OPT_UNKNOWN)
+        return fail(p, "a send cannot set '%.*s'", (int)name_len, tok);
+    if (parse_value(p, field, v, &st->rel[field], &st->val[field]) < 0)
+        return -1;
+    st->set[field] = true;
+    return 0;
+}
+
+static int parse_expect_arg(struct parser *p, struct cf_step *st, const char *tok)
+{
+    int field;
+    enum cf_op op;
+    const char *v;
+    if (split_assignment(p, tok, &field, &op, &v) < 0)
+        return -1;
+    size_t name_len = (size_t)(v - tok) - (op == CF_OP_EQ ? 1 : 2);
+    if (name_len == 4 && strncmp(tok, "data", 4) == 0) {
+        if (strcmp(v, "echo") != 0)
+            return fail(p, "data= takes only 'echo'");
+        st->data_echo = true;
+        return 0;
+    }
+    if (field < 0)
+        return fail(p, "unknown field '%.*s'", (int)name_len, tok);
+    if (strcmp(v, "*") == 0)
+        return 0; /* explicit wildcard */
+    if (st->nmatch == CF_MAX_MATCHES)
+        return fail(p, "too many fields (at most %d)", CF_MAX_MATCHES);
+    struct cf_match *m = &st->match[st->nmatch];
+    m->field = (enum cf_field)field;
+    m->op = op;
+    if (parse_value(p, field, v, &m->relative, &m->value) < 0)
+        return -1;
+    st->nmatch++;
+    return 0;
+}
+
+static int add_req(struct parser *p, enum vw_req *reqs, unsigned *n, const char *id)
+{
+    enum vw_req r = vw_req_by_id(id);
+    if (r == VW_REQ_NONE)
+        return fail(p, "unknown requirement ID '%s' (see vitcp-conform list)", id);
+    if (*n == CF_MAX_REQS)
+        return fail(p, "too many requirements (at most %d)", CF_MAX_REQS);
+    reqs[(*n)++] = r;
+    return 0;
+}
+
+#define MAX_TOKENS 40
+
+static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
+{
+    const char *kw = tok[0];
+    /* Header directives. */
+    if (strcmp(kw, "case") == 0 || strcmp(kw, "section") == 0) {
+        if (ntok != 2)
+            return fail(p, "'%s' takes one word", kw);
+        char *dst = kw[0] == 'c' ? c->id : c->section;
+        size_t cap = kw[0] == 'c' ? sizeof c->id : sizeof c->section;
+        if (strlen(tok[1]) >= cap)
+            return fail(p, "'%s' value too long", kw);
+        strcpy(dst, tok[1]);
+        return 0;
+    }
+    if (strcmp(kw, "title") == 0) {
+        c->title[0] = 0;
+        for (int i = 1; i < ntok; i++) {
+            size_t have = strlen(c->title);
+            snprintf(c->title + have, sizeof c->title - have, "%s%s", i > 1 ? " " : "", tok[i]);
+        }
+        return 0;
+    }
+    if (strcmp(kw, "require") == 0) {
+        if (ntok < 2)
+            return fail(p, "'require' needs at least one requirement ID");
+        for (int i = 1; i < ntok; i++)
+            if (add_req(p, c->reqs, &c->nreqs, tok[i]) < 0)
+                return -1;
+        return 0;
+    }
+    if (strcmp(kw, "timeout") == 0) {
+        int64_t v;
+        if (ntok != 2 || parse_number(tok[1], &v) < 0 || v <= 0 || v > 600000)
+            return fail(p, "'timeout' takes milliseconds (1..600000)");
+        c->timeout_ms = (unsigned)v;
+        return 0;
+    }
+    if (strcmp(kw, "hostile") == 0) {
+        c->hostile = true;
+        return 0;
+    }
+
+    /* Steps. A trailing [ID] names the requirement the step checks. */
+    if (c->nsteps == CF_MAX_STEPS)
+        return fail(p, "too many steps (at most %d)", CF_MAX_STEPS);
+    struct cf_step *st = &c->steps[c->nsteps];
+    memset(st, 0, sizeof *st);
+    st->line = p->line;
+    if (ntok > 1 && tok[ntok - 1][0] == '[') {
+        char *id = tok[ntok - 1] + 1;
+        size_t n = strlen(id);
+        if (n == 0 || id[n - 1] != ']')
+            return fail(p, "requirement tag must look like [ID]");
+        id[n - 1] = 0;
+        st->req = vw_req_by_id(id);
+        if (st->req == VW_REQ_NONE)
+            return fail(p, "unknown requirement ID '%s'", id);
+        ntok--;
+    }
+    if (strcmp(kw, "connect") == 0) st->kind = CF_STEP_CONNECT;
+    else if (strcmp(kw, "close") == 0) st->kind = CF_STEP_CLOSE;
+    else if (strcmp(kw, "expect-close") == 0 || strcmp(kw, "expect-open") == 0 ||
+             strcmp(kw, "wait") == 0) {
+        st->kind = kw[0] == 'w' ? CF_STEP_WAIT
+                   : kw[7] == 'c' ? CF_STEP_EXPECT_CLOSE : CF_STEP_EXPECT_OPEN;
+        if (ntok > 2)
+            return fail(p, "'%s' takes at most a time in ms", kw);
+        if (ntok == 2) {
+            int64_t v;
+            if (parse_number(tok[1], &v) < 0 || v < 0 || v > 600000)
+                return fail(p, "'%s' takes milliseconds", kw);
+            st->wait_ms = (unsigned)v;
+        } else if (st->kind == CF_STEP_WAIT) {
+            return fail(p, "'wait' needs milliseconds");
+        }
+    } else if (strcmp(kw, "send") == 0 || strcmp(kw, "expect") == 0) {
+        st->kind = kw[0] == 's' ? CF_STEP_SEND : CF_STEP_EXPECT;
+        if (ntok < 2)
+            return fail(p, "'%s' needs a segment type", kw);
+        int type = type_by_name(tok[1]);
+        if (type < 0)
+            return fail(p, "unknown segment type '%s'", tok[1]);
+        st->type = (unsigned)type;
+        for (int i = 2; i < ntok; i++)
+            if ((st->kind == CF_STEP_SEND ? parse_send_arg : parse_expect_arg)(p, st, tok[i]) < 0)
+                return -1;
+    } else {
+        return fail(p, "unknown directive '%s'", kw);
+    }
+    c->nsteps++;
+    return 0;
+}
+
+int cf_case_parse(const char *text, const char *file, struct cf_case *out, char *err,
+                  size_t errlen)
+{
+    struct parser p = {file ? file : "<case>", 0, err, errlen};
+    memset(out, 0, sizeof *out);
+    snprintf(out->file, sizeof out->file, "%s", p.file);
+    out->timeout_ms = 5000;
+    char line[1024];
+    const char *s = text;
+    while (*s) {
+        p.line++;
+        size_t n = strcspn(s, "\n");
+        if (n >= sizeof line)
+            return fail(&p, "line too long");
+        memcpy(line, s, n);
+        line[n] = 0;
+        s += n + (s[n] == '\n');
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char *tok[MAX_TOKENS];
+        int ntok = 0;
+        for (char *t = strtok(line, " \t\r"); t; t = strtok(NULL, " \t\r")) {
+            if (ntok == MAX_TOKENS)
+                return fail(&p, "too many words on one line");
+            tok[ntok++] = t;
+        }
+        if (ntok && parse_line(&p, out, tok, ntok) < 0)
+            return -1;
+    }
+    p.line = 0;
+    if (!out->id[0])
+        return fail(&p, "no 'case <id>' line");
+    if (!out->nreqs)
+        return fail(&p, "no 'require <ID>...' line: every case names the rules it tests");
+    if (!out->nsteps)
+        return fail(&p, "no steps");
+    if (out->steps[0].kind != CF_STEP_CONNECT)
+        return fail(&p, "the first step must be 'connect'");
+    for (unsigned i = 0; i < out->nsteps; i++)
+        if (out->steps[i].req == VW_REQ_NONE)
+            out->steps[i].req = out->reqs[0];
+    return 0;
+}
+
+int cf_case_load(const char *path, struct cf_case *out, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    enum { CAP = 64 * 1024 };
+    char *buf = malloc(CAP + 1);
+    if (!buf) {
+        fclose(f);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    size_t n = fread(buf, 1, CAP + 1, f);
+    int rd_err = ferror(f);
+    fclose(f);
+    if (rd_err || n > CAP || memchr(buf, 0, n)) {
+        snprintf(err, errlen, "%s: %s", path,
+                 rd_err ? "read error" : n > CAP ? "larger than 64 KiB" : "contains NUL bytes");
+        free(buf);
+        return -1;
+    }
+    buf[n] = 0;
+    int rc = cf_case_parse(buf, path, out, err, errlen);
+    free(buf);
+    return rc;
+}
+
+static int by_file(const void *a, const void *b)
+{
+    return strcmp(((const struct cf_case *)a)->file, ((const struct cf_case *)b)->file);
+}
+
+int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, size_t errlen)
+{
+    set->cases = NULL;
+    set->count = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "cases directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    size_t cap = 0;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".case") != 0)
+            continue;
+        if (set->count == cap) {
+            cap = cap ? cap * 2 : 32;
+            struct cf_case *grown = realloc(set->cases, cap * sizeof *grown);
+            if (!grown) {
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
+                break;
+            }
+            set->cases = grown;
+        }
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (cf_case_load(path, &set->cases[set->count], err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        set->count++;
+    }
+    closedir(d);
+    if (rc < 0) {
+        cf_case_set_free(set);
+        return -1;
+    }
+    qsort(set->cases, set->count, sizeof *set->cases, by_file);
+    for (size_t i = 0; i < set->count; i++)
+        for (size_t j = i + 1; j < set->count; j++)
+            if (strcmp(set->cases[i].id, set->cases[j].id) == 0) {
+                snprintf(err, errlen, "%s: case id '%s' already used by %s", set->cases[j].file,
+                         set->cases[j].id, set->cases[i].file);
+                cf_case_set_free(set);
+                return -1;
+            }
+    return 0;
+}
+
+void cf_case_set_free(struct cf_case_set *set)
+{
+    free(set->cases);
+    set->cases = NULL;
+    set->count = 0;
+}
+
+bool cf_case_matches(const struct cf_case *c, const char *sel)
+{
+    if (strcmp(c->id, sel) == 0)
+        return true;
+    size_t n = strlen(sel);
+    bool prefix = n && sel[n - 1] == '*';
+    for (unsigned i = 0; i < c->nreqs; i++) {
+        const char *id = vw_req_id(c->reqs[i]);
+        if (prefix ? strncmp(id, sel, n - 1) == 0 : strcmp(id, sel) == 0)
+            return true;
+    }
+    if (n && strncmp(c->section, sel, n) == 0 && (c->section[n] == 0 || c->section[n] == '.'))
+        return true;
+    return false;
+}

@@ -1,0 +1,294 @@
+/* vitcp-conform: list | run | lint (see `vitcp-conform --help`). */
+#include "conform/cli.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conform/case.h"
+#include "conform/coverage.h"
+#include "conform/engine.h"
+#include "conform/lint.h"
+#include "conform/report.h"
+#include "vitcp/pcap_writer.h"
+
+#ifndef CF_CASES_DIR
+#define CF_CASES_DIR "conformance/cases"
+#endif
+
+static const char usage[] =
+    "usage: vitcp-conform list [--json] [--protocol VITCP|IFT|EEP|WARP|VIA] [--level LEVEL] [--cases DIR]\n"
+    "       vitcp-conform run --target HOST:PORT [--cases DIR] [--only SEL]... [--skip SEL]...\n"
+    "                         [--json FILE] [--junit FILE] [--capture FILE] [--discriminator D]\n"
+    "                         [--slack MS] [--no-survival] [--quiet]\n"
+    "       vitcp-conform lint [--json] [--port N] FILE.pcap[ng]\n"
+    "SEL is a case id, a requirement ID (a trailing * matches a prefix) or a draft section.\n"
+    "Exit status: 0 every MUST passed (lint: no error), 1 a MUST failed, 2 usage or input error.\n";
+
+static int usage_error(FILE *err, const char *fmt, const char *arg)
+{
+    fputs("vitcp-conform: ", err);
+    fprintf(err, fmt, arg);
+    fputs("\n", err);
+    fputs(usage, err);
+    return CF_EXIT_USAGE;
+}
+
+/* Value of an option that takes one, or NULL (with the error printed). */
+static const char *need_value(int argc, char **argv, int *i, FILE *err)
+{
+    if (*i + 1 >= argc) {
+        usage_error(err, "option %s needs a value", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+    char *end;
+    if (!*s || *s == '-')
+        return false;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*end || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+static FILE *open_out(const char *path, FILE *err)
+{
+    if (strcmp(path, "-") == 0)
+        return stdout;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        fprintf(err, "vitcp-conform: cannot write %s\n", path);
+    return f;
+}
+
+static int cmd_list(int argc, char **argv, FILE *out, FILE *err)
+{
+    bool json = false;
+    const char *cases_dir = CF_CASES_DIR;
+    struct cf_list_filter f = {NULL, -1};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (strcmp(a, "--json") == 0) {
+            json = true;
+        } else if (strcmp(a, "--protocol") == 0) {
+            if (!(v = need_value(argc, argv, &i, err)))
+                return CF_EXIT_USAGE;
+            static const char *const known[] = {"VITCP", "IFT", "EEP", "WARP", "VIA"};
+            bool ok = false;
+            for (size_t k = 0; k < 5; k++)
+                ok |= strcasecmp(v, known[k]) == 0;
+            if (!ok)
+                return usage_error(err, "unknown protocol '%s' (VITCP, IFT, EEP, WARP, VIA)", v);
+            f.protocol = v;
+        } else if (strcmp(a, "--level") == 0) {
+            if (!(v = need_value(argc, argv, &i, err)))
+                return CF_EXIT_USAGE;
+            f.level = cf_level_parse(v);
+            if (f.level < 0)
+                return usage_error(err, "unknown level '%s' (MUST, MUST_NOT, SHOULD, SHOULD_NOT, MAY, IMPLIED, DECISION)", v);
+        } else if (strcmp(a, "--cases") == 0) {
+            if (!(cases_dir = need_value(argc, argv, &i, err)))
+                return CF_EXIT_USAGE;
+        } else {
+            return usage_error(err, "unknown argument '%s' for list", a);
+        }
+    }
+    struct cf_case_set set = {0};
+    char msg[512];
+    if (cf_case_set_load_dir(cases_dir, &set, msg, sizeof msg) < 0) {
+        fprintf(err, "vitcp-conform: %s\n", msg);
+        return CF_EXIT_USAGE;
+    }
+    if (json)
+        cf_list_write_json(out, &set, &f);
+    else
+        cf_list_write_text(out, &set, &f);
+    cf_case_set_free(&set);
+    return CF_EXIT_OK;
+}
+
+#define MAX_SELECTORS 64
+
+static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
+{
+    struct cf_engine e;
+    cf_engine_init(&e);
+    const char *cases_dir = CF_CASES_DIR, *json = NULL, *junit = NULL, *capture = NULL;
+    const char *only[MAX_SELECTORS + 1] = {0}, *skip[MAX_SELECTORS + 1] = {0};
+    size_t nonly = 0, nskip = 0;
+    bool have_target = false, quiet = false;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (strcmp(a, "--quiet") == 0) { quiet = true; continue; }
+        if (strcmp(a, "--no-survival") == 0) { e.check_survival = false; continue; }
+        if (strncmp(a, "--", 2) != 0)
+            return usage_error(err, "unexpected argument '%s' for run", a);
+        static const char *const with_value[] = {"--target", "--cases", "--only", "--skip", "--json",
+                                                  "--junit", "--capture", "--discriminator", "--slack"};
+        bool known = false;
+        for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
+            known |= strcmp(a, with_value[k]) == 0;
+        if (!known)
+            return usage_error(err, "unknown option '%s' for run", a);
+        if (!(v = need_value(argc, argv, &i, err)))
+            return CF_EXIT_USAGE;
+        if (strcmp(a, "--target") == 0) {
+            if (cf_engine_set_target(&e, v) < 0)
+                return usage_error(err, "bad --target '%s' (HOST:PORT, [IPv6]:PORT)", v);
+            have_target = true;
+        } else if (strcmp(a, "--cases") == 0) cases_dir = v;
+        else if (strcmp(a, "--json") == 0) json = v;
+        else if (strcmp(a, "--junit") == 0) junit = v;
+        else if (strcmp(a, "--capture") == 0) capture = v;
+        else if (strcmp(a, "--discriminator") == 0) {
+            if (strlen(v) > 64)
+                return usage_error(err, "--discriminator '%s' is longer than 64 bytes", v);
+            snprintf(e.discriminator, sizeof e.discriminator, "%s", v);
+        } else if (strcmp(a, "--slack") == 0) {
+            unsigned long ms;
+            if (!parse_uint(v, 600000, &ms) || ms == 0)
+                return usage_error(err, "bad --slack '%s' (milliseconds, 1..600000)", v);
+            e.slack_ms = (unsigned)ms;
+        } else if (strcmp(a, "--only") == 0 || strcmp(a, "--skip") == 0) {
+            bool is_only = a[2] == 'o';
+            if ((is_only ? nonly : nskip) == MAX_SELECTORS)
+                return usage_error(err, "too many %s selectors", a);
+            if (is_only) only[nonly++] = v;
+            else skip[nskip++] = v;
+        }
+    }
+    if (!have_target)
+        return usage_error(err, "run needs --target HOST:PORT%s", "");
+
+    struct cf_case_set set = {0};
+    char msg[512];
+    if (cf_case_set_load_dir(cases_dir, &set, msg, sizeof msg) < 0) {
+        fprintf(err, "vitcp-conform: %s\n", msg);
+        return CF_EXIT_USAGE;
+    }
+    /* Selectors that match nothing are most likely typos. */
+    for (size_t k = 0; k < nonly + nskip; k++) {
+        const char *sel = k < nonly ? only[k] : skip[k - nonly];
+        bool hit = false;
+        for (size_t c = 0; c < set.count && !hit; c++)
+            hit = cf_case_matches(&set.cases[c], sel);
+        if (!hit) {
+            cf_case_set_free(&set);
+            return usage_error(err, "selector '%s' matches no case", sel);
+        }
+    }
+    if (cf_engine_probe(&e, msg, sizeof msg) < 0) {
+        fprintf(err, "vitcp-conform: %s\n", msg);
+        cf_case_set_free(&set);
+        return CF_EXIT_USAGE;
+    }
+    struct vn_pcap_writer *w = NULL;
+    if (capture) {
+        w = vn_pcap_open(capture, msg, sizeof msg);
+        if (!w) {
+            fprintf(err, "vitcp-conform: %s\n", msg);
+            cf_case_set_free(&set);
+            return CF_EXIT_USAGE;
+        }
+        e.capture = w;
+    }
+    struct cf_report rep;
+    cf_report_init(&rep);
+    if (capture)
+        snprintf(rep.capture, sizeof rep.capture, "%s", capture);
+    cf_engine_run_suite(&e, &set, only, skip, &rep, quiet ? NULL : err);
+    if (w && vn_pcap_close(w) < 0)
+        fprintf(err, "vitcp-conform: writing %s failed\n", capture);
+    if (!quiet)
+        cf_report_write_text(out, &rep);
+    else
+        cf_report_write_closing(out, &rep);
+    int rc = cf_report_exit_code(&rep);
+    const char *paths[2] = {json, junit};
+    for (int k = 0; k < 2; k++) {
+        if (!paths[k])
+            continue;
+        FILE *f = open_out(paths[k], err);
+        if (!f) {
+            rc = CF_EXIT_USAGE;
+            continue;
+        }
+        (k == 0 ? cf_report_write_json : cf_report_write_junit)(f, &rep);
+        if (f != stdout && fclose(f) != 0) {
+            fprintf(err, "vitcp-conform: writing %s failed\n", paths[k]);
+            rc = CF_EXIT_USAGE;
+        }
+    }
+    cf_report_free(&rep);
+    cf_case_set_free(&set);
+    return rc;
+}
+
+static int cmd_lint(int argc, char **argv, FILE *out, FILE *err)
+{
+    bool json = false;
+    const char *file = NULL;
+    struct cf_lint_options o;
+    cf_lint_options_init(&o);
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (strcmp(a, "--json") == 0) {
+            json = true;
+        } else if (strcmp(a, "--port") == 0) {
+            unsigned long p;
+            if (!(v = need_value(argc, argv, &i, err)))
+                return CF_EXIT_USAGE;
+            if (!parse_uint(v, 65535, &p) || p == 0)
+                return usage_error(err, "bad --port '%s' (1..65535)", v);
+            o.vitcp_port = (uint16_t)p;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error(err, "unknown option '%s' for lint", a);
+        } else if (file) {
+            return usage_error(err, "lint takes one capture file (got a second: '%s')", a);
+        } else {
+            file = a;
+        }
+    }
+    if (!file)
+        return usage_error(err, "lint needs a capture file%s", "");
+    struct cf_lint_result res;
+    char msg[512];
+    int rc = cf_lint_file(file, &o, &res, msg, sizeof msg);
+    if (rc < 0 && res.frames == 0) {
+        fprintf(err, "vitcp-conform: %s\n", msg);
+        cf_lint_result_free(&res);
+        return CF_EXIT_USAGE;
+    }
+    if (json)
+        cf_lint_write_json(out, file, &res);
+    else
+        cf_lint_write_text(out, file, &res);
+    if (rc < 0)
+        fprintf(err, "vitcp-conform: %s (frames before the damage were checked)\n", msg);
+    int code = rc < 0 ? CF_EXIT_USAGE : res.errors ? CF_EXIT_FAIL : CF_EXIT_OK;
+    cf_lint_result_free(&res);
+    return code;
+}
+
+int cf_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    if (argc < 2)
+        return usage_error(err, "missing command (list, run or lint)%s", "");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage, out);
+        return CF_EXIT_OK;
+    }
+    if (strcmp(cmd, "list") == 0)
+        return cmd_list(argc, argv, out, err);
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc, argv, out, err);
+    if (strcmp(cmd, "lint") == 0)
+        return cmd_lint(argc, argv, out, err);
+    return usage_error(err, "unknown command '%s' (list, run or lint)", cmd);
+}

@@ -1,0 +1,864 @@
+/* The active engine (see conform/engine.h). */
+#include "conform/engine.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vitcp/bytes.h"
+#include "vitcp/pcap_writer.h"
+#include "vitcp/tcp_flow.h"
+#include "vitcp/vitcp_stream.h"
+
+#define TESTER_DIR 0 /* the tester sends the first segment (its ConnectRequest) */
+#define TARGET_DIR 1
+#define QUEUE_MAX 256
+#define ECHO_MAX (256u * 1024u)
+#define DEFAULT_RX_POSTED 1024 /* what the tester advertises (V17) */
+
+/* A segment received from the target, kept until an expect consumes it. */
+struct rx_seg {
+    uint8_t *raw;
+    size_t len;
+    struct vw_vitcp_seg seg; /* pointers rebased into raw */
+    unsigned frame;
+};
+
+struct run {
+    struct cf_engine *e;
+    const struct cf_case *c;
+    struct cf_result *res;
+    int fd;
+    bool closed;        /* the target closed (FIN or RST) */
+    bool reset;
+    bool failed;        /* verdict decided */
+    struct timespec deadline;
+    struct vw_vitcp_session session;
+    struct rx_seg queue[QUEUE_MAX];
+    unsigned qhead, qcount;
+    unsigned rx_index;  /* segments received so far (PDU index in messages) */
+    /* relative numbering */
+    bool tester_init_known, target_init_known;
+    uint32_t tester_init, target_init;
+    uint32_t tester_last_msg;
+    /* capture */
+    bool flow_on;
+    struct vn_tcp_flow flow;
+    /* the tester's last Send payload, for data=echo */
+    uint8_t *echo;
+    size_t echo_len;
+    const struct cf_step *step; /* step being run (for failure lines) */
+};
+
+void cf_engine_init(struct cf_engine *e)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->host, sizeof e->host, "127.0.0.1");
+    snprintf(e->port, sizeof e->port, "%d", VW_VITCP_DEFAULT_PORT);
+    e->slack_ms = CF_DEFAULT_SLACK_MS;
+    snprintf(e->discriminator, sizeof e->discriminator, "vitcp-conform");
+    e->check_survival = true;
+}
+
+int cf_engine_set_target(struct cf_engine *e, const char *hp)
+{
+    const char *colon;
+    const char *host = hp;
+    size_t host_len;
+    if (hp[0] == '[') {
+        const char *close = strchr(hp, ']');
+        if (!close || close[1] != ':')
+            return -1;
+        host = hp + 1;
+        host_len = (size_t)(close - host);
+        colon = close + 1;
+    } else {
+        colon = strrchr(hp, ':');
+        if (!colon)
+            return -1;
+        host_len = (size_t)(colon - hp);
+    }
+    if (host_len == 0 || host_len >= sizeof e->host)
+        return -1;
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (!colon[1] || *end || port < 1 || port > 65535)
+        return -1;
+    memcpy(e->host, host, host_len);
+    e->host[host_len] = 0;
+    snprintf(e->port, sizeof e->port, "%ld", port);
+    return 0;
+}
+
+/* ------------------------------------------------------------ time */
+
+static struct timespec now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t;
+}
+
+static struct timespec after_ms(unsigned ms)
+{
+    struct timespec t = now();
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
+static int ms_until(struct timespec t)
+{
+    struct timespec n = now();
+    long long ms = (long long)(t.tv_sec - n.tv_sec) * 1000 + (t.tv_nsec - n.tv_nsec) / 1000000;
+    return ms < 0 ? 0 : ms > 600000 ? 600000 : (int)ms;
+}
+
+static double seconds_since(struct timespec t)
+{
+    struct timespec n = now();
+    return (double)(n.tv_sec - t.tv_sec) + (double)(n.tv_nsec - t.tv_nsec) / 1e9;
+}
+
+/* ------------------------------------------------------------ verdicts */
+
+static void decide(struct run *r, enum cf_verdict v, enum vw_req req, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void decide(struct run *r, enum cf_verdict v, enum vw_req req, const char *fmt, ...)
+{
+    if (r->failed)
+        return;
+    r->failed = true;
+    r->res->verdict = v;
+    r->res->failed_req = req;
+    char msg[CF_MESSAGE_MAX - 300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (r->step)
+        snprintf(r->res->message, sizeof r->res->message, "%s:%u: %s", r->c->file, r->step->line, msg);
+    else
+        snprintf(r->res->message, sizeof r->res->message, "%s: %s", r->c->file, msg);
+}
+
+static unsigned last_frame(const struct run *r)
+{
+    return r->e->capture ? (unsigned)vn_pcap_frames(r->e->capture) : 0;
+}
+
+/* ------------------------------------------------------------ network */
+
+static int connect_target(struct cf_engine *e, unsigned timeout_ms, char *why, size_t whylen)
+{
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int rc = getaddrinfo(e->host, e->port, &hints, &ai);
+    if (rc != 0) {
+        snprintf(why, whylen, "cannot resolve %s: %s", e->host, gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1;
+    int err = 0;
+    for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 && errno != EINPROGRESS) {
+            err = errno;
+            close(fd);
+            fd = -1;
+            continue;
+        }
+        struct pollfd p = {fd, POLLOUT, 0};
+        int n = poll(&p, 1, (int)timeout_ms);
+        socklen_t len = sizeof err;
+        if (n <= 0) {
+            err = n == 0 ? ETIMEDOUT : errno;
+        } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) {
+            err = errno;
+        }
+        if (err) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(ai);
+    if (fd < 0) {
+        snprintf(why, whylen, "cannot connect to %s:%s: %s", e->host, e->port, strerror(err));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen)
+{
+    int fd = connect_target(e, e->slack_ms, why, whylen);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
+/* Start the recorded TCP flow for a new connection. */
+static void capture_open(struct run *r)
+{
+    if (!r->e->capture)
+        return;
+    struct sockaddr_storage local, peer;
+    socklen_t ll = sizeof local, pl = sizeof peer;
+    char lip[INET6_ADDRSTRLEN] = "10.0.0.1", pip[INET6_ADDRSTRLEN] = "10.0.0.2";
+    uint16_t lport = 40000, pport = (uint16_t)atoi(r->e->port);
+    if (getsockname(r->fd, (struct sockaddr *)&local, &ll) == 0 &&
+        getpeername(r->fd, (struct sockaddr *)&peer, &pl) == 0 && local.ss_family == peer.ss_family) {
+        if (local.ss_family == AF_INET) {
+            const struct sockaddr_in *a = (const void *)&local, *b = (const void *)&peer;
+            inet_ntop(AF_INET, &a->sin_addr, lip, sizeof lip);
+            inet_ntop(AF_INET, &b->sin_addr, pip, sizeof pip);
+            lport = ntohs(a->sin_port);
+            pport = ntohs(b->sin_port);
+        } else if (local.ss_family == AF_INET6) {
+            const struct sockaddr_in6 *a = (const void *)&local, *b = (const void *)&peer;
+            inet_ntop(AF_INET6, &a->sin6_addr, lip, sizeof lip);
+            inet_ntop(AF_INET6, &b->sin6_addr, pip, sizeof pip);
+            lport = ntohs(a->sin6_port);
+            pport = ntohs(b->sin6_port);
+        }
+    }
+    if (vn_tcp_flow_init(&r->flow, vn_pcap_sink(r->e->capture), lip, lport, pip, pport) == 0) {
+        r->flow.auto_ack = true;
+        r->flow_on = vn_tcp_handshake(&r->flow) == 0;
+    }
+}
+
+static void capture_data(struct run *r, enum vn_dir dir, const uint8_t *data, size_t len)
+{
+    if (r->flow_on && len)
+        vn_tcp_send_segment(&r->flow, dir, data, len);
+}
+
+/* ------------------------------------------------------------ receive path */
+
+static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
+                              const struct vw_vitcp_seg *seg, enum vw_req err,
+                              const struct vw_findings *fs)
+{
+    (void)off;
+    struct run *r = ctx;
+    unsigned index = ++r->rx_index;
+    unsigned frame = last_frame(r);
+    /* Every rule the target breaks fails the case, whatever step runs. */
+    if (err != VW_REQ_NONE) {
+        cf_result_add_frame(r->res, frame);
+        decide(r, CF_FAIL, err, "target segment #%u (%s) cannot be parsed: %s", index,
+               vw_vitcp_type_name(len >= 2 ? raw[1] & VW_VITCP_TYPE_MASK : 99), vw_req_id(err));
+        return;
+    }
+    for (unsigned i = 0; i < fs->count; i++) {
+        const struct vw_finding *f = &fs->item[i];
+        if (f->severity == VW_SEV_ERROR) {
+            cf_result_add_frame(r->res, frame);
+            decide(r, CF_FAIL, f->req, "target segment #%u (%s): %s [%s]", index,
+                   vw_vitcp_type_name(seg->hdr.type), f->detail, vw_req_id(f->req));
+        } else if (f->severity == VW_SEV_WARN) {
+            size_t have = strlen(r->res->message);
+            if (have + 8 < sizeof r->res->message && !r->failed)
+                snprintf(r->res->message + have, sizeof r->res->message - have,
+                         "%sadvisory %s: %s", have ? "; " : "", vw_req_id(f->req), f->detail);
+        }
+    }
+    if (seg->hdr.type == VW_VITCP_CONNECT_ACCEPT && !r->target_init_known) {
+        r->target_init_known = true;
+        r->target_init = seg->hdr.msg_num;
+    }
+    if (r->qcount == QUEUE_MAX)
+        return; /* a flooding target: further segments are checked, not kept */
+    struct rx_seg *q = &r->queue[(r->qhead + r->qcount) % QUEUE_MAX];
+    q->raw = malloc(len);
+    if (!q->raw)
+        return;
+    memcpy(q->raw, raw, len);
+    q->len = len;
+    q->seg = *seg;
+    if (seg->payload)
+        q->seg.payload = q->raw + (seg->payload - raw);
+    if (seg->ce.options)
+        q->seg.ce.options = q->raw + (seg->ce.options - raw);
+    q->frame = frame;
+    r->qcount++;
+}
+
+/* Wait up to ms for bytes; feed them to the session. 1: data, 0: timeout,
+ * -1: the target closed. */
+static int pump(struct run *r, int ms)
+{
+    if (r->closed)
+        return -1;
+    struct pollfd p = {r->fd, POLLIN, 0};
+    int n = poll(&p, 1, ms);
+    if (n <= 0)
+        return 0;
+    uint8_t buf[32768];
+    ssize_t got = recv(r->fd, buf, sizeof buf, 0);
+    if (got > 0) {
+        capture_data(r, VN_S2C, buf, (size_t)got);
+        vw_vitcp_session_feed(&r->session, TARGET_DIR, buf, (size_t)got, on_target_segment, r);
+        return 1;
+    }
+    if (got < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    r->closed = true;
+    r->reset = got < 0;
+    if (r->flow_on) {
+        if (r->reset)
+            vn_tcp_rst(&r->flow, VN_S2C);
+        else
+            vn_tcp_fin(&r->flow, VN_S2C);
+    }
+    return -1;
+}
+
+static void drop_head(struct run *r)
+{
+    free(r->queue[r->qhead].raw);
+    r->queue[r->qhead].raw = NULL;
+    r->qhead = (r->qhead + 1) % QUEUE_MAX;
+    r->qcount--;
+}
+
+/* ------------------------------------------------------------ send path */
+
+static uint32_t pattern_byte(size_t i) { return (uint32_t)((i * 7u + 3u) & 0xFFu); }
+
+static void do_send(struct run *r, const struct cf_step *st)
+{
+    struct vw_vitcp_enc enc;
+    const struct vw_vitcp_conn *conn = &r->session.conn;
+    bool crc_on = conn->crc_known && conn->crc_negotiated;
+    vw_vitcp_enc_init(&enc, st->type, crc_on);
+    bool is_ce = vw_vitcp_type_has_ce(st->type);
+
+    /* Message numbers: explicit, relative, or the next one in sequence. */
+    uint32_t msg;
+    if (st->set[CF_F_MSG])
+        msg = (uint32_t)st->val[CF_F_MSG] + (st->rel[CF_F_MSG] ? r->tester_init : 0);
+    else if (st->type == VW_VITCP_CONNECT_REQUEST)
+        msg = 1000;
+    else if (st->type == VW_VITCP_NOP)
+        msg = r->tester_last_msg;
+    else if (st->type == VW_VITCP_CONNECT_REJECT || st->type == VW_VITCP_CONNECT_NOMATCH ||
+             st->type == VW_VITCP_RDMA_READ_RESP)
+        msg = 0;
+    else
+        msg = r->tester_last_msg + 1;
+    if (st->type == VW_VITCP_CONNECT_REQUEST) {
+        r->tester_init_known = true;
+        r->tester_init = msg;
+        r->tester_last_msg = msg;
+    } else if (st->type != VW_VITCP_NOP && st->type != VW_VITCP_RDMA_READ_RESP &&
+               st->type != VW_VITCP_CONNECT_REJECT && st->type != VW_VITCP_CONNECT_NOMATCH) {
+        r->tester_last_msg = msg;
+    }
+    enc.hdr.msg_num = msg;
+    if (st->set[CF_F_ACK])
+        enc.hdr.msg_ack = (uint32_t)st->val[CF_F_ACK] + (st->rel[CF_F_ACK] ? r->target_init : 0);
+    else if (st->type != VW_VITCP_CONNECT_REQUEST && conn->dir[TARGET_DIR].have_msg_num)
+        enc.hdr.msg_ack = conn->dir[TARGET_DIR].last_msg_num;
+    enc.hdr.rx_desc_posted = st->set[CF_F_RXPOSTED] ? (uint16_t)st->val[CF_F_RXPOSTED] : DEFAULT_RX_POSTED;
+    if (st->set[CF_F_VERSION]) enc.hdr.version = (uint8_t)st->val[CF_F_VERSION];
+    if (st->set[CF_F_OFFSET]) enc.hdr.data_offset = (uint32_t)st->val[CF_F_OFFSET];
+    if (st->set[CF_F_IMM]) enc.hdr.imm_data = (uint32_t)st->val[CF_F_IMM];
+    if (st->set[CF_F_ERR]) enc.hdr.remote_err = (uint16_t)st->val[CF_F_ERR];
+    if (st->noeom || (st->set[CF_F_EOM] && !st->val[CF_F_EOM]))
+        enc.hdr.flags &= (uint8_t)~VW_VITCP_FLAG_EOM;
+    if (st->set[CF_F_IDV] && st->val[CF_F_IDV]) enc.hdr.flags |= VW_VITCP_FLAG_IDV;
+    if (st->set[CF_F_TXERR] && st->val[CF_F_TXERR]) enc.hdr.flags |= VW_VITCP_FLAG_TXERR;
+    if (st->set[CF_F_SEGLEN]) {
+        enc.keep_seg_len = true;
+        enc.hdr.seg_len = (uint16_t)st->val[CF_F_SEGLEN];
+    }
+
+    /* CE header. */
+    uint8_t opts[64];
+    if (is_ce) {
+        enc.ce.attrs = st->set[CF_F_ATTRS] ? (uint16_t)st->val[CF_F_ATTRS]
+                                           : (uint16_t)(VW_VITCP_ATTR_RELIABLE_DELIVERY |
+                                                        VW_VITCP_ATTR_RDMA_WRITE | VW_VITCP_ATTR_RDMA_READ);
+        enc.ce.mtu = st->set[CF_F_MTU] ? (uint32_t)st->val[CF_F_MTU] : 65536u;
+        enc.ce.rdma_read_window = st->set[CF_F_WINDOW] ? (uint16_t)st->val[CF_F_WINDOW] : 4;
+        const char *calling = st->calling[0] ? st->calling : "vitcp-conform-tester";
+        const char *called = st->called[0] ? st->called : r->e->discriminator;
+        size_t cl = strlen(calling) > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : strlen(calling);
+        size_t dl = strlen(called) > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : strlen(called);
+        memcpy(enc.ce.calling_disc, calling, cl);
+        memcpy(enc.ce.called_disc, called, dl);
+        enc.ce.calling_disc_len = st->set[CF_F_CALLING_LEN] ? (uint16_t)st->val[CF_F_CALLING_LEN] : (uint16_t)cl;
+        enc.ce.called_disc_len = st->set[CF_F_CALLED_LEN] ? (uint16_t)st->val[CF_F_CALLED_LEN] : (uint16_t)dl;
+        size_t n = 0;
+        if (st->opt_unknown) {
+            /* An option of a type no draft defines, with 4 data bytes (V5). */
+            vw_put_be16(opts, 0x7A7A);
+            vw_put_be16(opts + 2, 8);
+            vw_put_be32(opts + 4, 0xC0FFEE00u);
+            n = 8;
+        }
+        if (st->opt_bad_len) {
+            vw_put_be16(opts + n, 0x7A7B);
+            vw_put_be16(opts + n + 2, 2); /* under 4: malformed (V5) */
+            n += 4;
+        }
+        n += vw_vitcp_opts_build(opts + n, sizeof opts - n, st->opt_crc, st->opt_urgent,
+                                 st->opt_eol || st->opt_crc || n > 0);
+        enc.ce.options = opts;
+        enc.ce.options_len = n;
+        enc.trailer = st->opt_crc ? VW_VITCP_TRAILER_CRC : VW_VITCP_TRAILER_NONE;
+    }
+
+    /* Payload and RDMA header. */
+    size_t plen = st->set[CF_F_PAYLOAD] ? (size_t)st->val[CF_F_PAYLOAD] : 0;
+    if (plen > VW_VITCP_SEG_MAX) {
+        decide(r, CF_FAIL, st->req, "case error: payload %zu is larger than a segment", plen);
+        return;
+    }
+    uint8_t *payload = NULL;
+    if (plen) {
+        payload = malloc(plen);
+        if (!payload) {
+            decide(r, CF_FAIL, st->req, "out of memory");
+            return;
+        }
+        for (size_t i = 0; i < plen; i++)
+            payload[i] = (uint8_t)pattern_byte(i + enc.hdr.data_offset);
+        enc.payload = payload;
+        enc.payload_len = plen;
+    }
+    if (enc.with_rdma) {
+        enc.rdma.addr = st->set[CF_F_RDMA_ADDR] ? (uint64_t)st->val[CF_F_RDMA_ADDR] : 0;
+        enc.rdma.handle = st->set[CF_F_RDMA_HANDLE] ? (uint32_t)st->val[CF_F_RDMA_HANDLE] : 0;
+        enc.rdma.length = st->set[CF_F_RDMA_LEN] ? (uint32_t)st->val[CF_F_RDMA_LEN] : (uint32_t)plen;
+    }
+    switch (st->trailer) {
+    case CF_TRAILER_AUTO: break;
+    case CF_TRAILER_NONE: enc.trailer = VW_VITCP_TRAILER_NONE; break;
+    case CF_TRAILER_GOOD: enc.trailer = VW_VITCP_TRAILER_CRC; break;
+    case CF_TRAILER_BAD: enc.trailer = VW_VITCP_TRAILER_BAD_CRC; break;
+    }
+
+    /* Remember the message for data=echo. */
+    if (st->type == VW_VITCP_SEND || st->type == VW_VITCP_RDMA_WRITE) {
+        if (enc.hdr.data_offset == 0)
+            r->echo_len = 0;
+        if (r->echo && enc.hdr.data_offset == r->echo_len && r->echo_len + plen <= ECHO_MAX) {
+            if (plen)
+                memcpy(r->echo + r->echo_len, payload, plen);
+            r->echo_len += plen;
+        }
+    }
+
+    size_t cap = vw_vitcp_encoded_len(&enc) + 8;
+    uint8_t *buf = malloc(cap);
+    size_t n = buf ? vw_vitcp_encode(&enc, buf, cap) : 0;
+    free(payload);
+    if (!n) {
+        free(buf);
+        decide(r, CF_FAIL, st->req, "case error: the encoder cannot build this %s",
+               vw_vitcp_type_name(st->type));
+        return;
+    }
+    capture_data(r, VN_C2S, buf, n);
+    vw_vitcp_session_feed(&r->session, TESTER_DIR, buf, n, NULL, NULL);
+    size_t sent = 0;
+    while (sent < n && !r->closed) {
+        ssize_t w = send(r->fd, buf + sent, n - sent, MSG_NOSIGNAL);
+        if (w > 0) {
+            sent += (size_t)w;
+        } else if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+            struct pollfd p = {r->fd, POLLOUT, 0};
+            if (poll(&p, 1, ms_until(r->deadline)) <= 0) {
+                decide(r, CF_TIMEOUT, st->req, "the target stopped reading (send blocked)");
+                break;
+            }
+        } else {
+            /* The target closed on us; the next expect judges whether that was right. */
+            r->closed = true;
+            r->reset = true;
+        }
+    }
+    free(buf);
+}
+
+/* ------------------------------------------------------------ expects */
+
+static bool field_value(const struct vw_vitcp_seg *s, enum cf_field f, int64_t *v)
+{
+    switch (f) {
+    case CF_F_VERSION: *v = s->hdr.version; return true;
+    case CF_F_EOM: *v = !!(s->hdr.flags & VW_VITCP_FLAG_EOM); return true;
+    case CF_F_IDV: *v = !!(s->hdr.flags & VW_VITCP_FLAG_IDV); return true;
+    case CF_F_TXERR: *v = !!(s->hdr.flags & VW_VITCP_FLAG_TXERR); return true;
+    case CF_F_SEGLEN: *v = s->hdr.seg_len; return true;
+    case CF_F_OFFSET: *v = s->hdr.data_offset; return true;
+    case CF_F_IMM: *v = s->hdr.imm_data; return true;
+    case CF_F_MSG: *v = s->hdr.msg_num; return true;
+    case CF_F_ACK: *v = s->hdr.msg_ack; return true;
+    case CF_F_RXPOSTED: *v = s->hdr.rx_desc_posted; return true;
+    case CF_F_ERR: *v = s->hdr.remote_err; return true;
+    case CF_F_ATTRS: *v = s->ce.attrs; return s->has_ce;
+    case CF_F_LEVEL: *v = s->ce.attrs & VW_VITCP_ATTR_RELIABILITY_MASK; return s->has_ce;
+    case CF_F_MTU: *v = s->ce.mtu; return s->has_ce;
+    case CF_F_WINDOW: *v = s->ce.rdma_read_window; return s->has_ce;
+    case CF_F_CALLING_LEN: *v = s->ce.calling_disc_len; return s->has_ce;
+    case CF_F_CALLED_LEN: *v = s->ce.called_disc_len; return s->has_ce;
+    case CF_F_RDMA_ADDR: *v = (int64_t)s->rdma.addr; return s->has_rdma;
+    case CF_F_RDMA_HANDLE: *v = s->rdma.handle; return s->has_rdma;
+    case CF_F_RDMA_LEN: *v = s->rdma.length; return s->has_rdma;
+    case CF_F_OPT_CRC: *v = s->ce.opt_crc; return s->has_ce;
+    case CF_F_OPT_URGENT: *v = s->ce.opt_urgent; return s->has_ce;
+    case CF_F_OPT_UNKNOWN: *v = s->ce.opt_unknown; return s->has_ce;
+    case CF_F_PAYLOAD: *v = (int64_t)s->payload_len; return true;
+    case CF_F_CRC: *v = s->has_crc; return true;
+    case CF_F_COUNT: break;
+    }
+    return false;
+}
+
+static const char *op_text(enum cf_op op)
+{
+    return op == CF_OP_EQ ? "=" : op == CF_OP_NE ? "!=" : op == CF_OP_LE ? "<=" : ">=";
+}
+
+/* Describe a segment in the case language, for "expected ... got ..." lines. */
+static void describe(const struct vw_vitcp_seg *s, char *out, size_t n)
+{
+    int w = snprintf(out, n, "%s%s msg=%u ack=%u offset=%u payload=%zu crc=%d",
+                     vw_vitcp_type_name(s->hdr.type), (s->hdr.flags & VW_VITCP_FLAG_EOM) ? " eom" : "",
+                     s->hdr.msg_num, s->hdr.msg_ack, s->hdr.data_offset, s->payload_len, s->has_crc);
+    if (s->has_ce && w > 0 && (size_t)w < n)
+        snprintf(out + w, n - (size_t)w, " attrs=0x%x mtu=%u window=%u opt.crc=%d", s->ce.attrs,
+                 s->ce.mtu, s->ce.rdma_read_window, s->ce.opt_crc);
+}
+
+static void do_expect(struct run *r, const struct cf_step *st)
+{
+    struct timespec until = after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
+    for (;;) {
+        /* NOPs carry only ACKs and credits: skip them unless one is expected. */
+        while (r->qcount && r->queue[r->qhead].seg.hdr.type == VW_VITCP_NOP && st->type != VW_VITCP_NOP)
+            drop_head(r);
+        if (r->qcount || r->failed)
+            break;
+        int left = ms_until(until);
+        int dl = ms_until(r->deadline);
+        if (left == 0 || dl == 0) {
+            decide(r, CF_TIMEOUT, st->req, "expected %s, nothing arrived within %u ms",
+                   vw_vitcp_type_name(st->type), st->wait_ms ? st->wait_ms : r->e->slack_ms);
+            return;
+        }
+        if (pump(r, left < dl ? left : dl) < 0 && !r->qcount) {
+            cf_result_add_frame(r->res, last_frame(r));
+            decide(r, CF_FAIL, st->req, "expected %s, the target closed the connection%s",
+                   vw_vitcp_type_name(st->type), r->reset ? " (RST)" : "");
+            return;
+        }
+    }
+    if (r->failed)
+        return;
+    struct rx_seg *q = &r->queue[r->qhead];
+    const struct vw_vitcp_seg *s = &q->seg;
+    char got[256];
+    describe(s, got, sizeof got);
+    if (s->hdr.type != st->type) {
+        cf_result_add_frame(r->res, q->frame);
+        decide(r, CF_FAIL, st->req, "PDU #%u: expected %s, got %s", r->rx_index - r->qcount + 1,
+               vw_vitcp_type_name(st->type), got);
+        return;
+    }
+    for (unsigned i = 0; i < st->nmatch; i++) {
+        const struct cf_match *m = &st->match[i];
+        int64_t v;
+        if (!field_value(s, m->field, &v)) {
+            cf_result_add_frame(r->res, q->frame);
+            decide(r, CF_FAIL, st->req, "PDU #%u: expected field %s, the segment has no such header; got %s",
+                   r->rx_index - r->qcount + 1, cf_field_name(m->field), got);
+            return;
+        }
+        int64_t want = m->value;
+        if (m->relative) {
+            bool known = m->field == CF_F_MSG ? r->target_init_known : r->tester_init_known;
+            want = (int64_t)(uint32_t)(want + (m->field == CF_F_MSG ? r->target_init : r->tester_init));
+            if (!known) {
+                decide(r, CF_FAIL, st->req, "case error: %s=+N before the initial number is known",
+                       cf_field_name(m->field));
+                return;
+            }
+        }
+        bool ok = m->op == CF_OP_EQ ? v == want : m->op == CF_OP_NE ? v != want
+                  : m->op == CF_OP_LE ? v <= want : v >= want;
+        if (!ok) {
+            cf_result_add_frame(r->res, q->frame);
+            decide(r, CF_FAIL, st->req, "PDU #%u: expected %s %s%s%lld, got %s=%lld (%s)",
+                   r->rx_index - r->qcount + 1, vw_vitcp_type_name(st->type), cf_field_name(m->field),
+                   op_text(m->op), (long long)want, cf_field_name(m->field), (long long)v, got);
+            return;
+        }
+    }
+    if (st->data_echo) {
+        size_t off = s->hdr.data_offset;
+        if (off > r->echo_len || s->payload_len > r->echo_len - off ||
+            (s->payload_len && memcmp(s->payload, r->echo + off, s->payload_len) != 0)) {
+            cf_result_add_frame(r->res, q->frame);
+            decide(r, CF_FAIL, st->req, "PDU #%u: payload at offset %zu differs from the data sent",
+                   r->rx_index - r->qcount + 1, off);
+            return;
+        }
+    }
+    drop_head(r);
+}
+
+static void do_expect_close(struct run *r, const struct cf_step *st)
+{
+    struct timespec until = after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
+    while (!r->closed && !r->failed) {
+        int left = ms_until(until), dl = ms_until(r->deadline);
+        if (left == 0 || dl == 0) {
+            cf_result_add_frame(r->res, last_frame(r));
+            decide(r, CF_FAIL, st->req, "the target kept the connection open for %u ms",
+                   st->wait_ms ? st->wait_ms : r->e->slack_ms);
+            return;
+        }
+        pump(r, left < dl ? left : dl);
+    }
+    if (r->closed)
+        cf_result_add_frame(r->res, last_frame(r));
+}
+
+static void do_expect_open(struct run *r, const struct cf_step *st)
+{
+    struct timespec until = after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
+    while (!r->failed) {
+        int left = ms_until(until);
+        if (left == 0)
+            return;
+        if (pump(r, left) < 0) {
+            cf_result_add_frame(r->res, last_frame(r));
+            decide(r, CF_FAIL, st->req, "the target closed the connection%s", r->reset ? " (RST)" : "");
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ cases */
+
+static void run_steps(struct run *r)
+{
+    for (unsigned i = 0; i < r->c->nsteps && !r->failed; i++) {
+        const struct cf_step *st = &r->c->steps[i];
+        r->step = st;
+        if (ms_until(r->deadline) == 0) {
+            decide(r, CF_TIMEOUT, st->req, "case timeout (%u ms) reached", r->c->timeout_ms);
+            break;
+        }
+        switch (st->kind) {
+        case CF_STEP_CONNECT: {
+            char why[300];
+            if (r->fd >= 0) {
+                decide(r, CF_FAIL, st->req, "case error: a second 'connect'");
+                break;
+            }
+            r->fd = connect_target(r->e, r->e->slack_ms, why, sizeof why);
+            if (r->fd < 0)
+                decide(r, CF_FAIL, st->req, "%s", why);
+            else
+                capture_open(r);
+            break;
+        }
+        case CF_STEP_SEND: do_send(r, st); break;
+        case CF_STEP_EXPECT: do_expect(r, st); break;
+        case CF_STEP_EXPECT_CLOSE: do_expect_close(r, st); break;
+        case CF_STEP_EXPECT_OPEN: do_expect_open(r, st); break;
+        case CF_STEP_CLOSE:
+            shutdown(r->fd, SHUT_WR);
+            if (r->flow_on)
+                vn_tcp_fin(&r->flow, VN_C2S);
+            break;
+        case CF_STEP_WAIT: {
+            struct timespec until = after_ms(st->wait_ms);
+            int left;
+            while ((left = ms_until(until)) > 0 && !r->failed)
+                if (pump(r, left) < 0)
+                    break;
+            break;
+        }
+        }
+    }
+    r->step = NULL;
+    /* Segments still in flight are checked too (a rule broken after the last expect). */
+    if (!r->failed && r->fd >= 0)
+        while (pump(r, 20) > 0 && !r->failed) {
+        }
+}
+
+static void run_init(struct run *r, struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+{
+    memset(r, 0, sizeof *r);
+    r->e = e;
+    r->c = c;
+    r->res = res;
+    r->fd = -1;
+    r->deadline = after_ms(c->timeout_ms);
+}
+
+static void run_free(struct run *r)
+{
+    if (r->fd >= 0) {
+        if (r->flow_on && !r->closed)
+            vn_tcp_fin(&r->flow, VN_C2S);
+        close(r->fd);
+    }
+    while (r->qcount)
+        drop_head(r);
+    free(r->echo);
+    vw_vitcp_session_free(&r->session);
+}
+
+static void result_init(struct cf_result *res, const struct cf_case *c)
+{
+    memset(res, 0, sizeof *res);
+    snprintf(res->id, sizeof res->id, "%s", c->id);
+    snprintf(res->file, sizeof res->file, "%s", c->file);
+    snprintf(res->section, sizeof res->section, "%s", c->section);
+    memcpy(res->reqs, c->reqs, sizeof res->reqs);
+    res->nreqs = c->nreqs;
+    res->level = cf_level_strongest(c->reqs, c->nreqs);
+    res->verdict = CF_PASS;
+}
+
+static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+{
+    struct run r;
+    run_init(&r, e, c, res);
+    if (vw_vitcp_session_init(&r.session) != 0 || !(r.echo = malloc(ECHO_MAX))) {
+        decide(&r, CF_FAIL, c->reqs[0], "out of memory");
+        run_free(&r);
+        return -1;
+    }
+    run_steps(&r);
+    run_free(&r);
+    return r.failed ? -1 : 0;
+}
+
+static const char alive_script[] =
+    "case survival\nrequire VITCP-4.3-ACCEPT-ON-MATCH\nconnect\n"
+    "send ConnectRequest attrs=RD|RWE|RRE mtu=65536 window=4\nexpect ConnectAccept\n";
+
+int cf_engine_check_alive(struct cf_engine *e, char *why, size_t whylen)
+{
+    struct cf_case c;
+    char err[200];
+    if (cf_case_parse(alive_script, "survival", &c, err, sizeof err) < 0) {
+        snprintf(why, whylen, "%s", err);
+        return -1;
+    }
+    struct cf_result res;
+    result_init(&res, &c);
+    struct vn_pcap_writer *saved = e->capture;
+    e->capture = NULL; /* survival probes are not part of the evidence */
+    int rc = run_case_raw(e, &c, &res);
+    e->capture = saved;
+    if (rc < 0)
+        snprintf(why, whylen, "%s", res.message);
+    return rc;
+}
+
+void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+{
+    struct timespec start = now();
+    result_init(res, c);
+    run_case_raw(e, c, res);
+    if (c->hostile && e->check_survival && res->verdict == CF_PASS) {
+        char why[CF_MESSAGE_MAX / 2];
+        if (cf_engine_check_alive(e, why, sizeof why) < 0) {
+            res->verdict = CF_FAIL;
+            res->failed_req = c->reqs[0];
+            snprintf(res->message, sizeof res->message,
+                     "%s: the target did not survive the case: a fresh connection failed: %s", c->file, why);
+        }
+    }
+    res->seconds = seconds_since(start);
+}
+
+/* ------------------------------------------------------------ suites */
+
+static bool selected(const struct cf_case *c, const char *const *only, const char *const *skip)
+{
+    if (skip)
+        for (const char *const *s = skip; *s; s++)
+            if (cf_case_matches(c, *s))
+                return false;
+    if (!only || !*only)
+        return true;
+    for (const char *const *s = only; *s; s++)
+        if (cf_case_matches(c, *s))
+            return true;
+    return false;
+}
+
+static void progress_line(FILE *out, bool tty, size_t done, size_t total, const struct cf_result *res)
+{
+    if (!out)
+        return;
+    if (tty) {
+        enum { WIDTH = 30 };
+        size_t filled = total ? done * WIDTH / total : WIDTH;
+        fprintf(out, "\r[");
+        for (size_t i = 0; i < WIDTH; i++)
+            fputc(i < filled ? '#' : '.', out);
+        fprintf(out, "] %zu/%zu %-40.40s", done, total, res ? res->id : "");
+        if (done == total)
+            fputc('\n', out);
+    } else if (res) {
+        fprintf(out, "[%zu/%zu] %-7s %s\n", done, total, cf_verdict_name(res->verdict), res->id);
+    }
+    fflush(out);
+}
+
+void cf_engine_run_suite(struct cf_engine *e, const struct cf_case_set *set,
+                         const char *const *only, const char *const *skip,
+                         struct cf_report *report, FILE *progress)
+{
+    struct timespec start = now();
+    bool tty = progress && isatty(fileno(progress));
+    size_t total = 0, done = 0;
+    for (size_t i = 0; i < set->count; i++)
+        total += selected(&set->cases[i], only, skip);
+    snprintf(report->target, sizeof report->target, "%s:%s", e->host, e->port);
+    for (size_t i = 0; i < set->count; i++) {
+        const struct cf_case *c = &set->cases[i];
+        if (!selected(c, only, skip))
+            continue;
+        struct cf_result res;
+        cf_engine_run_case(e, c, &res);
+        cf_report_add(report, &res);
+        progress_line(progress, tty, ++done, total, &res);
+    }
+    report->seconds = seconds_since(start);
+}
