@@ -1,0 +1,57 @@
+"""WARP dissector: every field of Send and RDMA Write chunks, Adler-32 status,
+chunk framing across split/coalesced segments, ULP PDU reassembly up to the
+L bit, and each expert rule asserted by its requirement ID."""
+import os
+import unittest
+import tsharklib
+
+CAPS = os.environ.get("VITCP_TEST_CAPTURES", "")
+FIELDS = ["warp.type", "warp.flags.e", "warp.flags.c", "warp.flags.l", "warp.chunk_len", "warp.ssn", "warp.rid",
+          "warp.offset", "warp.adler32.status", "warp.reassembled.length"]
+
+
+def by_frame(name, names, flt):
+    rows = tsharklib.fields(os.path.join(CAPS, name), ["frame.number"] + names, flt)
+    return {int(r[0]): r[1:] for r in rows}
+
+
+class WarpGood(unittest.TestCase):
+    def test_fields_and_reassembly(self):
+        rows = by_frame("warp-good.pcap", FIELDS, "warp")
+        self.assertEqual(rows[4], ["0", "0", "1", "1", "30", "7", "", "0", "1", ""])
+        self.assertEqual(rows[5], ["0", "0", "0", "0", "25", "8", "", "0", "1", ""])
+        self.assertEqual(rows[7], ["0", "0", "0", "0", "25", "8", "", "9", "1", ""])  # split over frames 6-7
+        self.assertEqual(rows[8], ["0", "0", "1", "1", "26", "8", "", "18", "1", "28"])  # ULP PDU of 3 chunks
+        self.assertEqual(rows[9], ["1,1", "0,0", "0,0", "0,1", "26,26", "", "0xabcd0001,0xabcd0001",
+                                   "4294967296,4294967302", "1,1", "12"])
+        self.assertEqual(set(rows), {4, 5, 7, 8, 9})
+
+    def test_reassembled_bytes(self):
+        rows = by_frame("warp-good.pcap", ["warp.reassembled.data"], "warp.reassembled.data")
+        self.assertEqual(bytes.fromhex(rows[8][0].replace(":", "")), b"part one part two part three")
+
+    def test_clean(self):
+        self.assertEqual(by_frame("warp-good.pcap", [], '_ws.malformed || _ws.expert.message contains "WARP-"'), {})
+
+
+class WarpRules(unittest.TestCase):
+    def test_each_rule(self):
+        e = {k: v[0] for k, v in by_frame("warp-faults.pcap", ["_ws.expert.message"], "warp && _ws.expert").items()}
+        self.assertIn("[WARP-A-ADLER-VALID] Bad Adler-32", e[4])
+        self.assertIn("least significant byte first", e[5])
+        self.assertIn("[WARP-SUMMARY-C-ONLY-WITH-L]", e[6])
+        for rid in ("[WARP-A-RSVD-ZERO]", "[WARP-SUMMARY-E-TXERR]", "[WARP-A.1.2-SEND-OFFSET] Offset 100"):
+            self.assertIn(rid, e[7])
+        self.assertIn("[WARP-A.1.2-SSN-NEXT] SSN 9, expected 4", e[8])
+        self.assertNotIn(9, e)
+        self.assertIn("[WARP-A.1.1-RDMA-CONTIGUOUS] RID 0x00000011", e[10])
+        self.assertIn("[WARP-A.1.1-RDMA-CONTIGUOUS] Offset 64", e[10])
+        self.assertIn("[WARP-A-TYPE-KNOWN] Unknown type 5", e[11])
+        self.assertIn("[WARP-A-CHUNK-LEN] Chunk length 10", e[12])
+        st = by_frame("warp-faults.pcap", ["warp.adler32.status"], "warp.adler32.status")
+        self.assertEqual(st[4], ["0"])
+        self.assertEqual(st[6], ["1"])
+
+
+if __name__ == "__main__":
+    unittest.main()
