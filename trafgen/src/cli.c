@@ -1,0 +1,335 @@
+/* The vitcp-trafgen command line. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char usage_text[] =
+    "Usage: vitcp-trafgen [OPTIONS] SCENARIO (-w FILE | --connect HOST:PORT | -i IFACE)\n"
+    "       vitcp-trafgen --list | --list-mutations | --list-cases SCENARIO\n"
+    "\n"
+    "Generate VI/TCP, IFT, PacketWay EEP and WARP traffic, valid or broken on\n"
+    "purpose, reproducibly. Every PDU is built by the vitcp wire library.\n"
+    "\n"
+    "Output (exactly one):\n"
+    "  -w, --write FILE        write a pcap file (and FILE.meta: seed, mutation, replay command)\n"
+    "      --connect HOST:PORT send the client's bytes over a real TCP connection\n"
+    "  -i, --interface IFACE   inject whole Ethernet frames with libnet (needs CAP_NET_RAW)\n"
+    "\n"
+    "Mutations (each named by the catalog requirement it breaks):\n"
+    "  -b, --break ID          break rule ID in one PDU (e.g. VITCP-3.6-CRC-VALID)\n"
+    "  -t, --target N|all      which eligible PDU to break (0-based; default: chosen from the seed)\n"
+    "  -c, --case N            regenerate numbered case N of the scenario (see --list-cases)\n"
+    "\n"
+    "Parameters:\n"
+    "  -s, --seed N            PRNG seed (default 1): same seed, same bytes\n"
+    "      --msg-size N        payload bytes of data messages (default 3000)\n"
+    "      --seg-payload N     payload bytes per VI segment / IFT frame / WARP chunk (default 1024)\n"
+    "      --count N           repeat the data phase N times (default 1)\n"
+    "      --tcp-segment N     cut the byte stream into N-byte TCP segments (split or coalesce PDUs)\n"
+    "      --coalesce          put consecutive PDUs of one side into one write\n"
+    "      --ipv6              use IPv6 addresses (fd00::1, fd00::2)\n"
+    "      --port N            TCP/UDP port (defaults: VI/TCP 5995, IFT 5996, WARP 5997, EEP 5998)\n"
+    "      --eep-udp           carry PacketWay EEP over UDP instead of Ethertype 0x88B5\n"
+    "      --pause-us N        live TCP: pause between writes\n"
+    "      --no-meta           do not write FILE.meta\n"
+    "  -q, --quiet             no summary line\n"
+    "  -h, --help              this text\n"
+    "\n"
+    "Exit status: 0 done, 1 failed while generating or sending, 2 bad command line.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "vitcp-trafgen: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'vitcp-trafgen --help'.\n");
+    return 2;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    if (s == NULL || *s == '\0' || *s == '-')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || *end != '\0' || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void list_scenarios(void)
+{
+    size_t n;
+    const struct tg_scenario *s = tg_scenarios(&n);
+    printf("Scenarios:\n");
+    for (size_t i = 0; i < n; i++)
+        printf("  %-22s %-14s %s\n", s[i].name, tg_proto_name(s[i].proto), s[i].what);
+}
+
+static void list_mutations(void)
+{
+    size_t n;
+    const struct tg_mutation *m = tg_mutations(&n);
+    printf("Mutations (--break ID):\n");
+    for (size_t i = 0; i < n; i++)
+        printf("  %-40s %-14s %s\n", tg_mutation_name(&m[i]), tg_proto_name(m[i].proto), m[i].what);
+}
+
+static void list_cases(const struct tg_scenario *sc, const struct tg_params *p)
+{
+    size_t nm, num = 0;
+    const struct tg_mutation *ms = tg_mutations(&nm);
+    printf("Cases of %s (--case N):\n", sc->name);
+    for (size_t i = 0; i < nm; i++) {
+        if (ms[i].proto != sc->proto)
+            continue;
+        struct tg_output *o = tg_output_null();
+        struct tg_result r;
+        tg_run(sc, &ms[i], TG_TARGET_ALL, p, o, &r);
+        tg_output_close(o, NULL, 0);
+        for (unsigned k = 0; k < r.eligible; k++)
+            printf("  %5zu  %s --target %u\n", ++num, tg_mutation_name(&ms[i]), k);
+    }
+}
+
+static int write_meta(const char *path, const struct tg_scenario *sc, const struct tg_mutation *m,
+                      long target, size_t case_no, const struct tg_params *p,
+                      const struct tg_result *r)
+{
+    char meta[4096];
+    snprintf(meta, sizeof meta, "%s.meta", path);
+    FILE *f = fopen(meta, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f, "generator: vitcp-trafgen\nscenario: %s\nseed: %llu\n", sc->name,
+            (unsigned long long)p->seed);
+    fprintf(f, "msg-size: %zu\nseg-payload: %zu\ncount: %u\ntcp-segment: %zu\ncoalesce: %d\nipv6: %d\n",
+            p->msg_size, p->seg_payload, p->count, p->tcp_segment, p->coalesce, p->ipv6);
+    if (m) {
+        fprintf(f, "mutation: %s\n", tg_mutation_name(m));
+        fprintf(f, "target: %ld\n", target);
+        if (case_no)
+            fprintf(f, "case: %zu\n", case_no);
+        fprintf(f, "mutated-pdus: %u (first is PDU %ld of %u)\n", r->mutated, r->first_mutated_pdu,
+                r->pdus);
+    } else {
+        fprintf(f, "mutation: none\n");
+    }
+    fprintf(f, "pdus: %u\nbytes: %llu\n", r->pdus, (unsigned long long)r->bytes);
+    fprintf(f, "replay: vitcp-trafgen %s --seed %llu --msg-size %zu --seg-payload %zu --count %u",
+            sc->name, (unsigned long long)p->seed, p->msg_size, p->seg_payload, p->count);
+    if (p->tcp_segment)
+        fprintf(f, " --tcp-segment %zu", p->tcp_segment);
+    if (p->coalesce)
+        fprintf(f, " --coalesce");
+    if (p->ipv6)
+        fprintf(f, " --ipv6");
+    if (m)
+        fprintf(f, " --break %s --target %ld", tg_mutation_name(m), target);
+    fprintf(f, " -w FILE\n");
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+enum {
+    OPT_CONNECT = 256, OPT_LIST_MUT, OPT_LIST_CASES, OPT_MSG_SIZE, OPT_SEG_PAYLOAD, OPT_COUNT,
+    OPT_TCP_SEG, OPT_COALESCE, OPT_IPV6, OPT_PORT, OPT_EEP_UDP, OPT_PAUSE, OPT_NO_META,
+};
+
+int tg_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"write", required_argument, NULL, 'w'},
+        {"connect", required_argument, NULL, OPT_CONNECT},
+        {"interface", required_argument, NULL, 'i'},
+        {"break", required_argument, NULL, 'b'},
+        {"target", required_argument, NULL, 't'},
+        {"case", required_argument, NULL, 'c'},
+        {"seed", required_argument, NULL, 's'},
+        {"list", no_argument, NULL, 'l'},
+        {"list-mutations", no_argument, NULL, OPT_LIST_MUT},
+        {"list-cases", required_argument, NULL, OPT_LIST_CASES},
+        {"msg-size", required_argument, NULL, OPT_MSG_SIZE},
+        {"seg-payload", required_argument, NULL, OPT_SEG_PAYLOAD},
+        {"count", required_argument, NULL, OPT_COUNT},
+        {"tcp-segment", required_argument, NULL, OPT_TCP_SEG},
+        {"coalesce", no_argument, NULL, OPT_COALESCE},
+        {"ipv6", no_argument, NULL, OPT_IPV6},
+        {"port", required_argument, NULL, OPT_PORT},
+        {"eep-udp", no_argument, NULL, OPT_EEP_UDP},
+        {"pause-us", required_argument, NULL, OPT_PAUSE},
+        {"no-meta", no_argument, NULL, OPT_NO_META},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct tg_params p;
+    tg_params_default(&p);
+    const char *file = NULL, *connect_to = NULL, *iface = NULL, *break_id = NULL;
+    const char *target_arg = NULL, *list_cases_of = NULL;
+    uint64_t case_no = 0, v;
+    bool do_list = false, do_list_mut = false, quiet = false, meta = true;
+    optind = 0; /* callable more than once (tests) */
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":w:i:b:t:c:s:lqh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'w': file = optarg; break;
+        case OPT_CONNECT: connect_to = optarg; break;
+        case 'i': iface = optarg; break;
+        case 'b': break_id = optarg; break;
+        case 't': target_arg = optarg; break;
+        case 'c':
+            if (parse_u64(optarg, 1u << 30, &case_no) != 0 || case_no == 0)
+                return usage_error("--case wants a case number from 1, got \"%s\"", optarg);
+            break;
+        case 's':
+            if (parse_u64(optarg, UINT64_MAX, &p.seed) != 0)
+                return usage_error("--seed wants a non-negative integer, got \"%s\"", optarg);
+            break;
+        case 'l': do_list = true; break;
+        case OPT_LIST_MUT: do_list_mut = true; break;
+        case OPT_LIST_CASES: list_cases_of = optarg; break;
+        case OPT_MSG_SIZE:
+            if (parse_u64(optarg, 1u << 30, &v) != 0)
+                return usage_error("--msg-size wants bytes (up to 1 GiB), got \"%s\"", optarg);
+            p.msg_size = (size_t)v;
+            break;
+        case OPT_SEG_PAYLOAD:
+            if (parse_u64(optarg, 65000, &v) != 0 || v == 0)
+                return usage_error("--seg-payload wants 1..65000 bytes, got \"%s\"", optarg);
+            p.seg_payload = (size_t)v;
+            break;
+        case OPT_COUNT:
+            if (parse_u64(optarg, 1u << 24, &v) != 0 || v == 0)
+                return usage_error("--count wants 1..16777216, got \"%s\"", optarg);
+            p.count = (unsigned)v;
+            break;
+        case OPT_TCP_SEG:
+            if (parse_u64(optarg, 65495, &v) != 0 || v == 0)
+                return usage_error("--tcp-segment wants 1..65495 bytes, got \"%s\"", optarg);
+            p.tcp_segment = (size_t)v;
+            break;
+        case OPT_COALESCE: p.coalesce = true; break;
+        case OPT_IPV6: p.ipv6 = true; break;
+        case OPT_PORT:
+            if (parse_u64(optarg, 65535, &v) != 0 || v == 0)
+                return usage_error("--port wants 1..65535, got \"%s\"", optarg);
+            p.port = (uint16_t)v;
+            break;
+        case OPT_EEP_UDP: p.eep_udp = true; break;
+        case OPT_PAUSE:
+            if (parse_u64(optarg, 10000000, &v) != 0)
+                return usage_error("--pause-us wants microseconds (up to 10 s), got \"%s\"", optarg);
+            p.pause_us = (uint32_t)v;
+            break;
+        case OPT_NO_META: meta = false; break;
+        case 'q': quiet = true; break;
+        case 'h': fputs(usage_text, stdout); return 0;
+        case ':': return usage_error("option %s needs a value", argv[optind - 1]);
+        default: return usage_error("unknown option %s", argv[optind - 1]);
+        }
+    }
+    if (do_list || do_list_mut) {
+        if (do_list)
+            list_scenarios();
+        if (do_list)
+            printf("\n");
+        list_mutations();
+        return 0;
+    }
+    if (list_cases_of) {
+        const struct tg_scenario *sc = tg_find_scenario(list_cases_of);
+        if (sc == NULL)
+            return usage_error("no scenario \"%s\" (see --list)", list_cases_of);
+        list_cases(sc, &p);
+        return 0;
+    }
+    if (optind >= argc)
+        return usage_error("%s", "no scenario given (see --list)");
+    if (optind + 1 < argc)
+        return usage_error("unexpected argument \"%s\"", argv[optind + 1]);
+    const struct tg_scenario *sc = tg_find_scenario(argv[optind]);
+    if (sc == NULL)
+        return usage_error("no scenario \"%s\" (see --list)", argv[optind]);
+    if ((file != NULL) + (connect_to != NULL) + (iface != NULL) != 1)
+        return usage_error("%s", "give exactly one output: -w FILE, --connect HOST:PORT or -i IFACE");
+    const struct tg_mutation *mut = NULL;
+    long target = TG_TARGET_SEEDED;
+    if (case_no && (break_id || target_arg))
+        return usage_error("%s", "--case already names the mutation and target; drop --break/--target");
+    if (break_id) {
+        mut = tg_find_mutation(break_id);
+        if (mut == NULL)
+            return usage_error("no mutation \"%s\" (see --list-mutations)", break_id);
+        if (mut->proto != sc->proto)
+            return usage_error("mutation %s does not apply to this scenario's protocol", break_id);
+    } else if (target_arg) {
+        return usage_error("%s", "--target needs --break");
+    }
+    if (target_arg) {
+        if (strcmp(target_arg, "all") == 0)
+            target = TG_TARGET_ALL;
+        else if (parse_u64(target_arg, 1u << 30, &v) == 0)
+            target = (long)v;
+        else
+            return usage_error("--target wants a PDU number or \"all\", got \"%s\"", target_arg);
+    }
+    if (case_no && !tg_case_get(sc, &p, (size_t)case_no, &mut, &target)) {
+        char n[32];
+        snprintf(n, sizeof n, "%zu", tg_case_count(sc, &p));
+        return usage_error("no such case; this scenario has %s (see --list-cases)", n);
+    }
+    if (mut && target >= 0) {
+        struct tg_output *o = tg_output_null();
+        struct tg_result r;
+        tg_run(sc, mut, TG_TARGET_ALL, &p, o, &r);
+        tg_output_close(o, NULL, 0);
+        if (r.eligible == 0)
+            return usage_error("mutation %s has no target in this scenario (see --list-cases)",
+                               tg_mutation_name(mut));
+        if ((unsigned long)target >= r.eligible) {
+            char n[32];
+            snprintf(n, sizeof n, "%u", r.eligible);
+            return usage_error("--target out of range: %s eligible PDUs", n);
+        }
+    }
+
+    char err[512] = "";
+    struct tg_output *out = file ? tg_output_pcap(file, err, sizeof err)
+                          : connect_to ? tg_output_connect(connect_to, err, sizeof err)
+                                       : tg_output_libnet(iface, err, sizeof err);
+    if (out == NULL) {
+        fprintf(stderr, "vitcp-trafgen: %s\n", err);
+        return 1;
+    }
+    out->pause_us = p.pause_us;
+    struct tg_result r;
+    int rc = tg_run(sc, mut, target, &p, out, &r);
+    char cerr[256] = "";
+    int crc = tg_output_close(out, cerr, sizeof cerr);
+    if (rc != 0) {
+        fprintf(stderr, "vitcp-trafgen: %s\n", r.error);
+        return strstr(r.error, "no target") ? 2 : 1;
+    }
+    if (crc != 0) {
+        fprintf(stderr, "vitcp-trafgen: %s\n", cerr);
+        return 1;
+    }
+    if (file && meta && write_meta(file, sc, mut, target == TG_TARGET_SEEDED ? -2 : target,
+                                   (size_t)case_no, &p, &r) != 0) {
+        fprintf(stderr, "vitcp-trafgen: cannot write %s.meta\n", file);
+        return 1;
+    }
+    if (!quiet) {
+        printf("%s: %u PDUs, %llu bytes", sc->name, r.pdus, (unsigned long long)r.bytes);
+        if (mut)
+            printf(", %s applied to PDU %ld", tg_mutation_name(mut), r.first_mutated_pdu);
+        printf("\n");
+    }
+    return 0;
+}
