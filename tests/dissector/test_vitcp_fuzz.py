@@ -55,7 +55,7 @@ def mutate(rng, frame):
     elif kind == 1 and payload >= 4:
         frame[PAYLOAD_AT + 2:PAYLOAD_AT + 4] = struct.pack(">H", rng.choice(
             [0, 1, 23, 24, 25, 39, 40, 163, 164, 165, 0xFFFF, rng.randrange(65536)]))
-    elif kind == 2:
+    elif kind == 2 and payload >= 2:
         frame[PAYLOAD_AT + 1] = rng.randrange(256)  # type and flags
     elif kind == 3:
         del frame[PAYLOAD_AT + rng.randrange(payload):]
