@@ -1,0 +1,233 @@
+/* The conformance tests' small VI/TCP responder (see mini_peer.h). */
+#include "mini_peer.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "vitcp/vitcp_stream.h"
+
+#define PEER_DISC "vitcp-conform"
+#define PEER_MTU 65536u
+#define PEER_INIT_MSG 7000u
+#define ECHO_CAP (256u * 1024u)
+
+struct conn {
+    struct mini_peer *p;
+    int fd;
+    bool connected, crc, close_now;
+    uint32_t mtu, next_msg, last_rx_msg;
+    struct vw_vitcp_session s;
+    uint8_t *msg;
+    size_t msg_len;
+};
+
+static void send_seg(struct conn *c, struct vw_vitcp_enc *enc)
+{
+    uint8_t buf[70000];
+    size_t n = vw_vitcp_encode(enc, buf, sizeof buf);
+    if (!n) {
+        c->close_now = true;
+        return;
+    }
+    vw_vitcp_session_feed(&c->s, 1, buf, n, NULL, NULL);
+    if (send(c->fd, buf, n, MSG_NOSIGNAL) != (ssize_t)n)
+        c->close_now = true;
+}
+
+static void refuse(struct conn *c, unsigned type)
+{
+    struct vw_vitcp_enc enc;
+    vw_vitcp_enc_init(&enc, type, false);
+    enc.trailer = VW_VITCP_TRAILER_NONE;
+    send_seg(c, &enc);
+    c->close_now = true;
+}
+
+static void on_request(struct conn *c, const struct vw_vitcp_seg *seg)
+{
+    const struct vw_vitcp_ce *ce = &seg->ce;
+    if (seg->hdr.version != VW_VITCP_VERSION || ce->calling_disc_len > VW_VITCP_DISC_MAX ||
+        ce->called_disc_len > VW_VITCP_DISC_MAX) {
+        c->close_now = true; /* V10, V24: malformed: close without answer */
+        return;
+    }
+    if (ce->called_disc_len != strlen(PEER_DISC) || memcmp(ce->called_disc, PEER_DISC, strlen(PEER_DISC)) != 0) {
+        refuse(c, VW_VITCP_CONNECT_NOMATCH);
+        return;
+    }
+    unsigned level = ce->attrs & VW_VITCP_ATTR_RELIABILITY_MASK;
+    bool one_level = level && !(level & (level - 1));
+    if (!one_level || (ce->attrs & VW_VITCP_ATTR_P2P) ||
+        (ce->mtu == 0 && c->p->fault != MINI_FAULT_ACCEPT_MTU_ZERO)) {
+        refuse(c, VW_VITCP_CONNECT_REJECT);
+        return;
+    }
+    c->crc = ce->opt_crc;
+    c->mtu = ce->mtu < PEER_MTU ? ce->mtu : PEER_MTU;
+    struct vw_vitcp_enc enc;
+    vw_vitcp_enc_init(&enc, VW_VITCP_CONNECT_ACCEPT, false);
+    uint8_t opts[16];
+    enc.ce.options = opts;
+    enc.ce.options_len = c->crc ? vw_vitcp_opts_build(opts, sizeof opts, true, false, true) : 0;
+    enc.trailer = c->crc ? VW_VITCP_TRAILER_CRC : VW_VITCP_TRAILER_NONE;
+    enc.ce.attrs = (uint16_t)(level | VW_VITCP_ATTR_RDMA_WRITE | VW_VITCP_ATTR_RDMA_READ);
+    enc.ce.mtu = c->p->fault == MINI_FAULT_MTU_GREATER ? ce->mtu + 1 : c->mtu;
+    enc.ce.rdma_read_window = 4;
+    memcpy(enc.ce.calling_disc, ce->calling_disc, VW_VITCP_DISC_MAX);
+    memcpy(enc.ce.called_disc, ce->called_disc, VW_VITCP_DISC_MAX);
+    enc.ce.calling_disc_len = ce->calling_disc_len;
+    enc.ce.called_disc_len = ce->called_disc_len;
+    enc.hdr.msg_num = PEER_INIT_MSG;
+    enc.hdr.msg_ack = seg->hdr.msg_num;
+    enc.hdr.rx_desc_posted = 64;
+    c->next_msg = PEER_INIT_MSG + 1;
+    c->last_rx_msg = seg->hdr.msg_num;
+    c->connected = true;
+    send_seg(c, &enc);
+}
+
+static void echo(struct conn *c)
+{
+    size_t off = 0, max = c->mtu < 60000 ? c->mtu : 60000;
+    if (max == 0)
+        max = 60000;
+    do {
+        size_t n = c->msg_len - off < max ? c->msg_len - off : max;
+        struct vw_vitcp_enc enc;
+        vw_vitcp_enc_init(&enc, VW_VITCP_SEND, c->crc);
+        if (c->crc && c->p->fault == MINI_FAULT_NO_CRC)
+            enc.trailer = VW_VITCP_TRAILER_NONE;
+        enc.hdr.msg_num = c->next_msg;
+        enc.hdr.msg_ack = c->last_rx_msg;
+        enc.hdr.rx_desc_posted = 64;
+        enc.hdr.data_offset = (uint32_t)off + (c->p->fault == MINI_FAULT_DATA_OFFSET ? 1u : 0u);
+        if (off + n < c->msg_len)
+            enc.hdr.flags &= (uint8_t)~VW_VITCP_FLAG_EOM;
+        enc.payload = c->msg + off;
+        enc.payload_len = n;
+        send_seg(c, &enc);
+        off += n;
+    } while (off < c->msg_len && !c->close_now);
+    c->next_msg++;
+    c->msg_len = 0;
+}
+
+static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
+                       const struct vw_vitcp_seg *seg, enum vw_req err, const struct vw_findings *fs)
+{
+    (void)raw; (void)len; (void)off; (void)fs;
+    struct conn *c = ctx;
+    if (c->close_now)
+        return;
+    if (err != VW_REQ_NONE) {
+        c->close_now = true;
+        return;
+    }
+    if (!c->connected) {
+        if (seg->hdr.type != VW_VITCP_CONNECT_REQUEST)
+            c->close_now = true; /* V19: data before the CE exchange */
+        else
+            on_request(c, seg);
+        return;
+    }
+    if (seg->has_crc && !seg->crc_ok && c->p->fault != MINI_FAULT_KEEP_OPEN_BAD_CRC) {
+        c->close_now = true; /* V22 / A10 at Reliable Delivery */
+        return;
+    }
+    switch (seg->hdr.type) {
+    case VW_VITCP_NOP:
+        return;
+    case VW_VITCP_SEND:
+        if (seg->hdr.flags & VW_VITCP_FLAG_TXERR) {
+            c->close_now = true; /* A9 */
+            return;
+        }
+        if (c->msg_len + seg->payload_len > ECHO_CAP) {
+            c->close_now = true;
+            return;
+        }
+        memcpy(c->msg + c->msg_len, seg->payload, seg->payload_len);
+        c->msg_len += seg->payload_len;
+        c->last_rx_msg = seg->hdr.msg_num;
+        if (seg->hdr.flags & VW_VITCP_FLAG_EOM)
+            echo(c);
+        return;
+    default:
+        c->close_now = true; /* a second ConnectRequest, or what this peer does not serve */
+        return;
+    }
+}
+
+static void serve(struct mini_peer *p, int fd)
+{
+    struct conn c = {.p = p, .fd = fd};
+    c.msg = malloc(ECHO_CAP);
+    if (!c.msg || vw_vitcp_session_init(&c.s) != 0) {
+        free(c.msg);
+        close(fd);
+        return;
+    }
+    uint8_t buf[16384];
+    while (!p->stop && !c.close_now) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, 50) <= 0)
+            continue;
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n <= 0)
+            break;
+        vw_vitcp_session_feed(&c.s, 0, buf, (size_t)n, on_segment, &c);
+    }
+    vw_vitcp_session_free(&c.s);
+    free(c.msg);
+    close(fd);
+}
+
+static void *run(void *arg)
+{
+    struct mini_peer *p = arg;
+    while (!p->stop) {
+        struct pollfd pf = {p->listen_fd, POLLIN, 0};
+        if (poll(&pf, 1, 50) <= 0)
+            continue;
+        int fd = accept(p->listen_fd, NULL, NULL);
+        if (fd >= 0)
+            serve(p, fd);
+    }
+    return NULL;
+}
+
+int mini_peer_start(struct mini_peer *p, enum mini_fault fault)
+{
+    memset(p, 0, sizeof *p);
+    p->fault = fault;
+    p->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (p->listen_fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    if (bind(p->listen_fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(p->listen_fd, 16) < 0 ||
+        getsockname(p->listen_fd, (struct sockaddr *)&a, &al) < 0) {
+        close(p->listen_fd);
+        return -1;
+    }
+    p->port = ntohs(a.sin_port);
+    if (pthread_create(&p->thread, NULL, run, p) != 0) {
+        close(p->listen_fd);
+        return -1;
+    }
+    return 0;
+}
+
+void mini_peer_stop(struct mini_peer *p)
+{
+    p->stop = 1;
+    pthread_join(p->thread, NULL);
+    close(p->listen_fd);
+}
