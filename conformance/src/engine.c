@@ -58,6 +58,7 @@ struct run {
     uint8_t *echo;
     size_t echo_len;
     const struct cf_step *step; /* step being run (for failure lines) */
+    bool liveness_only; /* survival probe: only "does it still accept" counts */
 };
 
 void cf_engine_init(struct cf_engine *e)
@@ -268,12 +269,14 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
     unsigned frame = last_frame(r);
     /* Every rule the target breaks fails the case, whatever step runs. */
     if (err != VW_REQ_NONE) {
+        if (r->liveness_only)
+            return;
         cf_result_add_frame(r->res, frame);
         decide(r, CF_FAIL, err, "target segment #%u (%s) cannot be parsed: %s", index,
                vw_vitcp_type_name(len >= 2 ? raw[1] & VW_VITCP_TYPE_MASK : 99), vw_req_id(err));
         return;
     }
-    for (unsigned i = 0; i < fs->count; i++) {
+    for (unsigned i = 0; i < fs->count && !r->liveness_only; i++) {
         const struct vw_finding *f = &fs->item[i];
         if (f->severity == VW_SEV_ERROR) {
             cf_result_add_frame(r->res, frame);
@@ -752,10 +755,12 @@ static void result_init(struct cf_result *res, const struct cf_case *c)
     res->verdict = CF_PASS;
 }
 
-static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_result *res,
+                        bool liveness_only)
 {
     struct run r;
     run_init(&r, e, c, res);
+    r.liveness_only = liveness_only;
     if (vw_vitcp_session_init(&r.session) != 0 || !(r.echo = malloc(ECHO_MAX))) {
         decide(&r, CF_FAIL, c->reqs[0], "out of memory");
         run_free(&r);
@@ -782,7 +787,7 @@ int cf_engine_check_alive(struct cf_engine *e, char *why, size_t whylen)
     result_init(&res, &c);
     struct vn_pcap_writer *saved = e->capture;
     e->capture = NULL; /* survival probes are not part of the evidence */
-    int rc = run_case_raw(e, &c, &res);
+    int rc = run_case_raw(e, &c, &res, true);
     e->capture = saved;
     if (rc < 0)
         snprintf(why, whylen, "%s", res.message);
@@ -793,7 +798,7 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
 {
     struct timespec start = now();
     result_init(res, c);
-    run_case_raw(e, c, res);
+    run_case_raw(e, c, res, false);
     if (c->hostile && e->check_survival && res->verdict == CF_PASS) {
         char why[CF_MESSAGE_MAX / 2];
         if (cf_engine_check_alive(e, why, sizeof why) < 0) {
