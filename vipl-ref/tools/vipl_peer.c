@@ -1,2 +1,386 @@
-/* placeholder replaced below */
-int main(void) { return 0; }
+/*
+ * vipl-peer: a VI/TCP conformance target built on the reference provider.
+ *   vipl-peer --port P [--fault NAME] [--reject] [--disc D] [--level u|rd|rr]
+ *             [--crc on|off] [--region-size N] [--once]
+ *   vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level ...]
+ *             [--crc on|off] [--count N] [--size N]
+ *   vipl-peer --list-faults
+ * Passive: accepts (or rejects) connections, echoes every Send (with its
+ * immediate data), exposes an RDMA region (read and write enabled) that it
+ * announces in its first Send after accepting: 16 bytes, big-endian
+ * address (8), memory handle (4), length (4). One line per event on stdout.
+ */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tool_common.h"
+#include "vipl_fault.h"
+
+#define NRECV 16
+#define MSG_MAX (1u << 20)
+
+static volatile sig_atomic_t stop;
+static void on_signal(int sig) { (void)sig; stop = 1; }
+
+struct opts {
+    long port;
+    const char *connect;
+    enum vipl_fault fault;
+    int reject, once;
+    const char *disc;
+    VIP_RELIABILITY_LEVEL level;
+    const char *crc;
+    unsigned long region_size, count, size;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: vipl-peer --port P [--fault NAME] [--reject] [--disc D] [--level u|rd|rr]\n"
+               "                 [--crc on|off] [--region-size N] [--once]\n"
+               "       vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level u|rd|rr]\n"
+               "                 [--crc on|off] [--count N] [--size N]\n"
+               "       vipl-peer --list-faults\n");
+}
+
+static void on_async_error(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *ed)
+{
+    (void)ctx;
+    printf("event=async-error code=%d vi=%p\n", (int)ed->ErrorCode, ed->ViHandle);
+    fflush(stdout);
+}
+
+struct conn_res {
+    VIP_VI_HANDLE vi;
+    struct tool_mem descs, bufs, region;
+};
+
+static void drain_and_destroy(struct conn_res *r)
+{
+    VIP_DESCRIPTOR *d;
+    VipDisconnect(r->vi);
+    while (VipRecvDone(r->vi, &d) == VIP_SUCCESS || VipSendDone(r->vi, &d) == VIP_SUCCESS)
+        ;
+    VipDestroyVi(r->vi);
+}
+
+static VIP_DESCRIPTOR *rd(struct conn_res *r, unsigned i) { return tool_desc(&r->descs, i); }
+static VIP_DESCRIPTOR *sd(struct conn_res *r, unsigned i) { return tool_desc(&r->descs, NRECV + i); }
+
+static void post_recv(struct conn_res *r, unsigned i)
+{
+    tool_fill_recv(rd(r, i), (char *)r->bufs.base + (size_t)i * MSG_MAX, r->bufs.mh, MSG_MAX);
+    VipPostRecv(r->vi, rd(r, i), r->descs.mh);
+}
+
+static int send_bytes(struct conn_res *r, void *data, uint32_t len, int imm, uint32_t immv, VIP_MEM_HANDLE mh)
+{
+    VIP_DESCRIPTOR *d = sd(r, 0), *done;
+    tool_fill_send(d, VIP_CONTROL_OP_SENDRECV, data, mh, len, imm, immv, 0, 0);
+    VIP_RETURN rc = VipPostSend(r->vi, d, r->descs.mh);
+    if (rc == VIP_SUCCESS)
+        rc = VipSendWait(r->vi, 10000, &done);
+    if (rc != VIP_SUCCESS || (done->CS.Status & VIP_STATUS_ERROR_MASK)) {
+        printf("event=send-failed rc=%s status=0x%x\n", ViplReturnName(rc), rc == VIP_SUCCESS ? done->CS.Status : 0);
+        return 1;
+    }
+    return 0;
+}
+
+static int alloc_conn(struct tool_env *env, struct conn_res *r, unsigned long region)
+{
+    return tool_mem_alloc(env, 64 * (NRECV + 2), 0, 0, &r->descs) != VIP_SUCCESS ||
+           tool_mem_alloc(env, (size_t)(NRECV + 1) * MSG_MAX + 1, 0, 0, &r->bufs) != VIP_SUCCESS ||
+           tool_mem_alloc(env, region, 1, 1, &r->region) != VIP_SUCCESS;
+}
+
+/* After connecting: the region announcement and, with ignore-mtu, one message
+ * a byte larger than the agreed MTU (VITCP-3.3-MTU-RESPECTED). */
+static int after_connect(struct conn_res *r, const struct opts *o, const VIP_VI_ATTRIBUTES *local)
+{
+    uint8_t *ann = (uint8_t *)r->bufs.base + (size_t)NRECV * MSG_MAX;
+    uint64_t a = (uint64_t)(uintptr_t)r->region.base;
+    uint32_t hi = htonl((uint32_t)(a >> 32)), lo = htonl((uint32_t)a), h = htonl(r->region.mh),
+             l = htonl((uint32_t)r->region.len);
+    memcpy(ann, &hi, 4), memcpy(ann + 4, &lo, 4), memcpy(ann + 8, &h, 4), memcpy(ann + 12, &l, 4);
+    if (send_bytes(r, ann, 16, 0, 0, r->bufs.mh))
+        return 1;
+    if (o->fault == VIPL_FAULT_IGNORE_MTU) {
+        uint32_t big = (uint32_t)local->MaxTransferSize + 1;
+        if (big <= MSG_MAX + 1)
+            send_bytes(r, ann, big, 0, 0, r->bufs.mh);
+    }
+    return 0;
+}
+
+static void echo_loop(struct conn_res *r, unsigned long max_msgs)
+{
+    unsigned long n = 0;
+    while (!stop && (max_msgs == 0 || n < max_msgs)) {
+        VIP_DESCRIPTOR *d;
+        VIP_RETURN rc = VipRecvWait(r->vi, 200, &d);
+        if (rc == VIP_TIMEOUT)
+            continue;
+        if (rc != VIP_SUCCESS)
+            break;
+        unsigned i = (unsigned)(((char *)d - (char *)r->descs.base) / 64);
+        uint32_t st = d->CS.Status, len = d->CS.Length, imm = d->CS.ImmediateData;
+        printf("event=recv len=%u status=0x%x imm=%s0x%x\n", len, st, (st & VIP_STATUS_IMMEDIATE) ? "" : "none:", imm);
+        fflush(stdout);
+        if (st & VIP_STATUS_DESC_FLUSHED_ERROR)
+            break;
+        n++;
+        if ((st & VIP_STATUS_ERROR_MASK) || (st & VIP_STATUS_OP_MASK) != VIP_STATUS_OP_RECEIVE) {
+            post_recv(r, i);
+            continue;
+        }
+        /* echo from the receive buffer, then repost it */
+        if (send_bytes(r, (char *)r->bufs.base + (size_t)i * MSG_MAX, len, (st & VIP_STATUS_IMMEDIATE) != 0, imm,
+                       r->bufs.mh))
+            break;
+        post_recv(r, i);
+    }
+}
+
+static int run_passive(struct tool_env *env, const struct opts *o)
+{
+    uint8_t addr_buf[sizeof(VIP_NET_ADDRESS) + 16 + 64];
+    VIP_NET_ADDRESS *remote = (VIP_NET_ADDRESS *)addr_buf;
+    VIP_NET_ADDRESS *local = calloc(1, sizeof *local + 64);
+    local->DiscriminatorLen = (VIP_UINT16)strlen(o->disc);
+    memcpy(local->HostAddress, o->disc, local->DiscriminatorLen);
+    printf("event=listening port=%ld fault=%s\n", o->port, ViplFaultName(o->fault));
+    fflush(stdout);
+    while (!stop) {
+        VIP_VI_ATTRIBUTES ra;
+        VIP_CONN_HANDLE conn;
+        VIP_RETURN rc = VipConnectWait(env->nic, local, 200, remote, &ra, &conn);
+        if (rc == VIP_TIMEOUT)
+            continue;
+        if (rc != VIP_SUCCESS) {
+            printf("event=wait-failed rc=%s\n", ViplReturnName(rc));
+            break;
+        }
+        printf("event=request level=%u mtu=%lu rdma_write=%d rdma_read=%d\n", (unsigned)ra.ReliabilityLevel,
+               (unsigned long)ra.MaxTransferSize, ra.EnableRdmaWrite, ra.EnableRdmaRead);
+        if (o->reject) {
+            VipConnectReject(conn);
+            printf("event=rejected\n");
+            fflush(stdout);
+            if (o->once)
+                break;
+            continue;
+        }
+        struct conn_res r = {0};
+        if (alloc_conn(env, &r, o->region_size)) {
+            VipConnectReject(conn);
+            printf("event=no-resources\n");
+            break;
+        }
+        VIP_VI_ATTRIBUTES a = {.ReliabilityLevel = o->level ? o->level : ra.ReliabilityLevel,
+                               .MaxTransferSize = MSG_MAX, .Ptag = env->ptag, .EnableRdmaWrite = VIP_TRUE,
+                               .EnableRdmaRead = (o->level ? o->level : ra.ReliabilityLevel) != VIP_SERVICE_UNRELIABLE};
+        if ((rc = VipCreateVi(env->nic, &a, NULL, NULL, &r.vi)) == VIP_SUCCESS) {
+            for (unsigned i = 0; i < NRECV; i++)
+                post_recv(&r, i);
+            rc = VipConnectAccept(conn, r.vi);
+        }
+        if (rc != VIP_SUCCESS) {
+            printf("event=accept-failed rc=%s\n", ViplReturnName(rc));
+            VipConnectReject(conn);
+        } else {
+            VIP_VI_STATE st;
+            VipQueryVi(r.vi, &st, &a, NULL, NULL);
+            printf("event=accepted mtu=%lu\n", (unsigned long)a.MaxTransferSize);
+            fflush(stdout);
+            if (!after_connect(&r, o, &a))
+                echo_loop(&r, 0);
+            printf("event=closed\n");
+            fflush(stdout);
+        }
+        if (r.vi)
+            drain_and_destroy(&r);
+        tool_mem_free(env, &r.descs);
+        tool_mem_free(env, &r.bufs);
+        tool_mem_free(env, &r.region);
+        if (o->once)
+            break;
+    }
+    free(local);
+    return 0;
+}
+
+static int run_active(struct tool_env *env, const struct opts *o)
+{
+    VIP_NET_ADDRESS *remote = tool_addr(env, o->connect, o->disc);
+    VIP_NET_ADDRESS *local = tool_addr(env, "127.0.0.1", "vipl-peer");
+    if (!remote || !local) {
+        fprintf(stderr, "vipl-peer: cannot resolve '%s'\n", o->connect);
+        free(remote);
+        free(local);
+        return 2;
+    }
+    struct conn_res r = {0};
+    int err = 1;
+    if (alloc_conn(env, &r, o->region_size)) {
+        fprintf(stderr, "vipl-peer: cannot register memory\n");
+        goto out;
+    }
+    VIP_RELIABILITY_LEVEL level = o->level ? o->level : VIP_SERVICE_RELIABLE_DELIVERY;
+    VIP_VI_ATTRIBUTES a = {.ReliabilityLevel = level, .MaxTransferSize = MSG_MAX, .Ptag = env->ptag,
+                           .EnableRdmaWrite = VIP_TRUE, .EnableRdmaRead = level != VIP_SERVICE_UNRELIABLE}, ra;
+    VIP_RETURN rc = VipCreateVi(env->nic, &a, NULL, NULL, &r.vi);
+    if (rc == VIP_SUCCESS) {
+        for (unsigned i = 0; i < NRECV; i++)
+            post_recv(&r, i);
+        rc = VipConnectRequest(r.vi, local, remote, 5000, &ra);
+    }
+    printf("event=connect rc=%s\n", ViplReturnName(rc));
+    fflush(stdout);
+    if (rc == VIP_SUCCESS) {
+        VIP_VI_STATE st;
+        VipQueryVi(r.vi, &st, &a, NULL, NULL);
+        err = after_connect(&r, o, &a);
+        uint8_t *buf = (uint8_t *)r.bufs.base + (size_t)NRECV * MSG_MAX;
+        for (unsigned long k = 0; k < o->count && !err; k++) {
+            memset(buf, (int)(k & 0xFF), o->size);
+            err = send_bytes(&r, buf, (uint32_t)o->size, 1, (uint32_t)k, r.bufs.mh);
+            printf("event=sent n=%lu len=%lu\n", k, o->size);
+        }
+        echo_loop(&r, o->count + 1);
+    }
+out:
+    if (r.vi)
+        drain_and_destroy(&r);
+    tool_mem_free(env, &r.descs);
+    tool_mem_free(env, &r.bufs);
+    tool_mem_free(env, &r.region);
+    free(remote);
+    free(local);
+    return err;
+}
+
+static int parse_level(const char *s, VIP_RELIABILITY_LEVEL *l)
+{
+    if (!strcmp(s, "u")) *l = VIP_SERVICE_UNRELIABLE;
+    else if (!strcmp(s, "rd")) *l = VIP_SERVICE_RELIABLE_DELIVERY;
+    else if (!strcmp(s, "rr")) *l = VIP_SERVICE_RELIABLE_RECEPTION;
+    else return -1;
+    return 0;
+}
+
+static int parse_count(const char *s, unsigned long max, unsigned long *out)
+{
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"port", required_argument, 0, 'p'}, {"connect", required_argument, 0, 'c'},
+        {"fault", required_argument, 0, 'f'}, {"list-faults", no_argument, 0, 'l'},
+        {"reject", no_argument, 0, 'r'}, {"disc", required_argument, 0, 'd'},
+        {"level", required_argument, 0, 'L'}, {"crc", required_argument, 0, 'C'},
+        {"region-size", required_argument, 0, 'R'}, {"count", required_argument, 0, 'n'},
+        {"size", required_argument, 0, 's'}, {"once", no_argument, 0, '1'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    struct opts o = {.port = -1, .disc = "", .crc = "on", .region_size = 65536, .count = 1, .size = 64};
+    int c;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            if ((o.port = tool_parse_port(optarg)) < 0) {
+                fprintf(stderr, "vipl-peer: bad port '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'c': o.connect = optarg; break;
+        case 'f':
+            if ((o.fault = ViplFaultByName(optarg)) == VIPL_FAULT_NONE) {
+                fprintf(stderr, "vipl-peer: unknown fault '%s' (see --list-faults)\n", optarg);
+                return 2;
+            }
+            break;
+        case 'l':
+            for (unsigned f = 1; f < VIPL_FAULT_COUNT; f++)
+                printf("%s %s\n", ViplFaultName((enum vipl_fault)f), ViplFaultReqId((enum vipl_fault)f));
+            return 0;
+        case 'r': o.reject = 1; break;
+        case 'd':
+            if (strlen(optarg) > 64) {
+                fprintf(stderr, "vipl-peer: a discriminator has at most 64 bytes\n");
+                return 2;
+            }
+            o.disc = optarg;
+            break;
+        case 'L':
+            if (parse_level(optarg, &o.level)) {
+                fprintf(stderr, "vipl-peer: --level must be u, rd or rr\n");
+                return 2;
+            }
+            break;
+        case 'C':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                fprintf(stderr, "vipl-peer: --crc must be on or off\n");
+                return 2;
+            }
+            o.crc = optarg;
+            break;
+        case 'R':
+            if (parse_count(optarg, 1u << 26, &o.region_size) || o.region_size == 0) {
+                fprintf(stderr, "vipl-peer: bad --region-size\n");
+                return 2;
+            }
+            break;
+        case 'n':
+            if (parse_count(optarg, 1000000, &o.count)) {
+                fprintf(stderr, "vipl-peer: bad --count\n");
+                return 2;
+            }
+            break;
+        case 's':
+            if (parse_count(optarg, MSG_MAX, &o.size)) {
+                fprintf(stderr, "vipl-peer: bad --size (at most %u)\n", MSG_MAX);
+                return 2;
+            }
+            break;
+        case '1': o.once = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc || (o.port < 0) == (o.connect == NULL)) {
+        fprintf(stderr, "vipl-peer: give exactly one of --port P or --connect HOST:PORT\n");
+        usage(stderr);
+        return 2;
+    }
+    if (o.connect && !strchr(o.connect, ':')) {
+        fprintf(stderr, "vipl-peer: --connect needs HOST:PORT\n");
+        return 2;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    char dev[160];
+    if (o.connect)
+        snprintf(dev, sizeof dev, "127.0.0.1:0,crc=%s", o.crc);
+    else
+        snprintf(dev, sizeof dev, "0.0.0.0:%ld,crc=%s", o.port, o.crc);
+    struct tool_env env;
+    VIP_RETURN rc = tool_open(&env, dev);
+    if (rc != VIP_SUCCESS) {
+        fprintf(stderr, "vipl-peer: cannot open NIC %s: %s\n", dev, ViplReturnName(rc));
+        return 1;
+    }
+    ViplNicSetFault(env.nic, o.fault);
+    VipErrorCallback(env.nic, NULL, on_async_error);
+    int err = o.connect ? run_active(&env, &o) : run_passive(&env, &o);
+    tool_close(&env);
+    return err;
+}
