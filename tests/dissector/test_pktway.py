@@ -20,9 +20,9 @@ def by_frame(name, names, flt):
 class PktwayGood(unittest.TestCase):
     def test_fields(self):
         rows = by_frame("pktway-good.pcap", FIELDS, "pktway")
-        self.assertEqual(rows[1], ["13", "0x0abcde", "9", "0", "0", "0x000123", "0", "0x0000", "0x0800", "0x00",
+        self.assertEqual(rows[1], ["13", "0x0abcde", "9", "0", "0", "0x000123", "0", "0x0000", "0x0800", "0x00000000",
                                    "4", "4", "0", "0x00000042", "", "", "", "", "0x0000000000000000"])
-        self.assertEqual(rows[2], ["", "", "", "0", "0", "0x000123", "0", "0x0007", "0x0001", "0x00", "3", "1",
+        self.assertEqual(rows[2], ["", "", "", "0", "0", "0x000123", "0", "0x0007", "0x0001", "0x00000000", "3", "1",
                                    "1", "0x00000042", "5", "0", "1", "4", "0x0000000000000000"])
         self.assertEqual(rows[3][5:9], ["0x7ffffe", "0", "0x0001", "0x0002"])
         self.assertEqual(rows[3][18], "0x0000000000000009")
