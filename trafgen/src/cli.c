@@ -258,6 +258,11 @@ int tg_main(int argc, char **argv)
         return usage_error("no scenario \"%s\" (see --list)", argv[optind]);
     if ((file != NULL) + (connect_to != NULL) + (iface != NULL) != 1)
         return usage_error("%s", "give exactly one output: -w FILE, --connect HOST:PORT or -i IFACE");
+    if (connect_to) {
+        const char *colon = strrchr(connect_to, ':');
+        if (colon == NULL || colon == connect_to || parse_u64(colon + 1, 65535, &v) != 0 || v == 0)
+            return usage_error("--connect wants HOST:PORT, got \"%s\"", connect_to);
+    }
     const struct tg_mutation *mut = NULL;
     long target = TG_TARGET_SEEDED;
     if (case_no && (break_id || target_arg))

@@ -16,12 +16,7 @@ static bool el_crc_data(const struct tg_pdu *p) { return p->crc && is_data(p); }
 static void ap_bad_crc(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.trailer = VW_VITCP_TRAILER_BAD_CRC; }
 /* VITCP-3.6-CRC-READING */
 static void ap_crc_be(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.trailer = VW_VITCP_TRAILER_CRC_BE; }
-/* VITCP-3.6-CRC-ONLY-IF-NEGOTIATED */
-static bool el_nocrc_data(const struct tg_pdu *p) { return !p->crc && is_data(p); }
-static void ap_add_crc(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.trailer = VW_VITCP_TRAILER_CRC; }
-/* VITCP-3.5-CE-TRAILER-IFF-OPT: CRC option offered, trailer left out */
 static bool el_crc_request(const struct tg_pdu *p) { return p->crc && is_request(p); }
-static void ap_no_trailer(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.trailer = VW_VITCP_TRAILER_NONE; }
 /* VITCP-3.6-ACCEPT-CRC-ONLY-IF-REQUEST */
 static bool el_nocrc_accept(const struct tg_pdu *p) { return !p->crc && is_accept(p); }
 static void ap_accept_crc(struct tg_pdu *p, struct tg_rng *r)
@@ -44,14 +39,18 @@ static void ap_seg_len_min(struct tg_pdu *p, struct tg_rng *r)
     p->vitcp.keep_seg_len = true;
     p->vitcp.hdr.seg_len = 20;
 }
-static bool el_rdma_write(const struct tg_pdu *p) { return p->type == VW_VITCP_RDMA_WRITE; }
-static void ap_seg_len_headers(struct tg_pdu *p, struct tg_rng *r)
+static bool el_write_single(const struct tg_pdu *p);
+/* VITCP-3-RDMA-HDR-PRESENT: an RdmaWrite too short for its RDMA header */
+static void ap_rdma_hdr_cut(struct tg_pdu *p, struct tg_rng *r)
 {
     (void)r; /* 24 + 16 RDMA header needed; say 32 and send 32 */
     p->vitcp.keep_seg_len = true;
     p->vitcp.hdr.seg_len = 32;
     p->post_truncate = 32;
 }
+/* VITCP-3.2-SEG-LEN-HEADERS: a NOP without the negotiated trailer (24 bytes, 28 needed) */
+static bool el_crc_nop(const struct tg_pdu *p) { return p->crc && is_nop(p); }
+static void ap_nop_no_trailer(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.trailer = VW_VITCP_TRAILER_NONE; }
 /* VITCP-3.2-ERR-RESERVED */
 static void ap_err_reserved(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.hdr.remote_err |= 0x0010; }
 /* VITCP-3.3-ATTR-RESERVED */
@@ -121,18 +120,20 @@ static void ap_imm_no_idv(struct tg_pdu *p, struct tg_rng *r) { p->vitcp.hdr.imm
 static void ap_imm_na(struct tg_pdu *p, struct tg_rng *r) { p->vitcp.hdr.imm_data = (uint32_t)tg_rng_next(r) | 1u; }
 /* VITCP-3.2-IDV-ZERO-NA */
 static void ap_idv_na(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.hdr.flags |= VW_VITCP_FLAG_IDV; }
-/* VITCP-3.2-SINGLE-SEGMENT: a NOP without EOM */
+/* VITCP-3.2-SINGLE-SEGMENT: a NOP at Data Offset 64 */
+static void ap_single_offset(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.hdr.data_offset = 64; }
+/* VITCP-3.2-FLAGS-RESERVED (EOM on single-segment types), VITCP-3.2-EOM-LAST: EOM clear */
 static void ap_no_eom(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.hdr.flags &= (uint8_t)~VW_VITCP_FLAG_EOM; }
 /* VITCP-3.2-DATA-OFFSET-FIRST: single-segment message not at offset 0 */
 static bool el_single_msg(const struct tg_pdu *p)
 {
-    return (p->type == VW_VITCP_SEND || p->type == VW_VITCP_RDMA_WRITE) && p->first_seg && p->last_seg;
+    return p->type == VW_VITCP_SEND && p->first_seg && p->last_seg; /* RdmaWrite would also break its RDMA Length */
 }
 static void ap_offset_first(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.hdr.data_offset += 8; }
 /* VITCP-3.2-DATA-OFFSET-NEXT: the last segment of a multi-segment message */
 static bool el_last_of_many(const struct tg_pdu *p)
 {
-    return (p->type == VW_VITCP_SEND || p->type == VW_VITCP_RDMA_WRITE) && !p->first_seg && p->last_seg;
+    return p->type == VW_VITCP_SEND && !p->first_seg && p->last_seg;
 }
 static void ap_offset_next(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.hdr.data_offset -= 4; }
 /* VITCP-3.2-MSG-NUM-SEQ */
@@ -159,8 +160,8 @@ static bool el_accept_rdma_read(const struct tg_pdu *p)
     return is_accept(p) && (p->vitcp.ce.attrs & VW_VITCP_ATTR_RDMA_READ);
 }
 /* VITCP-3.2-RX-DESC-POSTED: the count goes back */
-static bool el_data_not_ce(const struct tg_pdu *p) { return is_data(p) && p->vitcp.hdr.rx_desc_posted > 0; }
-static void ap_rx_back(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.hdr.rx_desc_posted -= 1; }
+static bool el_data_not_ce(const struct tg_pdu *p) { return is_data(p) && p->vitcp.hdr.rx_desc_posted >= 16; }
+static void ap_rx_back(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.hdr.rx_desc_posted -= 16; }
 /* VITCP-3.2-DFC-DELAY: no descriptors announced, the peer sends anyway */
 static bool el_accept_dfc(const struct tg_pdu *p) { return is_accept(p) && p->dfc; }
 static void ap_no_desc(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.hdr.rx_desc_posted = 0; }
@@ -171,21 +172,24 @@ static bool el_send_last(const struct tg_pdu *p)
 }
 /* VITCP-2.2.2.2.5-RETX-SAME-DATA: a TCP retransmission with other bytes */
 static void ap_retx(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->post_retx_differs = true; }
-/* VITCP-3.2-SEG-LEN-EXACT: the capture ends inside the last segment */
-static void ap_truncate(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->post_truncate = 30; }
-static bool el_last_nop(const struct tg_pdu *p) { return is_nop(p) && p->dir == 1; }
+/* VITCP-3.2-SEG-LEN-EXACT: a NOP carrying 8 bytes it has no room for */
+static void ap_nop_payload(struct tg_pdu *p, struct tg_rng *r)
+{
+    tg_rng_fill(r, p->opts, 8);
+    p->vitcp.payload = p->opts;
+    p->vitcp.payload_len = 8;
+}
 
 #define M(sym, el, ap, what) {VW_REQ_##sym, TG_VITCP, what, el, ap}
 const struct tg_mutation tg_vitcp_mutations[] = {
     M(VITCP_3_6_CRC_VALID, el_crc_data, ap_bad_crc, "trailer CRC with every bit inverted"),
     M(VITCP_3_6_CRC_READING, el_crc_data, ap_crc_be, "right CRC written most significant byte first"),
-    M(VITCP_3_6_CRC_ONLY_IF_NEGOTIATED, el_nocrc_data, ap_add_crc, "trailer CRC although none was negotiated"),
-    M(VITCP_3_5_CE_TRAILER_IFF_OPT, el_crc_request, ap_no_trailer, "CRC option offered, CE trailer left out"),
     M(VITCP_3_6_ACCEPT_CRC_ONLY_IF_REQ, el_nocrc_accept, ap_accept_crc, "ConnectAccept adds the CRC option the request lacked"),
     M(VITCP_3_2_VERSION, el_data, ap_version, "Version 2 in a data segment"),
     M(VITCP_3_2_TYPE_KNOWN, is_nop, ap_type, "NOP sent as unknown type 17"),
     M(VITCP_3_2_SEG_LEN_MIN, is_nop, ap_seg_len_min, "Segment Length 20, under the 24-byte header"),
-    M(VITCP_3_2_SEG_LEN_HEADERS, el_rdma_write, ap_seg_len_headers, "RdmaWrite with Segment Length 32, under its 40 header bytes"),
+    M(VITCP_3_RDMA_HDR_PRESENT, el_write_single, ap_rdma_hdr_cut, "single-segment RdmaWrite with Segment Length 32, under its 40 header bytes"),
+    M(VITCP_3_2_SEG_LEN_HEADERS, el_crc_nop, ap_nop_no_trailer, "NOP without the negotiated trailer"),
     M(VITCP_3_2_ERR_RESERVED, el_data, ap_err_reserved, "reserved Remote Error Code bit set"),
     M(VITCP_3_3_ATTR_RESERVED, is_request, ap_attr_reserved, "reserved Calling Attributes bit set"),
     M(VITCP_3_3_ONE_LEVEL, is_request, ap_two_levels, "two reliability levels requested"),
@@ -201,7 +205,8 @@ const struct tg_mutation tg_vitcp_mutations[] = {
     M(VITCP_3_2_IMM_ZERO_NO_IDV, el_send_no_idv, ap_imm_no_idv, "Immediate Data without IDV"),
     M(VITCP_3_2_IMM_ZERO_NA, is_nop, ap_imm_na, "Immediate Data in a NOP"),
     M(VITCP_3_2_IDV_ZERO_NA, is_nop, ap_idv_na, "IDV set on a NOP"),
-    M(VITCP_3_2_SINGLE_SEGMENT, is_nop, ap_no_eom, "NOP without EOM"),
+    M(VITCP_3_2_SINGLE_SEGMENT, is_nop, ap_single_offset, "NOP at Data Offset 64"),
+    M(VITCP_3_2_FLAGS_RESERVED, is_nop, ap_no_eom, "NOP without EOM"),
     M(VITCP_3_2_DATA_OFFSET_FIRST, el_single_msg, ap_offset_first, "message starting at Data Offset 8"),
     M(VITCP_3_2_DATA_OFFSET_NEXT, el_last_of_many, ap_offset_next, "last segment 4 bytes back"),
     M(VITCP_3_2_MSG_NUM_SEQ, el_first_send, ap_msg_jump, "Message Number jumps by 7"),
@@ -211,10 +216,10 @@ const struct tg_mutation tg_vitcp_mutations[] = {
     M(VITCP_3_4_READ_RESP_LEN, el_read_req, ap_read_short, "read request one byte shorter than the response"),
     M(VITCP_3_2_RESP_MSG_NUM, el_resp_first, ap_resp_num, "RdmaReadResponse with no matching request"),
     M(VITCP_2_2_READ_WINDOW, el_accept_rdma_read, ap_window_zero, "responder announces RDMA read window 0, reads follow"),
-    M(VITCP_3_2_RX_DESC_MOD, el_data_not_ce, ap_rx_back, "Rx Descriptors Posted goes back by one"),
+    M(VITCP_3_2_RX_DESC_MOD, el_data_not_ce, ap_rx_back, "Rx Descriptors Posted goes back by 16"),
     M(VITCP_3_2_DFC_DELAY, el_accept_dfc, ap_no_desc, "no descriptors posted, the peer sends anyway"),
     M(VITCP_3_2_EOM_LAST, el_send_last, ap_no_eom, "message without EOM, the next one starts"),
     M(VITCP_2_2_RETX_SAME_DATA, el_data, ap_retx, "TCP retransmission of a segment with one byte changed"),
-    M(VITCP_3_2_SEG_LEN_EXACT, el_last_nop, ap_truncate, "capture ends 30 bytes into the last segment"),
+    M(VITCP_3_2_SEG_LEN_EXACT, is_nop, ap_nop_payload, "NOP 8 bytes longer than its header"),
 };
 const size_t tg_vitcp_mutation_count = sizeof tg_vitcp_mutations / sizeof tg_vitcp_mutations[0];

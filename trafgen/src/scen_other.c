@@ -1,10 +1,283 @@
-/* IFT, PacketWay EEP and WARP scenarios and mutations. */
+/* IFT, PacketWay EEP and WARP scenarios and their mutations. */
 #include <string.h>
 
 #include "internal.h"
 #include "mutations.h"
 
-const struct tg_scenario tg_other_scenarios[] = {{NULL, TG_IFT, NULL, NULL}};
-const size_t tg_other_scenario_count = 0;
-const struct tg_mutation tg_other_mutations[] = {{VW_REQ_NONE, TG_IFT, NULL, NULL, NULL}};
-const size_t tg_other_mutation_count = 0;
+/* ------------------------------------------------------------------ IFT */
+
+struct ift {
+    struct tg_gen *g;
+    bool crc;
+    uint16_t vtag[2]; /* vtag[d]: what side d announced; frames TO d carry it */
+    uint32_t msn[2];  /* untagged message sequence numbers per sender */
+};
+
+static void ift_emit(struct ift *s, struct tg_pdu *pdu)
+{
+    pdu->proto = TG_IFT;
+    pdu->crc = s->crc;
+    tg_emit(s->g, pdu);
+}
+
+static void ift_indication(struct ift *s, int dir)
+{
+    struct tg_pdu pdu;
+    memset(&pdu, 0, sizeof pdu);
+    pdu.dir = dir;
+    pdu.ift_ind = true;
+    pdu.first_seg = pdu.last_seg = true;
+    vw_ift_ind_enc_init(&pdu.ift_ind_enc, (unsigned)dir, s->vtag[dir], s->crc, s->crc);
+    ift_emit(s, &pdu);
+}
+
+/* One RDMAP message (Send untagged, Write tagged) in frames of seg_payload. */
+static void ift_message(struct ift *s, int dir, bool tagged, size_t len)
+{
+    struct tg_gen *g = s->g;
+    const uint8_t *data = tg_payload(g, len);
+    size_t step = g->p->seg_payload;
+    uint32_t msn = ++s->msn[dir];
+    uint32_t stag = 0x00AB0100u + (uint32_t)dir;
+    size_t off = 0;
+    do {
+        size_t n = len - off < step ? len - off : step;
+        struct tg_pdu pdu;
+        memset(&pdu, 0, sizeof pdu);
+        pdu.dir = dir;
+        pdu.type = tagged ? VW_RDMAP_WRITE : VW_RDMAP_SEND;
+        pdu.ift_tagged = tagged;
+        pdu.first_seg = off == 0;
+        pdu.last_seg = off + n == len;
+        pdu.ddp.tagged = tagged;
+        pdu.ddp.last = pdu.last_seg;
+        pdu.ddp.dv = VW_DDP_VERSION;
+        pdu.ddp.rdmap_rv = VW_RDMAP_VERSION;
+        pdu.ddp.rdmap_opcode = (uint8_t)pdu.type;
+        if (tagged) {
+            pdu.ddp.stag = stag;
+            pdu.ddp.to = 0x40000000u + off;
+        } else {
+            pdu.ddp.qn = 0;
+            pdu.ddp.msn = msn;
+            pdu.ddp.mo = (uint32_t)off;
+        }
+        /* The frame carries the VTag its receiver announced. */
+        vw_ift_frame_enc_init(&pdu.ift, s->vtag[!dir], s->crc, s->crc, NULL, 0, data + off, n);
+        ift_emit(s, &pdu);
+        off += n;
+    } while (off < len);
+}
+
+static void run_ift(struct tg_gen *g, bool crc)
+{
+    struct ift s = {.g = g, .crc = crc};
+    s.vtag[0] = (uint16_t)(tg_rng_next(&g->rng) | 1u); /* VTags random (4.2), never 0 */
+    s.vtag[1] = (uint16_t)(tg_rng_next(&g->rng) | 1u);
+    tg_tcp_open(g, VW_IFT_DEFAULT_PORT);
+    ift_indication(&s, 0);
+    ift_indication(&s, 1);
+    for (unsigned i = 0; i < g->p->count; i++) {
+        ift_message(&s, 0, false, g->p->msg_size);
+        ift_message(&s, 0, true, g->p->msg_size);
+        ift_message(&s, 1, false, 200);
+    }
+    tg_tcp_close(g);
+}
+static void run_ift_crc(struct tg_gen *g) { run_ift(g, true); }
+static void run_ift_nocrc(struct tg_gen *g) { run_ift(g, false); }
+
+static bool ift_ind(const struct tg_pdu *p) { return p->ift_ind; }
+static bool ift_ind_answer(const struct tg_pdu *p) { return p->ift_ind && p->dir == 1; }
+static bool ift_frame(const struct tg_pdu *p) { return !p->ift_ind; }
+static bool ift_frame_crc(const struct tg_pdu *p) { return !p->ift_ind && p->crc; }
+static void ap_ift_ind_crc(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift_ind_enc.crc = VW_IFT_CRC_BAD; }
+static void ap_ift_magic(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift_ind_enc.magic ^= 0x01000000u; }
+static void ap_ift_version(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift_ind_enc.version = 2; }
+static void ap_ift_reserved(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift_ind_enc.flags |= 0x00000100u; }
+static void ap_ift_phase(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift_ind_enc.flags &= ~VW_IFT_FLAG_PH; }
+static void ap_ift_hdr_crc(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift.hdr_crc = VW_IFT_CRC_BAD; }
+static void ap_ift_pay_crc(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift.payload_crc = VW_IFT_CRC_BAD; }
+static void ap_ift_vtag(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift.vtag ^= 0x8000u; }
+
+/* ------------------------------------------------------------------ EEP */
+
+#define EEP_PT_DATA 0x0800u
+#define EEP_SRC 0x000102u
+#define EEP_DEST 0x000207u
+
+static void eep_send(struct tg_gen *g, struct tg_pdu *pdu)
+{
+    pdu->proto = TG_EEP;
+    pdu->first_seg = pdu->last_seg = true;
+    tg_emit(g, pdu);
+}
+
+static void run_eep(struct tg_gen *g)
+{
+    static const uint8_t route_bytes[13] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+    static const uint8_t oh_data[5] = {0xA1, 0xA2, 0xA3, 0xA4, 0xA5};
+    for (unsigned i = 0; i < g->p->count; i++) {
+        /* Data of every length modulo 8: each PL value (6g). */
+        for (size_t len = 1; len <= 8; len++) {
+            struct tg_pdu pdu;
+            memset(&pdu, 0, sizeof pdu);
+            vw_eep_enc_init(&pdu.eep, EEP_DEST, EEP_SRC, EEP_PT_DATA, tg_payload(g, len * 5), len * 5);
+            eep_send(g, &pdu);
+        }
+        /* A larger message. */
+        struct tg_pdu big;
+        memset(&big, 0, sizeof big);
+        size_t n = g->p->msg_size < 1400 ? g->p->msg_size : 1400;
+        vw_eep_enc_init(&big.eep, EEP_DEST, EEP_SRC, EEP_PT_DATA, tg_payload(g, n), n);
+        eep_send(g, &big);
+        /* Routed by an L2RH of 13 bytes (two words, P2), then a symbol. */
+        static struct vw_eep_route_enc routes[2];
+        routes[0] = (struct vw_eep_route_enc){.kind = VW_EEP_ROUTE_L2RH, .data = route_bytes, .data_len = 13};
+        routes[1] = (struct vw_eep_route_enc){.kind = VW_EEP_ROUTE_SYMBOL, .symbol_type = 0x00042,
+                                              .data = route_bytes, .data_len = 4};
+        struct tg_pdu routed;
+        memset(&routed, 0, sizeof routed);
+        vw_eep_enc_init(&routed.eep, EEP_DEST, EEP_SRC, EEP_PT_DATA, tg_payload(g, 64), 64);
+        routed.eep.routes = routes;
+        routed.eep.n_routes = 2;
+        eep_send(g, &routed);
+        /* Two optional header fields, the last with C (7). */
+        struct tg_pdu oh;
+        memset(&oh, 0, sizeof oh);
+        vw_eep_enc_init(&oh.eep, EEP_DEST, EEP_SRC, EEP_PT_DATA, tg_payload(g, 40), 40);
+        oh.eep_oh[0] = (struct vw_eep_oh_enc){.type = 3, .data = oh_data, .data_len = 5};
+        oh.eep_oh[1] = (struct vw_eep_oh_enc){.type = 4, .data = oh_data, .data_len = 2};
+        oh.eep.oh = oh.eep_oh;
+        oh.eep.n_oh = 2;
+        oh.eep_has_oh = true;
+        eep_send(g, &oh);
+    }
+}
+
+static bool eep_any(const struct tg_pdu *p) { (void)p; return true; }
+static bool eep_plain(const struct tg_pdu *p) { return !p->eep_has_oh && p->eep.n_routes == 0; }
+static bool eep_with_oh(const struct tg_pdu *p) { return p->eep_has_oh; }
+static void ap_eep_version(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->eep.hdr.version = 2; }
+static void ap_eep_rz(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->eep.hdr.rz = 0x11; }
+static void ap_eep_dl(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* a DL far beyond the message: the oversized-DL case */
+    p->eep.keep_lengths = true;
+    p->eep.hdr.dl = VW_EEP_DL_MAX;
+    p->eep.hdr.pl = 0;
+}
+static void ap_eep_oh_no_end(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* no field has C: the chain never ends */
+    p->eep.keep_c = true;
+    p->eep_oh[0].last = false;
+    p->eep_oh[1].last = false;
+}
+static void ap_eep_dt_undef(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->eep.hdr.dt = VW_EEP_ADDR_UNDEFINED; }
+static void ap_eep_sa(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->eep.hdr.sa = 0xE00001u; }
+
+/* ----------------------------------------------------------------- WARP */
+
+static void warp_message(struct tg_gen *g, int dir, unsigned type, size_t len, uint32_t id)
+{
+    const uint8_t *data = tg_payload(g, len);
+    size_t step = g->p->seg_payload;
+    size_t off = 0;
+    do {
+        size_t n = len - off < step ? len - off : step;
+        struct tg_pdu pdu;
+        memset(&pdu, 0, sizeof pdu);
+        pdu.proto = TG_WARP;
+        pdu.dir = dir;
+        pdu.type = type;
+        pdu.first_seg = off == 0;
+        pdu.last_seg = off + n == len;
+        vw_warp_enc_init(&pdu.warp, type, data + off, n);
+        if (type == VW_WARP_RDMA) {
+            pdu.warp.rid = id;
+            pdu.warp.offset = 0x100000u + off;
+        } else {
+            pdu.warp.ssn = id;
+            pdu.warp.offset = off;
+        }
+        if (pdu.last_seg)
+            pdu.warp.flags |= VW_WARP_FLAG_L;
+        tg_emit(g, &pdu);
+        off += n;
+    } while (off < len);
+}
+
+static void run_warp(struct tg_gen *g)
+{
+    uint32_t ssn[2] = {(uint32_t)tg_rng_next(&g->rng) & 0xFFFF, (uint32_t)tg_rng_next(&g->rng) & 0xFFFF};
+    tg_tcp_open(g, VW_WARP_DEFAULT_PORT);
+    for (unsigned i = 0; i < g->p->count; i++) {
+        warp_message(g, 0, VW_WARP_SEND, g->p->msg_size, ssn[0]++);
+        warp_message(g, 0, VW_WARP_RDMA, g->p->msg_size, 7);
+        warp_message(g, 1, VW_WARP_SEND, 100, ssn[1]++);
+        warp_message(g, 0, VW_WARP_SEND, 64, ssn[0]++);
+    }
+    tg_tcp_close(g);
+}
+
+static bool warp_any(const struct tg_pdu *p) { (void)p; return true; }
+static bool warp_not_last(const struct tg_pdu *p) { return !p->last_seg; }
+static bool warp_send_first(const struct tg_pdu *p) { return p->type == VW_WARP_SEND && p->first_seg && !p->last_seg; }
+static bool warp_send_single_later(const struct tg_pdu *p)
+{
+    return p->type == VW_WARP_SEND && p->first_seg && p->last_seg && p->dir == 0;
+}
+static bool warp_rdma_last(const struct tg_pdu *p) { return p->type == VW_WARP_RDMA && !p->first_seg && p->last_seg; }
+static void ap_warp_adler(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->warp.adler = VW_WARP_ADLER_BAD; }
+static void ap_warp_rsvd(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->warp.rsvd = 0x101; }
+static void ap_warp_type(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->warp.type = 5; }
+static void ap_warp_c(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->warp.flags |= VW_WARP_FLAG_C; }
+static void ap_warp_e(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->warp.flags |= VW_WARP_FLAG_E; }
+static void ap_warp_ssn(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->warp.ssn += 3; }
+static void ap_warp_send_off(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->warp.offset += 16; }
+static void ap_warp_rdma_off(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->warp.offset += 16; }
+static void ap_warp_len(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* a length under the header: no chunk can be framed */
+    p->warp.keep_chunk_len = true;
+    p->warp.chunk_len = 6;
+}
+
+const struct tg_scenario tg_other_scenarios[] = {
+    {"ift-session", TG_IFT, "both adaption phases with HC/PC, untagged Sends and tagged RDMA writes in frames", run_ift_crc},
+    {"ift-nocrc", TG_IFT, "the same without header and payload CRCs", run_ift_nocrc},
+    {"eep-frames", TG_EEP, "EEP messages: every PL, an L2RH and a symbol route, optional header fields", run_eep},
+    {"warp-session", TG_WARP, "WARP Send and RDMA chunks, multi-chunk ULP PDUs, both directions", run_warp},
+};
+const size_t tg_other_scenario_count = sizeof tg_other_scenarios / sizeof tg_other_scenarios[0];
+
+#define MI(sym, el, ap, what) {VW_REQ_##sym, TG_IFT, what, el, ap}
+#define ME(sym, el, ap, what) {VW_REQ_##sym, TG_EEP, what, el, ap}
+#define MW(sym, el, ap, what) {VW_REQ_##sym, TG_WARP, what, el, ap}
+const struct tg_mutation tg_other_mutations[] = {
+    MI(IFT_4_2_IND_CRC, ift_ind, ap_ift_ind_crc, "indication CRC with every bit inverted"),
+    MI(IFT_4_INDICATION_FIRST, ift_ind, ap_ift_magic, "indication with a wrong magic: the stream does not start with one"),
+    MI(IFT_4_2_VERSION, ift_ind, ap_ift_version, "indication Version 2"),
+    MI(IFT_4_2_RESERVED_ZERO, ift_ind, ap_ift_reserved, "reserved flag bit set"),
+    MI(IFT_4_2_PHASE, ift_ind_answer, ap_ift_phase, "answer indication with PH clear"),
+    MI(IFT_5_1_HDR_CRC, ift_frame_crc, ap_ift_hdr_crc, "frame header CRC inverted"),
+    MI(IFT_5_1_PAYLOAD_CRC, ift_frame_crc, ap_ift_pay_crc, "frame payload CRC inverted"),
+    MI(IFT_4_2_VTAG_MATCH, ift_frame, ap_ift_vtag, "frame with a VTag the receiver never announced"),
+    ME(EEP_6A_VERSION, eep_any, ap_eep_version, "EEP Version 2"),
+    ME(EEP_6J_RZ_ZERO, eep_any, ap_eep_rz, "RZ bits set"),
+    ME(EEP_6H_DL_FITS, eep_plain, ap_eep_dl, "DL of 2^25-1 words in a short message"),
+    ME(EEP_7_OH_FORMAT, eep_with_oh, ap_eep_oh_no_end, "optional header chain without an end (no C)"),
+    ME(EEP_6C_DT_UNDEFINED, eep_any, ap_eep_dt_undef, "Destination-Type is the Undefined address"),
+    ME(EEP_6K_SA_PHYSICAL, eep_any, ap_eep_sa, "Source Address not a physical address"),
+    MW(WARP_A_ADLER_VALID, warp_any, ap_warp_adler, "Adler-32 with every bit inverted"),
+    MW(WARP_A_RSVD_ZERO, warp_any, ap_warp_rsvd, "reserved bits set"),
+    MW(WARP_A_TYPE_KNOWN, warp_send_single_later, ap_warp_type, "single-chunk Send sent as unknown type 5"),
+    MW(WARP_C_ONLY_WITH_L, warp_not_last, ap_warp_c, "C set on a chunk without L"),
+    MW(WARP_E_TXERR, warp_any, ap_warp_e, "E (transmit error) set"),
+    MW(WARP_W4_SSN_NEXT, warp_send_single_later, ap_warp_ssn, "Send Sequence Number jumps by 3"),
+    MW(WARP_W4_SEND_OFFSET, warp_send_first, ap_warp_send_off, "first Send chunk at offset 16"),
+    MW(WARP_W4_RDMA_CONTIGUOUS, warp_rdma_last, ap_warp_rdma_off, "last RDMA chunk 16 bytes past the previous one"),
+    MW(WARP_A_CHUNK_LEN, warp_any, ap_warp_len, "chunk length 6, under any header"),
+};
+const size_t tg_other_mutation_count = sizeof tg_other_mutations / sizeof tg_other_mutations[0];

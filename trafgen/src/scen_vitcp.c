@@ -72,7 +72,7 @@ static void vi_request(struct vi *v)
     e.hdr.msg_ack = 0;
     e.ce.attrs = v->attrs;
     e.ce.mtu = v->mtu;
-    e.ce.rdma_read_window = READ_WINDOW;
+    e.ce.rdma_read_window = (v->attrs & VW_VITCP_ATTR_RDMA_READ) ? READ_WINDOW : 0;
     set_disc(&e.ce);
     emit(v, 0, &e, true, true);
 }
@@ -95,7 +95,7 @@ static void vi_answer(struct vi *v, unsigned type)
     e.hdr.msg_ack = v->next_msg[0];
     e.ce.attrs = v->attrs;
     e.ce.mtu = v->mtu;
-    e.ce.rdma_read_window = READ_WINDOW;
+    e.ce.rdma_read_window = (v->attrs & VW_VITCP_ATTR_RDMA_READ) ? READ_WINDOW : 0;
     set_disc(&e.ce);
     emit(v, 1, &e, true, true);
     for (int d = 0; d < 2; d++) {

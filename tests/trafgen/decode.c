@@ -1,0 +1,182 @@
+/* See decode.h. */
+#include "decode.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "vitcp/ift_stream.h"
+#include "vitcp/pcap_reader.h"
+#include "vitcp/pktway.h"
+#include "vitcp/vitcp_stream.h"
+#include "vitcp/warp_stream.h"
+
+struct ctx {
+    struct decoded *d;
+    enum tg_proto proto;
+    bool ready;
+    struct vw_vitcp_session vitcp;
+    struct vw_ift_conn ift;
+    struct vw_warp_framer warp[2];
+};
+
+static void add(struct decoded *d, enum vw_req req, enum vw_severity sev)
+{
+    if (d->count < DECODED_MAX) {
+        d->req[d->count] = req;
+        d->sev[d->count] = sev;
+        d->count++;
+    }
+}
+
+static void add_all(struct decoded *d, enum vw_req err, const struct vw_findings *f)
+{
+    d->pdus++;
+    if (err != VW_REQ_NONE) {
+        add(d, err, VW_SEV_ERROR);
+        if (d->fatal == VW_REQ_NONE)
+            d->fatal = err;
+    }
+    for (unsigned i = 0; f && i < f->count; i++)
+        add(d, f->item[i].req, f->item[i].severity);
+}
+
+static void on_vitcp(void *c, const uint8_t *raw, size_t len, uint64_t off,
+                     const struct vw_vitcp_seg *seg, enum vw_req err, const struct vw_findings *f)
+{
+    (void)raw, (void)len, (void)off, (void)seg;
+    add_all(((struct ctx *)c)->d, err, f);
+}
+
+static void on_ift(void *c, const uint8_t *raw, size_t len, uint64_t off,
+                   const struct vw_ift_pdu *pdu, enum vw_req err, const struct vw_findings *f)
+{
+    (void)raw, (void)len, (void)off, (void)pdu;
+    add_all(((struct ctx *)c)->d, err, f);
+}
+
+static void on_warp(void *c, const uint8_t *raw, size_t len, uint64_t off,
+                    const struct vw_warp_chunk *ch, enum vw_req err, const struct vw_findings *f)
+{
+    (void)raw, (void)len, (void)off, (void)ch;
+    add_all(((struct ctx *)c)->d, err, f);
+}
+
+static void feed_error(struct ctx *x, enum vw_req e)
+{
+    if (e != VW_REQ_NONE && x->d->fatal == VW_REQ_NONE) {
+        x->d->fatal = e;
+        add(x->d, e, VW_SEV_ERROR);
+    }
+}
+
+static void on_tcp(void *c, const struct vn_tcp_event *ev)
+{
+    struct ctx *x = c;
+    int dir = (int)ev->dir;
+    switch (ev->kind) {
+    case VN_TCP_OPEN:
+        if (x->ready)
+            break;
+        if (x->proto == TG_VITCP)
+            x->ready = vw_vitcp_session_init(&x->vitcp) == 0;
+        else if (x->proto == TG_IFT)
+            x->ready = vw_ift_conn_init(&x->ift) == 0;
+        else if (x->proto == TG_WARP)
+            x->ready = vw_warp_framer_init(&x->warp[0]) == 0 && vw_warp_framer_init(&x->warp[1]) == 0;
+        break;
+    case VN_TCP_DATA:
+        if (!x->ready)
+            break;
+        x->d->tcp_bytes[dir] += ev->len;
+        if (x->proto == TG_VITCP)
+            feed_error(x, vw_vitcp_session_feed(&x->vitcp, dir, ev->data, ev->len, on_vitcp, x));
+        else if (x->proto == TG_IFT)
+            feed_error(x, vw_ift_conn_feed(&x->ift, dir, ev->data, ev->len, on_ift, x));
+        else if (x->proto == TG_WARP)
+            feed_error(x, vw_warp_framer_feed(&x->warp[dir], ev->data, ev->len, on_warp, x));
+        break;
+    case VN_TCP_RETX:
+        /* V25: differing retransmitted bytes (trafgen never sets Transmit Error). */
+        if (ev->diff_bytes) {
+            x->d->retx_differing++;
+            add(x->d, VW_REQ_VITCP_2_2_RETX_SAME_DATA, VW_SEV_ERROR);
+        }
+        break;
+    case VN_TCP_GAP:
+        x->d->gaps++;
+        break;
+    case VN_TCP_CLOSE:
+        if (x->ready && x->proto == TG_VITCP) {
+            struct vw_findings f;
+            vw_findings_clear(&f);
+            vw_vitcp_conn_finish(&x->vitcp.conn, &f);
+            for (unsigned i = 0; i < f.count; i++)
+                add(x->d, f.item[i].req, f.item[i].severity);
+        }
+        break;
+    }
+}
+
+static void on_dgram(void *c, const struct vn_datagram *dg)
+{
+    struct ctx *x = c;
+    bool eep = (dg->kind == VN_DGRAM_ETH && dg->ethertype == VW_EEP_ETHERTYPE) ||
+               (dg->kind == VN_DGRAM_UDP && dg->dst.port == VW_EEP_UDP_PORT);
+    if (!eep || x->proto != TG_EEP)
+        return;
+    struct vw_eep_msg msg;
+    struct vw_findings f;
+    vw_findings_clear(&f);
+    enum vw_req err = vw_eep_decode(dg->data, dg->len, &msg, &f);
+    add_all(x->d, err, &f);
+}
+
+int decode_capture(const char *path, enum tg_proto proto, struct decoded *d)
+{
+    memset(d, 0, sizeof *d);
+    struct ctx x = {.d = d, .proto = proto};
+    struct vn_reader_callbacks cb = {on_tcp, on_dgram, NULL, &x};
+    char err[256];
+    int rc = vn_pcap_read(path, &cb, NULL, NULL, err, sizeof err);
+    if (x.ready) {
+        if (proto == TG_VITCP)
+            vw_vitcp_session_free(&x.vitcp);
+        else if (proto == TG_IFT)
+            vw_ift_conn_free(&x.ift);
+        else if (proto == TG_WARP) {
+            vw_warp_framer_free(&x.warp[0]);
+            vw_warp_framer_free(&x.warp[1]);
+        }
+    }
+    if (rc != 0)
+        fprintf(stderr, "%s\n", err);
+    return rc;
+}
+
+bool decoded_has(const struct decoded *d, enum vw_req req)
+{
+    for (unsigned i = 0; i < d->count; i++)
+        if (d->req[i] == req)
+            return true;
+    return false;
+}
+
+unsigned decoded_others(const struct decoded *d, const enum vw_req *allowed, unsigned n_allowed)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < d->count; i++) {
+        if (d->sev[i] == VW_SEV_NOTE)
+            continue;
+        bool ok = false;
+        for (unsigned k = 0; k < n_allowed; k++)
+            ok = ok || d->req[i] == allowed[k];
+        n += !ok;
+    }
+    return n;
+}
+
+void decoded_print(const struct decoded *d)
+{
+    for (unsigned i = 0; i < d->count; i++)
+        fprintf(stderr, "    %s %s\n", vw_severity_name(d->sev[i]), vw_req_id(d->req[i]));
+}

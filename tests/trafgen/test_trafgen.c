@@ -1,0 +1,434 @@
+/* vitcp-trafgen: every scenario decodes clean with the wire library; every
+ * mutation produces the finding of the rule it names (and only documented
+ * consequences); same seed, same bytes; cases regenerate exactly; split and
+ * coalesced TCP carry the same stream; live mode delivers the file's bytes;
+ * bad command lines exit 2. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "decode.h"
+#include "vitcp/pcap_reader.h"
+#include "vitcp/trafgen.h"
+
+static char dir_path[] = "/tmp/vitcp-trafgen-test-XXXXXX";
+
+static void path_in(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", dir_path, name); }
+
+static int gen(const char *scenario, const char *mutation, long target, const struct tg_params *p,
+               const char *path, struct tg_result *r)
+{
+    const struct tg_scenario *sc = tg_find_scenario(scenario);
+    assert_non_null(sc);
+    const struct tg_mutation *m = mutation ? tg_find_mutation(mutation) : NULL;
+    if (mutation)
+        assert_non_null(m);
+    char err[256];
+    struct tg_output *o = tg_output_pcap(path, err, sizeof err);
+    assert_non_null(o);
+    int rc = tg_run(sc, m, target, p, o, r);
+    assert_int_equal(tg_output_close(o, err, sizeof err), 0);
+    return rc;
+}
+
+static void *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *b = malloc((size_t)n + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static void test_every_scenario_decodes_clean(void **state)
+{
+    (void)state;
+    size_t n;
+    const struct tg_scenario *s = tg_scenarios(&n);
+    assert_true(n >= 16);
+    struct tg_params p;
+    tg_params_default(&p);
+    for (size_t i = 0; i < n; i++) {
+        char path[128];
+        path_in(path, sizeof path, "clean.pcap");
+        struct tg_result r;
+        assert_int_equal(gen(s[i].name, NULL, 0, &p, path, &r), 0);
+        struct decoded d;
+        assert_int_equal(decode_capture(path, s[i].proto, &d), 0);
+        if (d.pdus != r.pdus || decoded_others(&d, NULL, 0) != 0 || d.gaps) {
+            fprintf(stderr, "scenario %s: %u of %u PDUs decoded\n", s[i].name, d.pdus, r.pdus);
+            decoded_print(&d);
+            fail();
+        }
+        assert_true(r.pdus >= 2);
+    }
+}
+
+/* Findings that follow from a mutation by design, beside the one it names. */
+struct consequence {
+    const char *mutation;
+    const char *also[3];
+};
+static const struct consequence consequences[] = {
+    /* The acceptor answers from its own state, not from the broken request. */
+    {"VITCP-3.3-ONE-LEVEL", {"VITCP-3.3-LEVEL-MATCH"}},
+    {"VITCP-3.3-DISC-LEN-MAX", {"VITCP-3.3-ACCEPT-DISC-COPY"}},
+    {"VITCP-3.3-MTU-NONZERO", {"VITCP-3.3-MTU-LESSER"}},
+    /* The sender keeps its own count after the jump; its next NOP shows it. */
+    {"VITCP-3.2-MSG-NUM-SEQ", {"VITCP-3.2-NOP-MSG-NUM"}},
+    /* After a framing error one direction stops decoding; the other side
+     * still acknowledges messages the checker never saw. */
+    {"VITCP-3.2-SEG-LEN-MIN", {"VITCP-3.2-ACK-ZERO-RD"}},
+    {"VITCP-3.2-TYPE-KNOWN", {"VITCP-3.2-ACK-ZERO-RD"}},
+    {"VITCP-3-RDMA-HDR-PRESENT", {"VITCP-3.2-ACK-ZERO-RD", "VITCP-3.2-MSG-NUM-SEQ"}}, /* the undecodable message is not counted */
+    {"VITCP-3.2-SEG-LEN-HEADERS", {"VITCP-3.2-ACK-ZERO-RD"}},
+    /* Without a magic the first bytes are not an indication at all. */
+    {"IFT-4-INDICATION-FIRST", {"IFT-4.2-PHASE", "IFT-4.2-FRAMES-AFTER-PHASE1"}},
+};
+
+static void allowed_for(const char *mut, enum vw_req *allowed, unsigned *n)
+{
+    allowed[0] = tg_find_mutation(mut)->req;
+    *n = 1;
+    for (size_t i = 0; i < sizeof consequences / sizeof consequences[0]; i++)
+        if (strcmp(consequences[i].mutation, mut) == 0)
+            for (int k = 0; k < 3 && consequences[i].also[k]; k++)
+                allowed[(*n)++] = vw_req_by_id(consequences[i].also[k]);
+}
+
+static void test_every_mutation_produces_its_finding(void **state)
+{
+    (void)state;
+    size_t nm, ns;
+    const struct tg_mutation *ms = tg_mutations(&nm);
+    const struct tg_scenario *ss = tg_scenarios(&ns);
+    assert_true(nm >= 50);
+    struct tg_params p;
+    tg_params_default(&p);
+    for (size_t i = 0; i < nm; i++) {
+        const char *name = tg_mutation_name(&ms[i]);
+        unsigned tried = 0;
+        for (size_t s = 0; s < ns; s++) {
+            if (ss[s].proto != ms[i].proto)
+                continue;
+            char path[128];
+            path_in(path, sizeof path, "mut.pcap");
+            struct tg_result r;
+            if (gen(ss[s].name, name, 0, &p, path, &r) != 0)
+                continue; /* no target in this scenario */
+            /* The first and the last eligible PDU. */
+            for (int pass = 0; pass < 2; pass++) {
+                if (pass == 1) {
+                    unsigned last = r.eligible - 1;
+                    assert_int_equal(gen(ss[s].name, name, (long)last, &p, path, &r), 0);
+                }
+                assert_int_equal(r.mutated, 1);
+                struct decoded d;
+                assert_int_equal(decode_capture(path, ss[s].proto, &d), 0);
+                enum vw_req allowed[4];
+                unsigned na;
+                allowed_for(name, allowed, &na);
+                if (!decoded_has(&d, ms[i].req) || decoded_others(&d, allowed, na) != 0) {
+                    fprintf(stderr, "%s in %s (pass %d): findings\n", name, ss[s].name, pass);
+                    decoded_print(&d);
+                    fail();
+                }
+            }
+            tried++;
+        }
+        if (tried == 0) {
+            fprintf(stderr, "mutation %s applies to no scenario\n", name);
+            fail();
+        }
+    }
+}
+
+static void test_same_seed_same_bytes(void **state)
+{
+    (void)state;
+    struct tg_params p;
+    tg_params_default(&p);
+    p.seed = 4242;
+    char a[128], b[128], c[128];
+    path_in(a, sizeof a, "a.pcap");
+    path_in(b, sizeof b, "b.pcap");
+    path_in(c, sizeof c, "c.pcap");
+    struct tg_result r;
+    assert_int_equal(gen("vitcp-full", "VITCP-3.6-CRC-VALID", TG_TARGET_SEEDED, &p, a, &r), 0);
+    long first = r.first_mutated_pdu;
+    assert_int_equal(gen("vitcp-full", "VITCP-3.6-CRC-VALID", TG_TARGET_SEEDED, &p, b, &r), 0);
+    assert_int_equal(r.first_mutated_pdu, first);
+    p.seed = 4243;
+    assert_int_equal(gen("vitcp-full", "VITCP-3.6-CRC-VALID", TG_TARGET_SEEDED, &p, c, &r), 0);
+    size_t la, lb, lc;
+    void *da = read_file(a, &la), *db = read_file(b, &lb), *dc = read_file(c, &lc);
+    assert_int_equal(la, lb);
+    assert_memory_equal(da, db, la);
+    assert_true(la != lc || memcmp(da, dc, la) != 0); /* another seed, other payload bytes */
+    free(da);
+    free(db);
+    free(dc);
+}
+
+static void test_cases_regenerate_exactly(void **state)
+{
+    (void)state;
+    struct tg_params p;
+    tg_params_default(&p);
+    const struct tg_scenario *sc = tg_find_scenario("vitcp-full");
+    size_t n = tg_case_count(sc, &p);
+    assert_true(n > 60);
+    const struct tg_mutation *m;
+    long target;
+    assert_int_equal(tg_case_get(sc, &p, 0, &m, &target), 0);
+    assert_int_equal(tg_case_get(sc, &p, n + 1, &m, &target), 0);
+    assert_int_equal(tg_case_get(sc, &p, 1, &m, &target), 1);
+    assert_string_equal(tg_mutation_name(m), "VITCP-3.6-CRC-VALID");
+    assert_int_equal(target, 0);
+    assert_int_equal(tg_case_get(sc, &p, n, &m, &target), 1);
+    /* A case through the command line equals the same mutation and target by hand. */
+    char a[128], b[128], num[32];
+    path_in(a, sizeof a, "case.pcap");
+    path_in(b, sizeof b, "byhand.pcap");
+    snprintf(num, sizeof num, "%zu", n / 2);
+    assert_int_equal(tg_case_get(sc, &p, n / 2, &m, &target), 1);
+    char *argv[] = {"vitcp-trafgen", "vitcp-full", "--case", num, "-w", a, "-q", NULL};
+    assert_int_equal(tg_main(7, argv), 0);
+    struct tg_result r;
+    assert_int_equal(gen("vitcp-full", tg_mutation_name(m), target, &p, b, &r), 0);
+    size_t la, lb;
+    void *da = read_file(a, &la), *db = read_file(b, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(da, db, la);
+    free(da);
+    free(db);
+    /* The sidecar names the mutation and how to replay it. */
+    char meta[160];
+    snprintf(meta, sizeof meta, "%s.meta", a);
+    size_t lm;
+    char *text = read_file(meta, &lm);
+    text[lm] = '\0';
+    assert_non_null(strstr(text, tg_mutation_name(m)));
+    assert_non_null(strstr(text, "replay: vitcp-trafgen vitcp-full --seed 1"));
+    free(text);
+}
+
+/* The client's byte stream of a capture, via the reader. */
+struct stream {
+    uint8_t *data;
+    size_t len, cap;
+};
+static void collect(void *ctx, const struct vn_tcp_event *ev)
+{
+    struct stream *s = ctx;
+    if (ev->kind != VN_TCP_DATA || ev->dir != VN_C2S)
+        return;
+    if (s->len + ev->len > s->cap) {
+        s->cap = (s->len + ev->len) * 2;
+        s->data = realloc(s->data, s->cap);
+        assert_non_null(s->data);
+    }
+    memcpy(s->data + s->len, ev->data, ev->len);
+    s->len += ev->len;
+}
+static void client_stream(const char *path, struct stream *s)
+{
+    memset(s, 0, sizeof *s);
+    struct vn_reader_callbacks cb = {collect, NULL, NULL, s};
+    char err[256];
+    assert_int_equal(vn_pcap_read(path, &cb, NULL, NULL, err, sizeof err), 0);
+}
+
+static void test_split_and_coalesce_carry_the_same_stream(void **state)
+{
+    (void)state;
+    struct tg_params p;
+    tg_params_default(&p);
+    char path[128];
+    path_in(path, sizeof path, "plain.pcap");
+    struct tg_result r;
+    assert_int_equal(gen("vitcp-full", NULL, 0, &p, path, &r), 0);
+    struct stream base;
+    client_stream(path, &base);
+    assert_true(base.len > 6000);
+    struct {
+        size_t seg;
+        bool coalesce, ipv6;
+    } variants[] = {{7, false, false}, {1, false, false}, {9000, true, false}, {0, true, true}, {333, true, true}};
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        p.tcp_segment = variants[i].seg;
+        p.coalesce = variants[i].coalesce;
+        p.ipv6 = variants[i].ipv6;
+        assert_int_equal(gen("vitcp-full", NULL, 0, &p, path, &r), 0);
+        struct stream s;
+        client_stream(path, &s);
+        assert_int_equal(s.len, base.len);
+        assert_memory_equal(s.data, base.data, base.len);
+        struct decoded d;
+        assert_int_equal(decode_capture(path, TG_VITCP, &d), 0);
+        assert_int_equal(d.pdus, r.pdus);
+        assert_int_equal(decoded_others(&d, NULL, 0), 0);
+        free(s.data);
+    }
+    free(base.data);
+}
+
+/* Loopback listener for live mode. */
+struct listener {
+    int fd;
+    uint16_t port;
+    struct stream got;
+};
+static void *accept_all(void *arg)
+{
+    struct listener *l = arg;
+    int c = accept(l->fd, NULL, NULL);
+    if (c < 0)
+        return NULL;
+    uint8_t buf[65536];
+    ssize_t n;
+    while ((n = recv(c, buf, sizeof buf, 0)) > 0) {
+        if (l->got.len + (size_t)n > l->got.cap) {
+            l->got.cap = (l->got.len + (size_t)n) * 2;
+            l->got.data = realloc(l->got.data, l->got.cap);
+        }
+        memcpy(l->got.data + l->got.len, buf, (size_t)n);
+        l->got.len += (size_t)n;
+    }
+    close(c);
+    return NULL;
+}
+
+static void test_live_connect_delivers_the_file_bytes(void **state)
+{
+    (void)state;
+    struct listener l = {0};
+    l.fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(l.fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(l.fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(l.fd, 1), 0);
+    socklen_t al = sizeof a;
+    assert_int_equal(getsockname(l.fd, (struct sockaddr *)&a, &al), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, accept_all, &l), 0);
+    char target[64], file[128];
+    snprintf(target, sizeof target, "127.0.0.1:%u", ntohs(a.sin_port));
+    path_in(file, sizeof file, "live.pcap");
+    char *argv_live[] = {"vitcp-trafgen", "vitcp-send", "--seed", "9", "--tcp-segment", "100",
+                         "--connect", target, "-q", NULL};
+    assert_int_equal(tg_main(9, argv_live), 0);
+    pthread_join(t, NULL);
+    close(l.fd);
+    char *argv_file[] = {"vitcp-trafgen", "vitcp-send", "--seed", "9", "-w", file, "-q", NULL};
+    assert_int_equal(tg_main(7, argv_file), 0);
+    struct stream s;
+    client_stream(file, &s);
+    assert_true(s.len > 3000);
+    assert_int_equal(l.got.len, s.len);
+    assert_memory_equal(l.got.data, s.data, s.len);
+    free(s.data);
+    free(l.got.data);
+}
+
+static void test_bad_command_lines_exit_2(void **state)
+{
+    (void)state;
+    char file[128];
+    path_in(file, sizeof file, "cli.pcap");
+    struct {
+        int argc;
+        char *argv[10];
+    } bad[] = {
+        {1, {"vitcp-trafgen"}},
+        {4, {"vitcp-trafgen", "no-such-scenario", "-w", file}},
+        {4, {"vitcp-trafgen", "--bogus", "-w", file}},
+        {2, {"vitcp-trafgen", "vitcp-full"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--connect", "127.0.0.1:1"}},
+        {5, {"vitcp-trafgen", "vitcp-full", "-w", file, "-s"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--seed", "12abc"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--break", "NOT-A-RULE"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--break", "WARP-A-ADLER-VALID"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--target", "3"}},
+        {8, {"vitcp-trafgen", "vitcp-full", "-w", file, "--break", "VITCP-3.6-CRC-VALID", "--target", "9999"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--case", "0"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--case", "999999"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--tcp-segment", "0"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--port", "70000"}},
+        {6, {"vitcp-trafgen", "vitcp-connect", "-w", file, "--break", "VITCP-3.2-DFC-DELAY"}},
+        {5, {"vitcp-trafgen", "vitcp-full", "extra", "-w", file}},
+        {4, {"vitcp-trafgen", "vitcp-full", "--connect", "nohostport"}},
+        {3, {"vitcp-trafgen", "--list-cases", "nope"}},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = tg_main(bad[i].argc, bad[i].argv);
+        if (rc != 2) {
+            fprintf(stderr, "case %zu exited %d\n", i, rc);
+            fail();
+        }
+    }
+    /* Runtime failures exit 1, with the reason. */
+    char *unwritable[] = {"vitcp-trafgen", "vitcp-full", "-w", "/nonexistent-dir/x.pcap", NULL};
+    assert_int_equal(tg_main(4, unwritable), 1);
+    char *refused[] = {"vitcp-trafgen", "vitcp-full", "--connect", "127.0.0.1:1", NULL};
+    assert_int_equal(tg_main(4, refused), 1);
+    char *noiface[] = {"vitcp-trafgen", "eep-frames", "-i", "no-such-if0", NULL};
+    assert_int_equal(tg_main(4, noiface), 1);
+    char *eep_live[] = {"vitcp-trafgen", "eep-frames", "--connect", "127.0.0.1:1", NULL};
+    assert_int_equal(tg_main(4, eep_live), 1);
+    char *help[] = {"vitcp-trafgen", "--help", NULL};
+    assert_int_equal(tg_main(2, help), 0);
+}
+
+static void test_libnet_output_reports_bad_interface(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    assert_null(tg_output_libnet("no-such-if0", err, sizeof err));
+    assert_non_null(strstr(err, "no-such-if0"));
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(dir_path) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir_path);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_scenario_decodes_clean),
+        cmocka_unit_test(test_every_mutation_produces_its_finding),
+        cmocka_unit_test(test_same_seed_same_bytes),
+        cmocka_unit_test(test_cases_regenerate_exactly),
+        cmocka_unit_test(test_split_and_coalesce_carry_the_same_stream),
+        cmocka_unit_test(test_live_connect_delivers_the_file_bytes),
+        cmocka_unit_test(test_bad_command_lines_exit_2),
+        cmocka_unit_test(test_libnet_output_reports_bad_interface),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
