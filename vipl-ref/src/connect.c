@@ -139,10 +139,12 @@ VIP_RETURN conn_accept_locked(struct vipl_conn *c, struct vipl_vi *vi)
 static void conn_on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t stream_off,
                             const struct vw_vitcp_seg *seg, enum vw_req err, const struct vw_findings *fs)
 {
-    (void)raw, (void)len, (void)stream_off, (void)fs;
+    (void)raw, (void)stream_off, (void)fs;
     struct vipl_conn *c = ctx;
     if (c->dead)
         return;
+    c->nic->stats.SegmentsReceived++;
+    c->nic->stats.BytesReceived += len;
     /* V19, V24, V10: anything but a well-formed version-1 ConnectRequest as
      * the first segment closes without an answer. */
     if (c->state != IN_WAIT_REQ || err != VW_REQ_NONE || seg->hdr.version != VW_VITCP_VERSION ||
@@ -379,6 +381,7 @@ static VIP_RETURN start_request(struct vipl_vi *vi, VIP_NET_ADDRESS *LocalAddr, 
         return VIP_INVALID_STATE;
     set_endpoints(vi, LocalAddr, RemoteAddr);
     vi->p2p = p2p;
+    vi->peer_req = p2p;
     vi->state = VIP_STATE_CONNECT_PENDING;
     vi->connect_result = VIP_NOT_DONE;
     vi->deadline_ms = deadline_after(Timeout);
@@ -458,10 +461,7 @@ VIP_RETURN VipConnectPeerDone(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *RemoteV
     if (!handle_valid(vi, OBJ_VI) || !RemoteViAttribs)
         return VIP_INVALID_PARAMETER;
     pthread_mutex_lock(&vi->nic->lock);
-    VIP_RETURN rc = vi->p2p || vi->connect_result != VIP_NOT_DONE ? peer_result(vi, RemoteViAttribs)
-                                                                  : VIP_INVALID_STATE;
-    if (!vi->p2p && vi->state == VIP_STATE_IDLE && vi->connect_result == VIP_SUCCESS)
-        rc = VIP_INVALID_STATE;
+    VIP_RETURN rc = vi->peer_req ? peer_result(vi, RemoteViAttribs) : VIP_INVALID_STATE;
     nic_unlock(vi->nic);
     return rc;
 }
@@ -474,7 +474,7 @@ VIP_RETURN VipConnectPeerWait(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *RemoteV
     struct vipl_nic *nic = vi->nic;
     pthread_mutex_lock(&nic->lock);
     VIP_RETURN rc;
-    if (!vi->p2p && vi->connect_result == VIP_NOT_DONE) {
+    if (!vi->peer_req) {
         rc = VIP_INVALID_STATE;
     } else {
         while (vi->connect_result == VIP_NOT_DONE)
@@ -513,7 +513,7 @@ VIP_RETURN VipDisconnect(VIP_VI_HANDLE ViHandle)
     vi_flush_queues(vi);
     if (vi->connect_result == VIP_NOT_DONE)
         vi->connect_result = VIP_ERROR_RESOURCE;
-    vi->p2p = false;
+    vi->p2p = vi->peer_req = false;
     vi->state = VIP_STATE_IDLE;
     vi->close_after_flush = false;
     vi->rx_in_msg = false;

@@ -118,6 +118,7 @@ struct vipl_vi {
     struct vw_vitcp_framer framer;
     bool crc;             /* CRC trailer negotiated */
     bool p2p;             /* peer-to-peer connection */
+    bool peer_req;        /* the last request was VipConnectPeerRequest */
     bool dfc_sender;      /* we set the DFC bit: we are flow-controlled */
     bool peer_dfc;        /* the peer is flow-controlled by our advertisements */
     uint32_t mtu;         /* agreed */

@@ -1,0 +1,47 @@
+/* Test harness: two NICs on 127.0.0.1, registered memory, a connected VI
+ * pair (the passive side accepts in a helper thread). */
+#ifndef VIPL_HARNESS_H
+#define VIPL_HARNESS_H
+
+#include <stdint.h>
+#include "vipl.h"
+
+struct h_nic {
+    VIP_NIC_HANDLE nic;
+    VIP_PROTECTION_HANDLE ptag;
+    uint16_t port;
+    /* 64 descriptors + 1 MiB data, both registered (data: RDMA r/w enabled) */
+    uint8_t *descs, *data;
+    VIP_MEM_HANDLE dmh, bmh;
+    unsigned async_errors[16];
+};
+
+struct h_pair {
+    struct h_nic a, b;   /* a: active, b: passive */
+    VIP_VI_HANDLE va, vb;
+};
+
+#define H_DATA_LEN (1u << 20)
+
+void h_nic_open(struct h_nic *n, const char *opts);
+void h_nic_close(struct h_nic *n);
+VIP_DESCRIPTOR *h_desc(struct h_nic *n, unsigned i);
+VIP_VI_ATTRIBUTES h_attrs(struct h_nic *n, VIP_RELIABILITY_LEVEL level);
+VIP_NET_ADDRESS *h_addr(uint16_t port_unused, const char *disc);
+/* Open both NICs (with option strings), create VIs at level and connect them;
+ * b posts b_recvs receives (each 64 KiB of b's data) before accepting. */
+void h_pair_open(struct h_pair *p, const char *opts_a, const char *opts_b, VIP_RELIABILITY_LEVEL level,
+                 unsigned b_recvs);
+void h_pair_close(struct h_pair *p);
+/* Connect vi on nic a to b's port with discriminator; returns the result. */
+VIP_RETURN h_connect(struct h_nic *a, VIP_VI_HANDLE vi, uint16_t port, const char *disc, unsigned timeout_ms);
+/* Post a receive of len bytes at data offset off using descriptor slot i. */
+void h_post_recv(struct h_nic *n, VIP_VI_HANDLE vi, unsigned slot, uint32_t off, uint32_t len);
+void h_post_send(struct h_nic *n, VIP_VI_HANDLE vi, unsigned slot, unsigned op, uint32_t off, uint32_t len,
+                 int imm, uint32_t immv, uint64_t raddr, VIP_MEM_HANDLE rh);
+/* Drain queues and destroy. */
+void h_vi_destroy(VIP_VI_HANDLE vi);
+/* A raw TCP connection to a port (for malformed-peer tests). */
+int h_tcp_connect(uint16_t port);
+
+#endif
