@@ -45,7 +45,7 @@ def main():
                     for lineno, line in enumerate(f, 1):
                         for m in ID.finditer(line):
                             rid = m.group(0).rstrip(".")
-                            if rid in known or NOT_IDS.match(rid):
+                            if rid in known or NOT_IDS.search(rid):
                                 continue
                             # IDs used as prefixes in patterns ("VITCP-3.2-") are fine
                             if any(k.startswith(rid + "-") for k in known):
