@@ -1,1 +1,331 @@
-int main(void){return 0;}
+/* A misbehaving peer (a raw socket speaking bytes built with the wire
+ * library, or garbage) gets a clear error and never crashes the provider:
+ * VITCP-4-MALFORMED-CLOSE, VITCP-4.3-REJECT, VITCP-4.3-NOMATCH,
+ * VITCP-3.3-MTU-LESSER, VITCP-3.2-MSG-NUM-SEQ, VITCP-3.2-SEG-LEN-MIN. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "harness.h"
+#include "vitcp/vitcp.h"
+
+/* Read one whole segment (<= cap bytes) within 3 s; its length, or 0 on
+ * EOF/reset/timeout. */
+static size_t read_segment(int fd, uint8_t *buf, size_t cap)
+{
+    size_t have = 0, want = 4;
+    while (have < want) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 3000) <= 0)
+            return 0;
+        ssize_t n = recv(fd, buf + have, want - have, 0);
+        if (n <= 0)
+            return 0;
+        have += (size_t)n;
+        if (have == 4) {
+            want = vw_vitcp_peek_seg_len(buf, 4);
+            if (want < 4 || want > cap)
+                return 0;
+        }
+    }
+    return have;
+}
+
+/* true when the peer closes (EOF or reset) within 3 s without sending. */
+static bool closed_without_answer(int fd)
+{
+    uint8_t b[64];
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, 3000) <= 0)
+        return false;
+    return recv(fd, b, sizeof b, 0) <= 0;
+}
+
+static void send_enc(int fd, struct vw_vitcp_enc *enc)
+{
+    uint8_t buf[512];
+    size_t n = vw_vitcp_encode(enc, buf, sizeof buf);
+    assert_true(n > 0);
+    assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+}
+
+static void request_enc(struct vw_vitcp_enc *enc, const char *called, uint32_t mtu)
+{
+    vw_vitcp_enc_init(enc, VW_VITCP_CONNECT_REQUEST, false);
+    enc->hdr.msg_num = 1000;
+    enc->ce.attrs = VW_VITCP_ATTR_RELIABLE_DELIVERY;
+    enc->ce.mtu = mtu;
+    enc->ce.called_disc_len = (uint16_t)strlen(called);
+    memcpy(enc->ce.called_disc, called, strlen(called));
+}
+
+/* After the bad peer, the NIC still connects a well-behaved VI. */
+static void nic_still_works(struct h_nic *srv)
+{
+    struct h_nic cli;
+    h_nic_open(&cli, NULL);
+    VIP_VI_HANDLE vi;
+    VIP_VI_ATTRIBUTES a = h_attrs(&cli, VIP_SERVICE_RELIABLE_DELIVERY);
+    assert_int_equal(VipCreateVi(cli.nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
+    /* nobody waits: the NIC must still answer NoMatch */
+    assert_int_equal(h_connect(&cli, vi, srv->port, "nobody", 3000), VIP_NO_MATCH);
+    assert_int_equal(VipDestroyVi(vi), VIP_SUCCESS);
+    h_nic_close(&cli);
+}
+
+static void test_garbage_to_listener(void **state)
+{
+    (void)state;
+    struct h_nic srv;
+    h_nic_open(&srv, "grace=100");
+    int fd = h_tcp_connect(srv.port);
+    uint8_t junk[100];
+    for (int i = 0; i < 100; i++)
+        junk[i] = (uint8_t)(i * 37 + 11);
+    junk[2] = 0, junk[3] = 5; /* Segment Length 5: below 24 (VITCP-3.2-SEG-LEN-MIN) */
+    send(fd, junk, sizeof junk, MSG_NOSIGNAL);
+    assert_true(closed_without_answer(fd));
+    close(fd);
+    nic_still_works(&srv);
+    h_nic_close(&srv);
+}
+
+static void test_bad_version_request(void **state)
+{
+    (void)state;
+    struct h_nic srv;
+    h_nic_open(&srv, "grace=100");
+    int fd = h_tcp_connect(srv.port);
+    struct vw_vitcp_enc enc;
+    request_enc(&enc, "x", 65536);
+    enc.hdr.version = 2; /* V24: close without answering */
+    send_enc(fd, &enc);
+    assert_true(closed_without_answer(fd));
+    close(fd);
+    /* a data segment instead of a ConnectRequest: V19 protocol error */
+    fd = h_tcp_connect(srv.port);
+    vw_vitcp_enc_init(&enc, VW_VITCP_SEND, false);
+    send_enc(fd, &enc);
+    assert_true(closed_without_answer(fd));
+    close(fd);
+    nic_still_works(&srv);
+    h_nic_close(&srv);
+}
+
+struct wait_arg {
+    VIP_NIC_HANDLE nic;
+    VIP_RETURN rc;
+};
+
+static void *wait_svc(void *arg)
+{
+    struct wait_arg *w = arg;
+    VIP_NET_ADDRESS *local = h_addr(0, "svc");
+    uint8_t rb[sizeof(VIP_NET_ADDRESS) + 80];
+    VIP_VI_ATTRIBUTES ra;
+    VIP_CONN_HANDLE c;
+    w->rc = VipConnectWait(w->nic, local, 600, (VIP_NET_ADDRESS *)rb, &ra, &c);
+    free(local);
+    return NULL;
+}
+
+static void test_unacceptable_attributes_and_unknown_disc(void **state)
+{
+    (void)state;
+    struct h_nic srv;
+    h_nic_open(&srv, "grace=100");
+    struct wait_arg w = {.nic = srv.nic};
+    pthread_t t;
+    pthread_create(&t, NULL, wait_svc, &w);
+    int fd = h_tcp_connect(srv.port);
+    struct vw_vitcp_enc enc;
+    request_enc(&enc, "svc", 0); /* MTU 0 at a matching discriminator -> ConnectReject (V19) */
+    send_enc(fd, &enc);
+    uint8_t buf[512];
+    size_t n = read_segment(fd, buf, sizeof buf);
+    assert_int_equal(n, 24); /* V6: no CE header, no trailer without CRC */
+    struct vw_vitcp_seg seg;
+    assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &seg, NULL), VW_REQ_NONE);
+    assert_int_equal(seg.hdr.type, VW_VITCP_CONNECT_REJECT);
+    assert_true(closed_without_answer(fd)); /* VITCP-4-CLOSE-AFTER-REFUSE */
+    close(fd);
+    pthread_join(t, NULL);
+    assert_int_equal(w.rc, VIP_TIMEOUT); /* the consumer never saw it */
+    /* unknown discriminator -> ConnectNoMatch after the grace period */
+    fd = h_tcp_connect(srv.port);
+    request_enc(&enc, "unknown", 65536);
+    send_enc(fd, &enc);
+    n = read_segment(fd, buf, sizeof buf);
+    assert_int_equal(n, 24);
+    assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &seg, NULL), VW_REQ_NONE);
+    assert_int_equal(seg.hdr.type, VW_VITCP_CONNECT_NOMATCH);
+    close(fd);
+    h_nic_close(&srv);
+}
+
+/* ------------------------------------------- a raw passive peer */
+struct raw_server {
+    int lfd;
+    uint16_t port;
+};
+
+static void raw_listen(struct raw_server *r)
+{
+    r->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(r->lfd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(r->lfd, 4), 0);
+    socklen_t l = sizeof a;
+    getsockname(r->lfd, (struct sockaddr *)&a, &l);
+    r->port = ntohs(a.sin_port);
+}
+
+struct connector {
+    struct h_nic *n;
+    VIP_VI_HANDLE vi;
+    uint16_t port;
+    VIP_RETURN rc;
+};
+
+static void *connect_thread(void *arg)
+{
+    struct connector *c = arg;
+    c->rc = h_connect(c->n, c->vi, c->port, "raw", 3000);
+    return NULL;
+}
+
+/* Accept the VI's TCP connection, read its ConnectRequest, answer with an
+ * accept whose MTU is mtu_delta above the request's. Returns the fd. */
+static int raw_accept(struct raw_server *r, int32_t mtu_delta, struct vw_vitcp_seg *req_out)
+{
+    int fd = accept(r->lfd, NULL, NULL);
+    assert_true(fd >= 0);
+    static uint8_t buf[1024];
+    size_t n = read_segment(fd, buf, sizeof buf);
+    assert_true(n > 0);
+    struct vw_vitcp_seg req;
+    assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &req, NULL), VW_REQ_NONE);
+    assert_int_equal(req.hdr.type, VW_VITCP_CONNECT_REQUEST);
+    struct vw_vitcp_enc enc;
+    vw_vitcp_enc_init(&enc, VW_VITCP_CONNECT_ACCEPT, false); /* no CRC option: none negotiated */
+    enc.hdr.msg_num = 5000;
+    enc.hdr.msg_ack = req.hdr.msg_num;
+    enc.hdr.rx_desc_posted = 8;
+    enc.ce = req.ce;
+    enc.ce.options = NULL;
+    enc.ce.options_len = 0;
+    enc.ce.mtu = (uint32_t)((int64_t)req.ce.mtu + mtu_delta);
+    send_enc(fd, &enc);
+    *req_out = req;
+    return fd;
+}
+
+static void test_accept_with_larger_mtu(void **state)
+{
+    (void)state;
+    struct raw_server rs;
+    raw_listen(&rs);
+    struct h_nic cli;
+    h_nic_open(&cli, NULL);
+    VIP_VI_HANDLE vi;
+    VIP_VI_ATTRIBUTES a = h_attrs(&cli, VIP_SERVICE_RELIABLE_DELIVERY);
+    a.MaxTransferSize = 40000;
+    assert_int_equal(VipCreateVi(cli.nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
+    struct connector c = {.n = &cli, .vi = vi, .port = rs.port};
+    pthread_t t;
+    pthread_create(&t, NULL, connect_thread, &c);
+    struct vw_vitcp_seg req;
+    int fd = raw_accept(&rs, +1, &req); /* VITCP-3.3-MTU-LESSER broken */
+    pthread_join(t, NULL);
+    assert_int_equal(req.ce.mtu, 40000);
+    assert_int_equal(c.rc, VIP_REJECT);
+    close(fd);
+    assert_int_equal(VipDestroyVi(vi), VIP_SUCCESS);
+    h_nic_close(&cli);
+    close(rs.lfd);
+}
+
+static void bad_data_after_accept(int kind)
+{
+    struct raw_server rs;
+    raw_listen(&rs);
+    struct h_nic cli;
+    h_nic_open(&cli, NULL);
+    VIP_VI_HANDLE vi;
+    VIP_VI_ATTRIBUTES a = h_attrs(&cli, VIP_SERVICE_RELIABLE_DELIVERY);
+    assert_int_equal(VipCreateVi(cli.nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
+    h_post_recv(&cli, vi, 0, 0, 1000);
+    struct connector c = {.n = &cli, .vi = vi, .port = rs.port};
+    pthread_t t;
+    pthread_create(&t, NULL, connect_thread, &c);
+    struct vw_vitcp_seg req;
+    int fd = raw_accept(&rs, -1, &req);
+    pthread_join(t, NULL);
+    assert_int_equal(c.rc, VIP_SUCCESS);
+    VIP_VI_ATTRIBUTES q;
+    VipQueryVi(vi, NULL, &q, NULL, NULL);
+    assert_int_equal(q.MaxTransferSize, req.ce.mtu - 1); /* A2: the agreed MTU */
+    struct vw_vitcp_enc enc;
+    static const uint8_t payload[32] = {1, 2, 3};
+    if (kind == 0) { /* wrong message number: VITCP-3.2-MSG-NUM-SEQ */
+        vw_vitcp_enc_init(&enc, VW_VITCP_SEND, false);
+        enc.hdr.msg_num = 5000 + 7;
+        enc.payload = payload;
+        enc.payload_len = sizeof payload;
+        send_enc(fd, &enc);
+    } else if (kind == 1) { /* Segment Length 3 */
+        static const uint8_t junk[24] = {1, 0, 0, 3};
+        send(fd, junk, sizeof junk, MSG_NOSIGNAL);
+    } else { /* RDMA Write to an address the consumer never registered */
+        vw_vitcp_enc_init(&enc, VW_VITCP_RDMA_WRITE, false);
+        enc.hdr.msg_num = 5001;
+        enc.rdma.addr = (uint64_t)(uintptr_t)payload;
+        enc.rdma.handle = cli.bmh;
+        enc.rdma.length = sizeof payload;
+        enc.payload = payload;
+        enc.payload_len = sizeof payload;
+        send_enc(fd, &enc);
+    }
+    VIP_DESCRIPTOR *d;
+    assert_int_equal(VipRecvWait(vi, 3000, &d), VIP_SUCCESS);
+    assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_DESC_FLUSHED_ERROR | VIP_STATUS_OP_RECEIVE);
+    VIP_VI_STATE st;
+    VipQueryVi(vi, &st, NULL, NULL, NULL);
+    assert_int_equal(st, VIP_STATE_ERROR);
+    for (int i = 0; i < 100 && cli.async_errors[VIP_ERROR_CONN_LOST] + cli.async_errors[VIP_ERROR_RDMAW_PROT] == 0; i++)
+        usleep(5000);
+    assert_true(cli.async_errors[kind == 2 ? VIP_ERROR_RDMAW_PROT : VIP_ERROR_CONN_LOST] >= 1);
+    assert_true(closed_without_answer(fd)); /* VITCP-2.2.2.2.2-CLOSE-TCP-ON-VI-CLOSE */
+    close(fd);
+    h_vi_destroy(vi);
+    h_nic_close(&cli);
+    close(rs.lfd);
+}
+
+static void test_wrong_message_number(void **s) { (void)s; bad_data_after_accept(0); }
+static void test_broken_framing(void **s) { (void)s; bad_data_after_accept(1); }
+static void test_rdma_write_unregistered(void **s) { (void)s; bad_data_after_accept(2); }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_garbage_to_listener),
+        cmocka_unit_test(test_bad_version_request),
+        cmocka_unit_test(test_unacceptable_attributes_and_unknown_disc),
+        cmocka_unit_test(test_accept_with_larger_mtu),
+        cmocka_unit_test(test_wrong_message_number),
+        cmocka_unit_test(test_broken_framing),
+        cmocka_unit_test(test_rdma_write_unregistered),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
