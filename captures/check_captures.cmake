@@ -1,0 +1,43 @@
+# Regenerate every sample capture and compare bytes.
+#   MODE=twice:     two runs must give identical files
+#   MODE=committed: a run must equal the copy committed under captures/
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(failures "")
+foreach(spec IN LISTS SPECS)
+  string(REPLACE "|" ";" parts "${spec}")
+  list(GET parts 0 name)
+  list(GET parts 1 args)
+  separate_arguments(args UNIX_COMMAND "${args}")
+  foreach(run a b)
+    execute_process(COMMAND ${TRAFGEN} ${args} --seed 1 --no-meta -q -w ${WORK}/${name}.${run}.pcap
+                    RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "vitcp-trafgen failed (${rc}) for ${name}")
+    endif()
+    if(MODE STREQUAL "committed")
+      break()
+    endif()
+  endforeach()
+  if(MODE STREQUAL "committed")
+    set(other ${COMMITTED}/${name}.pcap)
+    if(NOT EXISTS ${other})
+      continue() # large samples are generated only, not committed
+    endif()
+  else()
+    set(other ${WORK}/${name}.b.pcap)
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK}/${name}.a.pcap ${other}
+                  RESULT_VARIABLE differ)
+  if(NOT differ EQUAL 0)
+    list(APPEND failures ${name})
+  endif()
+endforeach()
+if(failures)
+  if(MODE STREQUAL "committed")
+    message(FATAL_ERROR "differ from the committed copies: ${failures}\n"
+            "If the generator or an encoder changed on purpose, run: cmake --build <build> --target vitcp_refresh_captures")
+  endif()
+  message(FATAL_ERROR "not reproducible: ${failures}")
+endif()
+message(STATUS "all captures byte-identical")
