@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include <netinet/in.h>
+#include <pcap/pcap.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,6 +377,9 @@ static void test_bad_command_lines_exit_2(void **state)
         {5, {"vitcp-trafgen", "vitcp-full", "extra", "-w", file}},
         {4, {"vitcp-trafgen", "vitcp-full", "--connect", "nohostport"}},
         {3, {"vitcp-trafgen", "--list-cases", "nope"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--mutate-rate", "0.5"}},
+        {8, {"vitcp-trafgen", "vitcp-full", "-w", file, "--break", "VITCP-3.6-CRC-VALID", "--mutate-rate", "1.5"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--rate", "0"}},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = tg_main(bad[i].argc, bad[i].argv);
@@ -394,6 +399,116 @@ static void test_bad_command_lines_exit_2(void **state)
     assert_int_equal(tg_main(4, eep_live), 1);
     char *help[] = {"vitcp-trafgen", "--help", NULL};
     assert_int_equal(tg_main(2, help), 0);
+}
+
+static void test_mutate_rate_and_rate_limit(void **state)
+{
+    (void)state;
+    struct tg_params p;
+    tg_params_default(&p);
+    p.count = 20;
+    p.mutate_ppm = 200000;
+    char a[128], b[128];
+    path_in(a, sizeof a, "rate-a.pcap");
+    path_in(b, sizeof b, "rate-b.pcap");
+    struct tg_result r1, r2;
+    assert_int_equal(gen("vitcp-full", "VITCP-3.6-CRC-VALID", TG_TARGET_RATE, &p, a, &r1), 0);
+    assert_int_equal(gen("vitcp-full", "VITCP-3.6-CRC-VALID", TG_TARGET_RATE, &p, b, &r2), 0);
+    /* About a fifth of the eligible PDUs, the same ones for the same seed. */
+    assert_true(r1.mutated > r1.eligible / 10 && r1.mutated < r1.eligible / 3);
+    assert_int_equal(r1.mutated, r2.mutated);
+    size_t la, lb;
+    void *da = read_file(a, &la), *db = read_file(b, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(da, db, la);
+    free(da);
+    free(db);
+    struct decoded d;
+    assert_int_equal(decode_capture(a, TG_VITCP, &d), 0);
+    unsigned bad = 0;
+    for (unsigned i = 0; i < d.count; i++)
+        bad += d.req[i] == VW_REQ_VITCP_3_6_CRC_VALID;
+    assert_int_equal(bad, r1.mutated);
+    assert_int_equal(decoded_others(&d, (enum vw_req[]){VW_REQ_VITCP_3_6_CRC_VALID}, 1), 0);
+
+    /* --rate paces live output: 8 PDUs at 200/s take at least 35 ms. */
+    struct listener l = {0};
+    l.fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(l.fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(l.fd, 1), 0);
+    socklen_t al = sizeof sa;
+    getsockname(l.fd, (struct sockaddr *)&sa, &al);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, accept_all, &l), 0);
+    char target[64];
+    snprintf(target, sizeof target, "127.0.0.1:%u", ntohs(sa.sin_port));
+    char *argv[] = {"vitcp-trafgen", "vitcp-connect", "--rate", "200", "--connect", target, "-q", NULL};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(tg_main(7, argv), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    pthread_join(t, NULL);
+    close(l.fd);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    assert_true(ms >= 14.0); /* 4 PDUs: the 4th is due 15 ms after the first */
+    assert_int_equal(l.got.len, 164 + 24); /* the client's ConnectRequest and NOP */
+    free(l.got.data);
+}
+
+/* -i: frames injected with libnet on the loopback interface arrive as the
+ * file mode writes them. Skipped without CAP_NET_RAW. */
+static void test_libnet_injection_on_loopback(void **state)
+{
+    (void)state;
+    char err[PCAP_ERRBUF_SIZE];
+    pcap_t *cap = pcap_open_live("lo", 65535, 0, 50, err);
+    if (cap == NULL || pcap_datalink(cap) != DLT_EN10MB) {
+        if (cap)
+            pcap_close(cap);
+        skip();
+    }
+    struct bpf_program prog;
+    assert_int_equal(pcap_compile(cap, &prog, "tcp port 25995", 1, PCAP_NETMASK_UNKNOWN), 0);
+    assert_int_equal(pcap_setfilter(cap, &prog), 0);
+    pcap_freecode(&prog);
+    assert_int_equal(pcap_setnonblock(cap, 1, err), 0);
+    char *argv[] = {"vitcp-trafgen", "vitcp-send", "--port", "25995", "-i", "lo", "-q", NULL};
+    int rc = tg_main(7, argv);
+    if (rc == 1) { /* no permission to inject */
+        pcap_close(cap);
+        skip();
+    }
+    assert_int_equal(rc, 0);
+    struct stream live = {0};
+    struct vn_reader_callbacks cb = {collect, NULL, NULL, &live};
+    struct vn_reader *rd = vn_reader_new(DLT_EN10MB, &cb, NULL);
+    for (int idle = 0; idle < 10;) {
+        struct pcap_pkthdr *h;
+        const u_char *d;
+        int got = pcap_next_ex(cap, &h, &d);
+        if (got == 1) {
+            vn_reader_feed(rd, 0, d, h->caplen, h->len);
+            idle = 0;
+        } else {
+            idle++;
+            struct timespec ts = {0, 20000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    vn_reader_finish(rd);
+    vn_reader_free(rd);
+    pcap_close(cap);
+    char file[128];
+    path_in(file, sizeof file, "inject.pcap");
+    char *argv_file[] = {"vitcp-trafgen", "vitcp-send", "--port", "25995", "-w", file, "-q", NULL};
+    assert_int_equal(tg_main(7, argv_file), 0);
+    struct stream s;
+    client_stream(file, &s);
+    assert_int_equal(live.len, s.len);
+    assert_memory_equal(live.data, s.data, s.len);
+    free(live.data);
+    free(s.data);
 }
 
 static void test_libnet_output_reports_bad_interface(void **state)
@@ -428,6 +543,8 @@ int main(void)
         cmocka_unit_test(test_split_and_coalesce_carry_the_same_stream),
         cmocka_unit_test(test_live_connect_delivers_the_file_bytes),
         cmocka_unit_test(test_bad_command_lines_exit_2),
+        cmocka_unit_test(test_mutate_rate_and_rate_limit),
+        cmocka_unit_test(test_libnet_injection_on_loopback),
         cmocka_unit_test(test_libnet_output_reports_bad_interface),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -35,6 +35,9 @@ static const char usage_text[] =
     "      --port N            TCP/UDP port (defaults: VI/TCP 5995, IFT 5996, WARP 5997, EEP 5998)\n"
     "      --eep-udp           carry PacketWay EEP over UDP instead of Ethertype 0x88B5\n"
     "      --pause-us N        live TCP: pause between writes\n"
+    "      --rate N            live outputs: at most N PDUs per second\n"
+    "      --mutate-rate P     with --break: mutate each eligible PDU with probability P (0..1)\n"
+    "      --progress          counts on stderr once a second\n"
     "      --no-meta           do not write FILE.meta\n"
     "  -q, --quiet             no summary line\n"
     "  -h, --help              this text\n"
@@ -112,7 +115,10 @@ static int write_meta(const char *path, const struct tg_scenario *sc, const stru
             p->msg_size, p->seg_payload, p->count, p->tcp_segment, p->coalesce, p->ipv6);
     if (m) {
         fprintf(f, "mutation: %s\n", tg_mutation_name(m));
-        fprintf(f, "target: %ld\n", target);
+        if (target == TG_TARGET_RATE)
+            fprintf(f, "mutate-rate: %.6f\n", p->mutate_ppm / 1e6);
+        else
+            fprintf(f, "target: %ld\n", target);
         if (case_no)
             fprintf(f, "case: %zu\n", case_no);
         fprintf(f, "mutated-pdus: %u (first is PDU %ld of %u)\n", r->mutated, r->first_mutated_pdu,
@@ -129,7 +135,11 @@ static int write_meta(const char *path, const struct tg_scenario *sc, const stru
         fprintf(f, " --coalesce");
     if (p->ipv6)
         fprintf(f, " --ipv6");
-    if (m)
+    if (m && target == TG_TARGET_RATE)
+        fprintf(f, " --break %s --mutate-rate %.6f", tg_mutation_name(m), p->mutate_ppm / 1e6);
+    else if (m && target == TG_TARGET_ALL)
+        fprintf(f, " --break %s --target all", tg_mutation_name(m));
+    else if (m)
         fprintf(f, " --break %s --target %ld", tg_mutation_name(m), target);
     fprintf(f, " -w FILE\n");
     return fclose(f) == 0 ? 0 : -1;
@@ -138,6 +148,7 @@ static int write_meta(const char *path, const struct tg_scenario *sc, const stru
 enum {
     OPT_CONNECT = 256, OPT_LIST_MUT, OPT_LIST_CASES, OPT_MSG_SIZE, OPT_SEG_PAYLOAD, OPT_COUNT,
     OPT_TCP_SEG, OPT_COALESCE, OPT_IPV6, OPT_PORT, OPT_EEP_UDP, OPT_PAUSE, OPT_NO_META,
+    OPT_RATE, OPT_MUTATE_RATE, OPT_PROGRESS,
 };
 
 int tg_main(int argc, char **argv)
@@ -163,6 +174,9 @@ int tg_main(int argc, char **argv)
         {"eep-udp", no_argument, NULL, OPT_EEP_UDP},
         {"pause-us", required_argument, NULL, OPT_PAUSE},
         {"no-meta", no_argument, NULL, OPT_NO_META},
+        {"rate", required_argument, NULL, OPT_RATE},
+        {"mutate-rate", required_argument, NULL, OPT_MUTATE_RATE},
+        {"progress", no_argument, NULL, OPT_PROGRESS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -172,7 +186,7 @@ int tg_main(int argc, char **argv)
     const char *file = NULL, *connect_to = NULL, *iface = NULL, *break_id = NULL;
     const char *target_arg = NULL, *list_cases_of = NULL;
     uint64_t case_no = 0, v;
-    bool do_list = false, do_list_mut = false, quiet = false, meta = true;
+    bool do_list = false, do_list_mut = false, quiet = false, meta = true, mutate_rate = false;
     optind = 0; /* callable more than once (tests) */
     opterr = 0;
     int c;
@@ -228,6 +242,22 @@ int tg_main(int argc, char **argv)
             p.pause_us = (uint32_t)v;
             break;
         case OPT_NO_META: meta = false; break;
+        case OPT_RATE:
+            if (parse_u64(optarg, 100000000, &v) != 0 || v == 0)
+                return usage_error("--rate wants PDUs per second (1..10^8), got \"%s\"", optarg);
+            p.rate_pdus = (uint32_t)v;
+            break;
+        case OPT_MUTATE_RATE: {
+            char *end;
+            errno = 0;
+            double rate = strtod(optarg, &end);
+            if (errno || *end != '\0' || !(rate > 0.0 && rate <= 1.0))
+                return usage_error("--mutate-rate wants a probability in (0, 1], got \"%s\"", optarg);
+            p.mutate_ppm = (uint32_t)(rate * 1000000.0 + 0.5);
+            mutate_rate = true;
+            break;
+        }
+        case OPT_PROGRESS: p.progress = true; break;
         case 'q': quiet = true; break;
         case 'h': fputs(usage_text, stdout); return 0;
         case ':': return usage_error("option %s needs a value", argv[optind - 1]);
@@ -275,6 +305,11 @@ int tg_main(int argc, char **argv)
             return usage_error("mutation %s does not apply to this scenario's protocol", break_id);
     } else if (target_arg) {
         return usage_error("%s", "--target needs --break");
+    }
+    if (mutate_rate) {
+        if (!mut || target_arg || case_no)
+            return usage_error("%s", "--mutate-rate needs --break and replaces --target/--case");
+        target = TG_TARGET_RATE;
     }
     if (target_arg) {
         if (strcmp(target_arg, "all") == 0)
@@ -325,7 +360,9 @@ int tg_main(int argc, char **argv)
         fprintf(stderr, "vitcp-trafgen: %s\n", cerr);
         return 1;
     }
-    if (file && meta && write_meta(file, sc, mut, target == TG_TARGET_SEEDED ? -2 : target,
+    if (mut && target == TG_TARGET_SEEDED)
+        target = r.first_mutated_pdu >= 0 ? r.chosen_target : target;
+    if (file && meta && write_meta(file, sc, mut, target,
                                    (size_t)case_no, &p, &r) != 0) {
         fprintf(stderr, "vitcp-trafgen: cannot write %s.meta\n", file);
         return 1;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -117,6 +118,37 @@ static size_t encode(struct tg_gen *g, struct tg_pdu *pdu)
     return 0;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Rate limit (live outputs only: files carry synthetic timestamps) and the
+ * once-a-second progress line. */
+static void pace(struct tg_gen *g)
+{
+    bool live = g->out->kind == TG_OUT_CONNECT || g->out->kind == TG_OUT_LIBNET;
+    if (!(live && g->p->rate_pdus) && !g->p->progress)
+        return;
+    uint64_t now = now_ns();
+    if (g->start_ns == 0)
+        g->start_ns = now;
+    if (live && g->p->rate_pdus) {
+        uint64_t due = g->start_ns + (uint64_t)g->res->pdus * 1000000000u / g->p->rate_pdus;
+        if (due > now) {
+            struct timespec ts = {.tv_sec = (time_t)(due / 1000000000u), .tv_nsec = (long)(due % 1000000000u)};
+            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+        }
+    }
+    if (g->p->progress && now - g->last_progress_ns >= 1000000000u) {
+        g->last_progress_ns = now;
+        fprintf(stderr, "\r%u PDUs, %llu bytes, %u mutated", g->res->pdus,
+                (unsigned long long)g->res->bytes, g->res->mutated);
+    }
+}
+
 void tg_emit(struct tg_gen *g, struct tg_pdu *pdu)
 {
     if (g->failed)
@@ -125,12 +157,15 @@ void tg_emit(struct tg_gen *g, struct tg_pdu *pdu)
     unsigned index = g->res->pdus++;
     if (g->mut && g->mut->proto == pdu->proto && g->mut->eligible(pdu)) {
         long k = (long)g->res->eligible++;
-        if (g->target == TG_TARGET_ALL || g->target == k) {
+        bool hit = g->target == TG_TARGET_ALL || g->target == k ||
+                   (g->target == TG_TARGET_RATE && tg_rng_below(&g->mut_rng, 1000000u) < g->p->mutate_ppm);
+        if (hit) {
             g->mut->apply(pdu, &g->mut_rng);
             if (g->res->mutated++ == 0)
                 g->res->first_mutated_pdu = (long)index;
         }
     }
+    pace(g);
     size_t n = encode(g, pdu);
     if (n == 0) {
         tg_fail(g, "PDU %u (%s type %u) could not be encoded (too large for its length field?)",
@@ -204,6 +239,7 @@ int tg_run(const struct tg_scenario *sc, const struct tg_mutation *mut, long tar
             return -1;
         }
         g.target = (long)tg_rng_below(&g.mut_rng, count.eligible);
+        res->chosen_target = g.target;
     }
     g.buf_cap = VW_IFT_FRAME_MAX + 64;
     g.buf = malloc(g.buf_cap);
@@ -213,6 +249,9 @@ int tg_run(const struct tg_scenario *sc, const struct tg_mutation *mut, long tar
     }
     sc->run(&g);
     tg_flush(&g);
+    if (p->progress && out->kind != TG_OUT_NULL)
+        fprintf(stderr, "\r%u PDUs, %llu bytes, %u mutated\n", res->pdus,
+                (unsigned long long)res->bytes, res->mutated);
     for (int i = 0; i < TG_PAYLOAD_SLOTS; i++)
         free(g.payload_slot[i]);
     free(g.buf);
@@ -220,7 +259,7 @@ int tg_run(const struct tg_scenario *sc, const struct tg_mutation *mut, long tar
     free(g.pend[1]);
     if (!g.failed && out->failed)
         tg_fail(&g, "%s", out->err);
-    if (!g.failed && mut && res->mutated == 0) {
+    if (!g.failed && mut && res->mutated == 0 && target != TG_TARGET_RATE) {
         if (res->eligible == 0)
             tg_fail(&g, "mutation %s has no target in scenario %s", tg_mutation_name(mut), sc->name);
         else

@@ -93,6 +93,7 @@ struct tg_gen {
     uint8_t *payload_slot[TG_PAYLOAD_SLOTS];
     size_t payload_cap[TG_PAYLOAD_SLOTS];
     unsigned payload_next;
+    uint64_t start_ns, last_progress_ns;
 };
 
 /* Hand a PDU over: mutate if it is the target, encode, send. */

@@ -29,6 +29,9 @@ struct tg_params {
     uint16_t port;       /* 0: the protocol's default port */
     bool eep_udp;        /* EEP over UDP 5998 instead of Ethertype 0x88B5 */
     uint32_t pause_us;   /* live TCP: pause between writes */
+    uint32_t rate_pdus;  /* live outputs: at most this many PDUs per second (0: no limit) */
+    uint32_t mutate_ppm; /* TG_TARGET_RATE: chance per eligible PDU, parts per million */
+    bool progress;       /* counts on stderr once a second */
 };
 
 void tg_params_default(struct tg_params *p);
@@ -78,19 +81,21 @@ int tg_output_close(struct tg_output *out, char *err, size_t errlen);
 
 #define TG_TARGET_ALL (-1L)
 #define TG_TARGET_SEEDED (-2L)
+#define TG_TARGET_RATE (-3L) /* each eligible PDU with probability mutate_ppm */
 
 struct tg_result {
     unsigned pdus;          /* PDUs generated */
     unsigned eligible;      /* PDUs the mutation could apply to */
     unsigned mutated;       /* PDUs it was applied to */
     long first_mutated_pdu; /* 0-based index of the first mutated PDU, -1 if none */
+    long chosen_target;     /* TG_TARGET_SEEDED: the eligible PDU the seed chose */
     uint64_t bytes;         /* PDU bytes */
     char error[256];        /* when tg_run returns -1 */
 };
 
 /* Generate a scenario. mut NULL: valid traffic. target: which eligible PDU
- * (0-based) to mutate, TG_TARGET_ALL, or TG_TARGET_SEEDED (chosen from the
- * seed). Returns 0, or -1 (result->error says why; a mutation with no
+ * (0-based) to mutate, TG_TARGET_ALL, TG_TARGET_SEEDED (one chosen from the
+ * seed) or TG_TARGET_RATE (each with probability p->mutate_ppm, from the seed). Returns 0, or -1 (result->error says why; a mutation with no
  * eligible PDU in this scenario is an error). */
 int tg_run(const struct tg_scenario *sc, const struct tg_mutation *mut, long target,
            const struct tg_params *p, struct tg_output *out, struct tg_result *result);
