@@ -67,6 +67,8 @@ static void test_every_scenario_decodes_clean(void **state)
     struct tg_params p;
     tg_params_default(&p);
     for (size_t i = 0; i < n; i++) {
+        if (strcmp(s[i].name, "vitcp-script") == 0)
+            continue; /* needs a file: test_scenario_file */
         char path[128];
         path_in(path, sizeof path, "clean.pcap");
         struct tg_result r;
@@ -511,6 +513,75 @@ static void test_libnet_injection_on_loopback(void **state)
     free(s.data);
 }
 
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_scenario_file(void **state)
+{
+    (void)state;
+    char script[128], out[128];
+    path_in(script, sizeof script, "steps.txt");
+    path_in(out, sizeof out, "steps.pcap");
+    write_text(script, "# a storage exchange\n"
+                       "connect crc rdma-write rdma-read dfc\n"
+                       "send c2s 2500 imm   # 3 segments with 1024-byte payloads\n"
+                       "write c2s 100\n"
+                       "read c2s 3000\n"
+                       "nop s2c\n"
+                       "send s2c 0\n"
+                       "close\n");
+    char err[256];
+    struct tg_script *s = tg_script_load(script, err, sizeof err);
+    assert_non_null(s);
+    struct tg_params p;
+    tg_params_default(&p);
+    p.script = s;
+    struct tg_result r;
+    assert_int_equal(gen("vitcp-script", NULL, 0, &p, out, &r), 0);
+    /* CE 2 + send 3 + write 1 + read request 1 + response 3 + nop 1 + empty send 1 */
+    assert_int_equal(r.pdus, 12);
+    struct decoded d;
+    assert_int_equal(decode_capture(out, TG_VITCP, &d), 0);
+    assert_int_equal(d.pdus, 12);
+    assert_int_equal(decoded_others(&d, NULL, 0), 0);
+    /* Mutations apply to scripted scenarios too. */
+    assert_int_equal(gen("vitcp-script", "VITCP-3.6-CRC-VALID", 2, &p, out, &r), 0);
+    assert_int_equal(decode_capture(out, TG_VITCP, &d), 0);
+    assert_true(decoded_has(&d, VW_REQ_VITCP_3_6_CRC_VALID));
+    tg_script_free(s);
+    char *argv[] = {"vitcp-trafgen", "-f", script, "-w", out, "-q", NULL};
+    assert_int_equal(tg_main(6, argv), 0);
+
+    /* Errors name the file and line, and exit 2. */
+    const char *bad[] = {
+        "send c2s 10\n",                   /* no connect first */
+        "connect\nsend sideways 10\n",     /* bad direction */
+        "connect\nsend c2s ten\n",         /* bad count */
+        "connect\nread c2s 0\n",           /* empty read */
+        "connect\nfly c2s 1\n",            /* unknown step */
+        "connect turbo\n",                  /* unknown option */
+        "connect\nclose\nsend c2s 1\n",   /* after close */
+        "connect\nconnect\n",              /* twice */
+        "# nothing\n",                       /* empty */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_text(script, bad[i]);
+        err[0] = '\0';
+        assert_null(tg_script_load(script, err, sizeof err));
+        assert_non_null(strstr(err, script));
+        assert_int_equal(tg_main(6, argv), 2);
+    }
+    char *missing[] = {"vitcp-trafgen", "-f", "/nonexistent/steps.txt", "-w", out, NULL};
+    assert_int_equal(tg_main(5, missing), 2);
+    char *noscript[] = {"vitcp-trafgen", "vitcp-script", "-w", out, "-q", NULL};
+    assert_int_equal(tg_main(5, noscript), 1);
+}
+
 static void test_libnet_output_reports_bad_interface(void **state)
 {
     (void)state;
@@ -545,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_bad_command_lines_exit_2),
         cmocka_unit_test(test_mutate_rate_and_rate_limit),
         cmocka_unit_test(test_libnet_injection_on_loopback),
+        cmocka_unit_test(test_scenario_file),
         cmocka_unit_test(test_libnet_output_reports_bad_interface),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -9,6 +9,7 @@
 
 static const char usage_text[] =
     "Usage: vitcp-trafgen [OPTIONS] SCENARIO (-w FILE | --connect HOST:PORT | -i IFACE)\n"
+    "       vitcp-trafgen [OPTIONS] -f SCENARIO-FILE (-w FILE | --connect HOST:PORT | -i IFACE)\n"
     "       vitcp-trafgen --list | --list-mutations | --list-cases SCENARIO\n"
     "\n"
     "Generate VI/TCP, IFT, PacketWay EEP and WARP traffic, valid or broken on\n"
@@ -18,6 +19,11 @@ static const char usage_text[] =
     "  -w, --write FILE        write a pcap file (and FILE.meta: seed, mutation, replay command)\n"
     "      --connect HOST:PORT send the client's bytes over a real TCP connection\n"
     "  -i, --interface IFACE   inject whole Ethernet frames with libnet (needs CAP_NET_RAW)\n"
+    "\n"
+    "Scenario file (VI/TCP, one step per line, # comments):\n"
+    "  -f, --scenario-file F   connect [crc] [rdma-write] [rdma-read] [dfc]\n"
+    "                          send|write c2s|s2c BYTES [imm]; read c2s|s2c BYTES;\n"
+    "                          nop c2s|s2c; close\n"
     "\n"
     "Mutations (each named by the catalog requirement it breaks):\n"
     "  -b, --break ID          break rule ID in one PDU (e.g. VITCP-3.6-CRC-VALID)\n"
@@ -145,6 +151,10 @@ static int write_meta(const char *path, const struct tg_scenario *sc, const stru
     return fclose(f) == 0 ? 0 : -1;
 }
 
+static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const char *file,
+                   const char *connect_to, const char *iface, const char *break_id,
+                   const char *target_arg, uint64_t case_no, bool mutate_rate, bool quiet, bool meta);
+
 enum {
     OPT_CONNECT = 256, OPT_LIST_MUT, OPT_LIST_CASES, OPT_MSG_SIZE, OPT_SEG_PAYLOAD, OPT_COUNT,
     OPT_TCP_SEG, OPT_COALESCE, OPT_IPV6, OPT_PORT, OPT_EEP_UDP, OPT_PAUSE, OPT_NO_META,
@@ -155,6 +165,7 @@ int tg_main(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"write", required_argument, NULL, 'w'},
+        {"scenario-file", required_argument, NULL, 'f'},
         {"connect", required_argument, NULL, OPT_CONNECT},
         {"interface", required_argument, NULL, 'i'},
         {"break", required_argument, NULL, 'b'},
@@ -184,15 +195,16 @@ int tg_main(int argc, char **argv)
     struct tg_params p;
     tg_params_default(&p);
     const char *file = NULL, *connect_to = NULL, *iface = NULL, *break_id = NULL;
-    const char *target_arg = NULL, *list_cases_of = NULL;
+    const char *target_arg = NULL, *list_cases_of = NULL, *script_path = NULL;
     uint64_t case_no = 0, v;
     bool do_list = false, do_list_mut = false, quiet = false, meta = true, mutate_rate = false;
     optind = 0; /* callable more than once (tests) */
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":w:i:b:t:c:s:lqh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":w:f:i:b:t:c:s:lqh", opts, NULL)) != -1) {
         switch (c) {
         case 'w': file = optarg; break;
+        case 'f': script_path = optarg; break;
         case OPT_CONNECT: connect_to = optarg; break;
         case 'i': iface = optarg; break;
         case 'b': break_id = optarg; break;
@@ -279,13 +291,34 @@ int tg_main(int argc, char **argv)
         list_cases(sc, &p);
         return 0;
     }
-    if (optind >= argc)
+    if (optind >= argc && !script_path)
         return usage_error("%s", "no scenario given (see --list)");
-    if (optind + 1 < argc)
-        return usage_error("unexpected argument \"%s\"", argv[optind + 1]);
-    const struct tg_scenario *sc = tg_find_scenario(argv[optind]);
+    if (optind + (script_path ? 0 : 1) < argc)
+        return usage_error("unexpected argument \"%s\"", argv[optind + (script_path ? 0 : 1)]);
+    const char *sc_name = script_path ? "vitcp-script" : argv[optind];
+    const struct tg_scenario *sc = tg_find_scenario(sc_name);
     if (sc == NULL)
-        return usage_error("no scenario \"%s\" (see --list)", argv[optind]);
+        return usage_error("no scenario \"%s\" (see --list)", sc_name);
+    struct tg_script *script = NULL;
+    if (script_path) {
+        char serr[512];
+        script = tg_script_load(script_path, serr, sizeof serr);
+        if (script == NULL)
+            return usage_error("%s", serr);
+        p.script = script;
+    }
+    int status = run_cli(sc, &p, file, connect_to, iface, break_id, target_arg, case_no,
+                         mutate_rate, quiet, meta);
+    tg_script_free(script);
+    return status;
+}
+
+static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const char *file,
+                   const char *connect_to, const char *iface, const char *break_id,
+                   const char *target_arg, uint64_t case_no, bool mutate_rate, bool quiet, bool meta)
+{
+    struct tg_params p = *pp;
+    uint64_t v;
     if ((file != NULL) + (connect_to != NULL) + (iface != NULL) != 1)
         return usage_error("%s", "give exactly one output: -w FILE, --connect HOST:PORT or -i IFACE");
     if (connect_to) {

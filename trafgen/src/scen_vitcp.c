@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "script.h"
 
 #define RX_DESCRIPTORS 64
 #define READ_WINDOW 4
@@ -335,6 +336,49 @@ static void run_full_nocrc(struct tg_gen *g)
     tg_tcp_close(g);
 }
 
+/* Steps from a scenario file (--scenario-file). */
+static void run_script(struct tg_gen *g)
+{
+    const struct tg_script *s = g->p->script;
+    if (s == NULL) {
+        tg_fail(g, "scenario vitcp-script needs --scenario-file");
+        return;
+    }
+    struct vi v;
+    bool open = false;
+    for (size_t i = 0; i < s->n && !g->failed; i++) {
+        const struct tg_step *st = &s->step[i];
+        switch (st->kind) {
+        case TG_STEP_CONNECT:
+            vi_init(&v, g, st->crc, (uint16_t)(ATTR_BASE | st->attrs));
+            vi_connect(&v);
+            open = true;
+            break;
+        case TG_STEP_SEND:
+            vi_message(&v, st->dir, VW_VITCP_SEND, st->bytes, st->imm, 0);
+            break;
+        case TG_STEP_WRITE:
+            vi_message(&v, st->dir, VW_VITCP_RDMA_WRITE, st->bytes, st->imm, 0x10000000u);
+            break;
+        case TG_STEP_READ: {
+            uint32_t num = vi_read_request(&v, st->dir, st->bytes, 0x20000000u);
+            const uint8_t *d = tg_payload(g, st->bytes);
+            vi_read_response_part(&v, !st->dir, num, d, st->bytes, 0, st->bytes);
+            break;
+        }
+        case TG_STEP_NOP:
+            vi_nop(&v, st->dir);
+            break;
+        case TG_STEP_CLOSE:
+            tg_tcp_close(g);
+            open = false;
+            break;
+        }
+    }
+    if (open)
+        tg_tcp_close(g);
+}
+
 const struct tg_scenario tg_vitcp_scenarios[] = {
     {"vitcp-full", TG_VITCP, "every feature, CRC on: sends, immediate data, RDMA writes and reads, NOPs, DFC", run_full},
     {"vitcp-full-nocrc", TG_VITCP, "every feature without CRC", run_full_nocrc},
@@ -348,5 +392,6 @@ const struct tg_scenario tg_vitcp_scenarios[] = {
     {"vitcp-nop", TG_VITCP, "NOPs before and after a message", run_nop},
     {"vitcp-dfc", TG_VITCP, "descriptor flow control: Sends and re-posted descriptors", run_dfc},
     {"vitcp-disconnect", TG_VITCP, "a message, then the TCP close that closes the VI", run_disconnect},
+    {"vitcp-script", TG_VITCP, "the steps of a scenario file (--scenario-file)", run_script},
 };
 const size_t tg_vitcp_scenario_count = sizeof tg_vitcp_scenarios / sizeof tg_vitcp_scenarios[0];

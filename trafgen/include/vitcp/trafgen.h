@@ -18,6 +18,8 @@
 
 enum tg_proto { TG_VITCP, TG_IFT, TG_EEP, TG_WARP };
 
+struct tg_script;
+
 struct tg_params {
     uint64_t seed;
     size_t msg_size;     /* payload bytes of a data message (default 3000) */
@@ -32,7 +34,13 @@ struct tg_params {
     uint32_t rate_pdus;  /* live outputs: at most this many PDUs per second (0: no limit) */
     uint32_t mutate_ppm; /* TG_TARGET_RATE: chance per eligible PDU, parts per million */
     bool progress;       /* counts on stderr once a second */
+    const struct tg_script *script; /* scenario "vitcp-script": steps from a file */
 };
+
+/* Load a VI/TCP scenario file (docs/trafgen.md): NULL with "file:line: why"
+ * in err on any error. */
+struct tg_script *tg_script_load(const char *path, char *err, size_t errlen);
+void tg_script_free(struct tg_script *s);
 
 void tg_params_default(struct tg_params *p);
 
