@@ -9,6 +9,7 @@
 #include <string.h>
 #include "vitcp/bytes.h"
 #include "vitcp/ift_stream.h"
+#include "pdu_gather.h"
 
 int vw_ift_framer_init(struct vw_ift_framer *f, bool expect_indication)
 {
@@ -48,8 +49,15 @@ void vw_ift_framer_resync(struct vw_ift_framer *f, uint64_t stream_off)
 
 /* Bytes of the PDU starting at p (>= 4 bytes); 0 when p cannot start one,
  * with f->error set. */
-static size_t pdu_len(struct vw_ift_framer *f, const uint8_t *p)
+struct feed_call {
+    struct vw_ift_framer *f;
+    vw_ift_pdu_cb cb;
+    void *ctx;
+};
+
+static size_t pdu_len(void *owner, const uint8_t *p)
 {
+    struct vw_ift_framer *f = ((struct feed_call *)owner)->f;
     if (!f->ind_seen) {
         if (vw_get_be32(p) != VW_IFT_MAGIC) {
             f->error = VW_REQ_IFT_4_INDICATION_FIRST;
@@ -60,9 +68,10 @@ static size_t pdu_len(struct vw_ift_framer *f, const uint8_t *p)
     return vw_ift_peek_frame_len(p, 4, &f->mode);
 }
 
-static void deliver(struct vw_ift_framer *f, const uint8_t *raw, size_t len, vw_ift_pdu_cb cb,
-                    void *ctx)
+static void deliver(void *owner, const uint8_t *raw, size_t len)
 {
+    struct feed_call *call = owner;
+    struct vw_ift_framer *f = call->f;
     struct vw_ift_pdu pdu;
     struct vw_findings fs;
     enum vw_req err;
@@ -91,46 +100,21 @@ static void deliver(struct vw_ift_framer *f, const uint8_t *raw, size_t len, vw_
     }
     uint64_t off = f->stream_off;
     f->stream_off += len;
-    if (cb)
-        cb(ctx, raw, len, off, &pdu, err, &fs);
+    if (call->cb)
+        call->cb(call->ctx, raw, len, off, &pdu, err, &fs);
 }
+
+static bool stopped(void *owner)
+{
+    return ((struct feed_call *)owner)->f->error != VW_REQ_NONE;
+}
+
+static const struct vw_gather_ops gather_ops = {pdu_len, deliver, stopped};
 
 enum vw_req vw_ift_framer_feed(struct vw_ift_framer *f, const uint8_t *data, size_t len,
                                vw_ift_pdu_cb cb, void *ctx)
 {
-    while (len > 0 && f->error == VW_REQ_NONE) {
-        if (f->have == 0 && len >= 4) {
-            /* Fast path: the whole PDU is in the caller's data. */
-            size_t n = pdu_len(f, data);
-            if (n == 0)
-                break;
-            if (n <= len) {
-                deliver(f, data, n, cb, ctx);
-                data += n;
-                len -= n;
-                continue;
-            }
-        }
-        size_t want = 4;
-        if (f->have >= 4) {
-            want = pdu_len(f, f->buf);
-            if (want == 0)
-                break;
-        }
-        size_t take = want - f->have < len ? want - f->have : len;
-        memcpy(f->buf + f->have, data, take);
-        f->have += take;
-        data += take;
-        len -= take;
-        if (f->have >= 4) {
-            size_t n = pdu_len(f, f->buf); /* reports a bad start as soon as it is known */
-            if (n == 0)
-                break;
-            if (f->have == n) {
-                f->have = 0;
-                deliver(f, f->buf, n, cb, ctx);
-            }
-        }
-    }
+    struct feed_call call = {f, cb, ctx};
+    vw_gather_feed(f->buf, &f->have, data, len, &gather_ops, &call);
     return f->error;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "vitcp/bytes.h"
 #include "vitcp/vitcp_stream.h"
+#include "pdu_gather.h"
 
 int vw_vitcp_framer_init(struct vw_vitcp_framer *f, enum vw_vitcp_crc_mode crc_mode)
 {
@@ -38,56 +39,50 @@ void vw_vitcp_framer_resync(struct vw_vitcp_framer *f, uint64_t stream_off)
     f->error = VW_REQ_NONE;
 }
 
-static void deliver(struct vw_vitcp_framer *f, const uint8_t *raw, size_t len, vw_vitcp_seg_cb cb,
-                    void *ctx)
+/* One feed call: the framer plus the caller's callback. */
+struct feed_call {
+    struct vw_vitcp_framer *f;
+    vw_vitcp_seg_cb cb;
+    void *ctx;
+};
+
+static size_t seg_len(void *owner, const uint8_t *p)
 {
+    struct feed_call *call = owner;
+    size_t sl = vw_vitcp_peek_seg_len(p, 4);
+    if (sl < VW_VITCP_SEG_HDR_LEN) {
+        call->f->error = VW_REQ_VITCP_3_2_SEG_LEN_MIN;
+        return 0;
+    }
+    return sl;
+}
+
+static void deliver(void *owner, const uint8_t *raw, size_t len)
+{
+    struct feed_call *call = owner;
+    struct vw_vitcp_framer *f = call->f;
     struct vw_vitcp_seg seg;
     struct vw_findings fs;
     vw_findings_clear(&fs);
     enum vw_req err = vw_vitcp_decode(raw, len, f->crc_mode, &seg, &fs);
     uint64_t off = f->stream_off;
     f->stream_off += len;
-    if (cb)
-        cb(ctx, raw, len, off, &seg, err, &fs);
+    if (call->cb)
+        call->cb(call->ctx, raw, len, off, &seg, err, &fs);
 }
+
+static bool stopped(void *owner)
+{
+    return ((struct feed_call *)owner)->f->error != VW_REQ_NONE;
+}
+
+static const struct vw_gather_ops gather_ops = {seg_len, deliver, stopped};
 
 enum vw_req vw_vitcp_framer_feed(struct vw_vitcp_framer *f, const uint8_t *data, size_t len,
                                  vw_vitcp_seg_cb cb, void *ctx)
 {
-    while (len > 0 && f->error == VW_REQ_NONE) {
-        if (f->have == 0 && len >= 4) {
-            /* Fast path: the whole segment is in the caller's chunk. */
-            size_t sl = vw_vitcp_peek_seg_len(data, len);
-            if (sl < VW_VITCP_SEG_HDR_LEN) {
-                f->error = VW_REQ_VITCP_3_2_SEG_LEN_MIN;
-                break;
-            }
-            if (sl <= len) {
-                deliver(f, data, sl, cb, ctx);
-                data += sl;
-                len -= sl;
-                continue;
-            }
-        }
-        size_t want = 4;
-        if (f->have >= 4) {
-            want = vw_vitcp_peek_seg_len(f->buf, f->have);
-            if (want < VW_VITCP_SEG_HDR_LEN) {
-                f->error = VW_REQ_VITCP_3_2_SEG_LEN_MIN;
-                break;
-            }
-        }
-        size_t take = want - f->have < len ? want - f->have : len;
-        memcpy(f->buf + f->have, data, take);
-        f->have += take;
-        data += take;
-        len -= take;
-        if (f->have >= 4 && f->have == vw_vitcp_peek_seg_len(f->buf, f->have)) {
-            size_t n = f->have;
-            f->have = 0;
-            deliver(f, f->buf, n, cb, ctx);
-        }
-    }
+    struct feed_call call = {f, cb, ctx};
+    vw_gather_feed(f->buf, &f->have, data, len, &gather_ops, &call);
     return f->error;
 }
 

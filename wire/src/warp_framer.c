@@ -8,6 +8,7 @@
 #include <string.h>
 #include "vitcp/bytes.h"
 #include "vitcp/warp_stream.h"
+#include "pdu_gather.h"
 
 int vw_warp_framer_init(struct vw_warp_framer *f)
 {
@@ -86,9 +87,27 @@ static void check_sequence(struct vw_warp_framer *f, const struct vw_warp_chunk 
     }
 }
 
-static void deliver(struct vw_warp_framer *f, const uint8_t *raw, size_t len, vw_warp_chunk_cb cb,
-                    void *ctx)
+struct feed_call {
+    struct vw_warp_framer *f;
+    vw_warp_chunk_cb cb;
+    void *ctx;
+};
+
+static size_t chunk_len(void *owner, const uint8_t *p)
 {
+    struct vw_warp_framer *f = ((struct feed_call *)owner)->f;
+    size_t cl = vw_warp_peek_chunk_len(p, 4);
+    if (cl < min_len(p)) {
+        f->error = VW_REQ_WARP_A_CHUNK_LEN;
+        return 0;
+    }
+    return cl;
+}
+
+static void deliver(void *owner, const uint8_t *raw, size_t len)
+{
+    struct feed_call *call = owner;
+    struct vw_warp_framer *f = call->f;
     struct vw_warp_chunk chunk;
     struct vw_findings fs;
     vw_findings_clear(&fs);
@@ -98,53 +117,22 @@ static void deliver(struct vw_warp_framer *f, const uint8_t *raw, size_t len, vw
     uint64_t off = f->stream_off;
     f->stream_off += len;
     f->chunks++;
-    if (cb)
-        cb(ctx, raw, len, off, &chunk, err, &fs);
+    if (call->cb)
+        call->cb(call->ctx, raw, len, off, &chunk, err, &fs);
 }
+
+static bool stopped(void *owner)
+{
+    return ((struct feed_call *)owner)->f->error != VW_REQ_NONE;
+}
+
+static const struct vw_gather_ops gather_ops = {chunk_len, deliver, stopped};
 
 enum vw_req vw_warp_framer_feed(struct vw_warp_framer *f, const uint8_t *data, size_t len,
                                 vw_warp_chunk_cb cb, void *ctx)
 {
-    while (len > 0 && f->error == VW_REQ_NONE) {
-        if (f->have == 0 && len >= 4) {
-            /* Fast path: the whole chunk is in the caller's data. */
-            size_t cl = vw_warp_peek_chunk_len(data, len);
-            if (cl < min_len(data)) {
-                f->error = VW_REQ_WARP_A_CHUNK_LEN;
-                break;
-            }
-            if (cl <= len) {
-                deliver(f, data, cl, cb, ctx);
-                data += cl;
-                len -= cl;
-                continue;
-            }
-        }
-        size_t want = 4;
-        if (f->have >= 4) {
-            want = vw_warp_peek_chunk_len(f->buf, f->have);
-            if (want < min_len(f->buf)) {
-                f->error = VW_REQ_WARP_A_CHUNK_LEN;
-                break;
-            }
-        }
-        size_t take = want - f->have < len ? want - f->have : len;
-        memcpy(f->buf + f->have, data, take);
-        f->have += take;
-        data += take;
-        len -= take;
-        if (f->have >= 4) {
-            size_t cl = vw_warp_peek_chunk_len(f->buf, f->have);
-            if (cl < min_len(f->buf)) {
-                f->error = VW_REQ_WARP_A_CHUNK_LEN; /* report as soon as the length is known */
-                break;
-            }
-            if (f->have == cl) {
-                f->have = 0;
-                deliver(f, f->buf, cl, cb, ctx);
-            }
-        }
-    }
+    struct feed_call call = {f, cb, ctx};
+    vw_gather_feed(f->buf, &f->have, data, len, &gather_ops, &call);
     return f->error;
 }
 
