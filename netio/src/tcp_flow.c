@@ -26,6 +26,25 @@ static int emit(struct vn_tcp_flow *f, enum vn_dir dir, uint8_t flags, uint32_t 
                 const uint8_t *options, size_t options_len, const uint8_t *data, size_t len)
 {
     enum vn_dir peer = dir == VN_C2S ? VN_S2C : VN_C2S;
+    uint8_t opts[40];
+    if (f->timestamps && options_len + 12 <= sizeof opts) {
+        /* Caller's options, then NOP NOP TS: TSval ticks per segment, TSecr echoes the peer. */
+        if (options_len)
+            memcpy(opts, options, options_len);
+        uint8_t *t = opts + options_len;
+        t[0] = 1;
+        t[1] = 1;
+        t[2] = 8;
+        t[3] = 10;
+        uint32_t val = ++f->ts_val[dir];
+        uint32_t ecr = f->ts_val[peer];
+        for (int i = 0; i < 4; i++) {
+            t[4 + i] = (uint8_t)(val >> (24 - 8 * i));
+            t[8 + i] = (uint8_t)(ecr >> (24 - 8 * i));
+        }
+        options = opts;
+        options_len += 12;
+    }
     struct vn_tcp_hdr_spec s = {
         .src = &f->ep[dir],
         .dst = &f->ep[peer],

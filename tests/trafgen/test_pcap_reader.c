@@ -349,6 +349,70 @@ static void test_file_round_trip_with_datagrams(void **state)
     unlink(path);
 }
 
+/* pcapng written by hand (libpcap reads it but cannot write it). */
+static void put_u32(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
+static void put_u16(FILE *f, uint16_t v) { fwrite(&v, 2, 1, f); }
+
+static void test_pcapng_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/vitcp-pcapng-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    put_u32(f, 0x0A0D0D0A); /* Section Header Block */
+    put_u32(f, 28);
+    put_u32(f, 0x1A2B3C4D);
+    put_u16(f, 1);
+    put_u16(f, 0);
+    put_u32(f, 0xFFFFFFFF);
+    put_u32(f, 0xFFFFFFFF);
+    put_u32(f, 28);
+    put_u32(f, 1); /* Interface Description Block: Ethernet */
+    put_u32(f, 20);
+    put_u16(f, 1);
+    put_u16(f, 0);
+    put_u32(f, 0);
+    put_u32(f, 20);
+    struct vn_endpoint a, b;
+    vn_endpoint_set(&a, "10.9.0.1", 1111);
+    vn_endpoint_set(&b, "10.9.0.2", 5995);
+    static uint8_t frame[VN_FRAME_MAX];
+    for (int i = 0; i < 3; i++) { /* three segments, the middle one last */
+        static const int order[3] = {0, 2, 1};
+        int k = order[i];
+        struct vn_tcp_hdr_spec spec = {.src = &a, .dst = &b, .seq = 7000u + (uint32_t)k * 100,
+                                       .flags = VN_TCP_ACK};
+        size_t n = vn_build_tcp(frame, sizeof frame, &spec, pattern + k * 100, 100);
+        size_t padded = (n + 3) & ~(size_t)3;
+        put_u32(f, 6); /* Enhanced Packet Block */
+        put_u32(f, (uint32_t)(32 + padded));
+        put_u32(f, 0);
+        put_u32(f, 0);
+        put_u32(f, (uint32_t)i);
+        put_u32(f, (uint32_t)n);
+        put_u32(f, (uint32_t)n);
+        fwrite(frame, 1, n, f);
+        for (size_t z = n; z < padded; z++)
+            fputc(0, f);
+        put_u32(f, (uint32_t)(32 + padded));
+    }
+    fclose(f);
+    struct seen *s = calloc(1, sizeof *s);
+    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, s};
+    char err[256];
+    struct vn_reader_stats st;
+    assert_int_equal(vn_pcap_read(path, &cb, NULL, &st, err, sizeof err), 0);
+    assert_int_equal(st.frames, 3);
+    assert_int_equal(s->got[VN_C2S], 300);
+    assert_memory_equal(s->stream[VN_C2S], pattern, 300);
+    assert_false(s->offset_error);
+    free(s);
+    unlink(path);
+}
+
 static void test_bad_files(void **state)
 {
     (void)state;
@@ -428,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_ipv6_vlan_both_directions_and_mid_stream_start),
         cmocka_unit_test(test_sequence_wrap),
         cmocka_unit_test(test_file_round_trip_with_datagrams),
+        cmocka_unit_test(test_pcapng_file),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_malformed_frames_give_notices),
     };

@@ -226,6 +226,42 @@ static void test_ipv6_udp_eth_vlan(void **state)
     unlink(tmp_path);
 }
 
+static void test_tcp_timestamps(void **state)
+{
+    (void)state;
+    make_tmp();
+    char err[256];
+    struct vn_pcap_writer *w = vn_pcap_open(tmp_path, err, sizeof err);
+    assert_non_null(w);
+    struct vn_tcp_flow f;
+    assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 1, "10.0.0.2", 2), 0);
+    f.timestamps = true;
+    assert_int_equal(vn_tcp_handshake(&f), 0);
+    const uint8_t d[3] = {7, 8, 9};
+    assert_int_equal(vn_tcp_send(&f, VN_S2C, d, 3), 0);
+    assert_int_equal(vn_pcap_close(w), 0);
+    size_t n, plen;
+    struct frame *fr = read_all(tmp_path, &n);
+    assert_int_equal(n, 4);
+    const uint8_t *tcp = check_ipv4_tcp(&fr[0], &plen); /* SYN: MSS then NOP NOP TS */
+    assert_int_equal(tcp[12] >> 4, 9);
+    assert_int_equal(tcp[20], 2);
+    assert_int_equal(tcp[26], 8);
+    assert_int_equal(vw_get_be32(tcp + 28), 1);
+    tcp = check_ipv4_tcp(&fr[1], &plen); /* SYN-ACK echoes the client's TSval */
+    assert_int_equal(vw_get_be32(tcp + 28), 1);
+    assert_int_equal(vw_get_be32(tcp + 32), 1);
+    tcp = check_ipv4_tcp(&fr[3], &plen); /* data: NOP NOP TS only */
+    assert_int_equal(tcp[12] >> 4, 8);
+    assert_int_equal(tcp[22], 8);
+    assert_int_equal(vw_get_be32(tcp + 24), 2);
+    assert_int_equal(vw_get_be32(tcp + 28), 2);
+    assert_int_equal(plen, 3);
+    assert_memory_equal(tcp + 32, d, 3);
+    free(fr);
+    unlink(tmp_path);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -261,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_tcp_conversation),
         cmocka_unit_test(test_out_of_order_gap_rst),
         cmocka_unit_test(test_ipv6_udp_eth_vlan),
+        cmocka_unit_test(test_tcp_timestamps),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -273,12 +273,14 @@ static void test_split_and_coalesce_carry_the_same_stream(void **state)
     assert_true(base.len > 6000);
     struct {
         size_t seg;
-        bool coalesce, ipv6;
-    } variants[] = {{7, false, false}, {1, false, false}, {9000, true, false}, {0, true, true}, {333, true, true}};
+        bool coalesce, ipv6, ts;
+    } variants[] = {{7, false, false, false}, {1, false, false, true}, {9000, true, false, false},
+                    {0, true, true, true}, {333, true, true, false}};
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
         p.tcp_segment = variants[i].seg;
         p.coalesce = variants[i].coalesce;
         p.ipv6 = variants[i].ipv6;
+        p.tcp_timestamps = variants[i].ts;
         assert_int_equal(gen("vitcp-full", NULL, 0, &p, path, &r), 0);
         struct stream s;
         client_stream(path, &s);

@@ -44,6 +44,7 @@ static const char usage_text[] =
     "      --rate N            live outputs: at most N PDUs per second\n"
     "      --mutate-rate P     with --break: mutate each eligible PDU with probability P (0..1)\n"
     "      --progress          counts on stderr once a second\n"
+    "      --tcp-timestamps    -w/-i: TCP timestamp option on every segment\n"
     "      --no-meta           do not write FILE.meta\n"
     "  -q, --quiet             no summary line\n"
     "  -h, --help              this text\n"
@@ -158,7 +159,7 @@ static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const cha
 enum {
     OPT_CONNECT = 256, OPT_LIST_MUT, OPT_LIST_CASES, OPT_MSG_SIZE, OPT_SEG_PAYLOAD, OPT_COUNT,
     OPT_TCP_SEG, OPT_COALESCE, OPT_IPV6, OPT_PORT, OPT_EEP_UDP, OPT_PAUSE, OPT_NO_META,
-    OPT_RATE, OPT_MUTATE_RATE, OPT_PROGRESS,
+    OPT_RATE, OPT_MUTATE_RATE, OPT_PROGRESS, OPT_TCP_TS,
 };
 
 int tg_main(int argc, char **argv)
@@ -188,6 +189,7 @@ int tg_main(int argc, char **argv)
         {"rate", required_argument, NULL, OPT_RATE},
         {"mutate-rate", required_argument, NULL, OPT_MUTATE_RATE},
         {"progress", no_argument, NULL, OPT_PROGRESS},
+        {"tcp-timestamps", no_argument, NULL, OPT_TCP_TS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -270,6 +272,7 @@ int tg_main(int argc, char **argv)
             break;
         }
         case OPT_PROGRESS: p.progress = true; break;
+        case OPT_TCP_TS: p.tcp_timestamps = true; break;
         case 'q': quiet = true; break;
         case 'h': fputs(usage_text, stdout); return 0;
         case ':': return usage_error("option %s needs a value", argv[optind - 1]);

@@ -67,7 +67,7 @@ struct tg_output {
     char err[256];
 };
 
-int tg_out_tcp_open(struct tg_output *o, bool ipv6, uint16_t port);
+int tg_out_tcp_open(struct tg_output *o, bool ipv6, uint16_t port, bool timestamps);
 int tg_out_tcp_write(struct tg_output *o, int dir, const uint8_t *data, size_t len, size_t seg);
 int tg_out_tcp_write_at(struct tg_output *o, int dir, uint64_t off, const uint8_t *data, size_t len);
 int tg_out_tcp_close(struct tg_output *o);

@@ -137,7 +137,7 @@ static int fail(struct tg_output *o, const char *fmt, const char *detail)
 
 static bool frames(const struct tg_output *o) { return o->kind == TG_OUT_PCAP || o->kind == TG_OUT_LIBNET; }
 
-int tg_out_tcp_open(struct tg_output *o, bool ipv6, uint16_t port)
+int tg_out_tcp_open(struct tg_output *o, bool ipv6, uint16_t port, bool timestamps)
 {
     if (!frames(o))
         return 0; /* connect mode: the socket is the connection */
@@ -145,6 +145,7 @@ int tg_out_tcp_open(struct tg_output *o, bool ipv6, uint16_t port)
                          ipv6 ? "fd00::2" : "10.0.0.2", port) != 0)
         return fail(o, "%s", "bad flow addresses");
     o->flow_open = true;
+    o->flow.timestamps = timestamps;
     if (vn_tcp_handshake(&o->flow) != 0)
         return fail(o, "%s", "cannot write the TCP handshake");
     return 0;

@@ -25,6 +25,8 @@ struct vn_tcp_flow {
     uint16_t window;          /* default 65535 */
     uint16_t vlan;            /* 0: untagged */
     bool auto_ack;            /* receiver ACKs after every vn_tcp_send (default off) */
+    bool timestamps;          /* RFC 7323 timestamps on every segment (default off) */
+    uint32_t ts_val[2];       /* last TSval each side sent */
     uint16_t ip_id[2];
 };
 

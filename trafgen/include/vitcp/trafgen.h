@@ -34,6 +34,7 @@ struct tg_params {
     uint32_t rate_pdus;  /* live outputs: at most this many PDUs per second (0: no limit) */
     uint32_t mutate_ppm; /* TG_TARGET_RATE: chance per eligible PDU, parts per million */
     bool progress;       /* counts on stderr once a second */
+    bool tcp_timestamps; /* -w/-i: RFC 7323 timestamps on every TCP segment */
     const struct tg_script *script; /* scenario "vitcp-script": steps from a file */
 };
 
