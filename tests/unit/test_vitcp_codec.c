@@ -398,6 +398,36 @@ static void test_auto_trailer(void **state)
     assert_int_equal(s.payload_len, sizeof p);
 }
 
+/* A trailer the CE exchange did not negotiate is recognised by its value. */
+static void test_unnegotiated_trailer(void **state)
+{
+    (void)state;
+    struct vw_vitcp_enc e;
+    struct vw_vitcp_seg s;
+    struct vw_findings f;
+    static const uint8_t p[40] = {9, 8, 7};
+    vw_vitcp_enc_init(&e, VW_VITCP_SEND, true);
+    e.payload = p;
+    e.payload_len = sizeof p;
+    size_t n = enc(&e);
+    vw_findings_clear(&f);
+    assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &s, &f), VW_REQ_NONE);
+    assert_true(s.has_crc);
+    assert_int_equal(s.payload_len, sizeof p);
+    assert_int_equal(f.count, 1);
+    assert_int_equal(f.item[0].req, VW_REQ_VITCP_3_6_CRC_ONLY_IF_NEGOTIATED);
+    assert_int_equal(f.item[0].severity, VW_SEV_ERROR);
+    /* without a trailer nothing is reported */
+    vw_vitcp_enc_init(&e, VW_VITCP_SEND, false);
+    e.payload = p;
+    e.payload_len = sizeof p;
+    n = enc(&e);
+    vw_findings_clear(&f);
+    assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &s, &f), VW_REQ_NONE);
+    assert_false(s.has_crc);
+    assert_int_equal(f.count, 0);
+}
+
 static void test_encoder_limits(void **state)
 {
     (void)state;
@@ -456,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_ce_rules),
         cmocka_unit_test(test_crc_readings),
         cmocka_unit_test(test_auto_trailer),
+        cmocka_unit_test(test_unnegotiated_trailer),
         cmocka_unit_test(test_encoder_limits),
         cmocka_unit_test(test_garbage),
     };

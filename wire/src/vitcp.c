@@ -297,7 +297,12 @@ enum vw_req vw_vitcp_decode(const uint8_t *buf, size_t len, enum vw_vitcp_crc_mo
             vw_findings_add(fs, VW_REQ_VITCP_3_6_CRC_ONLY_IF_NEGOTIATED, VW_SEV_NOTE, (uint32_t)(n - 4), 4,
                             "CE exchange not seen: trailer CRC inferred from its value");
     } else {
-        trailer = false;
+        /* Not negotiated: a trailer that is there anyway shows as the CRC of
+         * the rest (a false match has probability 2^-32). */
+        trailer = n >= hl + VW_VITCP_CRC_LEN && trailer_matches(buf, n);
+        if (trailer)
+            vw_findings_add(fs, VW_REQ_VITCP_3_6_CRC_ONLY_IF_NEGOTIATED, VW_SEV_ERROR, (uint32_t)(n - 4), 4,
+                            "trailer CRC present although the CE exchange did not negotiate it");
     }
 
     size_t body_end = trailer ? n - VW_VITCP_CRC_LEN : n;

@@ -329,7 +329,8 @@ void vw_vitcp_conn_check(struct vw_vitcp_conn *c, int dir, const struct vw_vitcp
         /* Mid-stream: the first data segment shows whether trailers are used. */
         c->crc_known = true;
         c->crc_negotiated = seg->has_crc;
-    } else if (seg->has_crc != c->crc_negotiated) {
+    } else if (seg->has_crc != c->crc_negotiated &&
+               !vw_findings_has(fs, VW_REQ_VITCP_3_6_CRC_ONLY_IF_NEGOTIATED)) {
         vw_findings_add(fs, VW_REQ_VITCP_3_6_CRC_ONLY_IF_NEGOTIATED, SEV_E, 0, 0,
                         "segment %s a trailer CRC; the CE exchange negotiated %s", seg->has_crc ? "carries" : "lacks",
                         c->crc_negotiated ? "CRC" : "no CRC");
