@@ -336,6 +336,65 @@ static void test_framer_sequence_rules(void **state)
     }
 }
 
+/* The sequence checker on its own (the dissector frames chunks itself):
+ * where each chunk stands, and both faults of an RDMA chunk reported. */
+static void test_seq_check_positions(void **state)
+{
+    (void)state;
+    struct vw_warp_seq seq;
+    memset(&seq, 0, sizeof seq);
+    struct vw_warp_seq_pos pos;
+    struct vw_findings fs;
+    struct vw_warp_chunk c = {.type = VW_WARP_SEND, .ssn = 7, .offset = 0, .payload_len = 10};
+
+    vw_findings_clear(&fs);
+    vw_warp_seq_check(&seq, &c, &pos, &fs);
+    assert_int_equal(fs.count, 0);
+    assert_false(pos.continuation);
+    assert_true(pos.offset_known);
+    assert_int_equal(pos.expected_offset, 0);
+
+    c.offset = 10;
+    c.flags = VW_WARP_FLAG_L;
+    vw_warp_seq_check(&seq, &c, &pos, &fs);
+    assert_int_equal(fs.count, 0);
+    assert_true(pos.continuation);
+    assert_int_equal(pos.expected_offset, 10);
+
+    /* next Send must be 8 and start at 0 */
+    c.ssn = 9;
+    c.offset = 100;
+    vw_warp_seq_check(&seq, &c, &pos, &fs);
+    assert_int_equal(fs.count, 2);
+    assert_int_equal(fs.item[0].req, VW_REQ_WARP_W4_SSN_NEXT);
+    assert_string_equal(fs.item[0].detail, "SSN 9, expected 8 (one more than the previous Send)");
+    assert_int_equal(fs.item[1].req, VW_REQ_WARP_W4_SEND_OFFSET);
+    assert_string_equal(fs.item[1].detail, "Offset 100 in the first chunk of Send 9, expected 0");
+
+    /* RDMA: a new PDU starts anywhere; a continuation with another RID and a gap breaks twice */
+    struct vw_warp_chunk r = {.type = VW_WARP_RDMA, .rid = 0x10, .offset = 1ull << 32, .payload_len = 6};
+    vw_findings_clear(&fs);
+    vw_warp_seq_check(&seq, &r, &pos, &fs);
+    assert_int_equal(fs.count, 0);
+    assert_false(pos.offset_known);
+    r.rid = 0x11;
+    r.offset = 64;
+    r.flags = VW_WARP_FLAG_L;
+    vw_warp_seq_check(&seq, &r, &pos, &fs);
+    assert_true(pos.continuation);
+    assert_int_equal(pos.expected_offset, (1ull << 32) + 6);
+    assert_int_equal(fs.count, 2);
+    assert_int_equal(fs.item[0].req, VW_REQ_WARP_W4_RDMA_CONTIGUOUS);
+    assert_int_equal(fs.item[1].req, VW_REQ_WARP_W4_RDMA_CONTIGUOUS);
+    assert_string_equal(fs.item[1].detail, "Offset 64 does not continue the previous chunk (expected 4294967302)");
+
+    /* unknown types change nothing; a NULL pos is allowed */
+    struct vw_warp_seq before = seq;
+    struct vw_warp_chunk u = {.type = 5};
+    vw_warp_seq_check(&seq, &u, NULL, NULL);
+    assert_memory_equal(&before, &seq, sizeof seq);
+}
+
 static void test_framer_error_sticky_and_resync(void **state)
 {
     (void)state;
@@ -408,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_decode_errors_name_rules),
         cmocka_unit_test(test_framer_every_split),
         cmocka_unit_test(test_framer_sequence_rules),
+        cmocka_unit_test(test_seq_check_positions),
         cmocka_unit_test(test_framer_error_sticky_and_resync),
         cmocka_unit_test(test_garbage_never_overreads),
     };

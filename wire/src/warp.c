@@ -61,7 +61,7 @@ enum vw_req vw_warp_decode(const uint8_t *buf, size_t len, struct vw_warp_chunk 
         if (le == c->adler_computed)
             how = " (matches when read least significant byte first)";
         vw_findings_add(fs, VW_REQ_WARP_A_ADLER_VALID, VW_SEV_ERROR, (uint32_t)(len - 4), 4,
-                        "Adler-32 0x%08x, computed 0x%08x%s", c->adler_wire, c->adler_computed, how);
+                        "Bad Adler-32 0x%08x, computed 0x%08x%s", c->adler_wire, c->adler_computed, how);
     }
     if (c->rsvd)
         vw_findings_add(fs, VW_REQ_WARP_A_RSVD_ZERO, VW_SEV_NOTE, 0, 2,
@@ -73,7 +73,7 @@ enum vw_req vw_warp_decode(const uint8_t *buf, size_t len, struct vw_warp_chunk 
         vw_findings_add(fs, VW_REQ_WARP_E_TXERR, VW_SEV_WARN, 1, 1,
                         "Transmit Error: the sender hit an error in this ULP PDU");
     if (!hdr) {
-        vw_findings_add(fs, VW_REQ_WARP_A_TYPE_KNOWN, VW_SEV_ERROR, 0, 1, "unknown chunk type %u",
+        vw_findings_add(fs, VW_REQ_WARP_A_TYPE_KNOWN, VW_SEV_ERROR, 0, 1, "Unknown type %u: chunk skipped by its length",
                         c->type);
         return VW_REQ_WARP_A_TYPE_KNOWN;
     }

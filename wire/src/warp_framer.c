@@ -45,26 +45,36 @@ static size_t min_len(const uint8_t *p)
 }
 
 /* W4: Send Sequence Numbers and offsets, contiguous RDMA chunks. */
-static void check_sequence(struct vw_warp_framer *f, const struct vw_warp_chunk *c,
-                           struct vw_findings *fs)
+void vw_warp_seq_check(struct vw_warp_seq *f, const struct vw_warp_chunk *c,
+                       struct vw_warp_seq_pos *pos, struct vw_findings *fs)
 {
+    struct vw_warp_seq_pos local;
+    if (!pos)
+        pos = &local;
+    memset(pos, 0, sizeof *pos);
     bool last = c->flags & VW_WARP_FLAG_L;
     if (c->type == VW_WARP_SEND) {
         uint32_t off = (uint32_t)c->offset;
+        pos->offset_known = true;
         if (f->send_open) {
+            pos->continuation = true;
+            pos->expected_offset = f->send_next_off;
             if (c->ssn != f->ssn)
                 vw_findings_add(fs, VW_REQ_WARP_W4_SSN_NEXT, VW_SEV_ERROR, 4, 4,
-                                "SSN %u while Send %u is still open (no L chunk yet)", c->ssn, f->ssn);
+                                "SSN %u, expected %u (Send %u is still open: no L chunk yet)",
+                                c->ssn, f->ssn, f->ssn);
             else if (off != f->send_next_off)
                 vw_findings_add(fs, VW_REQ_WARP_W4_SEND_OFFSET, VW_SEV_ERROR, 8, 4,
-                                "Send offset %u, expected %u", off, f->send_next_off);
+                                "Offset %u does not continue the Send (expected %u)", off,
+                                f->send_next_off);
         } else {
             if (f->have_ssn && c->ssn != (uint32_t)(f->ssn + 1u))
                 vw_findings_add(fs, VW_REQ_WARP_W4_SSN_NEXT, VW_SEV_ERROR, 4, 4,
-                                "SSN %u, expected %u", c->ssn, (uint32_t)(f->ssn + 1u));
+                                "SSN %u, expected %u (one more than the previous Send)", c->ssn,
+                                (uint32_t)(f->ssn + 1u));
             if (off != 0)
                 vw_findings_add(fs, VW_REQ_WARP_W4_SEND_OFFSET, VW_SEV_ERROR, 8, 4,
-                                "first chunk of Send %u has offset %u, expected 0", c->ssn, off);
+                                "Offset %u in the first chunk of Send %u, expected 0", off, c->ssn);
         }
         f->have_ssn = true;
         f->ssn = c->ssn;
@@ -72,13 +82,18 @@ static void check_sequence(struct vw_warp_framer *f, const struct vw_warp_chunk 
         f->send_next_off = off + (uint32_t)c->payload_len;
     } else if (c->type == VW_WARP_RDMA) {
         if (f->rdma_open) {
+            pos->continuation = true;
+            pos->offset_known = true;
+            pos->expected_offset = f->rdma_next_off;
+            /* Both are reported: a wrong RID and a gap are two different faults. */
             if (c->rid != f->rdma_rid)
                 vw_findings_add(fs, VW_REQ_WARP_W4_RDMA_CONTIGUOUS, VW_SEV_ERROR, 4, 4,
                                 "RID 0x%08x while the RDMA PDU to RID 0x%08x is still open",
                                 c->rid, f->rdma_rid);
-            else if (c->offset != f->rdma_next_off)
+            if (c->offset != f->rdma_next_off)
                 vw_findings_add(fs, VW_REQ_WARP_W4_RDMA_CONTIGUOUS, VW_SEV_ERROR, 8, 8,
-                                "RDMA offset %llu, expected %llu", (unsigned long long)c->offset,
+                                "Offset %llu does not continue the previous chunk (expected %llu)",
+                                (unsigned long long)c->offset,
                                 (unsigned long long)f->rdma_next_off);
         }
         f->rdma_open = !last;
@@ -113,7 +128,7 @@ static void deliver(void *owner, const uint8_t *raw, size_t len)
     vw_findings_clear(&fs);
     enum vw_req err = vw_warp_decode(raw, len, &chunk, &fs);
     if (err == VW_REQ_NONE)
-        check_sequence(f, &chunk, &fs);
+        vw_warp_seq_check(&f->seq, &chunk, NULL, &fs);
     uint64_t off = f->stream_off;
     f->stream_off += len;
     f->chunks++;

@@ -19,13 +19,10 @@ typedef void (*vw_warp_chunk_cb)(void *ctx, const uint8_t *raw, size_t len, uint
                                  const struct vw_warp_chunk *chunk, enum vw_req err,
                                  const struct vw_findings *findings);
 
-struct vw_warp_framer {
-    uint8_t *buf;            /* reassembly buffer, allocated once (64 KiB) */
-    size_t have;
-    uint64_t stream_off;
-    enum vw_req error;       /* sticky framing error */
-    uint64_t chunks;
-    /* W4 state */
+/* W4 sequencing state of one direction: Send Sequence Numbers and Send
+ * offsets, contiguous RDMA offsets within one ULP PDU. Used by the framer
+ * and by anything that frames chunks itself (the dissector). */
+struct vw_warp_seq {
     bool have_ssn;
     uint32_t ssn;            /* SSN of the open (or last) Send PDU */
     bool send_open;          /* a Send PDU started and its L chunk not yet seen */
@@ -33,6 +30,29 @@ struct vw_warp_framer {
     bool rdma_open;
     uint32_t rdma_rid;
     uint64_t rdma_next_off;
+};
+
+/* Where a chunk stands in its ULP PDU, as vw_warp_seq_check saw it. */
+struct vw_warp_seq_pos {
+    bool continuation;       /* continues an open ULP PDU of its type */
+    bool offset_known;       /* an offset was expected (every Send, RDMA continuations) */
+    uint64_t expected_offset;
+};
+
+/* Check one decoded chunk against the chunks before it (W4), adding
+ * WARP-A.1.2-SSN-NEXT, WARP-A.1.2-SEND-OFFSET and WARP-A.1.1-RDMA-CONTIGUOUS
+ * to findings (may be NULL), then advance the state. pos may be NULL.
+ * Chunks of unknown type change nothing. */
+void vw_warp_seq_check(struct vw_warp_seq *s, const struct vw_warp_chunk *c,
+                       struct vw_warp_seq_pos *pos, struct vw_findings *findings);
+
+struct vw_warp_framer {
+    uint8_t *buf;            /* reassembly buffer, allocated once (64 KiB) */
+    size_t have;
+    uint64_t stream_off;
+    enum vw_req error;       /* sticky framing error */
+    uint64_t chunks;
+    struct vw_warp_seq seq;  /* W4 state */
 };
 
 int vw_warp_framer_init(struct vw_warp_framer *f);
