@@ -9,17 +9,24 @@
  * tracked per conversation and applied to every later frame. The DDP header
  * and payload are handed to Wireshark's own iWARP DDP/RDMAP dissector (I5).
  *
- * Expert items carry the requirement ID of the catalog (wire/catalog/ift.def);
- * CRCs come from the wire library (checksum.h).
+ * Every verdict comes from the wire library: vw_ift_ind_decode and
+ * vw_ift_frame_decode_as_sent check each PDU (CRCs included), a vw_ift_nego
+ * per conversation the rules that need both sides (phases, R bits, VTags,
+ * frames before the indications). Their findings become expert items whose
+ * text starts with the requirement ID (wire/catalog/ift.def), so an ID
+ * means the same here, in lint and in conformance reports. This file only
+ * frames PDUs (tcp_dissect_pdus) and builds the tree.
  */
 #include <epan/packet.h>
 #include <epan/conversation.h>
 #include <epan/expert.h>
 #include <epan/prefs.h>
+#include <epan/proto_data.h>
 #include <epan/dissectors/packet-tcp.h>
-#include <vitcp/checksum.h>
 #include <vitcp/ift.h>
+#include <vitcp/ift_stream.h>
 #include "plugin_protos.h"
+#include "rule_experts.h"
 
 
 static int proto_ift = -1;
@@ -70,25 +77,7 @@ static gint ett_ift_ai_flags = -1;
 static gint ett_ift_frame = -1;
 static gint ett_ift_state = -1;
 
-static expert_field ei_ift_ai_version = EI_INIT;
-static expert_field ei_ift_ai_version_newer = EI_INIT;
-static expert_field ei_ift_ai_bc_version = EI_INIT;
-static expert_field ei_ift_ai_bc_version_reject = EI_INIT;
-static expert_field ei_ift_ai_reserved = EI_INIT;
-static expert_field ei_ift_ai_crc_bad = EI_INIT;
-static expert_field ei_ift_r_disagree = EI_INIT;
-static expert_field ei_ift_ph_order = EI_INIT;
-static expert_field ei_ift_sp = EI_INIT;
-static expert_field ei_ift_markers = EI_INIT;
-static expert_field ei_ift_ignores_crc = EI_INIT;
-static expert_field ei_ift_no_ai = EI_INIT;
-static expert_field ei_ift_frame_early = EI_INIT;
-static expert_field ei_ift_vtag_mismatch = EI_INIT;
-static expert_field ei_ift_hcrc_bad = EI_INIT;
-static expert_field ei_ift_pcrc_bad = EI_INIT;
-static expert_field ei_ift_hcrc_presence = EI_INIT;
-static expert_field ei_ift_pcrc_presence = EI_INIT;
-static expert_field ei_ift_sizes = EI_INIT;
+static rule_experts_t ift_rules;
 
 /* Preferences. */
 static gboolean ift_desegment = TRUE;
@@ -103,27 +92,37 @@ static const value_string ift_phase_vals[] = {
     { 0, NULL }
 };
 
+enum ift_mode { IFT_MODE_DDP, IFT_MODE_RDMA, IFT_MODE_R_DISAGREE, IFT_MODE_UNKNOWN };
 static const value_string ift_mode_vals[] = {
-    { 0, "DDP mode (both R clear)" },
-    { 1, "RDMA mode (both R set)" },
-    { 2, "R bits disagree: connection must close" },
-    { 3, "Not yet negotiated" },
+    { IFT_MODE_DDP, "DDP mode (both R clear)" },
+    { IFT_MODE_RDMA, "RDMA mode (both R set)" },
+    { IFT_MODE_R_DISAGREE, "R bits disagree: connection must close" },
+    { IFT_MODE_UNKNOWN, "Not yet negotiated" },
     { 0, NULL }
 };
 
-/* What one side announced in its AI, and where. */
+/* A side's first AI and the frame it is in. Only framing uses this: the
+ * PDU length must come out the same on every pass, so it depends on which
+ * AIs came before this frame, not on the state at the end of the file. */
 struct ift_side {
     guint32 ai_frame;   /* 0: no AI seen from this side */
     guint32 flags;
-    guint16 vtag;       /* the sender's VTag: the peer echoes it in frames */
 };
 
 struct ift_conv {
     address side0_addr; /* the side that sent the first packet seen */
     guint32 side0_port;
     struct ift_side side[2];
-    guint32 first_ai_frame; /* the AI that opened the negotiation */
-    int first_ai_dir;
+    struct vw_ift_nego nego; /* the wire library's rule state, advanced on the first pass */
+};
+
+/* What the first pass decided about one PDU, shown on every pass. */
+struct ift_pdu_record {
+    struct vw_ift_frame_mode announced; /* frames: sender's HC/PC, receiver's VTag */
+    guint32 ai_frame;                   /* this side's AI in force (0: none) */
+    guint32 peer_ai_frame;
+    guint8 mode;                        /* enum ift_mode */
+    rule_findings_t findings;
 };
 
 static struct ift_conv *ift_get_conv(packet_info *pinfo)
@@ -134,7 +133,7 @@ static struct ift_conv *ift_get_conv(packet_info *pinfo)
         c = wmem_new0(wmem_file_scope(), struct ift_conv);
         copy_address_wmem(wmem_file_scope(), &c->side0_addr, &pinfo->src);
         c->side0_port = pinfo->srcport;
-        c->first_ai_dir = -1;
+        vw_ift_nego_init(&c->nego);
         conversation_add_proto_data(conv, proto_ift, c);
     }
     return c;
@@ -151,33 +150,19 @@ static gboolean ift_side_known(const struct ift_side *s, const packet_info *pinf
     return s->ai_frame != 0 && s->ai_frame <= pinfo->num;
 }
 
-static gboolean ift_sender_hc(const struct ift_side *s, const packet_info *pinfo)
-{
-    return ift_side_known(s, pinfo) ? (s->flags & VW_IFT_FLAG_HC) != 0 : ift_assume_hc;
-}
-
-static gboolean ift_sender_pc(const struct ift_side *s, const packet_info *pinfo)
-{
-    return ift_side_known(s, pinfo) ? (s->flags & VW_IFT_FLAG_PC) != 0 : ift_assume_pc;
-}
-
 static gboolean ift_is_ai(tvbuff_t *tvb, int offset)
 {
     return tvb_captured_length_remaining(tvb, offset) >= 4 && tvb_get_ntohl(tvb, offset) == VW_IFT_MAGIC;
 }
 
-static guint32 ift_frame_len(guint32 hs, guint32 ps, gboolean hc, gboolean pc)
-{
-    return VW_IFT_FRAME_HDR_LEN + hs + (hc ? VW_IFT_CRC_LEN : 0) + ps + (pc ? VW_IFT_CRC_LEN : 0);
-}
-
 /*
  * PDU length. The AI is found by its magic (a frame whose header_size were
  * 0x5244 would carry a 21060-byte DDP header: not a real frame). A frame is
- * sized with the CRCs its sender announced; when the sender broke its own
- * announcement and the next frame is in the same segment, the layout whose
- * end lines up with a frame carrying the expected VTag is taken instead, so
- * the stream stays in step and the frame is flagged.
+ * sized with the CRCs its sender announced. Wireshark-only context: when
+ * the sender broke its own announcement and the next frame is in the same
+ * segment, the layout whose end lines up with a frame carrying the
+ * expected VTag is taken instead, so the stream stays in step; the wire
+ * library then names the broken rule (vw_ift_frame_decode_as_sent).
  */
 static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void *data _U_)
 {
@@ -189,146 +174,119 @@ static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void
     const struct ift_side *receiver = &c->side[1 - dir];
     guint32 hs = tvb_get_ntohs(tvb, offset);
     guint32 ps = tvb_get_ntohs(tvb, offset + 2);
-    gboolean hc = ift_sender_hc(sender, pinfo);
-    gboolean pc = ift_sender_pc(sender, pinfo);
-    guint32 negotiated = ift_frame_len(hs, ps, hc, pc);
+    gboolean known = ift_side_known(sender, pinfo);
+    gboolean hc = known ? (sender->flags & VW_IFT_FLAG_HC) != 0 : ift_assume_hc;
+    gboolean pc = known ? (sender->flags & VW_IFT_FLAG_PC) != 0 : ift_assume_pc;
+    guint32 negotiated = (guint32)vw_ift_frame_len(hs, ps, hc, pc);
     gint remaining = tvb_captured_length_remaining(tvb, offset);
     if (!ift_side_known(receiver, pinfo) || remaining == (gint)negotiated)
         return negotiated;
+    guint16 receiver_vtag = c->nego.ind[1 - dir].vtag;
     const gboolean layouts[4][2] = { { hc, pc }, { !hc, pc }, { hc, !pc }, { !hc, !pc } };
     for (unsigned i = 0; i < 4; i++) {
-        guint32 len = ift_frame_len(hs, ps, layouts[i][0], layouts[i][1]);
+        guint32 len = (guint32)vw_ift_frame_len(hs, ps, layouts[i][0], layouts[i][1]);
         if (remaining == (gint)len)
             return len;
-        if (remaining >= (gint)len + VW_IFT_FRAME_HDR_LEN &&
-            tvb_get_ntohs(tvb, offset + len + 4) == receiver->vtag)
+        if (remaining >= (gint)len + VW_IFT_FRAME_HDR_LEN && tvb_get_ntohs(tvb, offset + len + 4) == receiver_vtag)
             return len;
     }
     return negotiated;
 }
 
-static void ift_add_state_tree(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo,
-                               const struct ift_conv *c, int dir)
+static guint8 ift_mode_of(const struct vw_ift_nego *n)
 {
-    const struct ift_side *me = &c->side[dir];
-    const struct ift_side *peer = &c->side[1 - dir];
+    if (!n->ind_seen[0] || !n->ind_seen[1])
+        return IFT_MODE_UNKNOWN;
+    if (n->r_disagree)
+        return IFT_MODE_R_DISAGREE;
+    return (n->ind[0].flags & VW_IFT_FLAG_R) ? IFT_MODE_RDMA : IFT_MODE_DDP;
+}
+
+/* The record of this PDU; on the first pass, run the wire library's
+ * checks in capture order (decoder findings plus the connection's). */
+static struct ift_pdu_record *ift_record(tvbuff_t *tvb, packet_info *pinfo, struct ift_conv *c, int dir,
+                                         const guint8 *raw, guint32 len, gboolean is_ai)
+{
+    struct ift_pdu_record *rec = (struct ift_pdu_record *)
+        p_get_proto_data(wmem_file_scope(), pinfo, proto_ift, tvb_raw_offset(tvb));
+    if (rec)
+        return rec;
+    rec = wmem_new0(wmem_file_scope(), struct ift_pdu_record);
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    if (!PINFO_FD_VISITED(pinfo)) {
+        if (is_ai) {
+            struct vw_ift_ind ind;
+            vw_ift_ind_decode(raw, len, &ind, &fs);
+            if (vw_ift_nego_indication(&c->nego, dir, &ind, &fs)) {
+                c->side[dir].ai_frame = pinfo->num;
+                c->side[dir].flags = ind.flags;
+            }
+            vw_ift_ind_notes(&ind, &fs);
+        } else {
+            if (!vw_ift_nego_mode(&c->nego, dir, &rec->announced)) {
+                rec->announced.hc = ift_assume_hc;
+                rec->announced.pc = ift_assume_pc;
+            }
+            vw_ift_nego_frame(&c->nego, dir, &fs);
+            struct vw_ift_frame frame;
+            struct vw_ift_frame_mode carried;
+            vw_ift_frame_decode_as_sent(raw, len, &rec->announced, &frame, &carried, &fs);
+        }
+        rec->ai_frame = c->side[dir].ai_frame;
+        rec->peer_ai_frame = c->side[1 - dir].ai_frame;
+        rec->mode = ift_mode_of(&c->nego);
+    }
+    rule_findings_keep(&rec->findings, &fs);
+    p_add_proto_data(wmem_file_scope(), pinfo, proto_ift, tvb_raw_offset(tvb), rec);
+    return rec;
+}
+
+static void ift_add_state_tree(proto_tree *tree, tvbuff_t *tvb, const struct ift_pdu_record *rec, gboolean is_ai)
+{
     proto_item *ti = proto_tree_add_item(tree, hf_ift_state, tvb, 0, 0, ENC_NA);
     proto_item_set_generated(ti);
     proto_tree *st = proto_item_add_subtree(ti, ett_ift_state);
-    if (ift_side_known(me, pinfo))
-        proto_item_set_generated(proto_tree_add_uint(st, hf_ift_state_ai_frame, tvb, 0, 0, me->ai_frame));
-    if (ift_side_known(peer, pinfo))
-        proto_item_set_generated(proto_tree_add_uint(st, hf_ift_state_peer_ai_frame, tvb, 0, 0, peer->ai_frame));
-    proto_item_set_generated(proto_tree_add_boolean(st, hf_ift_state_hc, tvb, 0, 0, ift_sender_hc(me, pinfo)));
-    proto_item_set_generated(proto_tree_add_boolean(st, hf_ift_state_pc, tvb, 0, 0, ift_sender_pc(me, pinfo)));
-    if (ift_side_known(peer, pinfo))
-        proto_item_set_generated(proto_tree_add_uint(st, hf_ift_state_vtag, tvb, 0, 0, peer->vtag));
-    guint32 mode = 3;
-    if (ift_side_known(me, pinfo) && ift_side_known(peer, pinfo)) {
-        gboolean r0 = (me->flags & VW_IFT_FLAG_R) != 0, r1 = (peer->flags & VW_IFT_FLAG_R) != 0;
-        mode = r0 != r1 ? 2 : (r0 ? 1 : 0);
+    if (rec->ai_frame)
+        proto_item_set_generated(proto_tree_add_uint(st, hf_ift_state_ai_frame, tvb, 0, 0, rec->ai_frame));
+    if (rec->peer_ai_frame)
+        proto_item_set_generated(proto_tree_add_uint(st, hf_ift_state_peer_ai_frame, tvb, 0, 0, rec->peer_ai_frame));
+    if (!is_ai) {
+        proto_item_set_generated(proto_tree_add_boolean(st, hf_ift_state_hc, tvb, 0, 0, rec->announced.hc));
+        proto_item_set_generated(proto_tree_add_boolean(st, hf_ift_state_pc, tvb, 0, 0, rec->announced.pc));
+        if (rec->announced.check_vtag)
+            proto_item_set_generated(proto_tree_add_uint(st, hf_ift_state_vtag, tvb, 0, 0, rec->announced.vtag));
     }
-    proto_item_set_generated(proto_tree_add_uint(st, hf_ift_state_mode, tvb, 0, 0, mode));
+    proto_item_set_generated(proto_tree_add_uint(st, hf_ift_state_mode, tvb, 0, 0, rec->mode));
 }
 
-static void dissect_ift_ai(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-                           struct ift_conv *c, int dir)
+static void dissect_ift_ai(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const guint8 *raw,
+                           const struct ift_pdu_record *rec)
 {
     static int *const flag_fields[] = {
         &hf_ift_ai_flags_ph, &hf_ift_ai_flags_r, &hf_ift_ai_flags_hc, &hf_ift_ai_flags_pc,
         &hf_ift_ai_flags_ih, &hf_ift_ai_flags_ip, &hf_ift_ai_flags_sp, &hf_ift_ai_flags_sm,
         &hf_ift_ai_flags_rm, &hf_ift_ai_flags_reserved, NULL
     };
-    guint32 version, bc_version, flags, vtag, interval;
+    struct vw_ift_ind ind;
+    vw_ift_ind_decode(raw, VW_IFT_IND_LEN, &ind, NULL);
     proto_item *ai_item = proto_tree_add_item(tree, hf_ift_ai, tvb, 0, VW_IFT_IND_LEN, ENC_NA);
     proto_tree *ai = proto_item_add_subtree(ai_item, ett_ift_ai);
-
     proto_tree_add_item(ai, hf_ift_ai_magic, tvb, 0, 4, ENC_BIG_ENDIAN);
-    proto_item *ver_item = proto_tree_add_item_ret_uint(ai, hf_ift_ai_version, tvb, 4, 2, ENC_BIG_ENDIAN, &version);
-    proto_item *bc_item = proto_tree_add_item_ret_uint(ai, hf_ift_ai_bc_version, tvb, 6, 2, ENC_BIG_ENDIAN, &bc_version);
-    proto_item *flags_item = proto_tree_add_bitmask(ai, tvb, 8, hf_ift_ai_flags, ett_ift_ai_flags, flag_fields, ENC_BIG_ENDIAN);
-    flags = tvb_get_ntohl(tvb, 8);
-    proto_item *vtag_item = proto_tree_add_item_ret_uint(ai, hf_ift_ai_vtag, tvb, 12, 2, ENC_BIG_ENDIAN, &vtag);
-    proto_item *mi_item = proto_tree_add_item_ret_uint(ai, hf_ift_ai_marker_interval, tvb, 14, 2, ENC_BIG_ENDIAN, &interval);
-    proto_item *rsv_item = proto_tree_add_item(ai, hf_ift_ai_reserved, tvb, VW_IFT_IND_RESERVED_OFF, VW_IFT_IND_RESERVED_LEN, ENC_NA);
-    guint32 computed = vw_crc32c(tvb_get_ptr(tvb, 0, VW_IFT_IND_CRC_OFF), VW_IFT_IND_CRC_OFF);
-    proto_tree_add_checksum(ai, tvb, VW_IFT_IND_CRC_OFF, hf_ift_ai_crc, hf_ift_ai_crc_status, &ei_ift_ai_crc_bad,
-                            pinfo, computed, ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_VERIFY);
-    (void)vtag_item;
+    proto_tree_add_item(ai, hf_ift_ai_version, tvb, 4, 2, ENC_BIG_ENDIAN);
+    proto_tree_add_item(ai, hf_ift_ai_bc_version, tvb, 6, 2, ENC_BIG_ENDIAN);
+    proto_tree_add_bitmask(ai, tvb, 8, hf_ift_ai_flags, ett_ift_ai_flags, flag_fields, ENC_BIG_ENDIAN);
+    proto_tree_add_item(ai, hf_ift_ai_vtag, tvb, 12, 2, ENC_BIG_ENDIAN);
+    proto_tree_add_item(ai, hf_ift_ai_marker_interval, tvb, 14, 2, ENC_BIG_ENDIAN);
+    proto_tree_add_item(ai, hf_ift_ai_reserved, tvb, VW_IFT_IND_RESERVED_OFF, VW_IFT_IND_RESERVED_LEN, ENC_NA);
+    proto_tree_add_checksum(ai, tvb, VW_IFT_IND_CRC_OFF, hf_ift_ai_crc, hf_ift_ai_crc_status, NULL, pinfo,
+                            ind.crc_computed, ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_VERIFY);
+    rule_experts_add_all(&ift_rules, ai, pinfo, tvb, rec->findings.items, rec->findings.count);
 
-    /* Version rules (4.2, I8): a newer version is fine while BC version <= 1. */
-    if (bc_version > 1)
-        expert_add_info(pinfo, bc_item, &ei_ift_ai_bc_version_reject);
-    else if (bc_version != 1)
-        expert_add_info(pinfo, bc_item, &ei_ift_ai_bc_version);
-    if (version > 1 && bc_version <= 1)
-        expert_add_info(pinfo, ver_item, &ei_ift_ai_version_newer);
-    else if (version != 1)
-        expert_add_info(pinfo, ver_item, &ei_ift_ai_version);
-
-    if (flags & VW_IFT_FLAG_RESERVED)
-        expert_add_info_format(pinfo, flags_item, &ei_ift_ai_reserved,
-                               "[IFT-4.2-RESERVED-ZERO] Reserved flag bits set (0x%06x): must be sent as zero",
-                               flags & VW_IFT_FLAG_RESERVED);
-    for (int i = 0; i < VW_IFT_IND_RESERVED_LEN; i++) {
-        if (tvb_get_guint8(tvb, VW_IFT_IND_RESERVED_OFF + i) != 0) {
-            expert_add_info_format(pinfo, rsv_item, &ei_ift_ai_reserved,
-                                   "[IFT-4.2-RESERVED-ZERO] Reserved byte %d not zero: must be sent as zero", i);
-            break;
-        }
-    }
-    if (flags & VW_IFT_FLAG_SP)
-        expert_add_info(pinfo, flags_item, &ei_ift_sp);
-    if ((flags & (VW_IFT_FLAG_SM | VW_IFT_FLAG_RM)) || interval != 0)
-        expert_add_info_format(pinfo, (flags & (VW_IFT_FLAG_SM | VW_IFT_FLAG_RM)) ? flags_item : mi_item, &ei_ift_markers,
-                               "[IFT-4.2-MARKERS] Markers %s%s%s (interval %u): markers are undefined, "
-                               "none are sent", (flags & VW_IFT_FLAG_SM) ? "offered (SM)" : "",
-                               ((flags & VW_IFT_FLAG_SM) && (flags & VW_IFT_FLAG_RM)) ? " and " : "",
-                               (flags & VW_IFT_FLAG_RM) ? "requested (RM)" : (flags & VW_IFT_FLAG_SM) ? "" : "not negotiated",
-                               interval);
-    if (flags & (VW_IFT_FLAG_IH | VW_IFT_FLAG_IP))
-        expert_add_info_format(pinfo, flags_item, &ei_ift_ignores_crc,
-                               "[IFT-4.2-IGNORE-CRC] Sender will not check the %s%s%s CRC it receives",
-                               (flags & VW_IFT_FLAG_IH) ? "header" : "",
-                               ((flags & VW_IFT_FLAG_IH) && (flags & VW_IFT_FLAG_IP)) ? " and" : "",
-                               (flags & VW_IFT_FLAG_IP) ? " payload" : "");
-
-    /* Negotiation state: the first AI from each side is the one that counts. */
-    struct ift_side *me = &c->side[dir];
-    if (!PINFO_FD_VISITED(pinfo) && me->ai_frame == 0) {
-        me->ai_frame = pinfo->num;
-        me->flags = flags;
-        me->vtag = (guint16)vtag;
-        if (c->first_ai_dir < 0) {
-            c->first_ai_dir = dir;
-            c->first_ai_frame = pinfo->num;
-        }
-    }
-    guint32 phase = (flags & VW_IFT_FLAG_PH) ? 1 : 0;
-    const struct ift_side *peer = &c->side[1 - dir];
     col_add_fstr(pinfo->cinfo, COL_INFO, "Adaption indication, %s, VTag 0x%04x%s%s",
-                 val_to_str_const(phase, ift_phase_vals, "?"), vtag,
-                 (flags & VW_IFT_FLAG_HC) ? ", HC" : "", (flags & VW_IFT_FLAG_PC) ? ", PC" : "");
-    if (me->ai_frame != pinfo->num) {
-        expert_add_info_format(pinfo, ai_item, &ei_ift_ph_order,
-                               "[IFT-4.2-PHASE] Second adaption indication from this side (first in frame %u): "
-                               "a protocol error", me->ai_frame);
-    } else if (c->first_ai_frame == pinfo->num && c->first_ai_dir == dir) {
-        if (phase != 0)
-            expert_add_info_format(pinfo, ai_item, &ei_ift_ph_order,
-                                   "[IFT-4.2-PHASE] The first adaption indication must be phase 0, this is phase 1");
-    } else if (phase != 1) {
-        expert_add_info_format(pinfo, ai_item, &ei_ift_ph_order,
-                               "[IFT-4.2-PHASE] The answer to phase 0 must be phase 1, this is phase 0");
-    }
-    /* R agreement is known once both AIs are in: flag it on the later one. */
-    if (me->ai_frame == pinfo->num && ift_side_known(peer, pinfo) && peer->ai_frame <= me->ai_frame &&
-        ((peer->flags ^ flags) & VW_IFT_FLAG_R))
-        expert_add_info_format(pinfo, flags_item, &ei_ift_r_disagree,
-                               "[IFT-4.2-R-AGREE] R bits disagree (this side %u, peer %u in frame %u): "
-                               "the connection must be closed in error",
-                               (flags & VW_IFT_FLAG_R) ? 1 : 0, (peer->flags & VW_IFT_FLAG_R) ? 1 : 0, peer->ai_frame);
-    ift_add_state_tree(tree, tvb, pinfo, c, dir);
+                 val_to_str_const(vw_ift_ind_phase(&ind), ift_phase_vals, "?"), ind.vtag,
+                 (ind.flags & VW_IFT_FLAG_HC) ? ", HC" : "", (ind.flags & VW_IFT_FLAG_PC) ? ", PC" : "");
+    ift_add_state_tree(tree, tvb, rec, TRUE);
 }
 
 static void ift_call_ddp_rdmap(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
@@ -344,98 +302,46 @@ static void ift_call_ddp_rdmap(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
     call_dissector(ddp_rdmap_handle, ddp_tvb, pinfo, tree);
 }
 
-static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree *ift_tree,
-                              struct ift_conv *c, int dir)
+static void ift_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, int offset, int hf, int hf_status,
+                        gboolean present, guint32 computed)
 {
-    const struct ift_side *sender = &c->side[dir];
-    const struct ift_side *receiver = &c->side[1 - dir];
-    guint32 hs, ps, vtag;
-    guint32 total = tvb_reported_length(tvb);
+    proto_tree_add_checksum(tree, tvb, offset, hf, hf_status, NULL, pinfo, present ? computed : 0,
+                            ENC_LITTLE_ENDIAN, present ? PROTO_CHECKSUM_VERIFY : PROTO_CHECKSUM_NOT_PRESENT);
+}
+
+static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree *ift_tree,
+                              const guint8 *raw, guint32 len, const struct ift_pdu_record *rec)
+{
+    struct vw_ift_frame frame;
+    struct vw_ift_frame_mode carried;
+    enum vw_req err = vw_ift_frame_decode_as_sent(raw, len, &rec->announced, &frame, &carried, NULL);
     proto_item *frame_item = proto_tree_add_item(ift_tree, hf_ift_frame, tvb, 0, -1, ENC_NA);
     proto_tree *ft = proto_item_add_subtree(frame_item, ett_ift_frame);
-    proto_item *hs_item = proto_tree_add_item_ret_uint(ft, hf_ift_header_size, tvb, 0, 2, ENC_BIG_ENDIAN, &hs);
-    proto_tree_add_item_ret_uint(ft, hf_ift_payload_size, tvb, 2, 2, ENC_BIG_ENDIAN, &ps);
-    proto_item *vtag_item = proto_tree_add_item_ret_uint(ft, hf_ift_vtag, tvb, 4, 2, ENC_BIG_ENDIAN, &vtag);
-    col_add_fstr(pinfo->cinfo, COL_INFO, "Frame, header %u, payload %u, VTag 0x%04x", hs, ps, vtag);
-
-    if (!ift_side_known(sender, pinfo))
-        expert_add_info(pinfo, frame_item, &ei_ift_no_ai);
-    else if (!ift_side_known(receiver, pinfo))
-        expert_add_info(pinfo, frame_item, &ei_ift_frame_early);
-    if (ift_side_known(receiver, pinfo) && vtag != receiver->vtag)
-        expert_add_info_format(pinfo, vtag_item, &ei_ift_vtag_mismatch,
-                               "[IFT-4.2-VTAG-MATCH] VTag 0x%04x is not the receiver's VTag 0x%04x (frame %u): "
-                               "the connection must be reset", vtag, receiver->vtag, receiver->ai_frame);
-
-    /* Which CRCs are present: the framer chose the length; compare it with the
-     * announcement and say which CRC is missing or extra. */
-    gboolean hc_announced = ift_sender_hc(sender, pinfo);
-    gboolean pc_announced = ift_sender_pc(sender, pinfo);
-    guint32 crc_bytes = total >= VW_IFT_FRAME_HDR_LEN + hs + ps ? total - (VW_IFT_FRAME_HDR_LEN + hs + ps) : 0;
-    gboolean hc = hc_announced, pc = pc_announced;
-    if (crc_bytes == 0) {
-        hc = pc = FALSE;
-    } else if (crc_bytes == 2 * VW_IFT_CRC_LEN) {
-        hc = pc = TRUE;
-    } else if (crc_bytes == VW_IFT_CRC_LEN) {
-        /* One CRC: whichever verifies in place; if neither or both, the announced one. */
-        guint32 hlen = VW_IFT_FRAME_HDR_LEN + hs;
-        gboolean hdr_ok = tvb_get_letohl(tvb, hlen) == vw_crc32c(tvb_get_ptr(tvb, 0, hlen), hlen);
-        gboolean pay_ok = tvb_get_letohl(tvb, hlen + ps) == vw_crc32c(tvb_get_ptr(tvb, hlen, ps), ps);
-        if (hdr_ok != pay_ok)
-            hc = hdr_ok;
-        else
-            hc = hc_announced;
-        pc = !hc;
-    }
-
-    int offset = VW_IFT_FRAME_HDR_LEN;
-    proto_item *ddp_item = proto_tree_add_item(ft, hf_ift_ddp_header, tvb, offset, hs, ENC_NA);
-    if (hs >= 1 && tvb_captured_length_remaining(tvb, offset) >= 1) {
-        guint32 want = (tvb_get_guint8(tvb, offset) & VW_DDP_FLAG_T) ? VW_DDP_TAGGED_HDR_LEN : VW_DDP_UNTAGGED_HDR_LEN;
-        if (hs < want)
-            expert_add_info_format(pinfo, hs_item, &ei_ift_sizes,
-                                   "[IFT-5.1-DDP-HDR-PRESENT] header_size %u is shorter than the %s DDP header (%u bytes): "
-                                   "the frame does not fit", hs, want == VW_DDP_TAGGED_HDR_LEN ? "tagged" : "untagged", want);
+    proto_tree_add_item(ft, hf_ift_header_size, tvb, 0, 2, ENC_BIG_ENDIAN);
+    proto_tree_add_item(ft, hf_ift_payload_size, tvb, 2, 2, ENC_BIG_ENDIAN);
+    proto_tree_add_item(ft, hf_ift_vtag, tvb, 4, 2, ENC_BIG_ENDIAN);
+    col_add_fstr(pinfo->cinfo, COL_INFO, "Frame, header %u, payload %u, VTag 0x%04x", tvb_get_ntohs(tvb, 0),
+                 tvb_get_ntohs(tvb, 2), tvb_get_ntohs(tvb, 4));
+    if (err == VW_REQ_NONE) {
+        int offset = VW_IFT_FRAME_HDR_LEN;
+        proto_tree_add_item(ft, hf_ift_ddp_header, tvb, offset, frame.header_size, ENC_NA);
+        offset += frame.header_size;
+        ift_add_crc(ft, tvb, pinfo, offset, hf_ift_hcrc, hf_ift_hcrc_status, frame.has_hdr_crc, frame.hdr_crc_computed);
+        proto_tree_add_item(ft, hf_ift_payload, tvb, (int)frame.payload_offset, frame.payload_size, ENC_NA);
+        offset = (int)frame.payload_offset + frame.payload_size;
+        ift_add_crc(ft, tvb, pinfo, offset, hf_ift_pcrc, hf_ift_pcrc_status, frame.has_payload_crc,
+                    frame.payload_crc_computed);
     } else {
-        expert_add_info_format(pinfo, hs_item, &ei_ift_sizes,
-                               "[IFT-5.1-DDP-HDR-PRESENT] header_size 0: a frame carries a DDP header");
+        col_append_fstr(pinfo->cinfo, COL_INFO, " [%s]", vw_req_id(err));
     }
-    (void)ddp_item;
-    offset += hs;
-    if (hc) {
-        guint32 computed = vw_crc32c(tvb_get_ptr(tvb, 0, offset), offset);
-        proto_tree_add_checksum(ft, tvb, offset, hf_ift_hcrc, hf_ift_hcrc_status, &ei_ift_hcrc_bad, pinfo,
-                                computed, ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_VERIFY);
-        offset += VW_IFT_CRC_LEN;
-    } else {
-        proto_tree_add_checksum(ft, tvb, offset, hf_ift_hcrc, hf_ift_hcrc_status, NULL, pinfo, 0,
-                                ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_NOT_PRESENT);
-    }
-    if (hc != hc_announced)
-        expert_add_info_format(pinfo, frame_item, &ei_ift_hcrc_presence,
-                               "[IFT-5.1-CRC-AS-NEGOTIATED] Header CRC %s, but the sender announced HC=%u",
-                               hc ? "present" : "missing", hc_announced ? 1 : 0);
-    int payload_offset = offset;
-    proto_tree_add_item(ft, hf_ift_payload, tvb, offset, ps, ENC_NA);
-    offset += ps;
-    if (pc) {
-        guint32 computed = vw_crc32c(tvb_get_ptr(tvb, payload_offset, ps), ps);
-        proto_tree_add_checksum(ft, tvb, offset, hf_ift_pcrc, hf_ift_pcrc_status, &ei_ift_pcrc_bad, pinfo,
-                                computed, ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_VERIFY);
-        offset += VW_IFT_CRC_LEN;
-    } else {
-        proto_tree_add_checksum(ft, tvb, offset, hf_ift_pcrc, hf_ift_pcrc_status, NULL, pinfo, 0,
-                                ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_NOT_PRESENT);
-    }
-    if (pc != pc_announced)
-        expert_add_info_format(pinfo, frame_item, &ei_ift_pcrc_presence,
-                               "[IFT-5.1-CRC-AS-NEGOTIATED] Payload CRC %s, but the sender announced PC=%u",
-                               pc ? "present" : "missing", pc_announced ? 1 : 0);
-    ift_add_state_tree(ift_tree, tvb, pinfo, c, dir);
+    rule_experts_add_all(&ift_rules, ft, pinfo, tvb, rec->findings.items, rec->findings.count);
+    ift_add_state_tree(ift_tree, tvb, rec, FALSE);
 
-    if (ift_call_ddp && ddp_rdmap_handle && hs > 0)
-        ift_call_ddp_rdmap(tvb, pinfo, tree, hs, payload_offset, ps);
+    /* Only an RFC 5041 header (as the wire library decoded it) goes to
+     * Wireshark's DDP/RDMAP dissector: a wrong header_size already has its
+     * finding, and DDP would only add a malformed-packet error. */
+    if (err == VW_REQ_NONE && ift_call_ddp && ddp_rdmap_handle && frame.ddp_decoded)
+        ift_call_ddp_rdmap(tvb, pinfo, tree, frame.header_size, (int)frame.payload_offset, frame.payload_size);
 }
 
 static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
@@ -445,11 +351,16 @@ static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     int dir = ift_direction(c, pinfo);
     proto_item *ti = proto_tree_add_item(tree, proto_ift, tvb, 0, -1, ENC_NA);
     proto_tree *ift_tree = proto_item_add_subtree(ti, ett_ift);
+    guint32 len = tvb_reported_length(tvb);
+    /* Throws (packet size limited) when the capture cut the PDU short. */
+    const guint8 *raw = tvb_get_ptr(tvb, 0, len);
     /* Only an AI is exactly 64 bytes and starts with the magic (see get_ift_pdu_len). */
-    if (tvb_reported_length(tvb) == VW_IFT_IND_LEN && ift_is_ai(tvb, 0))
-        dissect_ift_ai(tvb, pinfo, ift_tree, c, dir);
+    gboolean is_ai = len == VW_IFT_IND_LEN && ift_is_ai(tvb, 0);
+    const struct ift_pdu_record *rec = ift_record(tvb, pinfo, c, dir, raw, len, is_ai);
+    if (is_ai)
+        dissect_ift_ai(tvb, pinfo, ift_tree, raw, rec);
     else
-        dissect_ift_frame(tvb, pinfo, tree, ift_tree, c, dir);
+        dissect_ift_frame(tvb, pinfo, tree, ift_tree, raw, len, rec);
     return tvb_captured_length(tvb);
 }
 
@@ -514,53 +425,12 @@ void proto_register_ift(void)
         { &hf_ift_state_mode, { "Mode", "ift.state.mode", FT_UINT32, BASE_DEC, VALS(ift_mode_vals), 0x0, NULL, HFILL } },
     };
     static gint *ett[] = { &ett_ift, &ett_ift_ai, &ett_ift_ai_flags, &ett_ift_frame, &ett_ift_state };
-    static ei_register_info ei[] = {
-        { &ei_ift_ai_version, { "ift.ai.version.bad", PI_PROTOCOL, PI_ERROR,
-            "[IFT-4.2-VERSION] Version must be 1", EXPFILL } },
-        { &ei_ift_ai_version_newer, { "ift.ai.version.newer", PI_PROTOCOL, PI_NOTE,
-            "[IFT-4.2-VERSION] Newer version with BC version <= 1: accepted", EXPFILL } },
-        { &ei_ift_ai_bc_version, { "ift.ai.bc_version.bad", PI_PROTOCOL, PI_ERROR,
-            "[IFT-4.2-BC-VERSION-SET] BC version must be 1", EXPFILL } },
-        { &ei_ift_ai_bc_version_reject, { "ift.ai.bc_version.incompatible", PI_PROTOCOL, PI_ERROR,
-            "[IFT-4.2-BC-VERSION-REJECT] BC version above 1: must be rejected as incompatible", EXPFILL } },
-        { &ei_ift_ai_reserved, { "ift.ai.reserved.nonzero", PI_PROTOCOL, PI_WARN,
-            "[IFT-4.2-RESERVED-ZERO] Reserved bits must be sent as zero", EXPFILL } },
-        { &ei_ift_ai_crc_bad, { "ift.ai.crc.bad", PI_CHECKSUM, PI_ERROR,
-            "[IFT-4.2-IND-CRC] Bad adaption indication CRC: the connection must be reset", EXPFILL } },
-        { &ei_ift_r_disagree, { "ift.ai.r_disagree", PI_PROTOCOL, PI_ERROR,
-            "[IFT-4.2-R-AGREE] R bits disagree: the connection must be closed in error", EXPFILL } },
-        { &ei_ift_ph_order, { "ift.ai.ph_order", PI_SEQUENCE, PI_ERROR,
-            "[IFT-4.2-PHASE] Unexpected phase", EXPFILL } },
-        { &ei_ift_sp, { "ift.ai.sp", PI_PROTOCOL, PI_NOTE,
-            "[IFT-4.2-SP-PERMISSION] Speculative placement permitted to the receiver", EXPFILL } },
-        { &ei_ift_markers, { "ift.ai.markers", PI_PROTOCOL, PI_NOTE,
-            "[IFT-4.2-MARKERS] Markers requested or offered", EXPFILL } },
-        { &ei_ift_ignores_crc, { "ift.ai.ignores_crc", PI_PROTOCOL, PI_CHAT,
-            "[IFT-4.2-IGNORE-CRC] Sender will not check received CRCs", EXPFILL } },
-        { &ei_ift_no_ai, { "ift.no_ai", PI_SEQUENCE, PI_ERROR,
-            "[IFT-4-INDICATION-FIRST] Frame before this side's adaption indication: a protocol error "
-            "(layout from preferences)", EXPFILL } },
-        { &ei_ift_frame_early, { "ift.frame_before_phase1", PI_SEQUENCE, PI_ERROR,
-            "[IFT-4.2-FRAMES-AFTER-PHASE1] Frame sent before the peer's adaption indication: a protocol error", EXPFILL } },
-        { &ei_ift_vtag_mismatch, { "ift.vtag.mismatch", PI_PROTOCOL, PI_ERROR,
-            "[IFT-4.2-VTAG-MATCH] VTag is not the receiver's VTag", EXPFILL } },
-        { &ei_ift_hcrc_bad, { "ift.hcrc.bad", PI_CHECKSUM, PI_ERROR,
-            "[IFT-5.1-HDR-CRC] Bad header CRC: no data of this frame may be placed", EXPFILL } },
-        { &ei_ift_pcrc_bad, { "ift.pcrc.bad", PI_CHECKSUM, PI_ERROR,
-            "[IFT-5.1-PAYLOAD-CRC] Bad payload CRC: no data of this frame may be placed", EXPFILL } },
-        { &ei_ift_hcrc_presence, { "ift.hcrc.presence", PI_PROTOCOL, PI_ERROR,
-            "[IFT-5.1-CRC-AS-NEGOTIATED] Header CRC presence differs from the sender's HC", EXPFILL } },
-        { &ei_ift_pcrc_presence, { "ift.pcrc.presence", PI_PROTOCOL, PI_ERROR,
-            "[IFT-5.1-CRC-AS-NEGOTIATED] Payload CRC presence differs from the sender's PC", EXPFILL } },
-        { &ei_ift_sizes, { "ift.sizes.bad", PI_MALFORMED, PI_ERROR,
-            "[IFT-5.1-DDP-HDR-PRESENT] header_size does not fit the DDP header", EXPFILL } },
-    };
 
     proto_ift = proto_register_protocol("iWARP Framing for TCP", "IFT", "ift");
     proto_register_field_array(proto_ift, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
-    expert_module_t *expert_ift = expert_register_protocol(proto_ift);
-    expert_register_field_array(expert_ift, ei, array_length(ei));
+    static const char *const rule_prefixes[] = {"IFT-", NULL};
+    rule_experts_register(&ift_rules, proto_ift, "ift", rule_prefixes);
 
     module_t *ift_module = prefs_register_protocol(proto_ift, NULL);
     prefs_register_bool_preference(ift_module, "desegment",

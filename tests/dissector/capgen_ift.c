@@ -99,11 +99,30 @@ static size_t ddp_header(uint8_t *buf, bool tagged, uint32_t msn)
     return n;
 }
 
+/*
+ * Wireshark 4.0's RPC-over-RDMA heuristic (packet-rpcrdma.c, called by
+ * iwarp_ddp_rdmap for every RDMAP Send) reads the payload's 32-bit word at
+ * offset 12 as an RPC-over-RDMA message type before checking the length: a
+ * Send payload under 16 bytes throws (the frame shows "Malformed"), and one
+ * with 0..4 there (RDMA_MSG..RDMA_ERROR) is claimed. Sample Send payloads
+ * are therefore text of 16 bytes or more, which it rejects.
+ */
+static bool rpcrdma_heuristic_rejects(const char *payload)
+{
+    if (strlen(payload) < 16)
+        return false;
+    const unsigned char *p = (const unsigned char *)payload + 12;
+    uint32_t msg_type = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    return msg_type > 4;
+}
+
 /* Encode one frame into buf; fault tweaks the encoder. */
 static size_t frame(uint8_t *buf, size_t cap, uint16_t vtag, bool hc, bool pc, bool tagged, const char *payload,
                     void (*fault)(struct vw_ift_frame_enc *))
 {
     uint8_t ddp[32];
+    if (!tagged && !rpcrdma_heuristic_rejects(payload))
+        die("Send payload the RPC-over-RDMA heuristic would take (see rpcrdma_heuristic_rejects)");
     size_t ddp_len = ddp_header(ddp, tagged, 1);
     struct vw_ift_frame_enc enc;
     vw_ift_frame_enc_init(&enc, vtag, hc, pc, ddp, ddp_len, (const uint8_t *)payload, strlen(payload));
@@ -130,7 +149,7 @@ static void gen_good(void)
     cap_open(&c, "ift-good.pcap", VW_IFT_DEFAULT_PORT);
     send_indication(&c, VN_C2S, 0, VTAG_A, true, true, 0);
     send_indication(&c, VN_S2C, 1, VTAG_B, true, false, VW_IFT_FLAG_SP);
-    n = frame(buf, sizeof buf, VTAG_B, true, true, false, "hello from A", NULL);
+    n = frame(buf, sizeof buf, VTAG_B, true, true, false, "hello from side A", NULL);
     send_seg(&c, VN_C2S, buf, n);                                 /* frame 6 */
     n = frame(buf, sizeof buf, VTAG_A, true, false, true, "write from B", NULL);
     send_seg(&c, VN_S2C, buf, n);                                 /* frame 7 */
@@ -138,7 +157,7 @@ static void gen_good(void)
     send_seg(&c, VN_C2S, buf, 5);                                 /* frames 8-10 */
     send_seg(&c, VN_C2S, buf + 5, 20);
     send_seg(&c, VN_C2S, buf + 25, n - 25);
-    n = frame(buf, sizeof buf, VTAG_A, true, false, false, "first of two", NULL);
+    n = frame(buf, sizeof buf, VTAG_A, true, false, false, "first of two frames", NULL);
     m = frame(buf + n, sizeof buf - n, VTAG_A, true, false, true, "second of two", NULL);
     send_seg(&c, VN_S2C, buf, n + m);                             /* frame 11 */
     cap_close(&c);
@@ -153,15 +172,15 @@ static void gen_frame_faults(void)
     cap_open(&c, "ift-frame-faults.pcap", VW_IFT_DEFAULT_PORT);
     send_indication(&c, VN_C2S, 0, VTAG_A, true, true, 0);        /* frame 4 */
     send_indication(&c, VN_S2C, 1, VTAG_B, true, true, 0);        /* frame 5 */
-    n = frame(buf, sizeof buf, VTAG_B, true, true, false, "bad header crc", fault_bad_hcrc);
+    n = frame(buf, sizeof buf, VTAG_B, true, true, false, "frame with a bad header crc", fault_bad_hcrc);
     send_seg(&c, VN_C2S, buf, n);                                 /* frame 6 */
-    n = frame(buf, sizeof buf, VTAG_B, true, true, false, "bad payload crc", fault_bad_pcrc);
+    n = frame(buf, sizeof buf, VTAG_B, true, true, false, "frame with a bad payload crc", fault_bad_pcrc);
     send_seg(&c, VN_C2S, buf, n);                                 /* frame 7 */
-    n = frame(buf, sizeof buf, 0x9999, true, true, false, "wrong vtag", NULL);
+    n = frame(buf, sizeof buf, 0x9999, true, true, false, "frame with a wrong vtag", NULL);
     send_seg(&c, VN_C2S, buf, n);                                 /* frame 8 */
     /* payload CRC left out although announced, then a good frame behind it */
-    n = frame(buf, sizeof buf, VTAG_B, true, true, false, "no payload crc", fault_omit_pcrc);
-    m = frame(buf + n, sizeof buf - n, VTAG_B, true, true, false, "good after", NULL);
+    n = frame(buf, sizeof buf, VTAG_B, true, true, false, "frame without its payload crc", fault_omit_pcrc);
+    m = frame(buf + n, sizeof buf - n, VTAG_B, true, true, false, "good frame after it", NULL);
     send_seg(&c, VN_C2S, buf, n + m);                             /* frame 9 */
     n = frame(buf, sizeof buf, VTAG_B, true, true, false, "short ddp header", fault_short_ddp);
     send_seg(&c, VN_C2S, buf, n);                                 /* frame 10 */
@@ -207,7 +226,7 @@ static void gen_order_faults(void)
     n = frame(buf, sizeof buf, VTAG_B, false, false, false, "before any indication", NULL);
     send_seg(&c, VN_S2C, buf, n);                                 /* frame 4: B sends no indication first */
     send_indication(&c, VN_C2S, 0, VTAG_A, false, false, 0);      /* frame 5 */
-    n = frame(buf, sizeof buf, VTAG_B, false, false, false, "too early", NULL);
+    n = frame(buf, sizeof buf, VTAG_B, false, false, false, "too early for frames", NULL);
     send_seg(&c, VN_C2S, buf, n);                                 /* frame 6: A before phase 1 */
     cap_close(&c);
 }
@@ -221,7 +240,7 @@ static void gen_heuristic(void)
     cap_open(&c, "ift-heuristic.pcap", 40404);
     send_indication(&c, VN_C2S, 0, VTAG_A, false, false, 0);
     send_indication(&c, VN_S2C, 1, VTAG_B, false, false, 0);
-    n = frame(buf, sizeof buf, VTAG_B, false, false, false, "found by magic", NULL);
+    n = frame(buf, sizeof buf, VTAG_B, false, false, false, "found by its magic", NULL);
     send_seg(&c, VN_C2S, buf, n);
     cap_close(&c);
 }

@@ -6,9 +6,8 @@ import unittest
 import tsharklib
 
 CAPS = os.environ.get("VITCP_TEST_CAPTURES", "")
-# Wireshark's RPC-over-RDMA heuristic claims any RDMAP Send payload; the
-# test payloads are plain text.
-NO_RPCORDMA = ["--disable-protocol", "rpcordma"]
+# Every protocol stays enabled: the Send payloads of the test captures are
+# text that Wireshark's RPC-over-RDMA heuristic rejects (see capgen_ift.c).
 
 
 def cap(name):
@@ -16,7 +15,7 @@ def cap(name):
 
 
 def by_frame(capture, names, flt="ift"):
-    rows = tsharklib.fields(capture, ["frame.number"] + names, flt, extra=NO_RPCORDMA)
+    rows = tsharklib.fields(capture, ["frame.number"] + names, flt)
     return {int(r[0]): r[1:] for r in rows}
 
 
@@ -34,12 +33,12 @@ class IftGood(unittest.TestCase):
                         ["ift.header_size", "ift.payload_size", "ift.vtag", "ift.hcrc.status", "ift.pcrc.status",
                          "ift.state.hc", "ift.state.pc", "ift.state.vtag", "ift.state.mode"], "ift.frame")
         # A announced HC+PC and echoes B's VTag; B announced HC only.
-        self.assertEqual(rows[6], ["18", "12", "0x2222", "1", "1", "1", "1", "0x2222", "1"])
+        self.assertEqual(rows[6], ["18", "17", "0x2222", "1", "1", "1", "1", "0x2222", "1"])
         self.assertEqual(rows[7], ["14", "12", "0x1111", "1", "3", "1", "0", "0x1111", "1"])
         # split over three segments: reassembled in the last one
         self.assertEqual(rows[10][:5], ["14", "27", "0x2222", "1", "1"])
         # two coalesced frames in one segment
-        self.assertEqual(rows[11][:5], ["18,14", "12,13", "0x1111,0x1111", "1,1", "3,3"])
+        self.assertEqual(rows[11][:5], ["18,14", "19,13", "0x1111,0x1111", "1,1", "3,3"])
         self.assertEqual(set(rows), {6, 7, 10, 11})
 
     def test_ddp_rdmap_decoded_by_wireshark(self):
@@ -54,6 +53,14 @@ class IftGood(unittest.TestCase):
         rows = by_frame(cap("ift-good.pcap"), ["_ws.expert.message"], '_ws.expert.message contains "IFT-"')
         self.assertEqual(list(rows), [5])
         self.assertIn("[IFT-4.2-SP-PERMISSION]", rows[5][0])
+
+    def test_no_capture_is_malformed_with_every_protocol_enabled(self):
+        # RPC-over-RDMA stays enabled: its heuristic must reject the Send payloads.
+        for name in ("ift-good.pcap", "ift-frame-faults.pcap", "ift-ind-faults.pcap", "ift-order.pcap",
+                     "ift-heuristic.pcap"):
+            self.assertEqual(by_frame(cap(name), [], "_ws.malformed || rpcordma"), {}, name)
+        sends = by_frame(cap("ift-good.pcap"), ["iwarp_rdma.opcode"], "iwarp_rdma.opcode == 3")
+        self.assertEqual(sorted(sends), [6, 11])
 
     def test_heuristic_finds_indication_on_any_port(self):
         rows = by_frame(cap("ift-heuristic.pcap"), ["ift.ai.vtag", "ift.vtag", "tcp.dstport"])

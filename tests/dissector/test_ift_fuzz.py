@@ -67,7 +67,7 @@ def survive(test, path, extra=()):
 class IftFuzz(unittest.TestCase):
     def test_mutated_ift(self):
         sources = [os.path.join(CAPS, n) for n in ("ift-good.pcap", "ift-frame-faults.pcap", "ift-ind-faults.pcap")]
-        out = survive(self, mutate_capture(sources, 3000, 4, 54, True), ["--disable-protocol", "rpcordma"])
+        out = survive(self, mutate_capture(sources, 3000, 4, 54, True))
         self.assertIn("iWARP Framing for TCP", out)
 
 

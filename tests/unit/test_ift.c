@@ -533,7 +533,7 @@ static void test_connection_rules(void **state)
     assert_int_equal(vw_ift_conn_feed(&c, 0, fa, na, on_pdu, &g), VW_REQ_NONE);
     assert_int_equal(g.n, 4);
     assert_int_equal(g.findings, 0);
-    assert_int_equal(c.phase0_dir, 0);
+    assert_int_equal(c.nego.phase0_dir, 0);
     assert_true(c.dir[0].mode.hc && !c.dir[0].mode.pc);
     assert_true(!c.dir[1].mode.hc && c.dir[1].mode.pc);
     assert_int_equal(c.dir[0].mode.vtag, 0xB0B0);
@@ -568,9 +568,148 @@ static void test_connection_rules(void **state)
     vw_ift_conn_feed(&c, 0, ir, 64, on_pdu, &g); /* PH=0 as the answer, R differs */
     assert_true(vw_findings_has(&g.last, VW_REQ_IFT_4_2_PHASE));
     assert_true(vw_findings_has(&g.last, VW_REQ_IFT_4_2_R_AGREE));
-    assert_true(c.r_disagree);
+    assert_true(c.nego.r_disagree);
     assert_int_equal(c.dir[0].close_reason, VW_REQ_IFT_4_2_R_AGREE);
     vw_ift_conn_free(&c);
+}
+
+/* The negotiation on its own, as a dissector that frames PDUs itself uses
+ * it: the mode per side, order rules, a second indication ignored. */
+static void test_nego_without_framers(void **state)
+{
+    (void)state;
+    struct vw_ift_nego n;
+    struct vw_findings fs;
+    struct vw_ift_ind a, b, again;
+    struct vw_ift_frame_mode m = {.hc = true, .pc = true};
+    uint8_t buf[64];
+    vw_ift_nego_init(&n);
+    assert_int_equal(n.phase0_dir, -1);
+
+    /* a frame from a side that sent nothing yet */
+    vw_findings_clear(&fs);
+    vw_ift_nego_frame(&n, 1, &fs);
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_IFT_4_INDICATION_FIRST);
+    assert_false(vw_ift_nego_mode(&n, 1, &m));
+    assert_true(m.hc && m.pc); /* untouched */
+    assert_false(m.check_vtag);
+
+    make_ind(buf, 0, 0x1111, true, false);
+    assert_int_equal(ind_exact(buf, 64, &a, &fs), VW_REQ_NONE);
+    assert_true(vw_ift_nego_indication(&n, 0, &a, &fs));
+    assert_int_equal(fs.count, 0);
+    assert_null(n.ind[0].reserved);
+    /* A's frame before B's answer */
+    vw_ift_nego_frame(&n, 0, &fs);
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_IFT_4_2_FRAMES_AFTER_PHASE1);
+    assert_true(vw_ift_nego_mode(&n, 0, &m));
+    assert_true(m.hc);
+    assert_false(m.pc);
+    assert_false(m.check_vtag);
+
+    make_ind(buf, 1, 0x2222, false, true);
+    assert_int_equal(ind_exact(buf, 64, &b, &fs), VW_REQ_NONE);
+    assert_true(vw_ift_nego_indication(&n, 1, &b, &fs));
+    assert_int_equal(fs.count, 0);
+    vw_findings_clear(&fs);
+    vw_ift_nego_frame(&n, 0, &fs);
+    vw_ift_nego_frame(&n, 1, &fs);
+    assert_int_equal(fs.count, 0);
+    assert_true(vw_ift_nego_mode(&n, 0, &m));
+    assert_true(m.check_vtag);
+    assert_int_equal(m.vtag, 0x2222); /* A's frames carry B's VTag */
+    assert_true(vw_ift_nego_mode(&n, 1, &m));
+    assert_false(m.hc);
+    assert_true(m.pc);
+    assert_int_equal(m.vtag, 0x1111);
+
+    /* a second indication from A: flagged, not applied */
+    make_ind(buf, 0, 0x7777, false, false);
+    assert_int_equal(ind_exact(buf, 64, &again, &fs), VW_REQ_NONE);
+    assert_false(vw_ift_nego_indication(&n, 0, &again, &fs));
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_IFT_4_2_PHASE);
+    assert_non_null(strstr(fs.item[0].detail, "Second adaption indication"));
+    assert_true(vw_ift_nego_mode(&n, 1, &m));
+    assert_int_equal(m.vtag, 0x1111);
+    assert_false(vw_ift_nego_indication(&n, 2, &again, &fs));
+}
+
+/* A sender that breaks its own HC/PC: the layout its length shows, and
+ * which CRC is missing or extra. */
+static void test_frame_decode_as_sent(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    struct vw_ift_frame fr;
+    struct vw_ift_frame_mode carried;
+    struct vw_findings fs;
+    const struct vw_ift_frame_mode both = {.hc = true, .pc = true, .check_vtag = true, .vtag = 0x2222};
+    const struct vw_ift_frame_mode none = {.hc = false, .pc = false};
+
+    /* as announced: no finding */
+    size_t n = make_frame(buf, sizeof buf, 0x2222, true, true, false, "as announced");
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_ift_frame_decode_as_sent(buf, n, &both, &fr, &carried, &fs), VW_REQ_NONE);
+    assert_int_equal(fs.count, 0);
+    assert_true(carried.hc && carried.pc && carried.check_vtag);
+
+    /* header CRC only, both announced: the payload CRC is missing */
+    n = make_frame(buf, sizeof buf, 0x2222, true, false, false, "header crc only");
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_ift_frame_decode_as_sent(buf, n, &both, &fr, &carried, &fs), VW_REQ_NONE);
+    assert_true(carried.hc);
+    assert_false(carried.pc);
+    assert_true(fr.hdr_crc_ok);
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_IFT_5_1_CRC_AS_NEGOTIATED);
+    assert_string_equal(fs.item[0].detail, "Payload CRC missing, but the sender announced PC=1");
+
+    /* payload CRC only, both announced: the one that verifies in place wins */
+    n = make_frame(buf, sizeof buf, 0x2222, false, true, false, "payload crc only");
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_ift_frame_decode_as_sent(buf, n, &both, &fr, &carried, &fs), VW_REQ_NONE);
+    assert_false(carried.hc);
+    assert_true(carried.pc);
+    assert_true(fr.payload_crc_ok);
+    assert_int_equal(fs.count, 1);
+    assert_string_equal(fs.item[0].detail, "Header CRC missing, but the sender announced HC=1");
+
+    /* both CRCs where none were announced: two findings */
+    n = make_frame(buf, sizeof buf, 0x2222, true, true, false, "two extra crcs");
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_ift_frame_decode_as_sent(buf, n, &none, &fr, &carried, &fs), VW_REQ_NONE);
+    assert_int_equal(fs.count, 2);
+    assert_string_equal(fs.item[0].detail, "Header CRC present, but the sender announced HC=0");
+    assert_string_equal(fs.item[1].detail, "Payload CRC present, but the sender announced PC=0");
+
+    /* sizes that fit no layout: decoded as announced, FRAME-LEN */
+    n = make_frame(buf, sizeof buf, 0x2222, false, false, false, "three bytes short");
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_ift_frame_decode_as_sent(buf, n - 3, &both, &fr, &carried, &fs),
+                     VW_REQ_IFT_5_1_FRAME_LEN);
+    assert_false(vw_ift_frame_layout(buf, 5, &both, &carried));
+}
+
+static void test_indication_notes(void **state)
+{
+    (void)state;
+    struct vw_ift_ind ind;
+    struct vw_findings fs;
+    memset(&ind, 0, sizeof ind);
+    vw_findings_clear(&fs);
+    ind.flags = VW_IFT_FLAG_R | VW_IFT_FLAG_HC;
+    vw_ift_ind_notes(&ind, &fs);
+    assert_int_equal(fs.count, 0);
+    ind.flags |= VW_IFT_FLAG_SP | VW_IFT_FLAG_IH | VW_IFT_FLAG_IP;
+    vw_ift_ind_notes(&ind, &fs);
+    assert_int_equal(fs.count, 2);
+    assert_int_equal(fs.item[0].req, VW_REQ_IFT_4_2_SP_PERMISSION);
+    assert_int_equal(fs.item[0].severity, VW_SEV_NOTE);
+    assert_int_equal(fs.item[1].req, VW_REQ_IFT_4_2_IGNORE_CRC);
+    assert_non_null(strstr(fs.item[1].detail, "header and payload CRC"));
 }
 
 static void test_garbage_never_overreads(void **state)
@@ -629,6 +768,9 @@ int main(void)
         cmocka_unit_test(test_framer_every_split),
         cmocka_unit_test(test_framer_errors),
         cmocka_unit_test(test_connection_rules),
+        cmocka_unit_test(test_nego_without_framers),
+        cmocka_unit_test(test_frame_decode_as_sent),
+        cmocka_unit_test(test_indication_notes),
         cmocka_unit_test(test_garbage_never_overreads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,12 +47,13 @@ char *vw_ift_flags_str(uint32_t flags, char *out, size_t cap)
 
 /* ------------------------------------------------- adaption indication */
 
-static bool all_zero(const uint8_t *p, size_t n)
+/* Index of the first non-zero byte, n when all are zero. */
+static size_t first_nonzero_byte(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (p[i])
-            return false;
-    return true;
+            return i;
+    return n;
 }
 
 enum vw_req vw_ift_ind_decode(const uint8_t *b, size_t len, struct vw_ift_ind *ind,
@@ -77,7 +78,8 @@ enum vw_req vw_ift_ind_decode(const uint8_t *b, size_t len, struct vw_ift_ind *i
     ind->crc_wire = vw_get_le32(b + VW_IFT_IND_CRC_OFF);
     ind->crc_computed = vw_crc32c(b, VW_IFT_IND_CRC_OFF);
     ind->crc_ok = ind->crc_wire == ind->crc_computed;
-    bool res_bytes_zero = all_zero(ind->reserved, VW_IFT_IND_RESERVED_LEN);
+    size_t first_nonzero = first_nonzero_byte(ind->reserved, VW_IFT_IND_RESERVED_LEN);
+    bool res_bytes_zero = first_nonzero == VW_IFT_IND_RESERVED_LEN;
     ind->reserved_zero = res_bytes_zero && !(ind->flags & VW_IFT_FLAG_RESERVED);
 
     if (!ind->crc_ok) {
@@ -91,20 +93,23 @@ enum vw_req vw_ift_ind_decode(const uint8_t *b, size_t len, struct vw_ift_ind *i
         vw_findings_add(fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT, VW_SEV_ERROR, 6, 2,
                         "BC version %u is above %u: incompatible", ind->bc_version, VW_IFT_BC_VERSION);
     if (ind->version == 0)
-        vw_findings_add(fs, VW_REQ_IFT_4_2_VERSION, VW_SEV_ERROR, 4, 2, "version 0, must be 1");
+        vw_findings_add(fs, VW_REQ_IFT_4_2_VERSION, VW_SEV_ERROR, 4, 2,
+                        "Version must be 1, this indication has version 0");
     else if (ind->version > VW_IFT_VERSION && ind->bc_version <= VW_IFT_BC_VERSION)
         vw_findings_add(fs, VW_REQ_IFT_4_2_VERSION, VW_SEV_NOTE, 4, 2,
-                        "version %u, backward compatible with %u: accepted (I8)", ind->version,
+                        "Newer version %u, backward compatible with %u: accepted (I8)", ind->version,
                         ind->bc_version);
     if (ind->version == VW_IFT_VERSION && ind->bc_version != VW_IFT_BC_VERSION)
         vw_findings_add(fs, VW_REQ_IFT_4_2_BC_VERSION_SET, VW_SEV_ERROR, 6, 2,
                         "BC version %u in a version 1 indication, must be 1", ind->bc_version);
     if (ind->flags & VW_IFT_FLAG_RESERVED)
         vw_findings_add(fs, VW_REQ_IFT_4_2_RESERVED_ZERO, VW_SEV_WARN, 8, 4,
-                        "reserved flag bits 0x%06x set", ind->flags & VW_IFT_FLAG_RESERVED);
+                        "Reserved flag bits 0x%06x set: must be sent as zero", ind->flags & VW_IFT_FLAG_RESERVED);
     if (!res_bytes_zero)
-        vw_findings_add(fs, VW_REQ_IFT_4_2_RESERVED_ZERO, VW_SEV_WARN, VW_IFT_IND_RESERVED_OFF,
-                        VW_IFT_IND_RESERVED_LEN, "reserved bytes not zero");
+        vw_findings_add(fs, VW_REQ_IFT_4_2_RESERVED_ZERO, VW_SEV_WARN,
+                        (uint32_t)(VW_IFT_IND_RESERVED_OFF + first_nonzero), 1,
+                        "Reserved byte %zu not zero (0x%02x): must be sent as zero", first_nonzero,
+                        ind->reserved[first_nonzero]);
     if (ind->flags & (VW_IFT_FLAG_SM | VW_IFT_FLAG_RM) || ind->marker_interval)
         vw_findings_add(fs, VW_REQ_IFT_4_2_MARKERS, VW_SEV_NOTE, 8, 8,
                         "markers are undefined (SM=%u RM=%u interval %u): none are sent (I9)",
@@ -392,4 +397,76 @@ size_t vw_ift_frame_encode(const struct vw_ift_frame_enc *enc, uint8_t *b, size_
         p += VW_IFT_CRC_LEN;
     }
     return p;
+}
+
+/* ------------------------------------- what a display adds (announcements) */
+
+void vw_ift_ind_notes(const struct vw_ift_ind *ind, struct vw_findings *fs)
+{
+    if (ind->flags & VW_IFT_FLAG_SP)
+        vw_findings_add(fs, VW_REQ_IFT_4_2_SP_PERMISSION, VW_SEV_NOTE, 8, 4,
+                        "Speculative placement permitted to the receiver (SP)");
+    if (ind->flags & (VW_IFT_FLAG_IH | VW_IFT_FLAG_IP)) {
+        bool ih = ind->flags & VW_IFT_FLAG_IH, ip = ind->flags & VW_IFT_FLAG_IP;
+        vw_findings_add(fs, VW_REQ_IFT_4_2_IGNORE_CRC, VW_SEV_NOTE, 8, 4,
+                        "Sender will not check the %s%s%s CRC it receives (I9: presence still follows HC/PC)",
+                        ih ? "header" : "", ih && ip ? " and" : "", ip ? " payload" : "");
+    }
+}
+
+/* ------------------------------------ frames that break their own HC/PC */
+
+bool vw_ift_frame_layout(const uint8_t *b, size_t len, const struct vw_ift_frame_mode *announced,
+                         struct vw_ift_frame_mode *carried)
+{
+    if (len < VW_IFT_FRAME_HDR_LEN)
+        return false;
+    size_t hs = vw_get_be16(b), ps = vw_get_be16(b + 2);
+    size_t bare = VW_IFT_FRAME_HDR_LEN + hs + ps;
+    if (len < bare)
+        return false;
+    *carried = *announced;
+    switch (len - bare) {
+    case 0:
+        carried->hc = carried->pc = false;
+        return true;
+    case 2 * VW_IFT_CRC_LEN:
+        carried->hc = carried->pc = true;
+        return true;
+    case VW_IFT_CRC_LEN: {
+        /* One CRC: whichever verifies in place; the announced one when
+         * neither or both do (then the CRC finding says which failed). */
+        size_t hend = VW_IFT_FRAME_HDR_LEN + hs;
+        bool hdr_ok = vw_get_le32(b + hend) == vw_crc32c(b, hend);
+        bool pay_ok = vw_get_le32(b + hend + ps) == vw_crc32c(b + hend, ps);
+        carried->hc = hdr_ok != pay_ok ? hdr_ok : announced->hc;
+        carried->pc = !carried->hc;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+enum vw_req vw_ift_frame_decode_as_sent(const uint8_t *b, size_t len,
+                                        const struct vw_ift_frame_mode *announced,
+                                        struct vw_ift_frame *frame, struct vw_ift_frame_mode *carried,
+                                        struct vw_findings *fs)
+{
+    if (!vw_ift_frame_layout(b, len, announced, carried)) {
+        *carried = *announced;
+        return vw_ift_frame_decode(b, len, announced, frame, fs);
+    }
+    enum vw_req err = vw_ift_frame_decode(b, len, carried, frame, fs);
+    if (err != VW_REQ_NONE)
+        return err;
+    if (carried->hc != announced->hc)
+        vw_findings_add(fs, VW_REQ_IFT_5_1_CRC_AS_NEGOTIATED, VW_SEV_ERROR, 0, 0,
+                        "Header CRC %s, but the sender announced HC=%u",
+                        carried->hc ? "present" : "missing", announced->hc ? 1u : 0u);
+    if (carried->pc != announced->pc)
+        vw_findings_add(fs, VW_REQ_IFT_5_1_CRC_AS_NEGOTIATED, VW_SEV_ERROR, 0, 0,
+                        "Payload CRC %s, but the sender announced PC=%u",
+                        carried->pc ? "present" : "missing", announced->pc ? 1u : 0u);
+    return VW_REQ_NONE;
 }

@@ -2,7 +2,7 @@
  * An IFT connection: two framers fed in capture order, plus the rules that
  * need both directions (I7, I8): phase 0 then phase 1, the R bits agree,
  * A sends frames only after phase 1 arrived, each side's frames carry the
- * VTag the other side announced.
+ * VTag the other side announced. The rules themselves are in ift_nego.c.
  */
 #include <string.h>
 #include "vitcp/ift_stream.h"
@@ -10,7 +10,7 @@
 int vw_ift_conn_init(struct vw_ift_conn *c)
 {
     memset(c, 0, sizeof *c);
-    c->phase0_dir = -1;
+    vw_ift_nego_init(&c->nego);
     if (vw_ift_framer_init(&c->dir[0], true) != 0)
         return -1;
     if (vw_ift_framer_init(&c->dir[1], true) != 0) {
@@ -33,47 +33,23 @@ struct conn_call {
     void *ctx;
 };
 
-static void check_indication(struct vw_ift_conn *c, int dir, const struct vw_ift_ind *ind,
-                             struct vw_findings *fs)
-{
-    struct vw_ift_framer *peer = &c->dir[1 - dir];
-    unsigned phase = vw_ift_ind_phase(ind);
-    if (c->phase0_dir < 0) {
-        c->phase0_dir = dir;
-        if (phase != 0)
-            vw_findings_add(fs, VW_REQ_IFT_4_2_PHASE, VW_SEV_ERROR, 8, 1,
-                            "first indication of the connection has PH=1");
-    } else if (phase != 1) {
-        vw_findings_add(fs, VW_REQ_IFT_4_2_PHASE, VW_SEV_ERROR, 8, 1,
-                        "answer to phase 0 has PH=0");
-    }
-    if (peer->ind_seen && peer->ind.magic == VW_IFT_MAGIC &&
-        ((peer->ind.flags ^ ind->flags) & VW_IFT_FLAG_R)) {
-        c->r_disagree = true;
-        vw_findings_add(fs, VW_REQ_IFT_4_2_R_AGREE, VW_SEV_ERROR, 8, 1,
-                        "R=%u here, R=%u from the peer: the connection must close",
-                        !!(ind->flags & VW_IFT_FLAG_R), !!(peer->ind.flags & VW_IFT_FLAG_R));
-        if (c->dir[dir].close_reason == VW_REQ_NONE)
-            c->dir[dir].close_reason = VW_REQ_IFT_4_2_R_AGREE;
-    }
-    /* Frames the peer sends must carry this side's VTag. */
-    vw_ift_framer_set_vtag(peer, ind->vtag);
-}
-
 static void conn_pdu(void *vctx, const uint8_t *raw, size_t len, uint64_t stream_off,
                      const struct vw_ift_pdu *pdu, enum vw_req err,
                      const struct vw_findings *findings)
 {
     struct conn_call *call = vctx;
     struct vw_ift_conn *c = call->conn;
+    int dir = call->dir;
     struct vw_findings fs = *findings;
     if (pdu->is_indication && err == VW_REQ_NONE) {
-        check_indication(c, call->dir, &pdu->ind, &fs);
+        bool disagreed = c->nego.r_disagree;
+        if (vw_ift_nego_indication(&c->nego, dir, &pdu->ind, &fs))
+            vw_ift_framer_set_vtag(&c->dir[1 - dir], pdu->ind.vtag); /* the peer's frames carry it */
+        /* B answers a disagreeing phase 0 with phase 1, then must close (I8). */
+        if (!disagreed && c->nego.r_disagree && c->dir[dir].close_reason == VW_REQ_NONE)
+            c->dir[dir].close_reason = VW_REQ_IFT_4_2_R_AGREE;
     } else if (!pdu->is_indication) {
-        /* I7: A frames only after phase 1 arrived; B after sending it. */
-        if (!c->dir[1 - call->dir].ind_seen)
-            vw_findings_add(&fs, VW_REQ_IFT_4_2_FRAMES_AFTER_PHASE1, VW_SEV_ERROR, 0, 0,
-                            "frame sent before the peer's adaption indication");
+        vw_ift_nego_frame(&c->nego, dir, &fs);
     }
     if (call->cb)
         call->cb(call->ctx, raw, len, stream_off, pdu, err, &fs);

@@ -90,6 +90,12 @@ enum vw_req vw_ift_ind_decode(const uint8_t *buf, size_t len, struct vw_ift_ind 
  * decoded indication (bad CRC, BC version above 1), else VW_REQ_NONE. */
 enum vw_req vw_ift_ind_fatal(const struct vw_ift_ind *ind);
 
+/* Announcements of a decoded indication that break no rule but change
+ * what the peer may do, as notes for displays (the dissector):
+ * IFT-4.2-SP-PERMISSION (SP set) and IFT-4.2-IGNORE-CRC (IH/IP set).
+ * Lint and conformance leave them out: they are not violations. */
+void vw_ift_ind_notes(const struct vw_ift_ind *ind, struct vw_findings *findings);
+
 /* Magic in the first four bytes and a matching CRC: could buf start an
  * indication? (heuristic dissection, the ULP-upgrade case of section 4) */
 bool vw_ift_plausible_indication(const uint8_t *buf, size_t len);
@@ -229,6 +235,22 @@ enum vw_req vw_ift_frame_fatal(const struct vw_ift_frame *frame, const struct vw
  * Returns true and sets mode->hc/pc (VTag unchecked) when that choice is
  * unique; false (mode untouched) when nothing fits or it is ambiguous. */
 bool vw_ift_guess_mode(const uint8_t *buf, size_t len, struct vw_ift_frame_mode *mode);
+
+/* The CRCs a whole frame of len bytes carries, from its sizes: none, both,
+ * or (one CRC's room) the one that verifies in place, the announced one
+ * when neither or both verify. For a sender that breaks its own HC/PC.
+ * carried keeps announced's VTag check. False when len fits no layout. */
+bool vw_ift_frame_layout(const uint8_t *buf, size_t len, const struct vw_ift_frame_mode *announced,
+                         struct vw_ift_frame_mode *carried);
+
+/* Decode a whole frame with the CRCs it carries (vw_ift_frame_layout) and
+ * add IFT-5.1-CRC-AS-NEGOTIATED for each CRC missing or extra against what
+ * its sender announced. When no layout fits, decodes as announced (and
+ * returns IFT-5.1-FRAME-LEN). carried receives the layout used. */
+enum vw_req vw_ift_frame_decode_as_sent(const uint8_t *buf, size_t len,
+                                        const struct vw_ift_frame_mode *announced,
+                                        struct vw_ift_frame *frame, struct vw_ift_frame_mode *carried,
+                                        struct vw_findings *findings);
 
 struct vw_ift_frame_enc {
     uint16_t vtag;

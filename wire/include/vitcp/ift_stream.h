@@ -63,10 +63,35 @@ void vw_ift_framer_resync(struct vw_ift_framer *f, uint64_t stream_off);
 
 /* --------------------------------------------------------- connection */
 
+/* The negotiation of one connection as its two indications show it (I7,
+ * I8): the rules that need both sides. vw_ift_conn keeps one; a caller that
+ * frames PDUs itself (the dissector) feeds it indications and frames in
+ * capture order. Sides are 0 and 1. */
+struct vw_ift_nego {
+    bool ind_seen[2];
+    struct vw_ift_ind ind[2];  /* each side's first indication (ind.reserved not kept) */
+    int phase0_dir;            /* side that sent the first indication (A), -1 until seen */
+    bool r_disagree;           /* the R bits of the two indications differ */
+};
+
+void vw_ift_nego_init(struct vw_ift_nego *n);
+/* An indication from side dir: IFT-4.2-PHASE (the first one of the
+ * connection is phase 0, the answer phase 1, one per side) and
+ * IFT-4.2-R-AGREE (on the later one). Returns true when it is this side's
+ * first, which is then in force; a second one changes nothing. */
+bool vw_ift_nego_indication(struct vw_ift_nego *n, int dir, const struct vw_ift_ind *ind,
+                            struct vw_findings *findings);
+/* A frame from side dir: IFT-4-INDICATION-FIRST when that side sent no
+ * indication, else IFT-4.2-FRAMES-AFTER-PHASE1 when the peer sent none. */
+void vw_ift_nego_frame(const struct vw_ift_nego *n, int dir, struct vw_findings *findings);
+/* The mode of frames sent by dir: its own HC/PC and the VTag its peer
+ * announced (check_vtag only once that is known). Returns false (mode's
+ * hc/pc untouched) when dir's own indication is not known. */
+bool vw_ift_nego_mode(const struct vw_ift_nego *n, int dir, struct vw_ift_frame_mode *mode);
+
 struct vw_ift_conn {
     struct vw_ift_framer dir[2];
-    int phase0_dir;            /* side that sent phase 0 (A), -1 until seen */
-    bool r_disagree;           /* the R bits of the two indications differ */
+    struct vw_ift_nego nego;
 };
 
 int vw_ift_conn_init(struct vw_ift_conn *c);

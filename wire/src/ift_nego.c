@@ -1,0 +1,73 @@
+/*
+ * The rules of an IFT connection that need both indications (I7, I8): the
+ * phases, one indication per side, R-bit agreement, frames only once both
+ * indications are out, and the frame layout each side's indication sets.
+ * Shared by vw_ift_conn and by callers that frame PDUs themselves.
+ */
+#include <string.h>
+#include "vitcp/ift_stream.h"
+
+void vw_ift_nego_init(struct vw_ift_nego *n)
+{
+    memset(n, 0, sizeof *n);
+    n->phase0_dir = -1;
+}
+
+bool vw_ift_nego_indication(struct vw_ift_nego *n, int dir, const struct vw_ift_ind *ind,
+                            struct vw_findings *fs)
+{
+    if (dir != 0 && dir != 1)
+        return false;
+    if (n->ind_seen[dir]) {
+        vw_findings_add(fs, VW_REQ_IFT_4_2_PHASE, VW_SEV_ERROR, 0, VW_IFT_IND_LEN,
+                        "Second adaption indication from this side: a protocol error "
+                        "(the first one stays in force)");
+        return false;
+    }
+    unsigned phase = vw_ift_ind_phase(ind);
+    if (n->phase0_dir < 0) {
+        n->phase0_dir = dir;
+        if (phase != 0)
+            vw_findings_add(fs, VW_REQ_IFT_4_2_PHASE, VW_SEV_ERROR, 8, 1,
+                            "The first adaption indication must be phase 0, this is phase 1");
+    } else if (phase != 1) {
+        vw_findings_add(fs, VW_REQ_IFT_4_2_PHASE, VW_SEV_ERROR, 8, 1,
+                        "The answer to phase 0 must be phase 1, this is phase 0");
+    }
+    const struct vw_ift_ind *peer = &n->ind[1 - dir];
+    if (n->ind_seen[1 - dir] && ((peer->flags ^ ind->flags) & VW_IFT_FLAG_R)) {
+        n->r_disagree = true;
+        vw_findings_add(fs, VW_REQ_IFT_4_2_R_AGREE, VW_SEV_ERROR, 8, 1,
+                        "R=%u here, R=%u from the peer: the connection must close",
+                        !!(ind->flags & VW_IFT_FLAG_R), !!(peer->flags & VW_IFT_FLAG_R));
+    }
+    n->ind_seen[dir] = true;
+    n->ind[dir] = *ind;
+    n->ind[dir].reserved = NULL; /* points into bytes that do not outlive the call */
+    return true;
+}
+
+void vw_ift_nego_frame(const struct vw_ift_nego *n, int dir, struct vw_findings *fs)
+{
+    if (dir != 0 && dir != 1)
+        return;
+    if (!n->ind_seen[dir])
+        vw_findings_add(fs, VW_REQ_IFT_4_INDICATION_FIRST, VW_SEV_ERROR, 0, 0,
+                        "Frame before this side's adaption indication: a protocol error");
+    else if (!n->ind_seen[1 - dir])
+        vw_findings_add(fs, VW_REQ_IFT_4_2_FRAMES_AFTER_PHASE1, VW_SEV_ERROR, 0, 0,
+                        "Frame sent before the peer's adaption indication");
+}
+
+bool vw_ift_nego_mode(const struct vw_ift_nego *n, int dir, struct vw_ift_frame_mode *mode)
+{
+    if (dir != 0 && dir != 1)
+        return false;
+    mode->check_vtag = n->ind_seen[1 - dir];
+    mode->vtag = n->ind_seen[1 - dir] ? n->ind[1 - dir].vtag : 0;
+    if (!n->ind_seen[dir])
+        return false;
+    mode->hc = n->ind[dir].flags & VW_IFT_FLAG_HC;
+    mode->pc = n->ind[dir].flags & VW_IFT_FLAG_PC;
+    return true;
+}
