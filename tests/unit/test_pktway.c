@@ -316,6 +316,99 @@ static void test_link_padding(void **state)
     assert_true(vw_findings_has(&fs, VW_REQ_EEP_9_OT_NEEDS_OH));
 }
 
+/* Over UDP the datagram is the message: the TAIL is its last word even
+ * without optional header fields, and a word before it is a trailer
+ * without OH (not the TAIL followed by padding, as on a link). */
+static void test_datagram_carrier(void **state)
+{
+    (void)state;
+    uint8_t b[64];
+    struct vw_eep_enc e;
+    vw_eep_enc_init(&e, 0x000123, 0x000042, 0x0001, (const uint8_t *)"data", 4);
+    e.ot = (const uint8_t *)"TRAILER!";
+    e.ot_len = 8;
+    e.ei = 0x5;
+    size_t n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(n, 40); /* header, one data word, the trailer word, TAIL */
+    struct vw_eep_msg m;
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_eep_decode_on(b, n, VW_EEP_CARRIER_DATAGRAM, &m, &fs), VW_REQ_NONE);
+    assert_int_equal(m.tail_offset, 32);
+    assert_int_equal(m.ei, 0x5);
+    assert_int_equal(m.ot_len, 8);
+    assert_int_equal(m.link_padding, 0);
+    assert_int_equal(fs.count, 2);
+    assert_int_equal(fs.item[0].req, VW_REQ_EEP_9_OT_NEEDS_OH);
+    assert_string_equal(fs.item[0].detail, "8 bytes between the data block and the TAIL, but h=0");
+    assert_int_equal(fs.item[1].req, VW_REQ_EEP_10_EI_ERROR);
+    /* the same bytes on a link: the TAIL follows the data block */
+    assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_NONE);
+    assert_int_equal(m.tail_offset, 24);
+    assert_int_equal(m.link_padding, 8);
+    /* a well-formed datagram has no finding */
+    vw_eep_enc_init(&e, 0x000123, 0x000042, 0x0001, (const uint8_t *)"data", 4);
+    n = vw_eep_encode(&e, b, sizeof b);
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_eep_decode_on(b, n, VW_EEP_CARRIER_DATAGRAM, &m, &fs), VW_REQ_NONE);
+    assert_int_equal(fs.count, 0);
+    assert_int_equal(m.tail_offset, 24);
+    assert_int_equal(m.msg_len, 32);
+}
+
+/* What a display notes: records left, local-only addresses, unknown PT,
+ * non-zero padding; nothing for a plain message. */
+static void test_display_notes(void **state)
+{
+    (void)state;
+    uint8_t b[256];
+    struct vw_eep_enc e;
+    struct vw_eep_route_enc routes[2];
+    struct vw_eep_oh_enc oh[1];
+    size_t n = full_message(b, sizeof b, &e, routes, oh);
+    struct vw_eep_msg m;
+    struct vw_findings fs;
+    assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_NONE);
+    uint8_t *d = malloc(n);
+    assert_non_null(d);
+    memcpy(d, b, n);
+    assert_int_equal(vw_eep_decode(d, n, &m, NULL), VW_REQ_NONE);
+    vw_findings_clear(&fs);
+    vw_eep_notes(d, &m, NULL, &fs);
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_EEP_4B_ROUTES_CONSUMED);
+    assert_string_equal(fs.item[0].detail, "2 L2RH/symbol record(s) not yet consumed");
+    /* padding of the L2RH (bytes 15) and of the data block made non-zero */
+    d[15] = 0xEE;
+    d[m.db_offset + m.db_len - 1] = 0x01;
+    vw_findings_clear(&fs);
+    vw_eep_notes(d, &m, NULL, &fs);
+    assert_int_equal(fs.count, 3);
+    assert_int_equal(fs.item[1].req, VW_REQ_EEP_3_PADDING_UNCHECKED);
+    assert_int_equal(fs.item[1].offset, 15);
+    assert_int_equal(fs.item[2].req, VW_REQ_EEP_3_PADDING_UNCHECKED);
+    assert_int_equal(fs.item[2].offset, m.db_offset + m.data_len);
+    free(d);
+
+    /* Hey-You! with an unknown packet type; a configured enumeration knows it */
+    vw_eep_enc_init(&e, VW_EEP_ADDR_HEY_YOU, 0x000042, 0x4242, NULL, 0);
+    n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(vw_eep_decode(b, n, &m, NULL), VW_REQ_NONE);
+    vw_findings_clear(&fs);
+    vw_eep_notes(b, &m, NULL, &fs);
+    assert_int_equal(fs.count, 2);
+    assert_int_equal(fs.item[0].req, VW_REQ_EEP_6C_LOCAL_ONLY);
+    assert_non_null(strstr(fs.item[0].detail, "Hey-You!"));
+    assert_int_equal(fs.item[1].req, VW_REQ_EEP_6E_PT_KNOWN);
+    assert_string_equal(fs.item[1].detail, "Packet type 0x4242 is not in the project's enumeration (P8)");
+    struct vw_eep_types t = vw_eep_types_default;
+    t.pt_rrp = 0x4242;
+    vw_findings_clear(&fs);
+    vw_eep_notes(b, &m, &t, &fs);
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_EEP_6C_LOCAL_ONLY);
+}
+
 static void test_names_and_tail(void **state)
 {
     (void)state;
@@ -385,6 +478,8 @@ int main(void)
         cmocka_unit_test(test_header_field_findings),
         cmocka_unit_test(test_decode_errors_name_rules),
         cmocka_unit_test(test_link_padding),
+        cmocka_unit_test(test_datagram_carrier),
+        cmocka_unit_test(test_display_notes),
         cmocka_unit_test(test_names_and_tail),
         cmocka_unit_test(test_garbage_never_overreads),
     };

@@ -187,7 +187,7 @@ static void check_hdr(const struct vw_eep_hdr *h, size_t off, struct vw_findings
     uint32_t o = (uint32_t)off;
     if (h->version != 0)
         vw_findings_add(fs, VW_REQ_EEP_6A_VERSION, VW_SEV_WARN, o, 1,
-                        "version %u: end nodes drop it (P5), routers may forward it", h->version);
+                        "Version %u: end nodes drop it (P5), routers may forward it", h->version);
     enum vw_eep_dt_kind kind = vw_eep_dt_kind(h->dt);
     if (kind == VW_EEP_DT_RESERVED)
         vw_findings_add(fs, VW_REQ_EEP_6C_DT_KIND, VW_SEV_WARN, o + 1, 3,
@@ -202,7 +202,8 @@ static void check_hdr(const struct vw_eep_hdr *h, size_t off, struct vw_findings
         vw_findings_add(fs, VW_REQ_EEP_6J_RZ_ZERO, VW_SEV_WARN, o + 12, 1, "RZ 0x%02x not zero", h->rz);
     if (h->sa & 0x800000u)
         vw_findings_add(fs, VW_REQ_EEP_6K_SA_PHYSICAL, VW_SEV_ERROR, o + 13, 3,
-                        "source address 0x%06x is not a physical address", h->sa);
+                        "Source address 0x%06x is a %s, not a physical address", h->sa,
+                        vw_eep_dt_kind_name(vw_eep_dt_kind(h->sa)));
 }
 
 static bool all_zero(const uint8_t *p, size_t n)
@@ -228,6 +229,12 @@ static void report_ei(uint64_t ei, size_t off, struct vw_findings *fs)
 enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *m,
                           struct vw_findings *fs)
 {
+    return vw_eep_decode_on(buf, len, VW_EEP_CARRIER_LINK, m, fs);
+}
+
+enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier carrier,
+                             struct vw_eep_msg *m, struct vw_findings *fs)
+{
     memset(m, 0, sizeof *m);
     size_t pos = 0;
     struct vw_eep_route r;
@@ -247,8 +254,18 @@ enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *m,
         enum vw_eep_route_kind kind = VW_EEP_ROUTE_L2RH;
         vw_eep_record_kind(buf + pos, len - pos, &kind);
         enum vw_req req = kind == VW_EEP_ROUTE_L2RH ? VW_REQ_EEP_5A_L2RH_LEN : VW_REQ_EEP_5B_SYMBOL_LEN;
-        vw_findings_add(fs, req, VW_SEV_ERROR, (uint32_t)pos, (uint32_t)(len - pos),
-                        "%s record runs past the end of the message", vw_eep_route_kind_name(kind));
+        size_t left = len - pos;
+        if (kind == VW_EEP_ROUTE_L2RH)
+            vw_findings_add(fs, req, VW_SEV_ERROR, (uint32_t)pos, (uint32_t)left,
+                            "L2RH with %u routing bytes needs %zu bytes, %zu left", r.data_len,
+                            r.record_len, left);
+        else if (left < 5)
+            vw_findings_add(fs, req, VW_SEV_ERROR, (uint32_t)pos, (uint32_t)left,
+                            "Symbol cut short: %zu bytes left", left);
+        else
+            vw_findings_add(fs, req, VW_SEV_ERROR, (uint32_t)pos, (uint32_t)left,
+                            "Symbol with %u data bytes needs %zu bytes, %zu left", r.data_len,
+                            r.record_len, left);
         return req;
     }
     m->routes_len = pos;
@@ -277,7 +294,8 @@ enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *m,
                 m->n_oh_mandatory++;
                 vw_findings_add(fs, VW_REQ_EEP_7_MANDATORY_UNKNOWN, VW_SEV_NOTE,
                                 (uint32_t)(pos + oh.offset), (uint32_t)oh.field_len,
-                                "mandatory optional header type %u is unknown", oh.type);
+                                "Mandatory optional header type %u is unknown: the message should not be "
+                                "processed", oh.type);
             }
         }
         if (!ended) {
@@ -295,15 +313,28 @@ enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *m,
     m->db_len = (size_t)m->hdr.dl * VW_EEP_WORD;
     if (m->db_len > before_tail - pos) {
         vw_findings_add(fs, VW_REQ_EEP_6H_DL_FITS, VW_SEV_ERROR, (uint32_t)(m->hdr_offset + 8), 4,
-                        "DL %u words (%zu bytes) but %zu bytes before the TAIL", m->hdr.dl, m->db_len,
-                        before_tail - pos);
+                        "Data block of %u words (%zu bytes) runs past the TAIL (%zu bytes before it)",
+                        m->hdr.dl, m->db_len, before_tail - pos);
         return VW_REQ_EEP_6H_DL_FITS;
     }
     m->data = buf + pos;
     m->data_len = m->db_len >= m->hdr.pl ? m->db_len - m->hdr.pl : 0;
     pos += m->db_len;
 
-    if (m->hdr.h) {
+    if (!m->hdr.h && carrier == VW_EEP_CARRIER_DATAGRAM) {
+        /* A datagram is the message (no link padding): the TAIL is the last
+         * 8 bytes (P3), and bytes before it are trailer bytes without OH. */
+        m->ot = buf + pos;
+        m->ot_len = before_tail - pos;
+        m->tail_offset = before_tail;
+        m->msg_len = len;
+        if (m->ot_len % VW_EEP_WORD)
+            vw_findings_add(fs, VW_REQ_EEP_1B_8B_WORDS, VW_SEV_ERROR, (uint32_t)pos, (uint32_t)m->ot_len,
+                            "%zu trailer bytes are not whole 8-byte words", m->ot_len);
+        if (m->ot_len)
+            vw_findings_add(fs, VW_REQ_EEP_9_OT_NEEDS_OH, VW_SEV_WARN, (uint32_t)pos, (uint32_t)m->ot_len,
+                            "%zu bytes between the data block and the TAIL, but h=0", m->ot_len);
+    } else if (m->hdr.h) {
         /* P3: the TAIL is the last 8 bytes; trailer fields fill the gap. */
         m->ot = buf + pos;
         m->ot_len = before_tail - pos;
@@ -323,7 +354,7 @@ enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *m,
         m->link_padding = len - m->msg_len;
         if (m->link_padding && all_zero(buf + m->msg_len, m->link_padding))
             vw_findings_add(fs, VW_REQ_EEP_P1_CARRIAGE, VW_SEV_NOTE, (uint32_t)m->msg_len,
-                            (uint32_t)m->link_padding, "%zu bytes of link padding after the TAIL",
+                            (uint32_t)m->link_padding, "%zu bytes after the TAIL: link padding, not part of the message",
                             m->link_padding);
         else if (m->link_padding)
             vw_findings_add(fs, VW_REQ_EEP_9_OT_NEEDS_OH, VW_SEV_WARN, (uint32_t)m->msg_len,
@@ -334,6 +365,54 @@ enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *m,
     m->ei = vw_get_be64(buf + m->tail_offset);
     report_ei(m->ei, m->tail_offset, fs);
     return VW_REQ_NONE;
+}
+
+/* ------------------------------------- what a display adds (notes) */
+
+/* Non-zero padding bytes in p[from..to): one note for the first. */
+static void note_padding(const uint8_t *buf, size_t from, size_t to, const char *where,
+                         struct vw_findings *fs)
+{
+    for (size_t i = from; i < to; i++) {
+        if (buf[i]) {
+            vw_findings_add(fs, VW_REQ_EEP_3_PADDING_UNCHECKED, VW_SEV_NOTE, (uint32_t)from,
+                            (uint32_t)(to - from),
+                            "%s padding byte 0x%02x not zero (discarded without checking)", where, buf[i]);
+            return;
+        }
+    }
+}
+
+void vw_eep_notes(const uint8_t *buf, const struct vw_eep_msg *m, const struct vw_eep_types *types,
+                  struct vw_findings *fs)
+{
+    unsigned routes = m->n_l2rh + m->n_symbols;
+    if (routes)
+        vw_findings_add(fs, VW_REQ_EEP_4B_ROUTES_CONSUMED, VW_SEV_NOTE, 0, (uint32_t)m->routes_len,
+                        "%u L2RH/symbol record(s) not yet consumed", routes);
+    size_t pos = 0;
+    struct vw_eep_route r;
+    while (vw_eep_route_next(buf, m->routes_len, &pos, &r) == 1) {
+        size_t head = r.kind == VW_EEP_ROUTE_L2RH ? 2u : 5u;
+        note_padding(buf, r.offset + head + r.data_len, r.offset + r.record_len,
+                     vw_eep_route_kind_name(r.kind), fs);
+    }
+    uint32_t dt = m->hdr.dt;
+    if (vw_eep_dt_kind(dt) == VW_EEP_DT_PHYSICAL &&
+        (dt == VW_EEP_ADDR_HEY_YOU || dt == VW_EEP_ADDR_BROADCAST))
+        vw_findings_add(fs, VW_REQ_EEP_6C_LOCAL_ONLY, VW_SEV_NOTE, (uint32_t)m->hdr_offset + 1, 3,
+                        "%s: delivered locally, never forwarded (P7)",
+                        dt == VW_EEP_ADDR_HEY_YOU ? "Hey-You!" : "Broadcast");
+    if (!strcmp(vw_eep_pt_name(types, m->hdr.pt), "Unknown"))
+        vw_findings_add(fs, VW_REQ_EEP_6E_PT_KNOWN, VW_SEV_NOTE, (uint32_t)m->hdr_offset + 6, 2,
+                        "Packet type 0x%04x is not in the project's enumeration (P8)", m->hdr.pt);
+    size_t opos = 0;
+    struct vw_eep_oh oh;
+    size_t oh_base = m->hdr_offset + VW_EEP_HDR_LEN;
+    while (m->oh && vw_eep_oh_next(m->oh, m->oh_len, &opos, &oh) == 1)
+        note_padding(buf, oh_base + oh.offset + 2 + oh.data_len, oh_base + oh.offset + oh.field_len,
+                     "Optional header field", fs);
+    note_padding(buf, m->db_offset + m->data_len, m->db_offset + m->db_len, "Data block", fs);
 }
 
 /* ------------------------------------------------------------ encoder */

@@ -159,6 +159,27 @@ struct vw_eep_msg {
 enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *msg,
                           struct vw_findings *findings);
 
+/* What carries the message (P1): a link frame may be padded after the
+ * message; a datagram (UDP) is exactly the message. */
+enum vw_eep_carrier {
+    VW_EEP_CARRIER_LINK,     /* Ethernet: vw_eep_decode's reading */
+    VW_EEP_CARRIER_DATAGRAM, /* UDP: the TAIL is the last 8 bytes even without OH fields */
+};
+/* vw_eep_decode for a carrier. Over a datagram a message without optional
+ * header fields has its TAIL in the last 8 bytes, and bytes between the
+ * data block and the TAIL break EEP-9-OT-NEEDS-OH. */
+enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier carrier,
+                             struct vw_eep_msg *msg, struct vw_findings *findings);
+
+/* Notes a display adds to a message decoded without error (buf is the
+ * decoded buffer): records not yet consumed (EEP-4B-ROUTES-CONSUMED),
+ * Hey-You!/Broadcast (EEP-6C-LOCAL-ONLY), a PT outside types
+ * (EEP-6E-PT-KNOWN; NULL: the P8 defaults) and non-zero padding
+ * (EEP-3-PADDING-UNCHECKED). None is a violation a receiver can hold
+ * against the sender, so lint and conformance leave them out. */
+void vw_eep_notes(const uint8_t *buf, const struct vw_eep_msg *msg, const struct vw_eep_types *types,
+                  struct vw_findings *findings);
+
 /* A router forwarding the TAIL (P6, section 10): shift left by one unless
  * the MSbit is set, then set the LSbit when this router saw an error. */
 static inline uint64_t vw_eep_tail_forward(uint64_t ei, bool error)
