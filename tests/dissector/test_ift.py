@@ -98,6 +98,15 @@ class IftRules(unittest.TestCase):
         self.assertEqual(st[4], ["0"])
         self.assertEqual(st[5], ["1"])
 
+    def test_rule_field_and_expert_names_follow_the_catalog(self):
+        # ift.rule carries the ID alone; each rule/severity has its own expert field
+        rows = by_frame(cap("ift-frame-faults.pcap"), ["ift.rule"], "ift.rule")
+        self.assertEqual(rows, {6: ["IFT-5.1-HDR-CRC"], 7: ["IFT-5.1-PAYLOAD-CRC"], 8: ["IFT-4.2-VTAG-MATCH"],
+                                9: ["IFT-5.1-CRC-AS-NEGOTIATED"], 10: ["IFT-5.1-DDP-HDR-PRESENT"]})
+        self.assertEqual(list(by_frame(cap("ift-frame-faults.pcap"), [], "ift.expert.ift_5_1_hdr_crc.error")), [6])
+        notes = by_frame(cap("ift-good.pcap"), [], "ift.expert.ift_4_2_sp_permission.note")
+        self.assertEqual(list(notes), [5])
+
     def test_order_rules(self):
         e = self.experts("ift-order.pcap")
         self.assertIn("[IFT-4-INDICATION-FIRST]", e[4])

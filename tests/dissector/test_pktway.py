@@ -57,6 +57,10 @@ class PktwayRules(unittest.TestCase):
         self.assertIn("[EEP-9-OT-UNSIZED] 8 bytes", e[7])
         for rid in ("[EEP-5B-SYMBOL-PRIORITY]", "[EEP-4A-CARRIAGE] 14 bytes after the TAIL"):
             self.assertIn(rid, e[8])
+        rules = by_frame("pktway-faults.pcap", ["pktway.rule"], "pktway.rule")
+        self.assertEqual(rules[3], ["EEP-6C-DT-KIND,EEP-9-OT-NEEDS-OH"])  # UDP: the TAIL is the last word
+        self.assertEqual(rules[5], ["EEP-5A-L2RH-LEN"])
+        self.assertEqual(list(by_frame("pktway-faults.pcap", [], "pktway.expert.eep_6k_sa_physical.error")), [1])
 
 
 if __name__ == "__main__":

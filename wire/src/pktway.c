@@ -321,9 +321,10 @@ enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier
     m->data_len = m->db_len >= m->hdr.pl ? m->db_len - m->hdr.pl : 0;
     pos += m->db_len;
 
-    if (!m->hdr.h && carrier == VW_EEP_CARRIER_DATAGRAM) {
-        /* A datagram is the message (no link padding): the TAIL is the last
-         * 8 bytes (P3), and bytes before it are trailer bytes without OH. */
+    if (m->hdr.h || carrier == VW_EEP_CARRIER_DATAGRAM) {
+        /* P3: the TAIL is the last 8 bytes and trailer fields fill the gap.
+         * A datagram is the message itself (no link padding), so this holds
+         * there without OH fields too, and such trailer bytes need an OH. */
         m->ot = buf + pos;
         m->ot_len = before_tail - pos;
         m->tail_offset = before_tail;
@@ -331,22 +332,13 @@ enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier
         if (m->ot_len % VW_EEP_WORD)
             vw_findings_add(fs, VW_REQ_EEP_1B_8B_WORDS, VW_SEV_ERROR, (uint32_t)pos, (uint32_t)m->ot_len,
                             "%zu trailer bytes are not whole 8-byte words", m->ot_len);
-        if (m->ot_len)
-            vw_findings_add(fs, VW_REQ_EEP_9_OT_NEEDS_OH, VW_SEV_WARN, (uint32_t)pos, (uint32_t)m->ot_len,
-                            "%zu bytes between the data block and the TAIL, but h=0", m->ot_len);
-    } else if (m->hdr.h) {
-        /* P3: the TAIL is the last 8 bytes; trailer fields fill the gap. */
-        m->ot = buf + pos;
-        m->ot_len = before_tail - pos;
-        m->tail_offset = before_tail;
-        m->msg_len = len;
-        if (m->ot_len % VW_EEP_WORD)
-            vw_findings_add(fs, VW_REQ_EEP_1B_8B_WORDS, VW_SEV_ERROR, (uint32_t)pos, (uint32_t)m->ot_len,
-                            "%zu trailer bytes are not whole 8-byte words", m->ot_len);
-        if (m->ot_len)
+        if (m->ot_len && m->hdr.h)
             vw_findings_add(fs, VW_REQ_EEP_9_OT_UNSIZED, VW_SEV_NOTE, (uint32_t)pos, (uint32_t)m->ot_len,
                             "%zu bytes of optional trailer fields (no OH type is known to size them)",
                             m->ot_len);
+        else if (m->ot_len)
+            vw_findings_add(fs, VW_REQ_EEP_9_OT_NEEDS_OH, VW_SEV_WARN, (uint32_t)pos, (uint32_t)m->ot_len,
+                            "%zu bytes between the data block and the TAIL, but h=0", m->ot_len);
     } else {
         /* Without OH fields there are no trailer fields: the header sizes the message. */
         m->tail_offset = pos;
