@@ -73,8 +73,8 @@ enum vw_req vw_warp_decode(const uint8_t *buf, size_t len, struct vw_warp_chunk 
         vw_findings_add(fs, VW_REQ_WARP_E_TXERR, VW_SEV_WARN, 1, 1,
                         "Transmit Error: the sender hit an error in this ULP PDU");
     if (!hdr) {
-        vw_findings_add(fs, VW_REQ_WARP_A_TYPE_KNOWN, VW_SEV_ERROR, 0, 1, "Unknown type %u: chunk skipped by its length",
-                        c->type);
+        vw_findings_add(fs, VW_REQ_WARP_A_TYPE_KNOWN, VW_SEV_ERROR, 0, 1,
+                        "Unknown type %u: chunk skipped by its length", c->type);
         return VW_REQ_WARP_A_TYPE_KNOWN;
     }
     if (c->type == VW_WARP_RDMA) {
