@@ -430,7 +430,7 @@ void proto_register_ift(void)
     proto_register_field_array(proto_ift, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
     static const char *const rule_prefixes[] = {"IFT-", NULL};
-    rule_experts_register(&ift_rules, proto_ift, "ift", rule_prefixes);
+    rule_experts_register(&ift_rules, proto_ift, "ift", rule_prefixes, NULL);
 
     module_t *ift_module = prefs_register_protocol(proto_ift, NULL);
     prefs_register_bool_preference(ift_module, "desegment",

@@ -333,7 +333,7 @@ void proto_register_pktway(void)
     proto_register_field_array(proto_pktway, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
     static const char *const rule_prefixes[] = {"EEP-", NULL};
-    rule_experts_register(&pktway_rules, proto_pktway, "pktway", rule_prefixes);
+    rule_experts_register(&pktway_rules, proto_pktway, "pktway", rule_prefixes, NULL);
     pktway_pt_table = register_dissector_table("pktway.pt", "PacketWay packet type", proto_pktway,
                                                FT_UINT16, BASE_HEX);
     pktway_handle = register_dissector("pktway", dissect_pktway, proto_pktway);

@@ -27,6 +27,7 @@
 #include "vitcp/vitcp_stream.h"
 
 #include "plugin_protos.h"
+#include "rule_experts.h"
 #include "vitcp_dissector.h"
 
 /* Offsets inside a segment (draft 3.2-3.4). */
@@ -119,7 +120,6 @@ static int hf_rdma_response_in = -1;
 static int hf_rdma_request_in = -1;
 static int hf_rdma_time = -1;
 static int hf_rdma_read_received = -1;
-static int hf_rule = -1;
 static int hf_unframed = -1;
 static int hf_retransmission = -1;
 static int hf_fragments = -1;
@@ -142,14 +142,11 @@ static gint ett_ce = -1;
 static gint ett_ce_attrs = -1;
 static gint ett_opt = -1;
 static gint ett_conn = -1;
-static gint ett_rule = -1;
 static gint ett_fragment = -1;
 static gint ett_fragments = -1;
 
 /* One expert field per catalog rule and severity: vitcp.expert.<slug>.<sev>. */
-#define SEV_COUNT 3
-static expert_field ei_rule[VW_REQ_COUNT][SEV_COUNT];
-static gboolean ei_rule_registered[VW_REQ_COUNT];
+static rule_experts_t vitcp_rules;
 
 static reassembly_table msg_reassembly;  /* Send and RdmaWrite: the sender's numbering */
 static reassembly_table resp_reassembly; /* RdmaReadResponse: the requester's numbering */
@@ -249,31 +246,14 @@ typedef struct {
 
 /* ------------------------------------------------------------ experts */
 
-static expert_field *rule_ei(enum vw_req req, enum vw_severity sev)
-{
-    if (req <= VW_REQ_NONE || req >= VW_REQ_COUNT || !ei_rule_registered[req])
-        req = VW_REQ_VITCP_3_2_SEG_CHAIN;
-    unsigned s = sev == VW_SEV_ERROR ? 0u : sev == VW_SEV_WARN ? 1u : 2u;
-    return &ei_rule[req][s];
-}
-
 /* An expert item whose text starts with the rule ID, plus a vitcp.rule
  * field so a display filter can select one rule at any severity. */
 static proto_item *add_rule_note(proto_tree *tree, packet_info *pinfo, tvbuff_t *tvb, enum vw_req req,
                                  enum vw_severity sev, guint32 offset, guint32 length, const char *detail)
 {
-    guint cap = tvb_captured_length(tvb);
-    if (offset > cap)
-        offset = 0, length = 0;
-    if (length > cap - offset)
-        length = cap - offset;
-    const char *id = vw_req_id(req);
-    proto_item *ti = proto_tree_add_expert_format(tree, pinfo, rule_ei(req, sev), tvb, (gint)offset, (gint)length,
-                                                  "[%s] %s", id, detail);
-    proto_tree *sub = proto_item_add_subtree(ti, ett_rule);
-    proto_item *ri = proto_tree_add_string(sub, hf_rule, tvb, (gint)offset, (gint)length, id);
-    proto_item_set_generated(ri);
-    return ti;
+    struct vw_finding f = {.req = req, .severity = sev, .offset = offset, .length = length};
+    g_strlcpy(f.detail, detail, sizeof f.detail);
+    return rule_expert_add(&vitcp_rules, tree, pinfo, tvb, &f);
 }
 
 static gboolean is_crc_rule(enum vw_req req)
@@ -916,50 +896,6 @@ static gboolean dissect_vitcp_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree
 
 /* ------------------------------------------------------------ registration */
 
-static int group_of(const char *id)
-{
-    if (strstr(id, "CRC"))
-        return PI_CHECKSUM;
-    if (strstr(id, "SEG-LEN") || strstr(id, "SEG-CHAIN") || strstr(id, "HDR-PRESENT"))
-        return PI_MALFORMED;
-    if (strstr(id, "MSG-NUM") || strstr(id, "OFFSET") || strstr(id, "READ-"))
-        return PI_SEQUENCE;
-    return PI_PROTOCOL;
-}
-
-/* One expert field per VI/TCP catalog rule and severity, so a rule's ID is
- * the same in Wireshark, lint and conformance. */
-static void register_rule_experts(expert_module_t *module)
-{
-    static const struct { const char *suffix; int severity; } sev[SEV_COUNT] = {
-        {"error", PI_ERROR}, {"warning", PI_WARN}, {"note", PI_NOTE}};
-    size_t n = 0;
-    for (int r = 1; r < VW_REQ_COUNT; r++)
-        if (g_str_has_prefix(vw_req_id((enum vw_req)r), "VITCP-"))
-            n++;
-    ei_register_info *ei = g_new0(ei_register_info, n * SEV_COUNT);
-    size_t k = 0;
-    for (int r = 1; r < VW_REQ_COUNT; r++) {
-        const struct vw_req_info *info = vw_req_info((enum vw_req)r);
-        if (!g_str_has_prefix(info->id, "VITCP-"))
-            continue;
-        gchar *slug = g_ascii_strdown(info->id + strlen("VITCP-"), -1);
-        g_strdelimit(slug, ".-", '_');
-        for (int s = 0; s < SEV_COUNT; s++, k++) {
-            ei_rule[r][s].ei = EI_INIT_EI;
-            ei_rule[r][s].hf = EI_INIT_HF;
-            ei[k].ids = &ei_rule[r][s];
-            ei[k].eiinfo.name = g_strdup_printf("vitcp.expert.%s.%s", slug, sev[s].suffix);
-            ei[k].eiinfo.group = group_of(info->id);
-            ei[k].eiinfo.severity = sev[s].severity;
-            ei[k].eiinfo.summary = g_strdup_printf("[%s] %s", info->id, info->text);
-        }
-        ei_rule_registered[r] = TRUE;
-        g_free(slug);
-    }
-    expert_register_field_array(module, ei, (int)(n * SEV_COUNT));
-}
-
 void proto_register_vitcp(void)
 {
     static hf_register_info hf[] = {
@@ -1029,7 +965,6 @@ void proto_register_vitcp(void)
         {&hf_rdma_time, {"Response time", "vitcp.rdma.time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
                          "Time since the RdmaReadRequest", HFILL}},
         {&hf_rdma_read_received, {"Read bytes received so far", "vitcp.rdma.read_received", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_rule, {"Rule", "vitcp.rule", FT_STRING, BASE_NONE, NULL, 0x0, "Requirement ID from the vitcp catalog", HFILL}},
         {&hf_unframed, {"Unframed bytes", "vitcp.unframed", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
         {&hf_retransmission, {"Retransmission", "vitcp.retransmission", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL}},
         {&hf_fragments, {"Message fragments", "vitcp.fragments", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL}},
@@ -1045,12 +980,13 @@ void proto_register_vitcp(void)
         {&hf_reassembled_data, {"Reassembled message", "vitcp.reassembled.data", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
     };
     static gint *ett[] = {&ett_vitcp, &ett_type_flags, &ett_remote_err, &ett_rdma, &ett_ce, &ett_ce_attrs,
-                          &ett_opt, &ett_conn, &ett_rule, &ett_fragment, &ett_fragments};
+                          &ett_opt, &ett_conn, &ett_fragment, &ett_fragments};
 
     proto_vitcp = proto_register_protocol("VI/TCP (Internet VI)", "VI/TCP", "vitcp");
     proto_register_field_array(proto_vitcp, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
-    register_rule_experts(expert_register_protocol(proto_vitcp));
+    static const char *const rule_prefixes[] = {"VITCP-", NULL};
+    rule_experts_register(&vitcp_rules, proto_vitcp, "vitcp", rule_prefixes, "VITCP-");
 
     module_t *prefs = prefs_register_protocol(proto_vitcp, NULL);
     prefs_register_bool_preference(prefs, "desegment", "Reassemble VI/TCP segments spanning TCP segments",

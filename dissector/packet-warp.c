@@ -267,7 +267,7 @@ void proto_register_warp(void)
     proto_register_field_array(proto_warp, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
     static const char *const rule_prefixes[] = {"WARP-", NULL};
-    rule_experts_register(&warp_rules, proto_warp, "warp", rule_prefixes);
+    rule_experts_register(&warp_rules, proto_warp, "warp", rule_prefixes, NULL);
 
     module_t *warp_module = prefs_register_protocol(proto_warp, NULL);
     prefs_register_bool_preference(warp_module, "desegment", "Reassemble WARP chunks spanning TCP segments",

@@ -1,5 +1,5 @@
 /*
- * Findings to expert items for the IFT, PacketWay and WARP dissectors (see
+ * Findings to expert items for every dissector of the plugin (see
  * rule_experts.h). Registration walks the wire library's catalog, so a rule
  * added there gets its expert field without touching a dissector.
  */
@@ -23,9 +23,10 @@ static int group_of(const char *id)
     if (strstr(id, "CRC") || strstr(id, "ADLER"))
         return PI_CHECKSUM;
     if (strstr(id, "SSN") || strstr(id, "OFFSET") || strstr(id, "CONTIGUOUS") || strstr(id, "PHASE") ||
-        strstr(id, "FIRST"))
+        strstr(id, "FIRST") || strstr(id, "MSG-NUM") || strstr(id, "READ-"))
         return PI_SEQUENCE;
-    if (strstr(id, "LEN") || strstr(id, "TRUNCATED") || strstr(id, "FORMAT") || strstr(id, "FITS"))
+    if (strstr(id, "LEN") || strstr(id, "TRUNCATED") || strstr(id, "FORMAT") || strstr(id, "FITS") ||
+        strstr(id, "SEG-CHAIN") || strstr(id, "RDMA-HDR-PRESENT") || strstr(id, "CE-HDR-PRESENT"))
         return PI_MALFORMED;
     return PI_PROTOCOL;
 }
@@ -50,7 +51,7 @@ static void fill_ei(ei_register_info *ei, expert_field *field, char *name, int g
 }
 
 void rule_experts_register(rule_experts_t *re, int proto, const char *filter_name,
-                           const char *const *id_prefixes)
+                           const char *const *id_prefixes, const char *strip_prefix)
 {
     re->hf_rule = -1;
     re->ett_rule = -1;
@@ -85,7 +86,10 @@ void rule_experts_register(rule_experts_t *re, int proto, const char *filter_nam
         const struct vw_req_info *info = vw_req_info((enum vw_req)r);
         if (!has_prefix(info->id, id_prefixes))
             continue;
-        gchar *slug = g_ascii_strdown(info->id, -1);
+        const char *name = info->id;
+        if (strip_prefix && g_str_has_prefix(name, strip_prefix))
+            name += strlen(strip_prefix);
+        gchar *slug = g_ascii_strdown(name, -1);
         g_strdelimit(slug, ".-", '_');
         for (int s = 0; s < RULE_EXPERT_SEVERITIES; s++, k++)
             fill_ei(&ei[k], &re->ei[r][s], g_strdup_printf("%s.expert.%s.%s", filter_name, slug, severities[s].suffix),

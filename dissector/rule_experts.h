@@ -1,6 +1,6 @@
 /*
- * Wire-library findings as Wireshark expert items, shared by the IFT,
- * PacketWay and WARP dissectors: one expert field per catalog rule and
+ * Wire-library findings as Wireshark expert items, shared by the VI/TCP,
+ * IFT, PacketWay and WARP dissectors: one expert field per catalog rule and
  * severity ("<proto>.expert.<slug>.<error|warning|note>"), each item's text
  * starting with the rule's requirement ID, plus a "<proto>.rule" string
  * field so that a display filter can pick one rule at any severity. The
@@ -25,9 +25,11 @@ typedef struct {
 
 /* Register the fields of every catalog rule whose ID starts with one of
  * id_prefixes (NULL-terminated) under protocol proto, whose filter name is
- * filter_name ("ift"). Call once from proto_register_<proto>. */
+ * filter_name ("ift"). strip_prefix (or NULL) is left out of the field
+ * names: VI/TCP's published names are "vitcp.expert.3_6_crc_valid.error".
+ * Call once from proto_register_<proto>. */
 void rule_experts_register(rule_experts_t *re, int proto, const char *filter_name,
-                           const char *const *id_prefixes);
+                           const char *const *id_prefixes, const char *strip_prefix);
 
 /* One expert item "[ID] detail" at offset/length of tvb (clipped to the
  * captured bytes). */
