@@ -2,20 +2,34 @@
 #include "decode.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "vitcp/bytes.h"
 #include "vitcp/ift_stream.h"
 #include "vitcp/pcap_reader.h"
 #include "vitcp/pktway.h"
 #include "vitcp/vitcp_stream.h"
 #include "vitcp/warp_stream.h"
 
+/* IFT is framed as the dissector frames it: a frame is sized by its
+ * sender's HC/PC, unless the bytes at hand end (or the next frame with the
+ * receiver's VTag starts) where another CRC layout would end it; the wire
+ * library (vw_ift_frame_decode_as_sent, vw_ift_nego) then names the rule.
+ * The stock framer (vw_ift_conn) would lose framing on such a frame. */
+struct ift_side {
+    uint8_t *buf;
+    size_t have, cap;
+    bool dead;
+};
+
 struct ctx {
     struct decoded *d;
     enum tg_proto proto;
     bool ready;
     struct vw_vitcp_session vitcp;
-    struct vw_ift_conn ift;
+    struct vw_ift_nego ift;
+    struct ift_side ift_side[2];
     struct vw_warp_framer warp[2];
 };
 
@@ -47,11 +61,89 @@ static void on_vitcp(void *c, const uint8_t *raw, size_t len, uint64_t off,
     add_all(((struct ctx *)c)->d, err, f);
 }
 
-static void on_ift(void *c, const uint8_t *raw, size_t len, uint64_t off,
-                   const struct vw_ift_pdu *pdu, enum vw_req err, const struct vw_findings *f)
+static void feed_error(struct ctx *x, enum vw_req e)
 {
-    (void)raw, (void)len, (void)off, (void)pdu;
-    add_all(((struct ctx *)c)->d, err, f);
+    if (e != VW_REQ_NONE && x->d->fatal == VW_REQ_NONE) {
+        x->d->fatal = e;
+        add(x->d, e, VW_SEV_ERROR);
+    }
+}
+
+static size_t ift_pdu_len(const struct ctx *x, int dir, const uint8_t *p, size_t have)
+{
+    if (have >= 4 && vw_get_be32(p) == VW_IFT_MAGIC)
+        return VW_IFT_IND_LEN;
+    if (have < VW_IFT_FRAME_HDR_LEN)
+        return 0;
+    struct vw_ift_frame_mode m = {0};
+    vw_ift_nego_mode(&x->ift, dir, &m);
+    size_t hs = vw_get_be16(p), ps = vw_get_be16(p + 2);
+    size_t negotiated = vw_ift_frame_len(hs, ps, m.hc, m.pc);
+    if (!m.check_vtag || have == negotiated)
+        return negotiated;
+    const bool layouts[4][2] = {{m.hc, m.pc}, {!m.hc, m.pc}, {m.hc, !m.pc}, {!m.hc, !m.pc}};
+    for (int i = 0; i < 4; i++) {
+        size_t len = vw_ift_frame_len(hs, ps, layouts[i][0], layouts[i][1]);
+        if (have == len || (have >= len + VW_IFT_FRAME_HDR_LEN && vw_get_be16(p + len + 4) == m.vtag))
+            return len;
+    }
+    return negotiated;
+}
+
+static void ift_pdu(struct ctx *x, int dir, const uint8_t *raw, size_t len)
+{
+    struct vw_findings f;
+    vw_findings_clear(&f);
+    enum vw_req err;
+    if (len == VW_IFT_IND_LEN && vw_get_be32(raw) == VW_IFT_MAGIC) {
+        struct vw_ift_ind ind;
+        err = vw_ift_ind_decode(raw, len, &ind, &f);
+        if (err == VW_REQ_NONE)
+            vw_ift_nego_indication(&x->ift, dir, &ind, &f);
+    } else {
+        vw_ift_nego_frame(&x->ift, dir, &f);
+        struct vw_ift_frame_mode announced = {0}, carried;
+        vw_ift_nego_mode(&x->ift, dir, &announced);
+        struct vw_ift_frame fr;
+        err = vw_ift_frame_decode_as_sent(raw, len, &announced, &fr, &carried, &f);
+    }
+    add_all(x->d, err, &f);
+}
+
+static void ift_feed(struct ctx *x, int dir, const uint8_t *data, size_t len)
+{
+    struct ift_side *s = &x->ift_side[dir];
+    if (s->dead)
+        return;
+    if (s->have + len > s->cap) {
+        size_t cap = (s->have + len) * 2;
+        uint8_t *b = realloc(s->buf, cap);
+        if (b == NULL) {
+            feed_error(x, VW_REQ_IFT_5_1_FRAME_TRUNCATED);
+            s->dead = true;
+            return;
+        }
+        s->buf = b;
+        s->cap = cap;
+    }
+    memcpy(s->buf + s->have, data, len);
+    s->have += len;
+    size_t pos = 0;
+    while (s->have - pos >= 4) {
+        const uint8_t *p = s->buf + pos;
+        if (!x->ift.ind_seen[dir] && vw_get_be32(p) != VW_IFT_MAGIC) {
+            feed_error(x, VW_REQ_IFT_4_INDICATION_FIRST); /* as the wire framer: fatal */
+            s->dead = true;
+            return;
+        }
+        size_t n = ift_pdu_len(x, dir, p, s->have - pos);
+        if (n == 0 || n > s->have - pos)
+            break;
+        ift_pdu(x, dir, p, n);
+        pos += n;
+    }
+    memmove(s->buf, s->buf + pos, s->have - pos);
+    s->have -= pos;
 }
 
 static void on_warp(void *c, const uint8_t *raw, size_t len, uint64_t off,
@@ -59,14 +151,6 @@ static void on_warp(void *c, const uint8_t *raw, size_t len, uint64_t off,
 {
     (void)raw, (void)len, (void)off, (void)ch;
     add_all(((struct ctx *)c)->d, err, f);
-}
-
-static void feed_error(struct ctx *x, enum vw_req e)
-{
-    if (e != VW_REQ_NONE && x->d->fatal == VW_REQ_NONE) {
-        x->d->fatal = e;
-        add(x->d, e, VW_SEV_ERROR);
-    }
 }
 
 static void on_tcp(void *c, const struct vn_tcp_event *ev)
@@ -80,7 +164,10 @@ static void on_tcp(void *c, const struct vn_tcp_event *ev)
         if (x->proto == TG_VITCP)
             x->ready = vw_vitcp_session_init(&x->vitcp) == 0;
         else if (x->proto == TG_IFT)
-            x->ready = vw_ift_conn_init(&x->ift) == 0;
+        {
+            vw_ift_nego_init(&x->ift);
+            x->ready = true;
+        }
         else if (x->proto == TG_WARP)
             x->ready = vw_warp_framer_init(&x->warp[0]) == 0 && vw_warp_framer_init(&x->warp[1]) == 0;
         break;
@@ -91,7 +178,7 @@ static void on_tcp(void *c, const struct vn_tcp_event *ev)
         if (x->proto == TG_VITCP)
             feed_error(x, vw_vitcp_session_feed(&x->vitcp, dir, ev->data, ev->len, on_vitcp, x));
         else if (x->proto == TG_IFT)
-            feed_error(x, vw_ift_conn_feed(&x->ift, dir, ev->data, ev->len, on_ift, x));
+            ift_feed(x, dir, ev->data, ev->len);
         else if (x->proto == TG_WARP)
             feed_error(x, vw_warp_framer_feed(&x->warp[dir], ev->data, ev->len, on_warp, x));
         break;
@@ -128,6 +215,8 @@ static void on_dgram(void *c, const struct vn_datagram *dg)
     struct vw_findings f;
     vw_findings_clear(&f);
     enum vw_req err = vw_eep_decode(dg->data, dg->len, &msg, &f);
+    if (err == VW_REQ_NONE)
+        vw_eep_notes(dg->data, &msg, NULL, &f); /* what a display adds: EEP-6E-PT-KNOWN */
     add_all(x->d, err, &f);
 }
 
@@ -141,9 +230,10 @@ int decode_capture(const char *path, enum tg_proto proto, struct decoded *d)
     if (x.ready) {
         if (proto == TG_VITCP)
             vw_vitcp_session_free(&x.vitcp);
-        else if (proto == TG_IFT)
-            vw_ift_conn_free(&x.ift);
-        else if (proto == TG_WARP) {
+        else if (proto == TG_IFT) {
+            free(x.ift_side[0].buf);
+            free(x.ift_side[1].buf);
+        } else if (proto == TG_WARP) {
             vw_warp_framer_free(&x.warp[0]);
             vw_warp_framer_free(&x.warp[1]);
         }

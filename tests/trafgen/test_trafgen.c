@@ -102,6 +102,8 @@ static const struct consequence consequences[] = {
     {"VITCP-3.2-TYPE-KNOWN", {"VITCP-3.2-ACK-ZERO-RD"}},
     {"VITCP-3-RDMA-HDR-PRESENT", {"VITCP-3.2-ACK-ZERO-RD", "VITCP-3.2-MSG-NUM-SEQ"}}, /* the undecodable message is not counted */
     {"VITCP-3.2-SEG-LEN-HEADERS", {"VITCP-3.2-ACK-ZERO-RD"}},
+    /* The cut ConnectRequest is undecodable; the acceptor answers it anyway. */
+    {"VITCP-3-CE-HDR-PRESENT", {"VITCP-4-UNEXPECTED-CLOSE"}},
     /* Without a magic the first bytes are not an indication at all. */
     {"IFT-4-INDICATION-FIRST", {"IFT-4.2-PHASE", "IFT-4.2-FRAMES-AFTER-PHASE1"}},
 };
@@ -125,6 +127,7 @@ static void test_every_mutation_produces_its_finding(void **state)
     assert_true(nm >= 50);
     struct tg_params p;
     tg_params_default(&p);
+    unsigned bad = 0;
     for (size_t i = 0; i < nm; i++) {
         const char *name = tg_mutation_name(&ms[i]);
         unsigned tried = 0;
@@ -151,16 +154,17 @@ static void test_every_mutation_produces_its_finding(void **state)
                 if (!decoded_has(&d, ms[i].req) || decoded_others(&d, allowed, na) != 0) {
                     fprintf(stderr, "%s in %s (pass %d): findings\n", name, ss[s].name, pass);
                     decoded_print(&d);
-                    fail();
+                    bad++;
                 }
             }
             tried++;
         }
         if (tried == 0) {
             fprintf(stderr, "mutation %s applies to no scenario\n", name);
-            fail();
+            bad++;
         }
     }
+    assert_int_equal(bad, 0); /* every failure above is printed before this */
 }
 
 static void test_same_seed_same_bytes(void **state)

@@ -106,8 +106,8 @@ static size_t encode(struct tg_gen *g, struct tg_pdu *pdu)
         {
             uint8_t ddp[VW_DDP_UNTAGGED_HDR_LEN];
             size_t dl = vw_ddp_encode(&pdu->ddp, ddp, sizeof ddp);
-            pdu->ift.ddp = ddp;
-            pdu->ift.ddp_len = dl;
+            pdu->ift.ddp = pdu->ift_no_ddp ? NULL : ddp;
+            pdu->ift.ddp_len = pdu->ift_no_ddp ? 0 : dl;
             return vw_ift_frame_encode(&pdu->ift, g->buf, g->buf_cap);
         }
     case TG_EEP:

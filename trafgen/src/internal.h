@@ -38,6 +38,7 @@ struct tg_pdu {
     bool dfc;            /* VI/TCP: descriptor flow control in use */
     bool ift_ind;        /* IFT: the adaption indication */
     bool ift_tagged;     /* IFT: a tagged DDP frame */
+    bool ift_no_ddp;     /* IFT: frame without its DDP header (header_size 0) */
     bool eep_has_oh;
     struct vw_vitcp_enc vitcp;
     struct vw_ift_ind_enc ift_ind_enc;

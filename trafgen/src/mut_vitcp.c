@@ -180,6 +180,39 @@ static void ap_nop_payload(struct tg_pdu *p, struct tg_rng *r)
     p->vitcp.payload_len = 8;
 }
 
+/* VITCP-3.6-CRC-ONLY-IF-NEGOTIATED: a trailer on a connection that did not negotiate CRC */
+static bool el_nocrc_data(const struct tg_pdu *p) { return !p->crc && is_data(p); }
+static void ap_unneg_trailer(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.trailer = VW_VITCP_TRAILER_CRC; }
+/* VITCP-3.2-IDV-EACH-SEGMENT: a later segment of a Send with IDV toggled */
+static bool el_send_later(const struct tg_pdu *p) { return p->type == VW_VITCP_SEND && !p->first_seg; }
+static void ap_idv_toggle(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r;
+    p->vitcp.hdr.flags ^= VW_VITCP_FLAG_IDV;
+    if (!(p->vitcp.hdr.flags & VW_VITCP_FLAG_IDV))
+        p->vitcp.hdr.imm_data = 0;
+}
+/* VITCP-3-CE-HDR-PRESENT: a ConnectRequest cut after 40 bytes, Segment Length saying so */
+static void ap_ce_cut(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r;
+    p->vitcp.keep_seg_len = true;
+    p->vitcp.hdr.seg_len = 40;
+    p->post_truncate = 40;
+}
+/* VITCP-3.3-OPT-LEN-FIXED: the CRC option with Length 8 */
+static void ap_opt_len(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r;
+    static const uint8_t opt[] = {0x00, 0x01, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+    memcpy(p->opts, opt, sizeof opt);
+    p->vitcp.ce.options = p->opts;
+    p->vitcp.ce.options_len = sizeof opt;
+}
+/* VITCP-3.2-TXERR-SEEN: Transmit Error on a Send segment */
+static bool el_send(const struct tg_pdu *p) { return p->type == VW_VITCP_SEND; }
+static void ap_txerr(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.hdr.flags |= VW_VITCP_FLAG_TXERR; }
+
 #define M(sym, el, ap, what) {VW_REQ_##sym, TG_VITCP, what, el, ap}
 const struct tg_mutation tg_vitcp_mutations[] = {
     M(VITCP_3_6_CRC_VALID, el_crc_data, ap_bad_crc, "trailer CRC with every bit inverted"),
@@ -221,5 +254,10 @@ const struct tg_mutation tg_vitcp_mutations[] = {
     M(VITCP_3_2_EOM_LAST, el_send_last, ap_no_eom, "message without EOM, the next one starts"),
     M(VITCP_2_2_RETX_SAME_DATA, el_data, ap_retx, "TCP retransmission of a segment with one byte changed"),
     M(VITCP_3_2_SEG_LEN_EXACT, is_nop, ap_nop_payload, "NOP 8 bytes longer than its header"),
+    M(VITCP_3_6_CRC_ONLY_IF_NEGOTIATED, el_nocrc_data, ap_unneg_trailer, "data segment with a (correct) trailer CRC on a connection without CRC"),
+    M(VITCP_3_2_IDV_EACH_SEGMENT, el_send_later, ap_idv_toggle, "later Send segment with Immediate Data Valid unlike the first"),
+    M(VITCP_3_CE_HDR_PRESENT, is_request, ap_ce_cut, "ConnectRequest cut to 40 bytes, under its CE header"),
+    M(VITCP_3_3_OPT_LEN_FIXED, el_crc_request, ap_opt_len, "CRC option with Length 8"),
+    M(VITCP_3_2_TXERR_SEEN, el_send, ap_txerr, "Transmit Error set on a Send segment"),
 };
 const size_t tg_vitcp_mutation_count = sizeof tg_vitcp_mutations / sizeof tg_vitcp_mutations[0];

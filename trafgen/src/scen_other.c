@@ -100,6 +100,22 @@ static void ap_ift_hdr_crc(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift
 static void ap_ift_pay_crc(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift.payload_crc = VW_IFT_CRC_BAD; }
 static void ap_ift_vtag(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift.vtag ^= 0x8000u; }
 
+static void ap_ift_bc(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift_ind_enc.bc_version = 0; }
+static void ap_ift_r(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift_ind_enc.flags ^= VW_IFT_FLAG_R; }
+static void ap_ift_markers(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* I9: markers are undefined; an indication that offers them */
+    p->ift_ind_enc.flags |= VW_IFT_FLAG_SM | VW_IFT_FLAG_RM;
+    p->ift_ind_enc.marker_interval = 512;
+}
+static void ap_ift_crc_as_neg(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* CRCs where the sender announced none, none where it announced them */
+    p->ift.hc = !p->ift.hc;
+    p->ift.pc = !p->ift.pc;
+}
+static void ap_ift_no_ddp(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift_no_ddp = true; }
+
 /* ------------------------------------------------------------------ EEP */
 
 #define EEP_PT_DATA 0x0800u
@@ -176,6 +192,8 @@ static void ap_eep_oh_no_end(struct tg_pdu *p, struct tg_rng *r)
 }
 static void ap_eep_dt_undef(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->eep.hdr.dt = VW_EEP_ADDR_UNDEFINED; }
 static void ap_eep_sa(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->eep.hdr.sa = 0xE00001u; }
+static void ap_eep_pt(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->eep.hdr.pt = 0x7E57u; }
+static void ap_eep_ei(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->eep.ei = 0x4ull; }
 
 /* ----------------------------------------------------------------- WARP */
 
@@ -264,12 +282,19 @@ const struct tg_mutation tg_other_mutations[] = {
     MI(IFT_5_1_HDR_CRC, ift_frame_crc, ap_ift_hdr_crc, "frame header CRC inverted"),
     MI(IFT_5_1_PAYLOAD_CRC, ift_frame_crc, ap_ift_pay_crc, "frame payload CRC inverted"),
     MI(IFT_4_2_VTAG_MATCH, ift_frame, ap_ift_vtag, "frame with a VTag the receiver never announced"),
+    MI(IFT_5_1_CRC_AS_NEGOTIATED, ift_frame, ap_ift_crc_as_neg, "frame with CRCs contrary to its sender's HC/PC"),
+    MI(IFT_4_2_BC_VERSION_SET, ift_ind, ap_ift_bc, "version 1 indication with BC version 0"),
+    MI(IFT_4_2_R_AGREE, ift_ind_answer, ap_ift_r, "answer indication with the other R bit"),
+    MI(IFT_4_2_MARKERS, ift_ind, ap_ift_markers, "indication offering markers (SM, RM, interval 512)"),
+    MI(IFT_5_1_DDP_HDR_PRESENT, ift_frame, ap_ift_no_ddp, "frame with header_size 0 (no DDP header)"),
     ME(EEP_6A_VERSION, eep_any, ap_eep_version, "EEP Version 2"),
     ME(EEP_6J_RZ_ZERO, eep_any, ap_eep_rz, "RZ bits set"),
     ME(EEP_6H_DL_FITS, eep_plain, ap_eep_dl, "DL of 2^25-1 words in a short message"),
     ME(EEP_7_OH_FORMAT, eep_with_oh, ap_eep_oh_no_end, "optional header chain without an end (no C)"),
     ME(EEP_6C_DT_UNDEFINED, eep_any, ap_eep_dt_undef, "Destination-Type is the Undefined address"),
     ME(EEP_6K_SA_PHYSICAL, eep_any, ap_eep_sa, "Source Address not a physical address"),
+    ME(EEP_6E_PT_KNOWN, eep_any, ap_eep_pt, "unknown Packet Type 0x7E57"),
+    ME(EEP_10_EI_ERROR, eep_any, ap_eep_ei, "TAIL error indication bit 2 set"),
     MW(WARP_A_ADLER_VALID, warp_any, ap_warp_adler, "Adler-32 with every bit inverted"),
     MW(WARP_A_RSVD_ZERO, warp_any, ap_warp_rsvd, "reserved bits set"),
     MW(WARP_A_TYPE_KNOWN, warp_send_single_later, ap_warp_type, "single-chunk Send sent as unknown type 5"),
