@@ -23,7 +23,9 @@ struct vn_half {
     uint64_t next_off;   /* everything below has been delivered or declared a gap */
     struct vn_held *held;
     size_t held_bytes;
-    uint8_t *hist;       /* ring: delivered byte at offset o lives at hist[o % cap] */
+    uint8_t *hist;       /* ring: delivered byte at offset o lives at hist[o % hist_cap] */
+    size_t hist_cap;     /* grows with the bytes delivered, up to the retx_history limit */
+    uint64_t delivered;  /* bytes delivered in order */
     uint64_t hist_from;  /* bytes below this offset cannot be compared */
     bool fin;
     uint64_t fin_off;
@@ -98,6 +100,36 @@ static void event(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, struct
         r->cb->tcp(r->cb->ctx, ev);
 }
 
+/* The history ring holds what was delivered, up to the retx_history limit:
+ * it starts small and doubles, so a connection that carries a few bytes
+ * costs a few bytes, not the whole limit (65536 such connections would
+ * otherwise take 8 GiB). Growing keeps the bytes already held. */
+#define VN_HIST_MIN 256u
+static void grow_hist(struct vn_reasm *r, struct vn_half *h, size_t len)
+{
+    size_t limit = r->lim.retx_history;
+    uint64_t want = h->delivered + len;
+    if (h->hist != NULL && (h->hist_cap >= limit || h->hist_cap >= want))
+        return;
+    size_t nc = h->hist_cap ? h->hist_cap : VN_HIST_MIN;
+    while (nc < want && nc < limit)
+        nc *= 2;
+    if (nc > limit)
+        nc = limit;
+    uint8_t *nh = malloc(nc);
+    if (nh == NULL)
+        return; /* keep the smaller ring (or none: bytes then go unchecked) */
+    if (h->hist != NULL) {
+        size_t oc = h->hist_cap;
+        uint64_t k = h->next_off < oc ? h->next_off : oc;
+        for (uint64_t o = h->next_off - k; o < h->next_off; o++)
+            nh[o % nc] = h->hist[o % oc];
+        free(h->hist);
+    }
+    h->hist = nh;
+    h->hist_cap = nc;
+}
+
 static void deliver(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, uint64_t frame,
                     uint64_t ts, const uint8_t *data, size_t len)
 {
@@ -105,10 +137,9 @@ static void deliver(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, uint
     struct vn_tcp_event ev = {.kind = VN_TCP_DATA, .frame = frame, .ts_usec = ts,
                               .offset = h->next_off, .data = data, .len = len};
     event(r, c, dir, &ev);
-    if (h->hist == NULL)
-        h->hist = malloc(r->lim.retx_history);
+    grow_hist(r, h, len);
     if (h->hist != NULL) {
-        size_t cap = r->lim.retx_history;
+        size_t cap = h->hist_cap;
         /* Only the last cap bytes matter. */
         size_t skip = len > cap ? len - cap : 0;
         for (size_t i = skip; i < len;) {
@@ -118,6 +149,7 @@ static void deliver(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, uint
             i += n;
         }
     }
+    h->delivered += len;
     h->next_off += len;
     r->stats->tcp_bytes += len;
 }
@@ -127,7 +159,7 @@ static void retransmission(struct vn_reasm *r, struct vn_conn *c, enum vn_dir di
                            uint64_t ts, uint64_t off, const uint8_t *data, size_t len)
 {
     struct vn_half *h = &c->h[dir];
-    size_t cap = r->lim.retx_history;
+    size_t cap = h->hist_cap;
     uint64_t oldest = h->next_off > cap ? h->next_off - cap : 0;
     if (h->hist_from > oldest)
         oldest = h->hist_from;
@@ -264,6 +296,7 @@ static void free_half(struct vn_half *h)
     h->held_bytes = 0;
     free(h->hist);
     h->hist = NULL;
+    h->hist_cap = 0;
 }
 
 static void close_conn(struct vn_reasm *r, struct vn_conn *c, enum vn_close_reason why,
