@@ -21,8 +21,10 @@ struct vn_half {
     bool have_base;
     uint32_t base;       /* sequence number of stream offset 0 */
     uint64_t next_off;   /* everything below has been delivered or declared a gap */
-    struct vn_held *held;
-    size_t held_bytes;
+    struct vn_held *held;      /* sorted by offset */
+    struct vn_held *held_tail; /* last of held: in-order arrivals after a hole append in O(1) */
+    size_t held_bytes;         /* data plus per-segment overhead */
+    size_t held_count;
     uint8_t *hist;       /* ring: delivered byte at offset o lives at hist[o % hist_cap] */
     size_t hist_cap;     /* grows with the bytes delivered, up to the retx_history limit */
     uint64_t delivered;  /* bytes delivered in order */
@@ -203,7 +205,10 @@ static void drain(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir)
     while (h->held && h->held->off <= h->next_off) {
         struct vn_held *s = h->held;
         h->held = s->next;
-        h->held_bytes -= s->len;
+        if (h->held == NULL)
+            h->held_tail = NULL;
+        h->held_bytes -= s->len + sizeof *s;
+        h->held_count--;
         uint64_t end = s->off + s->len;
         if (end <= h->next_off) {
             retransmission(r, c, dir, s->frame, s->ts_usec, s->off, s->data, s->len);
@@ -230,6 +235,11 @@ static void advance_to(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, u
     }
 }
 
+/* Segments held per direction: out-of-order arrivals are inserted in a
+ * sorted list, so the count bounds the walk (a flood of tiny segments
+ * would otherwise make reading quadratic). */
+#define VN_MAX_HELD_SEGMENTS 4096u
+
 static void hold(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, uint64_t frame,
                  uint64_t ts, uint64_t off, const uint8_t *data, size_t len)
 {
@@ -245,14 +255,20 @@ static void hold(struct vn_reasm *r, struct vn_conn *c, enum vn_dir dir, uint64_
     s->len = len;
     memcpy(s->data, data, len);
     struct vn_held **pp = &h->held;
-    while (*pp && (*pp)->off <= off)
-        pp = &(*pp)->next;
+    if (h->held_tail && h->held_tail->off <= off)
+        pp = &h->held_tail->next;
+    else
+        while (*pp && (*pp)->off <= off)
+            pp = &(*pp)->next;
     s->next = *pp;
     *pp = s;
-    h->held_bytes += len;
-    if (h->held_bytes > r->lim.max_ooo_bytes) {
-        notice(r, frame, "more than %zu bytes held out of order; the hole becomes a gap",
-               r->lim.max_ooo_bytes);
+    if (s->next == NULL)
+        h->held_tail = s;
+    h->held_bytes += len + sizeof *s;
+    h->held_count++;
+    if (h->held_bytes > r->lim.max_ooo_bytes || h->held_count > VN_MAX_HELD_SEGMENTS) {
+        notice(r, frame, "more than %zu bytes or %u segments held out of order; the hole becomes a gap",
+               r->lim.max_ooo_bytes, VN_MAX_HELD_SEGMENTS);
         advance_to(r, c, dir, h->held->off, frame, ts);
     }
 }
@@ -293,7 +309,9 @@ static void free_half(struct vn_half *h)
         free(h->held);
         h->held = n;
     }
+    h->held_tail = NULL;
     h->held_bytes = 0;
+    h->held_count = 0;
     free(h->hist);
     h->hist = NULL;
     h->hist_cap = 0;

@@ -80,7 +80,9 @@ struct vn_reader_callbacks {
 
 struct vn_reader_limits {
     size_t max_connections;   /* default 65536; later connections are ignored with a notice */
-    size_t max_ooo_bytes;     /* per direction, default 4 MiB; over it, the hole becomes a gap */
+    size_t max_ooo_bytes;     /* per direction, default 4 MiB (data plus about 48 bytes per
+                               * segment); over it, or over 4096 held segments, the hole
+                               * becomes a gap */
     size_t retx_history;      /* per direction, bytes kept to compare retransmissions, default 64 KiB */
 };
 
