@@ -1,22 +1,43 @@
-/* Classic pcap output through libpcap with a deterministic clock. */
+/* Capture output with a deterministic clock: classic pcap through libpcap,
+ * pcapng through pcapng_block.c. */
 #include "vitcp/pcap_writer.h"
 
+#include <errno.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include "pcapng_block.h"
 
 struct vn_pcap_writer {
     pcap_t *dead;
     pcap_dumper_t *dumper;
+    FILE *ng;          /* pcapng output (dead/dumper unused) */
+    char *next_comment;
+    int ng_failed;
     uint64_t now_usec;
     uint32_t step_usec;
     uint64_t frames;
 };
 
 #define SNAPLEN 262144
+#define LINKTYPE_ETHERNET 1
+
+enum vn_capture_format vn_capture_format_for(const char *path)
+{
+    size_t n = path ? strlen(path) : 0;
+    return n >= 7 && strcasecmp(path + n - 7, ".pcapng") == 0 ? VN_CAPTURE_PCAPNG : VN_CAPTURE_PCAP;
+}
 
 struct vn_pcap_writer *vn_pcap_open(const char *path, char *err, size_t errlen)
+{
+    return vn_capture_open(path, VN_CAPTURE_PCAP, NULL, err, errlen);
+}
+
+struct vn_pcap_writer *vn_capture_open(const char *path, enum vn_capture_format format,
+                                       const char *section_comment, char *err, size_t errlen)
 {
     if (path == NULL || path[0] == '\0' || strcmp(path, "-") == 0) {
         snprintf(err, errlen, "no output file name given");
@@ -26,6 +47,24 @@ struct vn_pcap_writer *vn_pcap_open(const char *path, char *err, size_t errlen)
     if (w == NULL) {
         snprintf(err, errlen, "out of memory");
         return NULL;
+    }
+    w->now_usec = (uint64_t)VN_PCAP_START_SEC * 1000000u;
+    w->step_usec = VN_PCAP_STEP_USEC;
+    if (format == VN_CAPTURE_PCAPNG) {
+        w->ng = fopen(path, "wb");
+        if (w->ng == NULL) {
+            snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+            free(w);
+            return NULL;
+        }
+        if (vn_pcapng_write_shb(w->ng, section_comment, "vitcp") != 0 ||
+            vn_pcapng_write_idb(w->ng, LINKTYPE_ETHERNET, SNAPLEN) != 0) {
+            snprintf(err, errlen, "cannot write the pcapng header to %s", path);
+            fclose(w->ng);
+            free(w);
+            return NULL;
+        }
+        return w;
     }
     w->dead = pcap_open_dead(DLT_EN10MB, SNAPLEN);
     if (w->dead == NULL) {
@@ -40,9 +79,18 @@ struct vn_pcap_writer *vn_pcap_open(const char *path, char *err, size_t errlen)
         free(w);
         return NULL;
     }
-    w->now_usec = (uint64_t)VN_PCAP_START_SEC * 1000000u;
-    w->step_usec = VN_PCAP_STEP_USEC;
     return w;
+}
+
+void vn_pcap_comment_next(struct vn_pcap_writer *w, const char *comment)
+{
+    free(w->next_comment);
+    w->next_comment = NULL;
+    if (w->ng && comment && comment[0]) {
+        w->next_comment = strdup(comment);
+        if (w->next_comment == NULL)
+            w->ng_failed = 1;
+    }
 }
 
 int vn_pcap_close(struct vn_pcap_writer *w)
@@ -50,6 +98,14 @@ int vn_pcap_close(struct vn_pcap_writer *w)
     if (w == NULL)
         return 0;
     int rc = 0;
+    free(w->next_comment);
+    if (w->ng) {
+        rc = w->ng_failed || ferror(w->ng) ? -1 : 0;
+        if (fclose(w->ng) != 0)
+            rc = -1;
+        free(w);
+        return rc;
+    }
     if (pcap_dump_flush(w->dumper) != 0)
         rc = -1;
     FILE *fp = pcap_dump_file(w->dumper);
@@ -73,6 +129,17 @@ int vn_pcap_write(struct vn_pcap_writer *w, const uint8_t *frame, size_t len)
 {
     if (len > SNAPLEN)
         return -1;
+    if (w->ng) {
+        int rc = vn_pcapng_write_epb(w->ng, w->now_usec, frame, len, w->next_comment);
+        vn_pcap_comment_next(w, NULL);
+        if (rc != 0) {
+            w->ng_failed = 1;
+            return -1;
+        }
+        w->now_usec += w->step_usec;
+        w->frames++;
+        return 0;
+    }
     struct pcap_pkthdr h;
     h.ts.tv_sec = (time_t)(w->now_usec / 1000000u);
     h.ts.tv_usec = (suseconds_t)(w->now_usec % 1000000u);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "vitcp/bytes.h"
+#include "vitcp/pcap_reader.h"
 #include "vitcp/pcap_writer.h"
 
 struct frame {
@@ -291,6 +292,143 @@ static void test_bad_arguments(void **state)
     assert_int_equal(vn_inet_fold(vn_inet_sum(0, rfc, 8)), (uint16_t)~0xddf2u);
 }
 
+/* One conversation written as pcap and as pcapng by the same calls. */
+static void write_conversation(const char *path, enum vn_capture_format fmt, const char *shb_comment)
+{
+    char err[256];
+    struct vn_pcap_writer *w = vn_capture_open(path, fmt, shb_comment, err, sizeof err);
+    assert_non_null(w);
+    struct vn_tcp_flow f;
+    assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 40000, "10.0.0.2", 5995), 0);
+    uint8_t data[2000];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)(i * 13);
+    assert_int_equal(vn_tcp_handshake(&f), 0);                /* frames 0-2 */
+    vn_pcap_comment_next(w, "first data frame");
+    assert_int_equal(vn_tcp_send(&f, VN_C2S, data, 2000), 0);  /* 3-4 (1460 + 540) */
+    vn_pcap_comment_next(w, "dropped");
+    vn_pcap_comment_next(w, NULL);                             /* cleared: no comment */
+    assert_int_equal(vn_tcp_send_segment(&f, VN_S2C, data, 3), 0); /* 5: odd length, padded */
+    assert_int_equal(vn_tcp_close(&f), 0);
+    assert_int_equal(vn_pcap_close(w), 0);
+}
+
+static uint32_t le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+/* The comment option (code 1) in an options area, or NULL. */
+static const uint8_t *find_comment(const uint8_t *o, size_t n, size_t *len)
+{
+    size_t pos = 0;
+    while (pos + 4 <= n) {
+        uint16_t code = le16(o + pos), l = le16(o + pos + 2);
+        if (code == 0)
+            return NULL;
+        if (code == 1) {
+            *len = l;
+            return o + pos + 4;
+        }
+        pos += 4 + ((l + 3u) & ~3u);
+    }
+    return NULL;
+}
+
+static void count_tcp(void *ctx, const struct vn_tcp_event *ev)
+{
+    if (ev->kind == VN_TCP_DATA)
+        *(size_t *)ctx += ev->len;
+}
+
+static void test_pcapng(void **state)
+{
+    (void)state;
+    char ng[80], classic[80];
+    make_tmp();
+    snprintf(ng, sizeof ng, "%s.pcapng", tmp_path);
+    snprintf(classic, sizeof classic, "%s", tmp_path);
+    assert_int_equal(vn_capture_format_for(ng), VN_CAPTURE_PCAPNG);
+    assert_int_equal(vn_capture_format_for("x.PCAPNG"), VN_CAPTURE_PCAPNG);
+    assert_int_equal(vn_capture_format_for("x.pcap"), VN_CAPTURE_PCAP);
+    assert_int_equal(vn_capture_format_for("pcapng"), VN_CAPTURE_PCAP);
+    const char *section = "seed: 7\nmutation: none"; /* 22 bytes: padded to 24 */
+    write_conversation(ng, VN_CAPTURE_PCAPNG, section);
+    write_conversation(classic, VN_CAPTURE_PCAP, section);
+
+    /* Blocks: SHB (with the comment), IDB (Ethernet), one EPB per frame,
+     * each length at both ends, multiple of 4. */
+    FILE *fp = fopen(ng, "rb");
+    assert_non_null(fp);
+    static uint8_t file[65536];
+    size_t size = fread(file, 1, sizeof file, fp);
+    fclose(fp);
+    size_t pos = 0, epbs = 0, commented = 0;
+    while (pos < size) {
+        assert_true(size - pos >= 12);
+        uint32_t type = le32(file + pos), len = le32(file + pos + 4);
+        assert_int_equal(len % 4, 0);
+        assert_true(len >= 12 && len <= size - pos);
+        assert_int_equal(le32(file + pos + len - 4), len);
+        const uint8_t *body = file + pos + 8;
+        size_t clen = 0;
+        const uint8_t *c;
+        if (pos == 0) {
+            assert_int_equal(type, 0x0A0D0D0Au);
+            assert_int_equal(le32(body), 0x1A2B3C4Du);
+            assert_int_equal(le16(body + 4), 1);
+            c = find_comment(body + 16, len - 28, &clen);
+            assert_non_null(c);
+            assert_int_equal(clen, strlen(section));
+            assert_memory_equal(c, section, clen);
+        } else if (pos == le32(file + 4)) {
+            assert_int_equal(type, 1);
+            assert_int_equal(le16(body), 1); /* LINKTYPE_ETHERNET */
+        } else {
+            assert_int_equal(type, 6);
+            uint32_t caplen = le32(body + 12);
+            size_t opts = 20 + ((caplen + 3u) & ~3u);
+            c = find_comment(body + opts, len - 12 - opts, &clen);
+            if (epbs == 3) {
+                assert_non_null(c);
+                assert_int_equal(clen, strlen("first data frame"));
+                assert_memory_equal(c, "first data frame", clen);
+            }
+            commented += c != NULL;
+            uint64_t ts = (uint64_t)le32(body + 4) << 32 | le32(body + 8);
+            assert_int_equal(ts, (uint64_t)VN_PCAP_START_SEC * 1000000u + epbs * VN_PCAP_STEP_USEC);
+            epbs++;
+        }
+        pos += len;
+    }
+    assert_int_equal(commented, 1);
+
+    /* libpcap reads both; same frames, same timestamps. */
+    size_t n1, n2;
+    struct frame *a = read_all(ng, &n1), *b = read_all(classic, &n2);
+    assert_int_equal(n1, epbs);
+    assert_int_equal(n1, n2);
+    for (size_t i = 0; i < n1; i++) {
+        assert_int_equal(a[i].h.caplen, b[i].h.caplen);
+        assert_memory_equal(a[i].data, b[i].data, a[i].h.caplen);
+        assert_int_equal(a[i].h.ts.tv_usec, b[i].h.ts.tv_usec);
+    }
+    free(a);
+    free(b);
+
+    /* The project's reader follows the TCP stream in it. */
+    size_t bytes = 0;
+    struct vn_reader_callbacks cb = {count_tcp, NULL, NULL, &bytes};
+    char err[256];
+    assert_int_equal(vn_pcap_read(ng, &cb, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(bytes, 2003);
+
+    /* Errors: no directory, no name. */
+    assert_null(vn_capture_open("/nonexistent-dir/x.pcapng", VN_CAPTURE_PCAPNG, NULL, err, sizeof err));
+    assert_non_null(strstr(err, "/nonexistent-dir/x.pcapng"));
+    assert_null(vn_capture_open("", VN_CAPTURE_PCAPNG, NULL, err, sizeof err));
+    unlink(ng);
+    unlink(classic);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_ipv6_udp_eth_vlan),
         cmocka_unit_test(test_tcp_timestamps),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_pcapng),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "decode.h"
+#include "vitcp/ift.h"
 #include "vitcp/pcap_reader.h"
 #include "vitcp/trafgen.h"
 
@@ -610,6 +611,62 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* pcapng: the run record in the section comment, the rule on the mutated
+ * PDU's frame; the capture decodes like the pcap one. --ift-flags sets the
+ * indication bits and so the CRCs frames carry. */
+static void test_pcapng_and_ift_flags(void **state)
+{
+    (void)state;
+    char ng[128];
+    path_in(ng, sizeof ng, "m.pcapng");
+    char *argv[] = {"vitcp-trafgen", "vitcp-full", "--break", "VITCP-3.6-CRC-VALID", "--target", "3",
+                    "-q", "--no-meta", "-w", ng};
+    assert_int_equal(tg_main(10, argv), 0);
+    size_t len;
+    char *b = read_file(ng, &len);
+    assert_memory_equal(b, "\x0a\x0d\x0d\x0a", 4);
+    b[len] = '\0';
+    /* Texts inside binary: search with memmem. */
+    assert_non_null(memmem(b, len, "seed: 1\n", 8));
+    const char *replay = "replay: vitcp-trafgen vitcp-full --seed 1";
+    assert_non_null(memmem(b, len, replay, strlen(replay)));
+    const char *per_pdu = "VITCP-3.6-CRC-VALID: trailer CRC with every bit inverted (PDU 5, eligible PDU 3)";
+    assert_non_null(memmem(b, len, per_pdu, strlen(per_pdu)));
+    free(b);
+    struct decoded d;
+    assert_int_equal(decode_capture(ng, TG_VITCP, &d), 0);
+    assert_true(decoded_has(&d, VW_REQ_VITCP_3_6_CRC_VALID));
+    assert_int_equal(decoded_others(&d, (enum vw_req[]){VW_REQ_VITCP_3_6_CRC_VALID}, 1), 0);
+
+    /* --ift-flags R,HC: header CRCs only; a clean decode, and no payload CRC to break. */
+    char ift[128];
+    path_in(ift, sizeof ift, "hc.pcap");
+    char *argv_hc[] = {"vitcp-trafgen", "ift-session", "--ift-flags", "R,HC", "-q", "--no-meta", "-w", ift};
+    assert_int_equal(tg_main(8, argv_hc), 0);
+    assert_int_equal(decode_capture(ift, TG_IFT, &d), 0);
+    assert_int_equal(decoded_others(&d, NULL, 0), 0);
+    assert_true(d.pdus >= 9);
+    struct tg_result r0, r1;
+    struct tg_params p;
+    tg_params_default(&p);
+    assert_int_equal(gen("ift-session", NULL, 0, &p, ift, &r0), 0);
+    p.ift_flags_set = true;
+    p.ift_flags = VW_IFT_FLAG_R | VW_IFT_FLAG_HC;
+    assert_int_equal(gen("ift-session", NULL, 0, &p, ift, &r1), 0);
+    assert_int_equal(r1.bytes + 4 * (r1.pdus - 2), r0.bytes); /* 4 bytes less per frame */
+    char *argv_pc[] = {"vitcp-trafgen", "ift-session", "--ift-flags", "R,HC", "--break", "IFT-5.1-PAYLOAD-CRC",
+                       "-q", "-w", ift};
+    assert_int_equal(tg_main(9, argv_pc), 2);
+    char *argv_bad[] = {"vitcp-trafgen", "ift-session", "--ift-flags", "HC,XX", "-w", ift};
+    assert_int_equal(tg_main(6, argv_bad), 2);
+    char *argv_trail[] = {"vitcp-trafgen", "ift-session", "--ift-flags", "HC,", "-w", ift};
+    assert_int_equal(tg_main(6, argv_trail), 2);
+    char *argv_ph[] = {"vitcp-trafgen", "ift-session", "--ift-flags", "0x80000000", "-w", ift};
+    assert_int_equal(tg_main(6, argv_ph), 2);
+    char *argv_ng_live[] = {"vitcp-trafgen", "vitcp-send", "--pcapng", "--connect", "127.0.0.1:1"};
+    assert_int_equal(tg_main(5, argv_ng_live), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -623,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_mutate_rate_and_rate_limit),
         cmocka_unit_test(test_libnet_injection_on_loopback),
         cmocka_unit_test(test_scenario_file),
+        cmocka_unit_test(test_pcapng_and_ift_flags),
         cmocka_unit_test(test_libnet_output_reports_bad_interface),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,11 +1,14 @@
 /* The vitcp-trafgen command line. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "internal.h"
+#include "vitcp/pcap_writer.h"
 
 static const char usage_text[] =
     "Usage: vitcp-trafgen [OPTIONS] SCENARIO (-w FILE | --connect HOST:PORT | -i IFACE)\n"
@@ -16,7 +19,8 @@ static const char usage_text[] =
     "purpose, reproducibly. Every PDU is built by the vitcp wire library.\n"
     "\n"
     "Output (exactly one):\n"
-    "  -w, --write FILE        write a pcap file (and FILE.meta: seed, mutation, replay command)\n"
+    "  -w, --write FILE        write a capture (and FILE.meta: seed, mutation, replay command);\n"
+    "                          pcapng if FILE ends in .pcapng or with --pcapng, else pcap\n"
     "      --connect HOST:PORT send the client's bytes over a real TCP connection\n"
     "  -i, --interface IFACE   inject whole Ethernet frames with libnet (needs CAP_NET_RAW)\n"
     "\n"
@@ -45,6 +49,11 @@ static const char usage_text[] =
     "      --mutate-rate P     with --break: mutate each eligible PDU with probability P (0..1)\n"
     "      --progress          counts on stderr once a second\n"
     "      --tcp-timestamps    -w/-i: TCP timestamp option on every segment\n"
+    "      --ift-flags LIST    IFT indication flags (both sides; PH is set per phase):\n"
+    "                          comma list of R,HC,PC,IH,IP,SP,SM,RM, \"none\" or a number;\n"
+    "                          HC/PC also decide the frames' CRCs (default: R,HC,PC; ift-nocrc: R)\n"
+    "      --pcapng            write pcapng: the run record in the section comment, a\n"
+    "                          comment naming the rule on each mutated PDU's first frame\n"
     "      --no-meta           do not write FILE.meta\n"
     "  -q, --quiet             no summary line\n"
     "  -h, --help              this text\n"
@@ -69,6 +78,43 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
     if (errno || *end != '\0' || v > max)
         return -1;
     *out = v;
+    return 0;
+}
+
+/* "HC,PC,IH", "none" or a number: the indication flags other than PH. */
+static int parse_ift_flags(const char *s, uint32_t *out)
+{
+    static const struct {
+        const char *name;
+        uint32_t bit;
+    } names[] = {{"R", VW_IFT_FLAG_R},   {"HC", VW_IFT_FLAG_HC}, {"PC", VW_IFT_FLAG_PC},
+                 {"IH", VW_IFT_FLAG_IH}, {"IP", VW_IFT_FLAG_IP}, {"SP", VW_IFT_FLAG_SP},
+                 {"SM", VW_IFT_FLAG_SM}, {"RM", VW_IFT_FLAG_RM}};
+    uint64_t v;
+    if (s[0] >= '0' && s[0] <= '9') {
+        if (parse_u64(s, 0xFFFFFFFFu, &v) != 0 || (v & VW_IFT_FLAG_PH))
+            return -1;
+        *out = (uint32_t)v;
+        return 0;
+    }
+    *out = 0;
+    if (strcasecmp(s, "none") == 0)
+        return 0;
+    const char *p = s;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        bool found = false;
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i].name) == n && strncasecmp(p, names[i].name, n) == 0) {
+                *out |= names[i].bit;
+                found = true;
+            }
+        if (!found)
+            return -1;
+        p += n;
+        if (*p == ',' && *++p == '\0')
+            return -1;
+    }
     return 0;
 }
 
@@ -107,59 +153,99 @@ static void list_cases(const struct tg_scenario *sc, const struct tg_params *p)
     }
 }
 
-static int write_meta(const char *path, const struct tg_scenario *sc, const struct tg_mutation *m,
-                      long target, size_t case_no, const struct tg_params *p,
-                      const struct tg_result *r)
+/* The run's record: seed, parameters, mutation and where it landed, and a
+ * replay command. Goes to FILE.meta and, for pcapng, into the Section
+ * Header Block's comment. */
+struct text {
+    char *b;
+    size_t len, cap;
+};
+
+static void tprintf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tprintf(struct text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = t->cap - t->len;
+    int n = vsnprintf(t->b + t->len, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        t->len += (size_t)n < room ? (size_t)n : room - 1;
+}
+
+static void format_meta(char *buf, size_t cap, const struct tg_scenario *sc, const char *script_path,
+                        const struct tg_mutation *m, long target, size_t case_no,
+                        const struct tg_params *p, const struct tg_result *r)
+{
+    struct text t = {buf, 0, cap};
+    buf[0] = '\0';
+    tprintf(&t, "generator: vitcp-trafgen\nscenario: %s\nseed: %llu\n", sc->name,
+            (unsigned long long)p->seed);
+    tprintf(&t, "msg-size: %zu\nseg-payload: %zu\ncount: %u\ntcp-segment: %zu\ncoalesce: %d\nipv6: %d\n",
+            p->msg_size, p->seg_payload, p->count, p->tcp_segment, p->coalesce, p->ipv6);
+    if (m) {
+        tprintf(&t, "mutation: %s\n", tg_mutation_name(m));
+        if (target == TG_TARGET_RATE)
+            tprintf(&t, "mutate-rate: %.6f\n", p->mutate_ppm / 1e6);
+        else
+            tprintf(&t, "target: %ld\n", target);
+        if (case_no)
+            tprintf(&t, "case: %zu\n", case_no);
+        tprintf(&t, "mutated-pdus: %u (first is PDU %ld of %u)\n", r->mutated, r->first_mutated_pdu,
+                r->pdus);
+    } else {
+        tprintf(&t, "mutation: none\n");
+    }
+    tprintf(&t, "pdus: %u\nbytes: %llu\n", r->pdus, (unsigned long long)r->bytes);
+    if (script_path)
+        tprintf(&t, "replay: vitcp-trafgen -f %s", script_path);
+    else
+        tprintf(&t, "replay: vitcp-trafgen %s", sc->name);
+    tprintf(&t, " --seed %llu --msg-size %zu --seg-payload %zu --count %u", (unsigned long long)p->seed,
+            p->msg_size, p->seg_payload, p->count);
+    if (p->tcp_segment)
+        tprintf(&t, " --tcp-segment %zu", p->tcp_segment);
+    if (p->coalesce)
+        tprintf(&t, " --coalesce");
+    if (p->ipv6)
+        tprintf(&t, " --ipv6");
+    if (p->port)
+        tprintf(&t, " --port %u", p->port);
+    if (p->eep_udp)
+        tprintf(&t, " --eep-udp");
+    if (p->tcp_timestamps)
+        tprintf(&t, " --tcp-timestamps");
+    if (p->ift_flags_set)
+        tprintf(&t, " --ift-flags 0x%08x", p->ift_flags);
+    if (m && target == TG_TARGET_RATE)
+        tprintf(&t, " --break %s --mutate-rate %.6f", tg_mutation_name(m), p->mutate_ppm / 1e6);
+    else if (m && target == TG_TARGET_ALL)
+        tprintf(&t, " --break %s --target all", tg_mutation_name(m));
+    else if (m)
+        tprintf(&t, " --break %s --target %ld", tg_mutation_name(m), target);
+    tprintf(&t, " -w FILE\n");
+}
+
+static int write_meta(const char *path, const char *text)
 {
     char meta[4096];
     snprintf(meta, sizeof meta, "%s.meta", path);
     FILE *f = fopen(meta, "w");
     if (f == NULL)
         return -1;
-    fprintf(f, "generator: vitcp-trafgen\nscenario: %s\nseed: %llu\n", sc->name,
-            (unsigned long long)p->seed);
-    fprintf(f, "msg-size: %zu\nseg-payload: %zu\ncount: %u\ntcp-segment: %zu\ncoalesce: %d\nipv6: %d\n",
-            p->msg_size, p->seg_payload, p->count, p->tcp_segment, p->coalesce, p->ipv6);
-    if (m) {
-        fprintf(f, "mutation: %s\n", tg_mutation_name(m));
-        if (target == TG_TARGET_RATE)
-            fprintf(f, "mutate-rate: %.6f\n", p->mutate_ppm / 1e6);
-        else
-            fprintf(f, "target: %ld\n", target);
-        if (case_no)
-            fprintf(f, "case: %zu\n", case_no);
-        fprintf(f, "mutated-pdus: %u (first is PDU %ld of %u)\n", r->mutated, r->first_mutated_pdu,
-                r->pdus);
-    } else {
-        fprintf(f, "mutation: none\n");
-    }
-    fprintf(f, "pdus: %u\nbytes: %llu\n", r->pdus, (unsigned long long)r->bytes);
-    fprintf(f, "replay: vitcp-trafgen %s --seed %llu --msg-size %zu --seg-payload %zu --count %u",
-            sc->name, (unsigned long long)p->seed, p->msg_size, p->seg_payload, p->count);
-    if (p->tcp_segment)
-        fprintf(f, " --tcp-segment %zu", p->tcp_segment);
-    if (p->coalesce)
-        fprintf(f, " --coalesce");
-    if (p->ipv6)
-        fprintf(f, " --ipv6");
-    if (m && target == TG_TARGET_RATE)
-        fprintf(f, " --break %s --mutate-rate %.6f", tg_mutation_name(m), p->mutate_ppm / 1e6);
-    else if (m && target == TG_TARGET_ALL)
-        fprintf(f, " --break %s --target all", tg_mutation_name(m));
-    else if (m)
-        fprintf(f, " --break %s --target %ld", tg_mutation_name(m), target);
-    fprintf(f, " -w FILE\n");
+    fputs(text, f);
     return fclose(f) == 0 ? 0 : -1;
 }
 
 static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const char *file,
                    const char *connect_to, const char *iface, const char *break_id,
-                   const char *target_arg, uint64_t case_no, bool mutate_rate, bool quiet, bool meta);
+                   const char *target_arg, uint64_t case_no, bool mutate_rate, bool quiet, bool meta,
+                   const char *script_path, bool pcapng);
 
 enum {
     OPT_CONNECT = 256, OPT_LIST_MUT, OPT_LIST_CASES, OPT_MSG_SIZE, OPT_SEG_PAYLOAD, OPT_COUNT,
     OPT_TCP_SEG, OPT_COALESCE, OPT_IPV6, OPT_PORT, OPT_EEP_UDP, OPT_PAUSE, OPT_NO_META,
-    OPT_RATE, OPT_MUTATE_RATE, OPT_PROGRESS, OPT_TCP_TS,
+    OPT_RATE, OPT_MUTATE_RATE, OPT_PROGRESS, OPT_TCP_TS, OPT_PCAPNG, OPT_IFT_FLAGS,
 };
 
 int tg_main(int argc, char **argv)
@@ -190,6 +276,8 @@ int tg_main(int argc, char **argv)
         {"mutate-rate", required_argument, NULL, OPT_MUTATE_RATE},
         {"progress", no_argument, NULL, OPT_PROGRESS},
         {"tcp-timestamps", no_argument, NULL, OPT_TCP_TS},
+        {"pcapng", no_argument, NULL, OPT_PCAPNG},
+        {"ift-flags", required_argument, NULL, OPT_IFT_FLAGS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -200,6 +288,7 @@ int tg_main(int argc, char **argv)
     const char *target_arg = NULL, *list_cases_of = NULL, *script_path = NULL;
     uint64_t case_no = 0, v;
     bool do_list = false, do_list_mut = false, quiet = false, meta = true, mutate_rate = false;
+    bool pcapng = false;
     optind = 0; /* callable more than once (tests) */
     opterr = 0;
     int c;
@@ -273,6 +362,13 @@ int tg_main(int argc, char **argv)
         }
         case OPT_PROGRESS: p.progress = true; break;
         case OPT_TCP_TS: p.tcp_timestamps = true; break;
+        case OPT_PCAPNG: pcapng = true; break;
+        case OPT_IFT_FLAGS:
+            if (parse_ift_flags(optarg, &p.ift_flags) != 0)
+                return usage_error("--ift-flags wants a list of R,HC,PC,IH,IP,SP,SM,RM (or none, or a number), got \"%s\"",
+                                   optarg);
+            p.ift_flags_set = true;
+            break;
         case 'q': quiet = true; break;
         case 'h': fputs(usage_text, stdout); return 0;
         case ':': return usage_error("option %s needs a value", argv[optind - 1]);
@@ -310,15 +406,20 @@ int tg_main(int argc, char **argv)
             return usage_error("%s", serr);
         p.script = script;
     }
+    if (file && vn_capture_format_for(file) == VN_CAPTURE_PCAPNG)
+        pcapng = true;
+    if (pcapng && !file)
+        return usage_error("%s", "--pcapng needs -w FILE");
     int status = run_cli(sc, &p, file, connect_to, iface, break_id, target_arg, case_no,
-                         mutate_rate, quiet, meta);
+                         mutate_rate, quiet, meta, script_path, pcapng);
     tg_script_free(script);
     return status;
 }
 
 static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const char *file,
                    const char *connect_to, const char *iface, const char *break_id,
-                   const char *target_arg, uint64_t case_no, bool mutate_rate, bool quiet, bool meta)
+                   const char *target_arg, uint64_t case_no, bool mutate_rate, bool quiet, bool meta,
+                   const char *script_path, bool pcapng)
 {
     struct tg_params p = *pp;
     uint64_t v;
@@ -375,8 +476,23 @@ static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const cha
         }
     }
 
+    static char meta_text[8192];
+    struct tg_result r;
+    if (pcapng) {
+        /* The section comment comes first in the file: learn where the
+         * mutation lands from a run without output (same seed, same PDUs). */
+        struct tg_output *o = tg_output_null();
+        int drc = tg_run(sc, mut, target, &p, o, &r);
+        tg_output_close(o, NULL, 0);
+        if (drc != 0) {
+            fprintf(stderr, "vitcp-trafgen: %s\n", r.error);
+            return strstr(r.error, "no target") ? 2 : 1;
+        }
+        long shown = mut && target == TG_TARGET_SEEDED && r.first_mutated_pdu >= 0 ? r.chosen_target : target;
+        format_meta(meta_text, sizeof meta_text, sc, script_path, mut, shown, (size_t)case_no, &p, &r);
+    }
     char err[512] = "";
-    struct tg_output *out = file ? tg_output_pcap(file, err, sizeof err)
+    struct tg_output *out = file ? tg_output_capture(file, pcapng, pcapng ? meta_text : NULL, err, sizeof err)
                           : connect_to ? tg_output_connect(connect_to, err, sizeof err)
                                        : tg_output_libnet(iface, err, sizeof err);
     if (out == NULL) {
@@ -384,7 +500,6 @@ static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const cha
         return 1;
     }
     out->pause_us = p.pause_us;
-    struct tg_result r;
     int rc = tg_run(sc, mut, target, &p, out, &r);
     char cerr[256] = "";
     int crc = tg_output_close(out, cerr, sizeof cerr);
@@ -398,10 +513,12 @@ static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const cha
     }
     if (mut && target == TG_TARGET_SEEDED)
         target = r.first_mutated_pdu >= 0 ? r.chosen_target : target;
-    if (file && meta && write_meta(file, sc, mut, target,
-                                   (size_t)case_no, &p, &r) != 0) {
-        fprintf(stderr, "vitcp-trafgen: cannot write %s.meta\n", file);
-        return 1;
+    if (file && meta) {
+        format_meta(meta_text, sizeof meta_text, sc, script_path, mut, target, (size_t)case_no, &p, &r);
+        if (write_meta(file, meta_text) != 0) {
+            fprintf(stderr, "vitcp-trafgen: cannot write %s.meta\n", file);
+            return 1;
+        }
     }
     if (!quiet) {
         printf("%s: %u PDUs, %llu bytes", sc->name, r.pdus, (unsigned long long)r.bytes);

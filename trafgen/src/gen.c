@@ -155,6 +155,7 @@ void tg_emit(struct tg_gen *g, struct tg_pdu *pdu)
         return;
     pdu->post_truncate = -1;
     unsigned index = g->res->pdus++;
+    char comment[256] = "";
     if (g->mut && g->mut->proto == pdu->proto && g->mut->eligible(pdu)) {
         long k = (long)g->res->eligible++;
         bool hit = g->target == TG_TARGET_ALL || g->target == k ||
@@ -163,6 +164,8 @@ void tg_emit(struct tg_gen *g, struct tg_pdu *pdu)
             g->mut->apply(pdu, &g->mut_rng);
             if (g->res->mutated++ == 0)
                 g->res->first_mutated_pdu = (long)index;
+            snprintf(comment, sizeof comment, "%s: %s (PDU %u, eligible PDU %ld)",
+                     tg_mutation_name(g->mut), g->mut->what, index, k);
         }
     }
     pace(g);
@@ -179,11 +182,15 @@ void tg_emit(struct tg_gen *g, struct tg_pdu *pdu)
         return;
     if (pdu->proto == TG_EEP) {
         uint16_t port = g->p->port ? g->p->port : VW_EEP_UDP_PORT;
+        if (comment[0])
+            tg_out_comment(g->out, comment);
         out_ok(g, tg_out_datagram(g->out, g->p->eep_udp, port, g->p->ipv6, g->buf, n));
         return;
     }
     int dir = pdu->dir;
     flush_dir(g, !dir); /* the other side's bytes go first */
+    if (comment[0])
+        tg_out_comment(g->out, comment); /* on the first frame carrying this PDU */
     uint64_t off = g->stream_off[dir] + g->pend_len[dir];
     hold_bytes(g, dir, g->buf, n);
     if (!g->p->coalesce || pdu->post_retx_differs)

@@ -33,12 +33,25 @@ struct tg_output *tg_output_null(void) { return out_new(TG_OUT_NULL); }
 
 struct tg_output *tg_output_pcap(const char *path, char *err, size_t errlen)
 {
+    return tg_output_capture(path, false, NULL, err, errlen);
+}
+
+void tg_out_comment(struct tg_output *o, const char *text)
+{
+    if (o->pw)
+        vn_pcap_comment_next(o->pw, text);
+}
+
+struct tg_output *tg_output_capture(const char *path, bool pcapng, const char *section_comment,
+                                    char *err, size_t errlen)
+{
     struct tg_output *o = out_new(TG_OUT_PCAP);
     if (o == NULL) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    o->pw = vn_pcap_open(path, err, errlen);
+    o->pw = vn_capture_open(path, pcapng ? VN_CAPTURE_PCAPNG : VN_CAPTURE_PCAP, section_comment, err,
+                            errlen);
     if (o->pw == NULL) {
         free(o);
         return NULL;

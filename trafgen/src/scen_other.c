@@ -8,7 +8,8 @@
 
 struct ift {
     struct tg_gen *g;
-    bool crc;
+    bool crc;         /* any CRC */
+    bool hc, pc;      /* what both indications announce, so what frames carry */
     uint16_t vtag[2]; /* vtag[d]: what side d announced; frames TO d carry it */
     uint32_t msn[2];  /* untagged message sequence numbers per sender */
 };
@@ -27,7 +28,9 @@ static void ift_indication(struct ift *s, int dir)
     pdu.dir = dir;
     pdu.ift_ind = true;
     pdu.first_seg = pdu.last_seg = true;
-    vw_ift_ind_enc_init(&pdu.ift_ind_enc, (unsigned)dir, s->vtag[dir], s->crc, s->crc);
+    vw_ift_ind_enc_init(&pdu.ift_ind_enc, (unsigned)dir, s->vtag[dir], s->hc, s->pc);
+    if (s->g->p->ift_flags_set) /* --ift-flags: every bit but PH from the command line */
+        pdu.ift_ind_enc.flags = (pdu.ift_ind_enc.flags & VW_IFT_FLAG_PH) | (s->g->p->ift_flags & ~VW_IFT_FLAG_PH);
     ift_emit(s, &pdu);
 }
 
@@ -63,7 +66,7 @@ static void ift_message(struct ift *s, int dir, bool tagged, size_t len)
             pdu.ddp.mo = (uint32_t)off;
         }
         /* The frame carries the VTag its receiver announced. */
-        vw_ift_frame_enc_init(&pdu.ift, s->vtag[!dir], s->crc, s->crc, NULL, 0, data + off, n);
+        vw_ift_frame_enc_init(&pdu.ift, s->vtag[!dir], s->hc, s->pc, NULL, 0, data + off, n);
         ift_emit(s, &pdu);
         off += n;
     } while (off < len);
@@ -71,7 +74,12 @@ static void ift_message(struct ift *s, int dir, bool tagged, size_t len)
 
 static void run_ift(struct tg_gen *g, bool crc)
 {
-    struct ift s = {.g = g, .crc = crc};
+    struct ift s = {.g = g, .hc = crc, .pc = crc};
+    if (g->p->ift_flags_set) {
+        s.hc = (g->p->ift_flags & VW_IFT_FLAG_HC) != 0;
+        s.pc = (g->p->ift_flags & VW_IFT_FLAG_PC) != 0;
+    }
+    s.crc = s.hc || s.pc;
     s.vtag[0] = (uint16_t)(tg_rng_next(&g->rng) | 1u); /* VTags random (4.2), never 0 */
     s.vtag[1] = (uint16_t)(tg_rng_next(&g->rng) | 1u);
     tg_tcp_open(g, VW_IFT_DEFAULT_PORT);
@@ -90,7 +98,8 @@ static void run_ift_nocrc(struct tg_gen *g) { run_ift(g, false); }
 static bool ift_ind(const struct tg_pdu *p) { return p->ift_ind; }
 static bool ift_ind_answer(const struct tg_pdu *p) { return p->ift_ind && p->dir == 1; }
 static bool ift_frame(const struct tg_pdu *p) { return !p->ift_ind; }
-static bool ift_frame_crc(const struct tg_pdu *p) { return !p->ift_ind && p->crc; }
+static bool ift_frame_hc(const struct tg_pdu *p) { return !p->ift_ind && p->ift.hc; }
+static bool ift_frame_pc(const struct tg_pdu *p) { return !p->ift_ind && p->ift.pc; }
 static void ap_ift_ind_crc(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift_ind_enc.crc = VW_IFT_CRC_BAD; }
 static void ap_ift_magic(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift_ind_enc.magic ^= 0x01000000u; }
 static void ap_ift_version(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift_ind_enc.version = 2; }
@@ -279,8 +288,8 @@ const struct tg_mutation tg_other_mutations[] = {
     MI(IFT_4_2_VERSION, ift_ind, ap_ift_version, "indication Version 2"),
     MI(IFT_4_2_RESERVED_ZERO, ift_ind, ap_ift_reserved, "reserved flag bit set"),
     MI(IFT_4_2_PHASE, ift_ind_answer, ap_ift_phase, "answer indication with PH clear"),
-    MI(IFT_5_1_HDR_CRC, ift_frame_crc, ap_ift_hdr_crc, "frame header CRC inverted"),
-    MI(IFT_5_1_PAYLOAD_CRC, ift_frame_crc, ap_ift_pay_crc, "frame payload CRC inverted"),
+    MI(IFT_5_1_HDR_CRC, ift_frame_hc, ap_ift_hdr_crc, "frame header CRC inverted"),
+    MI(IFT_5_1_PAYLOAD_CRC, ift_frame_pc, ap_ift_pay_crc, "frame payload CRC inverted"),
     MI(IFT_4_2_VTAG_MATCH, ift_frame, ap_ift_vtag, "frame with a VTag the receiver never announced"),
     MI(IFT_5_1_CRC_AS_NEGOTIATED, ift_frame, ap_ift_crc_as_neg, "frame with CRCs contrary to its sender's HC/PC"),
     MI(IFT_4_2_BC_VERSION_SET, ift_ind, ap_ift_bc, "version 1 indication with BC version 0"),

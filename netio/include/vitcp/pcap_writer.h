@@ -1,7 +1,9 @@
 /*
  * Capture writer: classic pcap files (LINKTYPE_ETHERNET) written through
- * libpcap (pcap_open_dead + pcap_dump), with deterministic timestamps so the
- * same input always gives a byte-identical file.
+ * libpcap (pcap_open_dead + pcap_dump), or pcapng files (libpcap 1.10 cannot
+ * write pcapng: a small block writer does, with a section comment and
+ * per-packet comments), with deterministic timestamps so the same input
+ * always gives a byte-identical file.
  *
  * Typical use:
  *   char err[256];
@@ -28,8 +30,19 @@ struct vn_pcap_writer;
 #define VN_PCAP_START_SEC 1000000000u
 #define VN_PCAP_STEP_USEC 100u
 
+enum vn_capture_format { VN_CAPTURE_PCAP, VN_CAPTURE_PCAPNG };
+
 /* Create path ("-" is not accepted). NULL on error, with the reason in err. */
 struct vn_pcap_writer *vn_pcap_open(const char *path, char *err, size_t errlen);
+/* The same in either format. pcapng: section_comment (may be NULL) goes into
+ * the Section Header Block's opt_comment, "vitcp" into shb_userappl. */
+struct vn_pcap_writer *vn_capture_open(const char *path, enum vn_capture_format format,
+                                       const char *section_comment, char *err, size_t errlen);
+/* pcapng: an opt_comment on the next frame written (copied; NULL clears).
+ * Ignored for pcap, which has no comments. */
+void vn_pcap_comment_next(struct vn_pcap_writer *w, const char *comment);
+/* "x.pcapng" (any case) -> pcapng, anything else pcap. */
+enum vn_capture_format vn_capture_format_for(const char *path);
 /* Flush and close; returns 0, or -1 if writing failed at any point (disk
  * full...). NULL is accepted. */
 int vn_pcap_close(struct vn_pcap_writer *w);

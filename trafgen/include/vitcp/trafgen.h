@@ -35,6 +35,8 @@ struct tg_params {
     uint32_t mutate_ppm; /* TG_TARGET_RATE: chance per eligible PDU, parts per million */
     bool progress;       /* counts on stderr once a second */
     bool tcp_timestamps; /* -w/-i: RFC 7323 timestamps on every TCP segment */
+    bool ift_flags_set;  /* IFT: indication flags from the command line ... */
+    uint32_t ift_flags;  /* ... (VW_IFT_FLAG_*, PH excluded): R, HC/PC (frame CRCs), IH, IP, SP, SM, RM */
     const struct tg_script *script; /* scenario "vitcp-script": steps from a file */
 };
 
@@ -77,6 +79,10 @@ const char *tg_proto_name(enum tg_proto p);
 struct tg_output;
 /* A pcap file written through the netio writer. */
 struct tg_output *tg_output_pcap(const char *path, char *err, size_t errlen);
+/* pcap or pcapng (pcapng: section_comment in the Section Header Block, and
+ * each mutated PDU's first frame gets a comment naming the rule). */
+struct tg_output *tg_output_capture(const char *path, bool pcapng, const char *section_comment,
+                                    char *err, size_t errlen);
 /* Live: the client side's bytes over a real TCP connection to host:port;
  * the target's TCP stack does the rest. Datagram scenarios are refused. */
 struct tg_output *tg_output_connect(const char *host_port, char *err, size_t errlen);
