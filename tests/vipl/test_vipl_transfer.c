@@ -169,6 +169,28 @@ static void test_rdma_rd(void **s) { (void)s; rdma_write_and_read(RD); }
 static void test_rdma_rr(void **s) { (void)s; rdma_write_and_read(RR); }
 static void test_rdma_unreliable(void **s) { (void)s; rdma_write_and_read(UN); }
 
+/* Large writes with nothing coming back: the sender must keep building
+ * segments whenever the socket drains, without waiting for an inbound
+ * segment to wake it (the stall behind "vipl-pingpong --op write"). */
+static void test_large_writes_without_answers(void **state)
+{
+    (void)state;
+    struct h_pair p;
+    h_pair_open(&p, NULL, NULL, RD, 1);
+    uint64_t target = (uint64_t)(uintptr_t)p.b.data;
+    for (unsigned k = 0; k < 16; k++) {
+        fill(p.a.data, H_DATA_LEN, k);
+        h_post_send(&p.a, p.va, 10 + (k % 2), VIP_CONTROL_OP_RDMAWRITE, 0, H_DATA_LEN, 0, 0, target, p.b.bmh);
+        assert_int_equal(wait_send(p.va)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_WRITE);
+    }
+    /* the last write is placed once a Send behind it arrives */
+    h_post_send(&p.a, p.va, 12, VIP_CONTROL_OP_SENDRECV, 0, 4, 0, 0, 0, 0);
+    wait_send(p.va);
+    wait_recv(p.vb);
+    assert_memory_equal(p.b.data + 4, p.a.data + 4, H_DATA_LEN - 4);
+    h_pair_close(&p);
+}
+
 /* A13: with a read window of 1 at the target, four queued reads still
  * complete, in order; a requester exceeding the window would be a protocol
  * error at the target and break the connection. The fence bit waits. */
@@ -239,6 +261,11 @@ static void test_rdma_protection_rd(void **state)
     for (int i = 0; i < 200 && vi_state(p.va) != VIP_STATE_ERROR; i++)
         usleep(10000);
     assert_int_equal(vi_state(p.va), VIP_STATE_ERROR);
+    /* the handlers run after the state change, outside the NIC lock */
+    for (int i = 0; i < 200 && (!__atomic_load_n(&p.b.async_errors[VIP_ERROR_RDMAW_PROT], __ATOMIC_SEQ_CST) ||
+                                !__atomic_load_n(&p.a.async_errors[VIP_ERROR_CONN_LOST], __ATOMIC_SEQ_CST));
+         i++)
+        usleep(10000);
     assert_true(p.b.async_errors[VIP_ERROR_RDMAW_PROT] >= 1);
     assert_true(p.a.async_errors[VIP_ERROR_CONN_LOST] >= 1);
     for (unsigned i = H_DATA_LEN - 8; i < H_DATA_LEN; i++)
@@ -508,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_rdma_rd),
         cmocka_unit_test(test_rdma_rr),
         cmocka_unit_test(test_rdma_unreliable),
+        cmocka_unit_test(test_large_writes_without_answers),
         cmocka_unit_test(test_read_window_and_fence),
         cmocka_unit_test(test_rdma_protection_rr),
         cmocka_unit_test(test_rdma_protection_rd),

@@ -375,21 +375,37 @@ void vi_pump(struct vipl_vi *vi)
 {
     if (vi->phase != PH_OPEN || vi->fd < 0)
         return;
-    while (out_pending(vi) < VIPL_OUT_HIGH_WATER) {
-        if (respond_one_segment(vi))
-            continue;
-        if (!send_one_segment(vi))
-            break;
-        if (vi->fd < 0)
+    /* Build segments up to the high-water mark, then write. If the socket
+     * took everything, build again: with an empty output buffer nobody polls
+     * for POLLOUT, so stopping here would leave the rest of the send queue
+     * (or the rest of a message) waiting for an unrelated inbound segment. */
+    bool more;
+    do {
+        more = false;
+        for (;;) {
+            if (out_pending(vi) >= VIPL_OUT_HIGH_WATER) {
+                more = true;
+                break;
+            }
+            if (respond_one_segment(vi))
+                continue;
+            if (!send_one_segment(vi))
+                break;
+            if (vi->fd < 0)
+                return;
+        }
+        if (vi->ack_pending || vi->advert_pending)
+            emit_nop(vi);
+        if (!flush_out(vi)) {
+            vi_fail(vi, true, VIP_ERROR_CONN_LOST);
             return;
-    }
-    if (vi->ack_pending || vi->advert_pending)
-        emit_nop(vi);
-    if (!flush_out(vi)) {
-        vi_fail(vi, true, VIP_ERROR_CONN_LOST);
-        return;
-    }
-    vi_progress_sends(vi);
+        }
+        /* Completions written just now may release a fenced descriptor. */
+        uint32_t done_before = vi->sq.done;
+        vi_progress_sends(vi);
+        if (vi->sq.done != done_before && vi->sq.next != vi->sq.tail)
+            more = true;
+    } while (more && vi->fd >= 0 && out_pending(vi) == 0);
     if (vi->close_after_flush && out_pending(vi) == 0 && vi->inbound_count == 0)
         vi_fail(vi, false, VIP_ERROR_CONN_LOST);
 }
