@@ -43,6 +43,7 @@ static const char usage_text[] =
     "      --coalesce          put consecutive PDUs of one side into one write\n"
     "      --ipv6              use IPv6 addresses (fd00::1, fd00::2)\n"
     "      --port N            TCP/UDP port (defaults: VI/TCP 5995, IFT 5996, WARP 5997, EEP 5998)\n"
+    "      --client-port N     -w/-i: the client's TCP port (default 40000)\n"
     "      --eep-udp           carry PacketWay EEP over UDP instead of Ethertype 0x88B5\n"
     "      --pause-us N        live TCP: pause between writes\n"
     "      --rate N            live outputs: at most N PDUs per second\n"
@@ -211,6 +212,8 @@ static void format_meta(char *buf, size_t cap, const struct tg_scenario *sc, con
         tprintf(&t, " --ipv6");
     if (p->port)
         tprintf(&t, " --port %u", p->port);
+    if (p->client_port)
+        tprintf(&t, " --client-port %u", p->client_port);
     if (p->eep_udp)
         tprintf(&t, " --eep-udp");
     if (p->tcp_timestamps)
@@ -245,7 +248,7 @@ static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const cha
 enum {
     OPT_CONNECT = 256, OPT_LIST_MUT, OPT_LIST_CASES, OPT_MSG_SIZE, OPT_SEG_PAYLOAD, OPT_COUNT,
     OPT_TCP_SEG, OPT_COALESCE, OPT_IPV6, OPT_PORT, OPT_EEP_UDP, OPT_PAUSE, OPT_NO_META,
-    OPT_RATE, OPT_MUTATE_RATE, OPT_PROGRESS, OPT_TCP_TS, OPT_PCAPNG, OPT_IFT_FLAGS,
+    OPT_RATE, OPT_MUTATE_RATE, OPT_PROGRESS, OPT_TCP_TS, OPT_PCAPNG, OPT_IFT_FLAGS, OPT_CLIENT_PORT,
 };
 
 int tg_main(int argc, char **argv)
@@ -277,6 +280,7 @@ int tg_main(int argc, char **argv)
         {"progress", no_argument, NULL, OPT_PROGRESS},
         {"tcp-timestamps", no_argument, NULL, OPT_TCP_TS},
         {"pcapng", no_argument, NULL, OPT_PCAPNG},
+        {"client-port", required_argument, NULL, OPT_CLIENT_PORT},
         {"ift-flags", required_argument, NULL, OPT_IFT_FLAGS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
@@ -339,6 +343,11 @@ int tg_main(int argc, char **argv)
             p.port = (uint16_t)v;
             break;
         case OPT_EEP_UDP: p.eep_udp = true; break;
+        case OPT_CLIENT_PORT:
+            if (parse_u64(optarg, 65535, &v) != 0 || v == 0)
+                return usage_error("--client-port wants 1..65535, got \"%s\"", optarg);
+            p.client_port = (uint16_t)v;
+            break;
         case OPT_PAUSE:
             if (parse_u64(optarg, 10000000, &v) != 0)
                 return usage_error("--pause-us wants microseconds (up to 10 s), got \"%s\"", optarg);

@@ -206,7 +206,7 @@ void tg_tcp_open(struct tg_gen *g, uint16_t default_port)
 {
     if (g->failed || g->out->kind == TG_OUT_NULL)
         return;
-    out_ok(g, tg_out_tcp_open(g->out, g->p->ipv6, g->p->port ? g->p->port : default_port,
+    out_ok(g, tg_out_tcp_open(g->out, g->p->ipv6, g->p->client_port, g->p->port ? g->p->port : default_port,
                                  g->p->tcp_timestamps));
 }
 

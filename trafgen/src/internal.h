@@ -70,7 +70,7 @@ struct tg_output {
 
 /* pcapng: a comment on the next frame written (no-op elsewhere). */
 void tg_out_comment(struct tg_output *o, const char *text);
-int tg_out_tcp_open(struct tg_output *o, bool ipv6, uint16_t port, bool timestamps);
+int tg_out_tcp_open(struct tg_output *o, bool ipv6, uint16_t client_port, uint16_t port, bool timestamps);
 int tg_out_tcp_write(struct tg_output *o, int dir, const uint8_t *data, size_t len, size_t seg);
 int tg_out_tcp_write_at(struct tg_output *o, int dir, uint64_t off, const uint8_t *data, size_t len);
 int tg_out_tcp_close(struct tg_output *o);

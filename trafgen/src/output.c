@@ -150,11 +150,11 @@ static int fail(struct tg_output *o, const char *fmt, const char *detail)
 
 static bool frames(const struct tg_output *o) { return o->kind == TG_OUT_PCAP || o->kind == TG_OUT_LIBNET; }
 
-int tg_out_tcp_open(struct tg_output *o, bool ipv6, uint16_t port, bool timestamps)
+int tg_out_tcp_open(struct tg_output *o, bool ipv6, uint16_t client_port, uint16_t port, bool timestamps)
 {
     if (!frames(o))
         return 0; /* connect mode: the socket is the connection */
-    if (vn_tcp_flow_init(&o->flow, o->sink, ipv6 ? "fd00::1" : "10.0.0.1", CLIENT_PORT,
+    if (vn_tcp_flow_init(&o->flow, o->sink, ipv6 ? "fd00::1" : "10.0.0.1", client_port ? client_port : CLIENT_PORT,
                          ipv6 ? "fd00::2" : "10.0.0.2", port) != 0)
         return fail(o, "%s", "bad flow addresses");
     o->flow_open = true;

@@ -29,6 +29,7 @@ struct tg_params {
     bool coalesce;       /* consecutive PDUs of one side go out in one write */
     bool ipv6;
     uint16_t port;       /* 0: the protocol's default port */
+    uint16_t client_port; /* -w/-i: the client's TCP port (0: 40000) */
     bool eep_udp;        /* EEP over UDP 5998 instead of Ethertype 0x88B5 */
     uint32_t pause_us;   /* live TCP: pause between writes */
     uint32_t rate_pdus;  /* live outputs: at most this many PDUs per second (0: no limit) */
