@@ -295,13 +295,17 @@ VIP_RETURN VipConnectWait(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *LocalAddr, 
     for (;;) {
         for (struct vipl_conn *c = nic->conns, *next; c; c = next) {
             next = c->next;
-            if (c->state != IN_HELD || c->linger || (c->req_ce.attrs & VW_VITCP_ATTR_P2P))
+            if (c->state != IN_HELD || c->linger)
                 continue;
             /* A4: exact match, or any with DiscriminatorLen 0 */
             if (LocalAddr->DiscriminatorLen &&
                 !disc_match(want, LocalAddr->DiscriminatorLen, c->req_ce.called_disc, c->req_ce.called_disc_len))
                 continue;
-            if (c->bad_attrs) {
+            /* V19 (conformance decision C4): a peer-to-peer request at a
+             * client/server wait matched the discriminator but not the
+             * attribute: ConnectReject (VITCP-3.3-P2P-MATCH). A request that
+             * a pending VipConnectPeerRequest matches was taken on arrival. */
+            if (c->bad_attrs || (c->req_ce.attrs & VW_VITCP_ATTR_P2P)) {
                 conn_refuse(c, VW_VITCP_CONNECT_REJECT);
                 continue;
             }

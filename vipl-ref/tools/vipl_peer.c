@@ -1,18 +1,26 @@
 /*
  * vipl-peer: a VI/TCP conformance target built on the reference provider.
  *   vipl-peer --port P [--fault NAME] [--reject] [--disc D] [--level u|rd|rr]
- *             [--crc on|off] [--region-size N] [--once]
+ *             [--crc on|off] [--region-size N] [--grace MS] [--announce] [--once]
  *   vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level ...]
  *             [--crc on|off] [--count N] [--size N]
  *   vipl-peer --list-faults
- * Passive: accepts (or rejects) connections, echoes every Send (with its
- * immediate data), exposes an RDMA region (read and write enabled) that it
- * announces in its first Send after accepting: 16 bytes, big-endian
- * address (8), memory handle (4), length (4). One line per event on stdout.
+ * Passive: waits on discriminator D (default "vitcp-conform", the tester's
+ * default; --disc '' waits on every discriminator), accepts (or rejects)
+ * connections and only echoes: every Send (with its immediate data) comes
+ * back as one Send. It exposes a well-known RDMA region, read and write
+ * enabled: address VIPL_PEER_REGION_ADDR (0x10000000), memory handle 1,
+ * --region-size bytes (default 65536), byte i holding i & 0xFF again at
+ * every accepted connection. With --announce it also sends the region's
+ * description as its first Send after accepting: 16 bytes, big-endian
+ * address (8), memory handle (4), length (4). The active side (--connect)
+ * always announces, then sends --count messages. One line per event on
+ * stdout.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +29,14 @@
 
 #define NRECV 16
 #define MSG_MAX (1u << 20)
+#define DEFAULT_DISC "vitcp-conform"
+/* A request nobody waits for gets ConnectNoMatch after this long (A4's grace,
+ * shorter than its 2 s default so the answer falls well inside the tester's
+ * 2 s slack, V21). */
+#define DEFAULT_GRACE_MS 500
+/* Where the RDMA region is mapped when the address is free (else anywhere;
+ * the event=region line says where). */
+#define VIPL_PEER_REGION_ADDR 0x10000000ul
 
 static volatile sig_atomic_t stop;
 static void on_signal(int sig) { (void)sig; stop = 1; }
@@ -29,17 +45,17 @@ struct opts {
     long port;
     const char *connect;
     enum vipl_fault fault;
-    int reject, once;
+    int reject, once, announce;
     const char *disc;
     VIP_RELIABILITY_LEVEL level;
     const char *crc;
-    unsigned long region_size, count, size;
+    unsigned long region_size, count, size, grace_ms;
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: vipl-peer --port P [--fault NAME] [--reject] [--disc D] [--level u|rd|rr]\n"
-               "                 [--crc on|off] [--region-size N] [--once]\n"
+               "                 [--crc on|off] [--region-size N] [--grace MS] [--announce] [--once]\n"
                "       vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level u|rd|rr]\n"
                "                 [--crc on|off] [--count N] [--size N]\n"
                "       vipl-peer --list-faults\n");
@@ -54,8 +70,49 @@ static void on_async_error(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *ed)
 
 struct conn_res {
     VIP_VI_HANDLE vi;
-    struct tool_mem descs, bufs, region;
+    struct tool_mem descs, bufs;
+    const struct tool_mem *region; /* the peer's one RDMA region */
 };
+
+/* The RDMA region: registered first (memory handle 1), at a fixed address
+ * when the address space allows it, so scripted cases can name both. */
+static int region_open(struct tool_env *env, size_t len, struct tool_mem *m)
+{
+    len = (len + 4095) & ~(size_t)4095;
+    void *p = mmap((void *)VIPL_PEER_REGION_ADDR, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p != MAP_FAILED && p != (void *)VIPL_PEER_REGION_ADDR) { /* kernels without NOREPLACE */
+        munmap(p, len);
+        p = MAP_FAILED;
+    }
+    if (p == MAP_FAILED)
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return 1;
+    VIP_MEM_ATTRIBUTES ma = {.Ptag = env->ptag, .EnableRdmaWrite = VIP_TRUE, .EnableRdmaRead = VIP_TRUE};
+    if (VipRegisterMem(env->nic, p, len, &ma, &m->mh) != VIP_SUCCESS) {
+        munmap(p, len);
+        return 1;
+    }
+    m->base = p;
+    m->len = len;
+    return 0;
+}
+
+static void region_fill(const struct tool_mem *m)
+{
+    for (size_t i = 0; i < m->len; i++)
+        ((uint8_t *)m->base)[i] = (uint8_t)i;
+}
+
+static void region_close(struct tool_env *env, struct tool_mem *m)
+{
+    if (!m->base)
+        return;
+    VipDeregisterMem(env->nic, m->base, m->mh);
+    munmap(m->base, m->len);
+    m->base = NULL;
+}
 
 static void drain_and_destroy(struct conn_res *r)
 {
@@ -89,21 +146,23 @@ static int send_bytes(struct conn_res *r, void *data, uint32_t len, int imm, uin
     return 0;
 }
 
-static int alloc_conn(struct tool_env *env, struct conn_res *r, unsigned long region)
+static int alloc_conn(struct tool_env *env, struct conn_res *r, const struct tool_mem *region)
 {
+    r->region = region;
+    region_fill(region);
     return tool_mem_alloc(env, 64 * (NRECV + 2), 0, 0, &r->descs) != VIP_SUCCESS ||
-           tool_mem_alloc(env, (size_t)(NRECV + 1) * MSG_MAX + 1, 0, 0, &r->bufs) != VIP_SUCCESS ||
-           tool_mem_alloc(env, region, 1, 1, &r->region) != VIP_SUCCESS;
+           tool_mem_alloc(env, (size_t)(NRECV + 1) * MSG_MAX + 1, 0, 0, &r->bufs) != VIP_SUCCESS;
 }
 
-/* After connecting: the region announcement and, with ignore-mtu, one message
- * a byte larger than the agreed MTU (VITCP-3.3-MTU-RESPECTED). */
+/* The active side after connecting (and the passive one with --announce):
+ * the region announcement and, with ignore-mtu, one message a byte larger
+ * than the agreed MTU (VITCP-3.3-MTU-RESPECTED). */
 static int after_connect(struct conn_res *r, const struct opts *o, const VIP_VI_ATTRIBUTES *local)
 {
     uint8_t *ann = (uint8_t *)r->bufs.base + (size_t)NRECV * MSG_MAX;
-    uint64_t a = (uint64_t)(uintptr_t)r->region.base;
-    uint32_t hi = htonl((uint32_t)(a >> 32)), lo = htonl((uint32_t)a), h = htonl(r->region.mh),
-             l = htonl((uint32_t)r->region.len);
+    uint64_t a = (uint64_t)(uintptr_t)r->region->base;
+    uint32_t hi = htonl((uint32_t)(a >> 32)), lo = htonl((uint32_t)a), h = htonl(r->region->mh),
+             l = htonl((uint32_t)r->region->len);
     memcpy(ann, &hi, 4), memcpy(ann + 4, &lo, 4), memcpy(ann + 8, &h, 4), memcpy(ann + 12, &l, 4);
     if (send_bytes(r, ann, 16, 0, 0, r->bufs.mh))
         return 1;
@@ -115,8 +174,14 @@ static int after_connect(struct conn_res *r, const struct opts *o, const VIP_VI_
     return 0;
 }
 
-static void echo_loop(struct conn_res *r, unsigned long max_msgs)
+/* Echo every Send. With ignore-mtu, a message of exactly the agreed MTU
+ * comes back one byte longer (VITCP-3.3-MTU-RESPECTED): smaller ones are
+ * echoed as they are, so the fault shows only where a case probes the MTU. */
+static void echo_loop(struct conn_res *r, const struct opts *o, unsigned long max_msgs)
 {
+    VIP_VI_ATTRIBUTES attrs;
+    VIP_VI_STATE vst;
+    unsigned long mtu = VipQueryVi(r->vi, &vst, &attrs, NULL, NULL) == VIP_SUCCESS ? attrs.MaxTransferSize : 0;
     unsigned long n = 0;
     while (!stop && (max_msgs == 0 || n < max_msgs)) {
         VIP_DESCRIPTOR *d;
@@ -137,21 +202,23 @@ static void echo_loop(struct conn_res *r, unsigned long max_msgs)
             continue;
         }
         /* echo from the receive buffer, then repost it */
-        if (send_bytes(r, (char *)r->bufs.base + (size_t)i * MSG_MAX, len, (st & VIP_STATUS_IMMEDIATE) != 0, imm,
-                       r->bufs.mh))
+        uint32_t echo_len = len + (o->fault == VIPL_FAULT_IGNORE_MTU && len == mtu && len < MSG_MAX ? 1u : 0u);
+        if (send_bytes(r, (char *)r->bufs.base + (size_t)i * MSG_MAX, echo_len, (st & VIP_STATUS_IMMEDIATE) != 0,
+                       imm, r->bufs.mh))
             break;
         post_recv(r, i);
     }
 }
 
-static int run_passive(struct tool_env *env, const struct opts *o)
+static int run_passive(struct tool_env *env, const struct opts *o, const struct tool_mem *region)
 {
     uint8_t addr_buf[sizeof(VIP_NET_ADDRESS) + 16 + 64];
     VIP_NET_ADDRESS *remote = (VIP_NET_ADDRESS *)addr_buf;
     VIP_NET_ADDRESS *local = calloc(1, sizeof *local + 64);
     local->DiscriminatorLen = (VIP_UINT16)strlen(o->disc);
     memcpy(local->HostAddress, o->disc, local->DiscriminatorLen);
-    printf("event=listening port=%ld fault=%s\n", o->port, ViplFaultName(o->fault));
+    printf("event=listening port=%ld disc=%s fault=%s\n", o->port, o->disc[0] ? o->disc : "(any)",
+           ViplFaultName(o->fault));
     fflush(stdout);
     while (!stop) {
         VIP_VI_ATTRIBUTES ra;
@@ -174,7 +241,7 @@ static int run_passive(struct tool_env *env, const struct opts *o)
             continue;
         }
         struct conn_res r = {0};
-        if (alloc_conn(env, &r, o->region_size)) {
+        if (alloc_conn(env, &r, region)) {
             VipConnectReject(conn);
             printf("event=no-resources\n");
             break;
@@ -195,8 +262,8 @@ static int run_passive(struct tool_env *env, const struct opts *o)
             VipQueryVi(r.vi, &st, &a, NULL, NULL);
             printf("event=accepted mtu=%lu\n", (unsigned long)a.MaxTransferSize);
             fflush(stdout);
-            if (!after_connect(&r, o, &a))
-                echo_loop(&r, 0);
+            if (!o->announce || !after_connect(&r, o, &a))
+                echo_loop(&r, o, 0);
             printf("event=closed\n");
             fflush(stdout);
         }
@@ -204,7 +271,6 @@ static int run_passive(struct tool_env *env, const struct opts *o)
             drain_and_destroy(&r);
         tool_mem_free(env, &r.descs);
         tool_mem_free(env, &r.bufs);
-        tool_mem_free(env, &r.region);
         if (o->once)
             break;
     }
@@ -212,7 +278,7 @@ static int run_passive(struct tool_env *env, const struct opts *o)
     return 0;
 }
 
-static int run_active(struct tool_env *env, const struct opts *o)
+static int run_active(struct tool_env *env, const struct opts *o, const struct tool_mem *region)
 {
     VIP_NET_ADDRESS *remote = tool_addr(env, o->connect, o->disc);
     VIP_NET_ADDRESS *local = tool_addr(env, "127.0.0.1", "vipl-peer");
@@ -224,7 +290,7 @@ static int run_active(struct tool_env *env, const struct opts *o)
     }
     struct conn_res r = {0};
     int err = 1;
-    if (alloc_conn(env, &r, o->region_size)) {
+    if (alloc_conn(env, &r, region)) {
         fprintf(stderr, "vipl-peer: cannot register memory\n");
         goto out;
     }
@@ -249,14 +315,13 @@ static int run_active(struct tool_env *env, const struct opts *o)
             err = send_bytes(&r, buf, (uint32_t)o->size, 1, (uint32_t)k, r.bufs.mh);
             printf("event=sent n=%lu len=%lu\n", k, o->size);
         }
-        echo_loop(&r, o->count + 1);
+        echo_loop(&r, o, o->count + 1);
     }
 out:
     if (r.vi)
         drain_and_destroy(&r);
     tool_mem_free(env, &r.descs);
     tool_mem_free(env, &r.bufs);
-    tool_mem_free(env, &r.region);
     free(remote);
     free(local);
     return err;
@@ -290,8 +355,10 @@ int main(int argc, char **argv)
         {"level", required_argument, 0, 'L'}, {"crc", required_argument, 0, 'C'},
         {"region-size", required_argument, 0, 'R'}, {"count", required_argument, 0, 'n'},
         {"size", required_argument, 0, 's'}, {"once", no_argument, 0, '1'},
+        {"announce", no_argument, 0, 'a'}, {"grace", required_argument, 0, 'g'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    struct opts o = {.port = -1, .disc = "", .crc = "on", .region_size = 65536, .count = 1, .size = 64};
+    struct opts o = {.port = -1, .disc = DEFAULT_DISC, .crc = "on", .region_size = 65536, .count = 1, .size = 64,
+                     .grace_ms = DEFAULT_GRACE_MS};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
@@ -352,6 +419,13 @@ int main(int argc, char **argv)
             }
             break;
         case '1': o.once = 1; break;
+        case 'a': o.announce = 1; break;
+        case 'g':
+            if (parse_count(optarg, 600000, &o.grace_ms)) {
+                fprintf(stderr, "vipl-peer: bad --grace (milliseconds, at most 600000)\n");
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -371,16 +445,26 @@ int main(int argc, char **argv)
     if (o.connect)
         snprintf(dev, sizeof dev, "127.0.0.1:0,crc=%s", o.crc);
     else
-        snprintf(dev, sizeof dev, "0.0.0.0:%ld,crc=%s", o.port, o.crc);
+        snprintf(dev, sizeof dev, "0.0.0.0:%ld,crc=%s,grace=%lu", o.port, o.crc, o.grace_ms);
     struct tool_env env;
     VIP_RETURN rc = tool_open(&env, dev);
     if (rc != VIP_SUCCESS) {
         fprintf(stderr, "vipl-peer: cannot open NIC %s: %s\n", dev, ViplReturnName(rc));
         return 1;
     }
+    struct tool_mem region = {0};
+    if (region_open(&env, o.region_size, &region)) {
+        fprintf(stderr, "vipl-peer: cannot map and register the RDMA region\n");
+        tool_close(&env);
+        return 1;
+    }
+    printf("event=region addr=0x%llx handle=%u len=%zu\n", (unsigned long long)(uintptr_t)region.base,
+           (unsigned)region.mh, region.len);
+    fflush(stdout);
     ViplNicSetFault(env.nic, o.fault);
     VipErrorCallback(env.nic, NULL, on_async_error);
-    int err = o.connect ? run_active(&env, &o) : run_passive(&env, &o);
+    int err = o.connect ? run_active(&env, &o, &region) : run_passive(&env, &o, &region);
+    region_close(&env, &region);
     tool_close(&env);
     return err;
 }
