@@ -106,7 +106,20 @@ static int parse_number(const char *s, int64_t *out)
 static int split_assignment(struct parser *p, const char *tok, int *field, enum cf_op *op,
                             const char **value)
 {
-    size_t n = strcspn(tok, "=<>!");
+    size_t n = strcspn(tok, "=<>!&");
+    if (tok[n] == '&') {
+        /* "name&mask=value": the caller reads the mask; the field is the name */
+        size_t m = n + 1 + strcspn(tok + n + 1, "=<>!");
+        if (!tok[m])
+            return fail(p, "expected name&mask=value, got '%s'", tok);
+        const char *rest = tok + m;
+        if (strncmp(rest, "<=", 2) == 0) { *op = CF_OP_LE; *value = rest + 2; }
+        else if (strncmp(rest, ">=", 2) == 0) { *op = CF_OP_GE; *value = rest + 2; }
+        else if (strncmp(rest, "!=", 2) == 0) { *op = CF_OP_NE; *value = rest + 2; }
+        else { *op = CF_OP_EQ; *value = rest + 1; }
+        *field = field_by_name(tok, n);
+        return 0;
+    }
     if (n == 0 || !tok[n])
         return fail(p, "expected name=value, got '%s'", tok);
     const char *rest = tok + n;
@@ -116,6 +129,35 @@ static int split_assignment(struct parser *p, const char *tok, int *field, enum 
     else if (rest[0] == '=') { *op = CF_OP_EQ; *value = rest + 1; }
     else return fail(p, "bad operator in '%s'", tok);
     *field = field_by_name(tok, n);
+    return 0;
+}
+
+static int parse_var(const char *v, enum cf_var *var, const char **rest)
+{
+    static const struct { const char *name; enum cf_var var; } vars[] = {
+        {"$addr", CF_VAR_ADDR}, {"$handle", CF_VAR_HANDLE}, {"$len", CF_VAR_LEN},
+        {"$window", CF_VAR_WINDOW}, {"$rx", CF_VAR_RX},
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        size_t n = strlen(vars[i].name);
+        if (strncmp(v, vars[i].name, n) == 0 && (v[n] == 0 || v[n] == '+' || v[n] == '-')) {
+            *var = vars[i].var;
+            *rest = v + n;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* "$var", "$var+N", "$var-N": 0 with var and offset, or -1. */
+static int parse_var_value(struct parser *p, const char *v, enum cf_var *var, int64_t *out)
+{
+    const char *rest;
+    if (parse_var(v, var, &rest) < 0)
+        return fail(p, "unknown variable in '%s' ($addr $handle $len $window $rx)", v);
+    *out = 0;
+    if (*rest && parse_number(rest, out) < 0) /* "+N" or "-N" */
+        return fail(p, "bad offset in '%s'", v);
     return 0;
 }
 
@@ -167,6 +209,9 @@ static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
         return -1;
     if (op != CF_OP_EQ)
         return fail(p, "a send sets values: use '=' in '%s'", tok);
+    const char *amp = strchr(tok, '&');
+    if (amp && amp < v)
+        return fail(p, "a send sets values: no mask in '%s'", tok);
     size_t name_len = (size_t)(v - tok) - 1;
     if (name_len == 7 && strncmp(tok, "calling", 7) == 0) {
         if (strlen(v) >= CF_DISC_TEXT_MAX)
@@ -182,6 +227,28 @@ static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
     }
     if (name_len == 4 && strncmp(tok, "opts", 4) == 0)
         return parse_options_list(p, st, v);
+    if (name_len == 4 && strncmp(tok, "fill", 4) == 0) {
+        int64_t n;
+        if (parse_number(v, &n) < 0 || n < 0 || n > 255)
+            return fail(p, "fill= takes a pattern number 0..255");
+        st->fill = (unsigned)n;
+        return 0;
+    }
+    if (name_len == 6 && strncmp(tok, "repeat", 6) == 0) {
+        int64_t n;
+        if (v[0] == '$') {
+            if (parse_var_value(p, v, &st->repeat_var, &n) < 0)
+                return -1;
+            if (n < -64 || n > 64)
+                return fail(p, "repeat=$var+N takes N in -64..64");
+            st->repeat_off = (int)n;
+        } else if (parse_number(v, &n) < 0 || n < 1 || n > 64) {
+            return fail(p, "repeat= takes a count 1..64 (or $var+N)");
+        } else {
+            st->repeat = (unsigned)n;
+        }
+        return 0;
+    }
     if (field == CF_F_CRC) {
         if (strcmp(v, "none") == 0) st->trailer = CF_TRAILER_NONE;
         else if (strcmp(v, "good") == 0) st->trailer = CF_TRAILER_GOOD;
@@ -193,8 +260,12 @@ static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
     if (field < 0 || field == CF_F_LEVEL || field == CF_F_OPT_CRC || field == CF_F_OPT_URGENT ||
         field == CF_F_OPT_UNKNOWN)
         return fail(p, "a send cannot set '%.*s'", (int)name_len, tok);
-    if (parse_value(p, field, v, &st->rel[field], &st->val[field]) < 0)
+    if (v[0] == '$') {
+        if (parse_var_value(p, v, &st->var[field], &st->val[field]) < 0)
+            return -1;
+    } else if (parse_value(p, field, v, &st->rel[field], &st->val[field]) < 0) {
         return -1;
+    }
     st->set[field] = true;
     return 0;
 }
@@ -208,9 +279,9 @@ static int parse_expect_arg(struct parser *p, struct cf_step *st, const char *to
         return -1;
     size_t name_len = (size_t)(v - tok) - (op == CF_OP_EQ ? 1 : 2);
     if (name_len == 4 && strncmp(tok, "data", 4) == 0) {
-        if (strcmp(v, "echo") != 0)
-            return fail(p, "data= takes only 'echo'");
-        st->data_echo = true;
+        if (strcmp(v, "echo") == 0) st->data_echo = true;
+        else if (strcmp(v, "written") == 0) st->data_written = true;
+        else return fail(p, "data= takes 'echo' or 'written'");
         return 0;
     }
     if (field < 0)
@@ -220,10 +291,28 @@ static int parse_expect_arg(struct parser *p, struct cf_step *st, const char *to
     if (st->nmatch == CF_MAX_MATCHES)
         return fail(p, "too many fields (at most %d)", CF_MAX_MATCHES);
     struct cf_match *m = &st->match[st->nmatch];
+    memset(m, 0, sizeof *m);
     m->field = (enum cf_field)field;
     m->op = op;
-    if (parse_value(p, field, v, &m->relative, &m->value) < 0)
+    const char *amp = strchr(tok, '&');
+    if (amp && amp < v) {
+        int64_t mask;
+        char mtext[32];
+        size_t ml = strcspn(amp + 1, "=<>!");
+        if (ml == 0 || ml >= sizeof mtext)
+            return fail(p, "bad mask in '%s'", tok);
+        memcpy(mtext, amp + 1, ml);
+        mtext[ml] = 0;
+        if (parse_number(mtext, &mask) < 0 || mask <= 0)
+            return fail(p, "bad mask in '%s'", tok);
+        m->mask = (uint64_t)mask;
+    }
+    if (v[0] == '$') {
+        if (parse_var_value(p, v, &m->var, &m->value) < 0)
+            return -1;
+    } else if (parse_value(p, field, v, &m->relative, &m->value) < 0) {
         return -1;
+    }
     st->nmatch++;
     return 0;
 }
@@ -282,6 +371,18 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         c->hostile = true;
         return 0;
     }
+    if (strcmp(kw, "role") == 0) {
+        if (ntok != 2 || (strcmp(tok[1], "active") != 0 && strcmp(tok[1], "passive") != 0))
+            return fail(p, "'role' takes active (the tester connects) or passive (the tester listens)");
+        c->passive = tok[1][0] == 'p';
+        return 0;
+    }
+    if (strcmp(kw, "needs") == 0) {
+        if (ntok != 2 || strcmp(tok[1], "region") != 0)
+            return fail(p, "'needs' takes 'region'");
+        c->needs_region = true;
+        return 0;
+    }
 
     /* Steps. A trailing [ID] names the requirement the step checks. */
     if (c->nsteps == CF_MAX_STEPS)
@@ -301,6 +402,7 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         ntok--;
     }
     if (strcmp(kw, "connect") == 0) st->kind = CF_STEP_CONNECT;
+    else if (strcmp(kw, "accept") == 0) st->kind = CF_STEP_ACCEPT;
     else if (strcmp(kw, "close") == 0) st->kind = CF_STEP_CLOSE;
     else if (strcmp(kw, "expect-close") == 0 || strcmp(kw, "expect-open") == 0 ||
              strcmp(kw, "wait") == 0) {
@@ -316,11 +418,13 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         } else if (st->kind == CF_STEP_WAIT) {
             return fail(p, "'wait' needs milliseconds");
         }
-    } else if (strcmp(kw, "send") == 0 || strcmp(kw, "expect") == 0) {
-        st->kind = kw[0] == 's' ? CF_STEP_SEND : CF_STEP_EXPECT;
+    } else if (strcmp(kw, "send") == 0 || strcmp(kw, "expect") == 0 || strcmp(kw, "await") == 0 ||
+               strcmp(kw, "check") == 0) {
+        st->kind = kw[0] == 's' ? CF_STEP_SEND : kw[0] == 'c' ? CF_STEP_CHECK : CF_STEP_EXPECT;
+        st->skip_other = kw[0] == 'a';
         if (ntok < 2)
             return fail(p, "'%s' needs a segment type", kw);
-        int type = type_by_name(tok[1]);
+        int type = strcmp(tok[1], "*") == 0 && st->kind != CF_STEP_SEND ? (int)CF_TYPE_ANY : type_by_name(tok[1]);
         if (type < 0)
             return fail(p, "unknown segment type '%s'", tok[1]);
         st->type = (unsigned)type;
@@ -371,8 +475,14 @@ int cf_case_parse(const char *text, const char *file, struct cf_case *out, char 
         return fail(&p, "no 'require <ID>...' line: every case names the rules it tests");
     if (!out->nsteps)
         return fail(&p, "no steps");
-    if (out->steps[0].kind != CF_STEP_CONNECT)
-        return fail(&p, "the first step must be 'connect'");
+    if (out->steps[0].kind != (out->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT))
+        return fail(&p, out->passive ? "the first step of a passive case must be 'accept'"
+                                     : "the first step must be 'connect'");
+    for (unsigned i = 1; i < out->nsteps; i++)
+        if (out->steps[i].kind == CF_STEP_CONNECT || out->steps[i].kind == CF_STEP_ACCEPT) {
+            p.line = out->steps[i].line;
+            return fail(&p, "'connect'/'accept' only as the first step");
+        }
     for (unsigned i = 0; i < out->nsteps; i++)
         if (out->steps[i].req == VW_REQ_NONE)
             out->steps[i].req = out->reqs[0];

@@ -18,9 +18,12 @@
 
 static const char usage[] =
     "usage: vitcp-conform list [--json] [--protocol VITCP|IFT|EEP|WARP|VIA] [--level LEVEL] [--cases DIR]\n"
-    "       vitcp-conform run --target HOST:PORT [--cases DIR] [--only SEL]... [--skip SEL]...\n"
+    "       vitcp-conform run [--target HOST:PORT] [--listen PORT [--connect-cmd CMD]]\n"
+    "                         [--cases DIR] [--only SEL]... [--skip SEL]...\n"
     "                         [--json FILE] [--junit FILE] [--capture FILE] [--discriminator D]\n"
-    "                         [--slack MS] [--no-survival] [--quiet]\n"
+    "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN] [--quiet]\n"
+    "  --target runs the active cases (the tester connects); --listen the passive ones (role passive:\n"
+    "  the implementation connects; CMD is started for each case, {port} replaced by the port).\n"
     "       vitcp-conform lint [--json] [--port N] FILE.pcap[ng]\n"
     "SEL is a case id, a requirement ID (a trailing * matches a prefix) or a draft section.\n"
     "Exit status: 0 every MUST passed (lint: no error), 1 a MUST failed, 2 usage or input error.\n";
@@ -118,7 +121,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
 {
     struct cf_engine e;
     cf_engine_init(&e);
-    const char *cases_dir = CF_CASES_DIR, *json = NULL, *junit = NULL, *capture = NULL;
+    const char *cases_dir = CF_CASES_DIR, *json = NULL, *junit = NULL, *capture = NULL, *listen_port = NULL;
     const char *only[MAX_SELECTORS + 1] = {0}, *skip[MAX_SELECTORS + 1] = {0};
     size_t nonly = 0, nskip = 0;
     bool have_target = false, quiet = false;
@@ -126,10 +129,12 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         const char *a = argv[i], *v;
         if (strcmp(a, "--quiet") == 0) { quiet = true; continue; }
         if (strcmp(a, "--no-survival") == 0) { e.check_survival = false; continue; }
+        if (strcmp(a, "--no-announce") == 0) { e.announce = false; continue; }
         if (strncmp(a, "--", 2) != 0)
             return usage_error(err, "unexpected argument '%s' for run", a);
         static const char *const with_value[] = {"--target", "--cases", "--only", "--skip", "--json",
-                                                  "--junit", "--capture", "--discriminator", "--slack"};
+                                                  "--junit", "--capture", "--discriminator", "--slack",
+                                                  "--listen", "--connect-cmd", "--region"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known |= strcmp(a, with_value[k]) == 0;
@@ -145,6 +150,27 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         else if (strcmp(a, "--json") == 0) json = v;
         else if (strcmp(a, "--junit") == 0) junit = v;
         else if (strcmp(a, "--capture") == 0) capture = v;
+        else if (strcmp(a, "--listen") == 0) {
+            unsigned long p;
+            if (!parse_uint(v, 65535, &p))
+                return usage_error(err, "bad --listen '%s' (a port, 0 for any)", v);
+            listen_port = v;
+        } else if (strcmp(a, "--connect-cmd") == 0) {
+            if (strlen(v) >= sizeof e.connect_cmd)
+                return usage_error(err, "--connect-cmd '%s' is too long", v);
+            snprintf(e.connect_cmd, sizeof e.connect_cmd, "%s", v);
+        } else if (strcmp(a, "--region") == 0) {
+            unsigned long long addr;
+            unsigned long handle, len;
+            char tail;
+            if (sscanf(v, "%llx:%lx:%lu%c", &addr, &handle, &len, &tail) != 3 || handle > 0xFFFFFFFFul ||
+                len == 0 || len > 0xFFFFFFFFul)
+                return usage_error(err, "bad --region '%s' (ADDR:HANDLE:LEN, address and handle in hex)", v);
+            e.region_set = true;
+            e.region_addr = addr;
+            e.region_handle = (uint32_t)handle;
+            e.region_len = (uint32_t)len;
+        }
         else if (strcmp(a, "--discriminator") == 0) {
             if (strlen(v) > 64)
                 return usage_error(err, "--discriminator '%s' is longer than 64 bytes", v);
@@ -162,8 +188,10 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             else skip[nskip++] = v;
         }
     }
-    if (!have_target)
-        return usage_error(err, "run needs --target HOST:PORT%s", "");
+    if (!have_target && !listen_port)
+        return usage_error(err, "run needs --target HOST:PORT or --listen PORT%s", "");
+    if (e.connect_cmd[0] && !listen_port)
+        return usage_error(err, "--connect-cmd needs --listen%s", "");
 
     struct cf_case_set set = {0};
     char msg[512];
@@ -182,7 +210,12 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             return usage_error(err, "selector '%s' matches no case", sel);
         }
     }
-    if (cf_engine_probe(&e, msg, sizeof msg) < 0) {
+    if (have_target && cf_engine_probe(&e, msg, sizeof msg) < 0) {
+        fprintf(err, "vitcp-conform: %s\n", msg);
+        cf_case_set_free(&set);
+        return CF_EXIT_USAGE;
+    }
+    if (listen_port && cf_engine_listen(&e, listen_port, msg, sizeof msg) < 0) {
         fprintf(err, "vitcp-conform: %s\n", msg);
         cf_case_set_free(&set);
         return CF_EXIT_USAGE;
@@ -226,6 +259,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     }
     cf_report_free(&rep);
     cf_case_set_free(&set);
+    cf_engine_close(&e);
     return rc;
 }
 

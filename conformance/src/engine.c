@@ -11,7 +11,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,8 +22,15 @@
 #include "vitcp/tcp_flow.h"
 #include "vitcp/vitcp_stream.h"
 
-#define TESTER_DIR 0 /* the tester sends the first segment (its ConnectRequest) */
-#define TARGET_DIR 1
+/* Session directions: the side that sends the first segment (the
+ * ConnectRequest) is 0: the tester in active cases, the implementation in
+ * passive ones. */
+#define TESTER_DIR (r->tdir)
+#define TARGET_DIR (1 - r->tdir)
+/* Capture directions: the TCP client is the tester in active cases. */
+#define CAP_TX (r->c->passive ? VN_S2C : VN_C2S)
+#define CAP_RX (r->c->passive ? VN_C2S : VN_S2C)
+#define ANNOUNCE_LEN 16 /* vipl-peer: address (8), handle (4), length (4) */
 #define QUEUE_MAX 256
 #define ECHO_MAX (256u * 1024u)
 #define DEFAULT_RX_POSTED 1024 /* what the tester advertises (V17) */
@@ -59,6 +68,20 @@ struct run {
     size_t echo_len;
     const struct cf_step *step; /* step being run (for failure lines) */
     bool liveness_only; /* survival probe: only "does it still accept" counts */
+    pid_t child;        /* role passive: the --connect-cmd process */
+    int tdir;           /* session direction of the tester's segments */
+    struct rx_seg last; /* the segment the last expect/await matched (for 'check') */
+    bool have_last;
+    /* the target's RDMA region ($addr $handle $len) and CE values ($window $rx) */
+    bool region_known, announce_done, target_ce_known;
+    uint64_t region_addr;
+    uint32_t region_handle, region_len;
+    uint16_t target_window, target_rx;
+    long tester_first_send_len; /* -1 until the tester sent a Send (announcement detection) */
+    /* the tester's last RdmaWrite, for data=written */
+    uint8_t *written;
+    size_t written_len;
+    uint64_t rx_bytes;  /* bytes received from the target */
 };
 
 void cf_engine_init(struct cf_engine *e)
@@ -69,6 +92,9 @@ void cf_engine_init(struct cf_engine *e)
     e->slack_ms = CF_DEFAULT_SLACK_MS;
     snprintf(e->discriminator, sizeof e->discriminator, "vitcp-conform");
     e->check_survival = true;
+    e->announce = true;
+    e->listen_fd = -1;
+    e->accept_ms = 5000;
 }
 
 int cf_engine_set_target(struct cf_engine *e, const char *hp)
@@ -98,6 +124,7 @@ int cf_engine_set_target(struct cf_engine *e, const char *hp)
     memcpy(e->host, host, host_len);
     e->host[host_len] = 0;
     snprintf(e->port, sizeof e->port, "%ld", port);
+    e->have_target = true;
     return 0;
 }
 
@@ -164,6 +191,14 @@ static unsigned last_frame(const struct run *r)
 
 /* ------------------------------------------------------------ network */
 
+/* No Nagle delay; urgent data kept in the stream (its mark is checked, 3.7). */
+static void tune_socket(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof one);
+}
+
 static int connect_target(struct cf_engine *e, unsigned timeout_ms, char *why, size_t whylen)
 {
     struct addrinfo hints = {0}, *ai = NULL;
@@ -206,8 +241,7 @@ static int connect_target(struct cf_engine *e, unsigned timeout_ms, char *why, s
         snprintf(why, whylen, "cannot connect to %s:%s: %s", e->host, e->port, strerror(err));
         return -1;
     }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    tune_socket(fd);
     return fd;
 }
 
@@ -245,7 +279,9 @@ static void capture_open(struct run *r)
             pport = ntohs(b->sin6_port);
         }
     }
-    if (vn_tcp_flow_init(&r->flow, vn_pcap_sink(r->e->capture), lip, lport, pip, pport) == 0) {
+    int ok = r->c->passive ? vn_tcp_flow_init(&r->flow, vn_pcap_sink(r->e->capture), pip, pport, lip, lport)
+                           : vn_tcp_flow_init(&r->flow, vn_pcap_sink(r->e->capture), lip, lport, pip, pport);
+    if (ok == 0) {
         r->flow.auto_ack = true;
         r->flow_on = vn_tcp_handshake(&r->flow) == 0;
     }
@@ -289,9 +325,31 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
                          "%sadvisory %s: %s", have ? "; " : "", vw_req_id(f->req), f->detail);
         }
     }
-    if (seg->hdr.type == VW_VITCP_CONNECT_ACCEPT && !r->target_init_known) {
+    if ((seg->hdr.type == VW_VITCP_CONNECT_ACCEPT || seg->hdr.type == VW_VITCP_CONNECT_REQUEST) &&
+        !r->target_init_known) {
         r->target_init_known = true;
         r->target_init = seg->hdr.msg_num;
+    }
+    if (seg->has_ce && !r->target_ce_known) {
+        r->target_ce_known = true;
+        r->target_window = seg->ce.rdma_read_window;
+        r->target_rx = seg->hdr.rx_desc_posted;
+    }
+    /* The vipl-peer convention (C8): the target's first Send, unsolicited
+     * and 16 bytes long, announces its RDMA region; it is not an answer. */
+    if (seg->hdr.type == VW_VITCP_SEND && !r->announce_done) {
+        r->announce_done = true;
+        bool echo = r->tester_first_send_len == ANNOUNCE_LEN && r->echo && seg->payload &&
+                    memcmp(seg->payload, r->echo, ANNOUNCE_LEN) == 0;
+        if (r->e->announce && !echo && seg->payload_len == ANNOUNCE_LEN &&
+            seg->hdr.data_offset == 0 && (seg->hdr.flags & VW_VITCP_FLAG_EOM)) {
+            r->region_known = true;
+            r->region_addr = vw_get_be64(seg->payload);
+            r->region_handle = vw_get_be32(seg->payload + 8);
+            r->region_len = vw_get_be32(seg->payload + 12);
+            r->target_init++; /* msg=+N counts the messages after it */
+            return;
+        }
     }
     if (r->qcount == QUEUE_MAX)
         return; /* a flooding target: further segments are checked, not kept */
@@ -321,9 +379,21 @@ static int pump(struct run *r, int ms)
     if (n <= 0)
         return 0;
     uint8_t buf[32768];
+    /* Urgent data (3.7): with SO_OOBINLINE the urgent byte stays in the
+     * stream and recv stops at the mark. */
+    if (sockatmark(r->fd) == 1 && !r->liveness_only) {
+        const struct vw_vitcp_dir *mine = &r->session.conn.dir[TESTER_DIR];
+        if (!mine->ce_urgent_opt) {
+            cf_result_add_frame(r->res, last_frame(r));
+            decide(r, CF_FAIL, VW_REQ_VITCP_3_7_URGENT_ONLY_IF_OFFERED,
+                   "the target designated urgent data (stream byte %llu) although the tester never "
+                   "sent the Urgent Marker option", (unsigned long long)r->rx_bytes);
+        }
+    }
     ssize_t got = recv(r->fd, buf, sizeof buf, 0);
     if (got > 0) {
-        capture_data(r, VN_S2C, buf, (size_t)got);
+        r->rx_bytes += (uint64_t)got;
+        capture_data(r, CAP_RX, buf, (size_t)got);
         vw_vitcp_session_feed(&r->session, TARGET_DIR, buf, (size_t)got, on_target_segment, r);
         return 1;
     }
@@ -333,11 +403,24 @@ static int pump(struct run *r, int ms)
     r->reset = got < 0;
     if (r->flow_on) {
         if (r->reset)
-            vn_tcp_rst(&r->flow, VN_S2C);
+            vn_tcp_rst(&r->flow, CAP_RX);
         else
-            vn_tcp_fin(&r->flow, VN_S2C);
+            vn_tcp_fin(&r->flow, CAP_RX);
     }
     return -1;
+}
+
+/* Remove queue entry k (0: the head), keeping it as the last matched
+ * segment for 'check' steps. */
+static void take(struct run *r, unsigned k)
+{
+    free(r->last.raw);
+    r->last = r->queue[(r->qhead + k) % QUEUE_MAX];
+    r->have_last = true;
+    for (unsigned j = k; j + 1 < r->qcount; j++)
+        r->queue[(r->qhead + j) % QUEUE_MAX] = r->queue[(r->qhead + j + 1) % QUEUE_MAX];
+    r->queue[(r->qhead + r->qcount - 1) % QUEUE_MAX].raw = NULL;
+    r->qcount--;
 }
 
 static void drop_head(struct run *r)
@@ -350,21 +433,95 @@ static void drop_head(struct run *r)
 
 /* ------------------------------------------------------------ send path */
 
-static uint32_t pattern_byte(size_t i) { return (uint32_t)((i * 7u + 3u) & 0xFFu); }
+static uint32_t pattern_byte(size_t i, unsigned fill)
+{
+    return (uint32_t)((i * 7u + 3u + fill * 101u) & 0xFFu);
+}
 
-static void do_send(struct run *r, const struct cf_step *st)
+/* Wait (pumping) until the target's region is known: 0, or -1 when it is
+ * not (the case is then not applicable). */
+static int need_region(struct run *r)
+{
+    if (r->region_known)
+        return 0;
+    if (r->e->announce && r->fd >= 0) {
+        struct timespec until = after_ms(r->e->slack_ms);
+        while (!r->region_known && !r->announce_done && !r->failed && ms_until(until) > 0)
+            if (pump(r, ms_until(until)) < 0)
+                break;
+    }
+    if (r->region_known)
+        return 0;
+    if (r->e->region_set) {
+        r->region_known = true;
+        r->region_addr = r->e->region_addr;
+        r->region_handle = r->e->region_handle;
+        r->region_len = r->e->region_len;
+        return 0;
+    }
+    if (!r->failed) {
+        r->failed = true;
+        r->res->verdict = CF_NOT_APPLICABLE;
+        r->res->failed_req = VW_REQ_NONE;
+        snprintf(r->res->message, sizeof r->res->message,
+                 "%s:%u: the target announced no RDMA region (vipl-peer convention) and no --region was given",
+                 r->c->file, r->step ? r->step->line : 0);
+    }
+    return -1;
+}
+
+/* Value of a run-time variable: 0, or -1 (verdict decided). */
+static int var_value(struct run *r, enum cf_var var, int64_t *out)
+{
+    switch (var) {
+    case CF_VAR_NONE: *out = 0; return 0;
+    case CF_VAR_ADDR: case CF_VAR_HANDLE: case CF_VAR_LEN:
+        if (need_region(r) < 0)
+            return -1;
+        *out = var == CF_VAR_ADDR ? (int64_t)r->region_addr
+               : var == CF_VAR_HANDLE ? (int64_t)r->region_handle : (int64_t)r->region_len;
+        return 0;
+    case CF_VAR_WINDOW: case CF_VAR_RX:
+        if (!r->target_ce_known) {
+            decide(r, CF_FAIL, r->step ? r->step->req : r->c->reqs[0],
+                   "case error: $window/$rx before the target's CE segment");
+            return -1;
+        }
+        *out = var == CF_VAR_WINDOW ? r->target_window : r->target_rx;
+        return 0;
+    }
+    return -1;
+}
+
+/* The value a send writes for field f: 0, or -1 (verdict decided). */
+static int send_value(struct run *r, const struct cf_step *st, enum cf_field f, int64_t *out)
+{
+    int64_t base = 0;
+    if (st->var[f] != CF_VAR_NONE && var_value(r, st->var[f], &base) < 0)
+        return -1;
+    *out = base + st->val[f];
+    return 0;
+}
+
+/* Encode one segment of a send step into a fresh buffer; *n its length.
+ * NULL with the verdict decided on a case error. */
+static uint8_t *build_segment(struct run *r, const struct cf_step *st, size_t *out_len)
 {
     struct vw_vitcp_enc enc;
     const struct vw_vitcp_conn *conn = &r->session.conn;
     bool crc_on = conn->crc_known && conn->crc_negotiated;
     vw_vitcp_enc_init(&enc, st->type, crc_on);
     bool is_ce = vw_vitcp_type_has_ce(st->type);
+    bool is_init = st->type == VW_VITCP_CONNECT_REQUEST || st->type == VW_VITCP_CONNECT_ACCEPT;
+    int64_t v;
 
     /* Message numbers: explicit, relative, or the next one in sequence. */
     uint32_t msg;
-    if (st->set[CF_F_MSG])
-        msg = (uint32_t)st->val[CF_F_MSG] + (st->rel[CF_F_MSG] ? r->tester_init : 0);
-    else if (st->type == VW_VITCP_CONNECT_REQUEST)
+    if (st->set[CF_F_MSG]) {
+        if (send_value(r, st, CF_F_MSG, &v) < 0)
+            return NULL;
+        msg = (uint32_t)v + (st->rel[CF_F_MSG] ? r->tester_init : 0);
+    } else if (is_init)
         msg = 1000;
     else if (st->type == VW_VITCP_NOP)
         msg = r->tester_last_msg;
@@ -373,7 +530,7 @@ static void do_send(struct run *r, const struct cf_step *st)
         msg = 0;
     else
         msg = r->tester_last_msg + 1;
-    if (st->type == VW_VITCP_CONNECT_REQUEST) {
+    if (is_init) {
         r->tester_init_known = true;
         r->tester_init = msg;
         r->tester_last_msg = msg;
@@ -382,15 +539,28 @@ static void do_send(struct run *r, const struct cf_step *st)
         r->tester_last_msg = msg;
     }
     enc.hdr.msg_num = msg;
-    if (st->set[CF_F_ACK])
-        enc.hdr.msg_ack = (uint32_t)st->val[CF_F_ACK] + (st->rel[CF_F_ACK] ? r->target_init : 0);
-    else if (st->type != VW_VITCP_CONNECT_REQUEST && conn->dir[TARGET_DIR].have_msg_num)
+    if (st->set[CF_F_ACK]) {
+        if (send_value(r, st, CF_F_ACK, &v) < 0)
+            return NULL;
+        enc.hdr.msg_ack = (uint32_t)v + (st->rel[CF_F_ACK] ? r->target_init : 0);
+    } else if (st->type != VW_VITCP_CONNECT_REQUEST && conn->dir[TARGET_DIR].have_msg_num)
         enc.hdr.msg_ack = conn->dir[TARGET_DIR].last_msg_num;
-    enc.hdr.rx_desc_posted = st->set[CF_F_RXPOSTED] ? (uint16_t)st->val[CF_F_RXPOSTED] : DEFAULT_RX_POSTED;
-    if (st->set[CF_F_VERSION]) enc.hdr.version = (uint8_t)st->val[CF_F_VERSION];
-    if (st->set[CF_F_OFFSET]) enc.hdr.data_offset = (uint32_t)st->val[CF_F_OFFSET];
-    if (st->set[CF_F_IMM]) enc.hdr.imm_data = (uint32_t)st->val[CF_F_IMM];
-    if (st->set[CF_F_ERR]) enc.hdr.remote_err = (uint16_t)st->val[CF_F_ERR];
+    enc.hdr.rx_desc_posted = DEFAULT_RX_POSTED;
+    static const enum cf_field simple[] = {CF_F_RXPOSTED, CF_F_VERSION, CF_F_OFFSET, CF_F_IMM, CF_F_ERR};
+    for (size_t k = 0; k < sizeof simple / sizeof simple[0]; k++) {
+        enum cf_field f = simple[k];
+        if (!st->set[f])
+            continue;
+        if (send_value(r, st, f, &v) < 0)
+            return NULL;
+        switch (f) {
+        case CF_F_RXPOSTED: enc.hdr.rx_desc_posted = (uint16_t)v; break;
+        case CF_F_VERSION: enc.hdr.version = (uint8_t)v; break;
+        case CF_F_OFFSET: enc.hdr.data_offset = (uint32_t)v; break;
+        case CF_F_IMM: enc.hdr.imm_data = (uint32_t)v; break;
+        default: enc.hdr.remote_err = (uint16_t)v; break;
+        }
+    }
     if (st->noeom || (st->set[CF_F_EOM] && !st->val[CF_F_EOM]))
         enc.hdr.flags &= (uint8_t)~VW_VITCP_FLAG_EOM;
     if (st->set[CF_F_IDV] && st->val[CF_F_IDV]) enc.hdr.flags |= VW_VITCP_FLAG_IDV;
@@ -400,22 +570,40 @@ static void do_send(struct run *r, const struct cf_step *st)
         enc.hdr.seg_len = (uint16_t)st->val[CF_F_SEGLEN];
     }
 
-    /* CE header. */
+    /* CE header. An accept (role passive) answers the implementation's
+     * request: its level, the lesser MTU, its discriminators (V9). */
     uint8_t opts[64];
     if (is_ce) {
-        enc.ce.attrs = st->set[CF_F_ATTRS] ? (uint16_t)st->val[CF_F_ATTRS]
-                                           : (uint16_t)(VW_VITCP_ATTR_RELIABLE_DELIVERY |
-                                                        VW_VITCP_ATTR_RDMA_WRITE | VW_VITCP_ATTR_RDMA_READ);
-        enc.ce.mtu = st->set[CF_F_MTU] ? (uint32_t)st->val[CF_F_MTU] : 65536u;
+        const struct vw_vitcp_ce *req = &conn->request_ce;
+        bool answer = st->type == VW_VITCP_CONNECT_ACCEPT && conn->phase == VW_VITCP_PHASE_REQUESTED;
+        uint16_t attrs = (uint16_t)(VW_VITCP_ATTR_RELIABLE_DELIVERY | VW_VITCP_ATTR_RDMA_WRITE | VW_VITCP_ATTR_RDMA_READ);
+        uint32_t mtu = 65536u;
+        if (answer) {
+            attrs = (uint16_t)((req->attrs & VW_VITCP_ATTR_RELIABILITY_MASK) | VW_VITCP_ATTR_RDMA_WRITE |
+                               VW_VITCP_ATTR_RDMA_READ);
+            if (req->mtu && req->mtu < mtu)
+                mtu = req->mtu;
+        }
+        enc.ce.attrs = st->set[CF_F_ATTRS] ? (uint16_t)st->val[CF_F_ATTRS] : attrs;
+        enc.ce.mtu = st->set[CF_F_MTU] ? (uint32_t)st->val[CF_F_MTU] : mtu;
         enc.ce.rdma_read_window = st->set[CF_F_WINDOW] ? (uint16_t)st->val[CF_F_WINDOW] : 4;
-        const char *calling = st->calling[0] ? st->calling : "vitcp-conform-tester";
-        const char *called = st->called[0] ? st->called : r->e->discriminator;
-        size_t cl = strlen(calling) > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : strlen(calling);
-        size_t dl = strlen(called) > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : strlen(called);
-        memcpy(enc.ce.calling_disc, calling, cl);
-        memcpy(enc.ce.called_disc, called, dl);
-        enc.ce.calling_disc_len = st->set[CF_F_CALLING_LEN] ? (uint16_t)st->val[CF_F_CALLING_LEN] : (uint16_t)cl;
-        enc.ce.called_disc_len = st->set[CF_F_CALLED_LEN] ? (uint16_t)st->val[CF_F_CALLED_LEN] : (uint16_t)dl;
+        if (answer && !st->calling[0] && !st->called[0]) {
+            memcpy(enc.ce.calling_disc, req->calling_disc, VW_VITCP_DISC_MAX);
+            memcpy(enc.ce.called_disc, req->called_disc, VW_VITCP_DISC_MAX);
+            enc.ce.calling_disc_len = req->calling_disc_len > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : req->calling_disc_len;
+            enc.ce.called_disc_len = req->called_disc_len > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : req->called_disc_len;
+        } else {
+            const char *calling = st->calling[0] ? st->calling : "vitcp-conform-tester";
+            const char *called = st->called[0] ? st->called : r->e->discriminator;
+            size_t cl = strlen(calling) > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : strlen(calling);
+            size_t dl = strlen(called) > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : strlen(called);
+            memcpy(enc.ce.calling_disc, calling, cl);
+            memcpy(enc.ce.called_disc, called, dl);
+            enc.ce.calling_disc_len = (uint16_t)cl;
+            enc.ce.called_disc_len = (uint16_t)dl;
+        }
+        if (st->set[CF_F_CALLING_LEN]) enc.ce.calling_disc_len = (uint16_t)st->val[CF_F_CALLING_LEN];
+        if (st->set[CF_F_CALLED_LEN]) enc.ce.called_disc_len = (uint16_t)st->val[CF_F_CALLED_LEN];
         size_t n = 0;
         if (st->opt_unknown) {
             /* An option of a type no draft defines, with 4 data bytes (V5). */
@@ -437,27 +625,39 @@ static void do_send(struct run *r, const struct cf_step *st)
     }
 
     /* Payload and RDMA header. */
-    size_t plen = st->set[CF_F_PAYLOAD] ? (size_t)st->val[CF_F_PAYLOAD] : 0;
+    size_t plen = 0;
+    if (st->set[CF_F_PAYLOAD]) {
+        if (send_value(r, st, CF_F_PAYLOAD, &v) < 0)
+            return NULL;
+        plen = v < 0 ? 0 : (size_t)v;
+    }
     if (plen > VW_VITCP_SEG_MAX) {
         decide(r, CF_FAIL, st->req, "case error: payload %zu is larger than a segment", plen);
-        return;
+        return NULL;
     }
     uint8_t *payload = NULL;
     if (plen) {
         payload = malloc(plen);
         if (!payload) {
             decide(r, CF_FAIL, st->req, "out of memory");
-            return;
+            return NULL;
         }
         for (size_t i = 0; i < plen; i++)
-            payload[i] = (uint8_t)pattern_byte(i + enc.hdr.data_offset);
+            payload[i] = (uint8_t)pattern_byte(i + enc.hdr.data_offset, st->fill);
         enc.payload = payload;
         enc.payload_len = plen;
     }
     if (enc.with_rdma) {
-        enc.rdma.addr = st->set[CF_F_RDMA_ADDR] ? (uint64_t)st->val[CF_F_RDMA_ADDR] : 0;
-        enc.rdma.handle = st->set[CF_F_RDMA_HANDLE] ? (uint32_t)st->val[CF_F_RDMA_HANDLE] : 0;
-        enc.rdma.length = st->set[CF_F_RDMA_LEN] ? (uint32_t)st->val[CF_F_RDMA_LEN] : (uint32_t)plen;
+        int64_t addr = 0, handle = 0, len = (int64_t)plen;
+        if ((st->set[CF_F_RDMA_ADDR] && send_value(r, st, CF_F_RDMA_ADDR, &addr) < 0) ||
+            (st->set[CF_F_RDMA_HANDLE] && send_value(r, st, CF_F_RDMA_HANDLE, &handle) < 0) ||
+            (st->set[CF_F_RDMA_LEN] && send_value(r, st, CF_F_RDMA_LEN, &len) < 0)) {
+            free(payload);
+            return NULL;
+        }
+        enc.rdma.addr = (uint64_t)addr;
+        enc.rdma.handle = (uint32_t)handle;
+        enc.rdma.length = (uint32_t)len;
     }
     switch (st->trailer) {
     case CF_TRAILER_AUTO: break;
@@ -466,14 +666,18 @@ static void do_send(struct run *r, const struct cf_step *st)
     case CF_TRAILER_BAD: enc.trailer = VW_VITCP_TRAILER_BAD_CRC; break;
     }
 
-    /* Remember the message for data=echo. */
+    /* Remember the message for data=echo and data=written. */
     if (st->type == VW_VITCP_SEND || st->type == VW_VITCP_RDMA_WRITE) {
+        if (st->type == VW_VITCP_SEND && r->tester_first_send_len < 0)
+            r->tester_first_send_len = (long)plen;
+        uint8_t *keep = st->type == VW_VITCP_SEND ? r->echo : r->written;
+        size_t *keep_len = st->type == VW_VITCP_SEND ? &r->echo_len : &r->written_len;
         if (enc.hdr.data_offset == 0)
-            r->echo_len = 0;
-        if (r->echo && enc.hdr.data_offset == r->echo_len && r->echo_len + plen <= ECHO_MAX) {
+            *keep_len = 0;
+        if (keep && enc.hdr.data_offset == *keep_len && *keep_len + plen <= ECHO_MAX) {
             if (plen)
-                memcpy(r->echo + r->echo_len, payload, plen);
-            r->echo_len += plen;
+                memcpy(keep + *keep_len, payload, plen);
+            *keep_len += plen;
         }
     }
 
@@ -485,13 +689,54 @@ static void do_send(struct run *r, const struct cf_step *st)
         free(buf);
         decide(r, CF_FAIL, st->req, "case error: the encoder cannot build this %s",
                vw_vitcp_type_name(st->type));
+        return NULL;
+    }
+    *out_len = n;
+    return buf;
+}
+
+static void do_send(struct run *r, const struct cf_step *st)
+{
+    unsigned count = st->repeat ? st->repeat : 1;
+    if (st->repeat_var != CF_VAR_NONE) {
+        int64_t base;
+        if (var_value(r, st->repeat_var, &base) < 0)
+            return;
+        base += st->repeat_off;
+        if (base < 1 || base > 64) {
+            decide(r, CF_FAIL, st->req, "case error: repeat count %lld is outside 1..64", (long long)base);
+            return;
+        }
+        count = (unsigned)base;
+    }
+    /* All segments go out in one write, so the target sees them at once. */
+    uint8_t *all = NULL;
+    size_t total = 0;
+    for (unsigned k = 0; k < count && !r->failed; k++) {
+        size_t n;
+        uint8_t *seg = build_segment(r, st, &n);
+        if (!seg)
+            break;
+        uint8_t *grown = realloc(all, total + n);
+        if (!grown) {
+            free(seg);
+            decide(r, CF_FAIL, st->req, "out of memory");
+            break;
+        }
+        all = grown;
+        memcpy(all + total, seg, n);
+        total += n;
+        free(seg);
+    }
+    if (r->failed || !total || r->fd < 0) {
+        free(all);
         return;
     }
-    capture_data(r, VN_C2S, buf, n);
-    vw_vitcp_session_feed(&r->session, TESTER_DIR, buf, n, NULL, NULL);
+    capture_data(r, CAP_TX, all, total);
+    vw_vitcp_session_feed(&r->session, TESTER_DIR, all, total, NULL, NULL);
     size_t sent = 0;
-    while (sent < n && !r->closed) {
-        ssize_t w = send(r->fd, buf + sent, n - sent, MSG_NOSIGNAL);
+    while (sent < total && !r->closed) {
+        ssize_t w = send(r->fd, all + sent, total - sent, MSG_NOSIGNAL);
         if (w > 0) {
             sent += (size_t)w;
         } else if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
@@ -506,7 +751,7 @@ static void do_send(struct run *r, const struct cf_step *st)
             r->reset = true;
         }
     }
-    free(buf);
+    free(all);
 }
 
 /* ------------------------------------------------------------ expects */
@@ -560,81 +805,128 @@ static void describe(const struct vw_vitcp_seg *s, char *out, size_t n)
                  s->ce.mtu, s->ce.rdma_read_window, s->ce.opt_crc);
 }
 
-static void do_expect(struct run *r, const struct cf_step *st)
+static const char *type_text(unsigned type)
 {
-    struct timespec until = after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
-    for (;;) {
-        /* NOPs carry only ACKs and credits: skip them unless one is expected. */
-        while (r->qcount && r->queue[r->qhead].seg.hdr.type == VW_VITCP_NOP && st->type != VW_VITCP_NOP)
-            drop_head(r);
-        if (r->qcount || r->failed)
-            break;
-        int left = ms_until(until);
-        int dl = ms_until(r->deadline);
-        if (left == 0 || dl == 0) {
-            decide(r, CF_TIMEOUT, st->req, "expected %s, nothing arrived within %u ms",
-                   vw_vitcp_type_name(st->type), st->wait_ms ? st->wait_ms : r->e->slack_ms);
-            return;
-        }
-        if (pump(r, left < dl ? left : dl) < 0 && !r->qcount) {
-            cf_result_add_frame(r->res, last_frame(r));
-            decide(r, CF_FAIL, st->req, "expected %s, the target closed the connection%s",
-                   vw_vitcp_type_name(st->type), r->reset ? " (RST)" : "");
-            return;
-        }
-    }
-    if (r->failed)
-        return;
-    struct rx_seg *q = &r->queue[r->qhead];
+    return type == CF_TYPE_ANY ? "any segment" : vw_vitcp_type_name(type);
+}
+
+/* Does the queued segment q match the step? 1 yes, 0 no (why in msg, the
+ * broken requirement is the step's), -1 verdict decided (case error, N/A). */
+static int segment_matches(struct run *r, const struct cf_step *st, const struct rx_seg *q, char *msg,
+                           size_t msglen)
+{
     const struct vw_vitcp_seg *s = &q->seg;
+    unsigned pdu = r->rx_index - r->qcount + 1;
     char got[256];
     describe(s, got, sizeof got);
-    if (s->hdr.type != st->type) {
-        cf_result_add_frame(r->res, q->frame);
-        decide(r, CF_FAIL, st->req, "PDU #%u: expected %s, got %s", r->rx_index - r->qcount + 1,
-               vw_vitcp_type_name(st->type), got);
-        return;
+    if (st->type != CF_TYPE_ANY && s->hdr.type != st->type) {
+        snprintf(msg, msglen, "PDU #%u: expected %s, got %s", pdu, vw_vitcp_type_name(st->type), got);
+        return 0;
     }
     for (unsigned i = 0; i < st->nmatch; i++) {
         const struct cf_match *m = &st->match[i];
         int64_t v;
         if (!field_value(s, m->field, &v)) {
-            cf_result_add_frame(r->res, q->frame);
-            decide(r, CF_FAIL, st->req, "PDU #%u: expected field %s, the segment has no such header; got %s",
-                   r->rx_index - r->qcount + 1, cf_field_name(m->field), got);
-            return;
+            snprintf(msg, msglen, "PDU #%u: expected field %s, the segment has no such header; got %s", pdu,
+                     cf_field_name(m->field), got);
+            return 0;
         }
+        if (m->mask)
+            v = (int64_t)((uint64_t)v & m->mask);
         int64_t want = m->value;
+        if (m->var != CF_VAR_NONE) {
+            int64_t base;
+            if (var_value(r, m->var, &base) < 0)
+                return -1;
+            want += base;
+        }
         if (m->relative) {
-            bool known = m->field == CF_F_MSG ? r->target_init_known : r->tester_init_known;
-            want = (int64_t)(uint32_t)(want + (m->field == CF_F_MSG ? r->target_init : r->tester_init));
+            /* msg=+N counts from the sender's initial number, except in an
+             * RdmaReadResponse, which carries the tester's request number. */
+            bool tester_base = m->field != CF_F_MSG || s->hdr.type == VW_VITCP_RDMA_READ_RESP;
+            bool known = tester_base ? r->tester_init_known : r->target_init_known;
+            want = (int64_t)(uint32_t)(want + (tester_base ? r->tester_init : r->target_init));
             if (!known) {
                 decide(r, CF_FAIL, st->req, "case error: %s=+N before the initial number is known",
                        cf_field_name(m->field));
-                return;
+                return -1;
             }
         }
         bool ok = m->op == CF_OP_EQ ? v == want : m->op == CF_OP_NE ? v != want
                   : m->op == CF_OP_LE ? v <= want : v >= want;
         if (!ok) {
-            cf_result_add_frame(r->res, q->frame);
-            decide(r, CF_FAIL, st->req, "PDU #%u: expected %s %s%s%lld, got %s=%lld (%s)",
-                   r->rx_index - r->qcount + 1, vw_vitcp_type_name(st->type), cf_field_name(m->field),
-                   op_text(m->op), (long long)want, cf_field_name(m->field), (long long)v, got);
-            return;
+            char masked[32] = "";
+            if (m->mask)
+                snprintf(masked, sizeof masked, "&%llu", (unsigned long long)m->mask);
+            snprintf(msg, msglen, "PDU #%u: expected %s %s%s%s%lld, got %s%s=%lld (%s)", pdu, type_text(st->type),
+                     cf_field_name(m->field), masked, op_text(m->op), (long long)want, cf_field_name(m->field),
+                     masked, (long long)v, got);
+            return 0;
         }
     }
-    if (st->data_echo) {
+    if (st->data_echo || st->data_written) {
+        const uint8_t *ref = st->data_echo ? r->echo : r->written;
+        size_t ref_len = st->data_echo ? r->echo_len : r->written_len;
         size_t off = s->hdr.data_offset;
-        if (off > r->echo_len || s->payload_len > r->echo_len - off ||
-            (s->payload_len && memcmp(s->payload, r->echo + off, s->payload_len) != 0)) {
-            cf_result_add_frame(r->res, q->frame);
-            decide(r, CF_FAIL, st->req, "PDU #%u: payload at offset %zu differs from the data sent",
-                   r->rx_index - r->qcount + 1, off);
+        if (off > ref_len || s->payload_len > ref_len - off ||
+            (s->payload_len && memcmp(s->payload, ref + off, s->payload_len) != 0)) {
+            snprintf(msg, msglen, "PDU #%u: payload at offset %zu differs from the data %s", pdu, off,
+                     st->data_echo ? "sent" : "written");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void do_expect(struct run *r, const struct cf_step *st)
+{
+    struct timespec until = after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
+    char why[512] = "";
+    unsigned skipped = 0;
+    for (;;) {
+        /* NOPs carry only ACKs and credits: skip them unless one is expected. */
+        while (!st->skip_other && r->qcount && r->queue[r->qhead].seg.hdr.type == VW_VITCP_NOP &&
+               st->type != VW_VITCP_NOP && st->type != CF_TYPE_ANY)
+            drop_head(r);
+        if (r->failed)
+            return;
+        /* expect: the head must match; await: the first that matches
+         * anywhere in the queue (the others stay for later steps). */
+        skipped = 0;
+        for (unsigned k = 0; k < r->qcount; k++) {
+            struct rx_seg *q = &r->queue[(r->qhead + k) % QUEUE_MAX];
+            int m = segment_matches(r, st, q, why, sizeof why);
+            if (m < 0)
+                return;
+            if (m == 1) {
+                take(r, k);
+                return;
+            }
+            if (!st->skip_other) {
+                cf_result_add_frame(r->res, q->frame);
+                decide(r, CF_FAIL, st->req, "%s", why);
+                return;
+            }
+            skipped++;
+        }
+        int left = ms_until(until);
+        int dl = ms_until(r->deadline);
+        if (left == 0 || dl == 0) {
+            if (skipped)
+                decide(r, CF_TIMEOUT, st->req, "expected %s within %u ms; %u other segment(s) arrived, the last: %s",
+                       type_text(st->type), st->wait_ms ? st->wait_ms : r->e->slack_ms, skipped, why);
+            else
+                decide(r, CF_TIMEOUT, st->req, "expected %s, nothing arrived within %u ms", type_text(st->type),
+                       st->wait_ms ? st->wait_ms : r->e->slack_ms);
+            return;
+        }
+        if (pump(r, left < dl ? left : dl) < 0) {
+            cf_result_add_frame(r->res, last_frame(r));
+            decide(r, CF_FAIL, st->req, "expected %s, the target closed the connection%s%s%s", type_text(st->type),
+                   r->reset ? " (RST)" : "", skipped ? "; skipped before: " : "", skipped ? why : "");
             return;
         }
     }
-    drop_head(r);
 }
 
 static void do_expect_close(struct run *r, const struct cf_step *st)
@@ -669,6 +961,140 @@ static void do_expect_open(struct run *r, const struct cf_step *st)
     }
 }
 
+/* ------------------------------------------------------------ listen mode */
+
+int cf_engine_listen(struct cf_engine *e, const char *port, char *why, size_t whylen)
+{
+    char *end;
+    long p = strtol(port, &end, 10);
+    if (!*port || *end || p < 0 || p > 65535) {
+        snprintf(why, whylen, "bad listen port '%s'", port);
+        return -1;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(why, whylen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p),
+                            .sin_addr.s_addr = htonl(INADDR_ANY)};
+    socklen_t al = sizeof a;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 8) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &al) < 0) {
+        snprintf(why, whylen, "cannot listen on port %ld: %s", p, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (e->listen_fd >= 0)
+        close(e->listen_fd);
+    e->listen_fd = fd;
+    e->listen_port = ntohs(a.sin_port);
+    return 0;
+}
+
+void cf_engine_close(struct cf_engine *e)
+{
+    if (e->listen_fd >= 0)
+        close(e->listen_fd);
+    e->listen_fd = -1;
+}
+
+/* Start the --connect-cmd (with {port} replaced) in its own process group. */
+static pid_t spawn_connector(struct cf_engine *e, char *why, size_t whylen)
+{
+    char cmd[sizeof e->connect_cmd + 64], port[8];
+    snprintf(port, sizeof port, "%u", e->listen_port);
+    size_t o = 0;
+    for (const char *c = e->connect_cmd; *c && o + 8 < sizeof cmd;) {
+        if (strncmp(c, "{port}", 6) == 0) {
+            o += (size_t)snprintf(cmd + o, sizeof cmd - o, "%s", port);
+            c += 6;
+        } else {
+            cmd[o++] = *c++;
+        }
+    }
+    cmd[o] = 0;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, whylen, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            if (!e->connect_cmd_output)
+                dup2(null, STDOUT_FILENO);
+            close(null);
+        }
+        setenv("VITCP_CONFORM_PORT", port, 1);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    return pid;
+}
+
+static void stop_connector(pid_t pid)
+{
+    if (pid <= 0)
+        return;
+    kill(-pid, SIGTERM);
+    for (int i = 0; i < 100; i++) {
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            return;
+        usleep(10000);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+static void do_accept(struct run *r, const struct cf_step *st)
+{
+    char why[300];
+    if (r->e->listen_fd < 0) {
+        decide(r, CF_FAIL, st->req, "case error: a passive case needs --listen");
+        return;
+    }
+    /* Anything left from an earlier case's implementation is stale. */
+    for (;;) {
+        struct pollfd p = {r->e->listen_fd, POLLIN, 0};
+        if (poll(&p, 1, 0) <= 0)
+            break;
+        int stale = accept(r->e->listen_fd, NULL, NULL);
+        if (stale < 0)
+            break;
+        close(stale);
+    }
+    if (r->e->connect_cmd[0]) {
+        r->child = spawn_connector(r->e, why, sizeof why);
+        if (r->child < 0) {
+            r->child = 0;
+            decide(r, CF_FAIL, st->req, "%s", why);
+            return;
+        }
+    }
+    unsigned wait = st->wait_ms ? st->wait_ms : r->e->accept_ms;
+    struct pollfd p = {r->e->listen_fd, POLLIN, 0};
+    int n = poll(&p, 1, (int)(wait < (unsigned)ms_until(r->deadline) ? wait : (unsigned)ms_until(r->deadline)));
+    if (n <= 0) {
+        decide(r, CF_TIMEOUT, st->req, "the implementation did not connect to port %u within %u ms",
+               r->e->listen_port, wait);
+        return;
+    }
+    r->fd = accept4(r->e->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (r->fd < 0) {
+        decide(r, CF_FAIL, st->req, "accept: %s", strerror(errno));
+        return;
+    }
+    tune_socket(r->fd);
+    capture_open(r);
+}
+
 /* ------------------------------------------------------------ cases */
 
 static void run_steps(struct run *r)
@@ -694,14 +1120,27 @@ static void run_steps(struct run *r)
                 capture_open(r);
             break;
         }
+        case CF_STEP_ACCEPT: do_accept(r, st); break;
         case CF_STEP_SEND: do_send(r, st); break;
         case CF_STEP_EXPECT: do_expect(r, st); break;
+        case CF_STEP_CHECK: {
+            char why[512];
+            if (!r->have_last) {
+                decide(r, CF_FAIL, st->req, "case error: 'check' before any expect matched");
+                break;
+            }
+            if (segment_matches(r, st, &r->last, why, sizeof why) == 0) {
+                cf_result_add_frame(r->res, r->last.frame);
+                decide(r, CF_FAIL, st->req, "%s", why);
+            }
+            break;
+        }
         case CF_STEP_EXPECT_CLOSE: do_expect_close(r, st); break;
         case CF_STEP_EXPECT_OPEN: do_expect_open(r, st); break;
         case CF_STEP_CLOSE:
             shutdown(r->fd, SHUT_WR);
             if (r->flow_on)
-                vn_tcp_fin(&r->flow, VN_C2S);
+                vn_tcp_fin(&r->flow, CAP_TX);
             break;
         case CF_STEP_WAIT: {
             struct timespec until = after_ms(st->wait_ms);
@@ -728,19 +1167,24 @@ static void run_init(struct run *r, struct cf_engine *e, const struct cf_case *c
     r->res = res;
     r->fd = -1;
     r->deadline = after_ms(c->timeout_ms);
+    r->tdir = c->passive ? 1 : 0;
+    r->tester_first_send_len = -1;
 }
 
 static void run_free(struct run *r)
 {
     if (r->fd >= 0) {
         if (r->flow_on && !r->closed)
-            vn_tcp_fin(&r->flow, VN_C2S);
+            vn_tcp_fin(&r->flow, CAP_TX);
         close(r->fd);
     }
     while (r->qcount)
         drop_head(r);
     free(r->echo);
+    free(r->written);
+    free(r->last.raw);
     vw_vitcp_session_free(&r->session);
+    stop_connector(r->child);
 }
 
 static void result_init(struct cf_result *res, const struct cf_case *c)
@@ -761,7 +1205,8 @@ static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_
     struct run r;
     run_init(&r, e, c, res);
     r.liveness_only = liveness_only;
-    if (vw_vitcp_session_init(&r.session) != 0 || !(r.echo = malloc(ECHO_MAX))) {
+    if (vw_vitcp_session_init(&r.session) != 0 || !(r.echo = malloc(ECHO_MAX)) ||
+        !(r.written = malloc(ECHO_MAX))) {
         decide(&r, CF_FAIL, c->reqs[0], "out of memory");
         run_free(&r);
         return -1;
@@ -799,7 +1244,7 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
     struct timespec start = now();
     result_init(res, c);
     run_case_raw(e, c, res, false);
-    if (c->hostile && e->check_survival && res->verdict == CF_PASS) {
+    if (c->hostile && !c->passive && e->check_survival && res->verdict == CF_PASS) {
         char why[CF_MESSAGE_MAX / 2];
         if (cf_engine_check_alive(e, why, sizeof why) < 0) {
             res->verdict = CF_FAIL;
@@ -813,8 +1258,11 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
 
 /* ------------------------------------------------------------ suites */
 
-static bool selected(const struct cf_case *c, const char *const *only, const char *const *skip)
+static bool selected(const struct cf_engine *e, const struct cf_case *c, const char *const *only,
+                     const char *const *skip)
 {
+    if (c->passive ? e->listen_fd < 0 : !e->have_target)
+        return false; /* the mode this run is not in */
     if (skip)
         for (const char *const *s = skip; *s; s++)
             if (cf_case_matches(c, *s))
@@ -854,11 +1302,14 @@ void cf_engine_run_suite(struct cf_engine *e, const struct cf_case_set *set,
     bool tty = progress && isatty(fileno(progress));
     size_t total = 0, done = 0;
     for (size_t i = 0; i < set->count; i++)
-        total += selected(&set->cases[i], only, skip);
-    snprintf(report->target, sizeof report->target, "%s:%s", e->host, e->port);
+        total += selected(e, &set->cases[i], only, skip);
+    if (e->have_target)
+        snprintf(report->target, sizeof report->target, "%s:%s", e->host, e->port);
+    else
+        snprintf(report->target, sizeof report->target, "listen:%u", e->listen_port);
     for (size_t i = 0; i < set->count; i++) {
         const struct cf_case *c = &set->cases[i];
-        if (!selected(c, only, skip))
+        if (!selected(e, c, only, skip))
             continue;
         struct cf_result res;
         cf_engine_run_case(e, c, &res);

@@ -11,13 +11,25 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "vitcp/bytes.h"
 #include "vitcp/vitcp_stream.h"
 
 #define PEER_DISC "vitcp-conform"
 #define PEER_MTU 65536u
 #define PEER_INIT_MSG 7000u
 #define ECHO_CAP (256u * 1024u)
+#define REGION_LEN 65536u
+#define REGION_ADDR 0x10000000ull
+#define REGION_HANDLE 0x51u
+#define PEER_WINDOW 4
+#define PEER_RX_POSTED 64
+#define RESP_CHUNK 16000u
 
+struct read_req {
+    uint32_t msg, len;
+    uint64_t addr;
+    bool refused;
+};
 struct conn {
     struct mini_peer *p;
     int fd;
@@ -26,6 +38,13 @@ struct conn {
     struct vw_vitcp_session s;
     uint8_t *msg;
     size_t msg_len;
+    uint16_t level;
+    uint8_t *region;
+    uint32_t last_ok;        /* last message received without error (RR ACK) */
+    uint16_t rx_posted;      /* descriptors posted so far (V17) */
+    struct read_req reads[16];
+    unsigned nreads;
+    bool overrun;            /* more reads than the window in one batch */
 };
 
 static void send_seg(struct conn *c, struct vw_vitcp_enc *enc)
@@ -39,6 +58,30 @@ static void send_seg(struct conn *c, struct vw_vitcp_enc *enc)
     vw_vitcp_session_feed(&c->s, 1, buf, n, NULL, NULL);
     if (send(c->fd, buf, n, MSG_NOSIGNAL) != (ssize_t)n)
         c->close_now = true;
+}
+
+/* Data-phase header fields: ACK (RR), credits. */
+static void data_hdr(struct conn *c, struct vw_vitcp_enc *enc, unsigned type)
+{
+    vw_vitcp_enc_init(enc, type, c->crc);
+    enc->hdr.msg_ack = c->last_ok;
+    enc->hdr.rx_desc_posted = c->rx_posted;
+}
+
+/* Reliable Reception: a Message ACK carrying a VI error, then close (V15). */
+static void error_ack(struct conn *c, uint32_t msg, uint16_t code)
+{
+    bool skip = (code == VW_VITCP_ERR_MPE && c->p->fault == MINI_FAULT_NO_ERR_CODE) ||
+                (code == VW_VITCP_ERR_UTE && c->p->fault == MINI_FAULT_NO_UTE);
+    if (c->level == VW_VITCP_ATTR_RELIABLE_RECEPTION && !skip) {
+        struct vw_vitcp_enc enc;
+        data_hdr(c, &enc, VW_VITCP_NOP);
+        enc.hdr.msg_num = c->next_msg - 1;
+        enc.hdr.msg_ack = msg;
+        enc.hdr.remote_err = code;
+        send_seg(c, &enc);
+    }
+    c->close_now = true;
 }
 
 static void refuse(struct conn *c, unsigned type)
@@ -86,10 +129,24 @@ static void on_request(struct conn *c, const struct vw_vitcp_seg *seg)
     enc.ce.called_disc_len = ce->called_disc_len;
     enc.hdr.msg_num = PEER_INIT_MSG;
     enc.hdr.msg_ack = seg->hdr.msg_num;
-    enc.hdr.rx_desc_posted = 64;
+    enc.hdr.rx_desc_posted = c->rx_posted;
+    enc.ce.rdma_read_window = PEER_WINDOW;
     c->next_msg = PEER_INIT_MSG + 1;
     c->last_rx_msg = seg->hdr.msg_num;
+    c->last_ok = seg->hdr.msg_num;
+    c->level = (uint16_t)level;
     c->connected = true;
+    send_seg(c, &enc);
+    /* The region announcement (the vipl-peer convention). */
+    uint8_t ann[16];
+    vw_put_be32(ann, (uint32_t)(REGION_ADDR >> 32));
+    vw_put_be32(ann + 4, (uint32_t)REGION_ADDR);
+    vw_put_be32(ann + 8, REGION_HANDLE);
+    vw_put_be32(ann + 12, REGION_LEN);
+    data_hdr(c, &enc, VW_VITCP_SEND);
+    enc.hdr.msg_num = c->next_msg++;
+    enc.payload = ann;
+    enc.payload_len = sizeof ann;
     send_seg(c, &enc);
 }
 
@@ -101,12 +158,12 @@ static void echo(struct conn *c)
     do {
         size_t n = c->msg_len - off < max ? c->msg_len - off : max;
         struct vw_vitcp_enc enc;
-        vw_vitcp_enc_init(&enc, VW_VITCP_SEND, c->crc);
+        data_hdr(c, &enc, VW_VITCP_SEND);
         if (c->crc && c->p->fault == MINI_FAULT_NO_CRC)
             enc.trailer = VW_VITCP_TRAILER_NONE;
         enc.hdr.msg_num = c->next_msg;
-        enc.hdr.msg_ack = c->last_rx_msg;
-        enc.hdr.rx_desc_posted = 64;
+        if (c->level != VW_VITCP_ATTR_RELIABLE_RECEPTION)
+            enc.hdr.msg_ack = c->last_rx_msg;
         enc.hdr.data_offset = (uint32_t)off + (c->p->fault == MINI_FAULT_DATA_OFFSET ? 1u : 0u);
         if (off + n < c->msg_len)
             enc.hdr.flags &= (uint8_t)~VW_VITCP_FLAG_EOM;
@@ -117,6 +174,62 @@ static void echo(struct conn *c)
     } while (off < c->msg_len && !c->close_now);
     c->next_msg++;
     c->msg_len = 0;
+    /* The receive buffer is posted again (V17). */
+    if (c->p->fault != MINI_FAULT_STALE_RX_POSTED)
+        c->rx_posted++;
+    if (c->p->fault == MINI_FAULT_URGENT) {
+        struct vw_vitcp_enc enc;
+        data_hdr(c, &enc, VW_VITCP_NOP);
+        enc.hdr.msg_num = c->next_msg - 1;
+        uint8_t buf[64];
+        size_t n = vw_vitcp_encode(&enc, buf, sizeof buf);
+        vw_vitcp_session_feed(&c->s, 1, buf, n, NULL, NULL);
+        if (n && send(c->fd, buf, n, MSG_NOSIGNAL | MSG_OOB) != (ssize_t)n)
+            c->close_now = true;
+    }
+}
+
+/* Answer the queued reads (after a whole receive batch, like a provider
+ * that drains its socket before it transmits). */
+static void serve_reads(struct conn *c)
+{
+    if (c->overrun && c->p->fault != MINI_FAULT_READ_OVERRUN) {
+        c->close_now = true; /* A13: more reads than the window: protocol error */
+        return;
+    }
+    for (unsigned k = 0; k < c->nreads && !c->close_now; k++) {
+        struct read_req *q = &c->reads[k];
+        uint32_t off = 0;
+        do {
+            uint32_t n = q->len - off < RESP_CHUNK ? q->len - off : RESP_CHUNK;
+            struct vw_vitcp_enc enc;
+            data_hdr(c, &enc, VW_VITCP_RDMA_READ_RESP);
+            enc.hdr.msg_num = q->msg + (c->p->fault == MINI_FAULT_READ_WRONG_MSG ? 1u : 0u);
+            enc.hdr.data_offset = off;
+            if (off + n < q->len)
+                enc.hdr.flags &= (uint8_t)~VW_VITCP_FLAG_EOM;
+            if (q->refused) {
+                enc.hdr.flags |= VW_VITCP_FLAG_TXERR;
+                enc.hdr.remote_err = c->p->fault == MINI_FAULT_NO_ERR_CODE ? 0 : VW_VITCP_ERR_MPE;
+                enc.payload = c->msg; /* any bytes: padding */
+            } else {
+                enc.payload = c->region + (q->addr - REGION_ADDR) + off;
+            }
+            enc.payload_len = n;
+            send_seg(c, &enc);
+            off += n;
+        } while (off < q->len && !c->close_now);
+        if (q->refused) /* the response carried MPE (A8); then close (V15) */
+            c->close_now = true;
+    }
+    c->nreads = 0;
+    c->overrun = false;
+}
+
+static bool in_region(uint32_t handle, uint64_t addr, uint32_t len)
+{
+    return handle == REGION_HANDLE && addr >= REGION_ADDR && addr - REGION_ADDR <= REGION_LEN &&
+           len <= REGION_LEN - (addr - REGION_ADDR);
 }
 
 static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
@@ -138,12 +251,40 @@ static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
         return;
     }
     if (seg->has_crc && !seg->crc_ok && c->p->fault != MINI_FAULT_KEEP_OPEN_BAD_CRC) {
-        c->close_now = true; /* V22 / A10 at Reliable Delivery */
+        error_ack(c, seg->hdr.msg_num, VW_VITCP_ERR_UTE); /* V22 / A10: RR answers UTE; RD/RR close */
         return;
     }
     switch (seg->hdr.type) {
     case VW_VITCP_NOP:
         return;
+    case VW_VITCP_RDMA_WRITE:
+        if (!in_region(seg->rdma.handle, seg->rdma.addr, seg->rdma.length) ||
+            (uint64_t)seg->hdr.data_offset + seg->payload_len > seg->rdma.length) {
+            error_ack(c, seg->hdr.msg_num, VW_VITCP_ERR_MPE);
+            return;
+        }
+        memcpy(c->region + (seg->rdma.addr - REGION_ADDR) + seg->hdr.data_offset, seg->payload, seg->payload_len);
+        if (seg->hdr.flags & VW_VITCP_FLAG_EOM)
+            c->last_ok = seg->hdr.msg_num;
+        return;
+    case VW_VITCP_RDMA_READ_REQ: {
+        if (c->nreads >= PEER_WINDOW)
+            c->overrun = true;
+        if (c->nreads == sizeof c->reads / sizeof c->reads[0]) {
+            c->close_now = true;
+            return;
+        }
+        struct read_req *q = &c->reads[c->nreads++];
+        q->msg = seg->hdr.msg_num;
+        q->addr = seg->rdma.addr;
+        q->len = seg->rdma.length;
+        q->refused = !in_region(seg->rdma.handle, seg->rdma.addr, seg->rdma.length) || q->len > c->mtu;
+        if (q->refused)
+            q->addr = REGION_ADDR;
+        else
+            c->last_ok = seg->hdr.msg_num;
+        return;
+    }
     case VW_VITCP_SEND:
         if (seg->hdr.flags & VW_VITCP_FLAG_TXERR) {
             c->close_now = true; /* A9 */
@@ -156,8 +297,10 @@ static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
         memcpy(c->msg + c->msg_len, seg->payload, seg->payload_len);
         c->msg_len += seg->payload_len;
         c->last_rx_msg = seg->hdr.msg_num;
-        if (seg->hdr.flags & VW_VITCP_FLAG_EOM)
+        if (seg->hdr.flags & VW_VITCP_FLAG_EOM) {
+            c->last_ok = seg->hdr.msg_num;
             echo(c);
+        }
         return;
     default:
         c->close_now = true; /* a second ConnectRequest, or what this peer does not serve */
@@ -167,10 +310,12 @@ static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
 
 static void serve(struct mini_peer *p, int fd)
 {
-    struct conn c = {.p = p, .fd = fd};
-    c.msg = malloc(ECHO_CAP);
-    if (!c.msg || vw_vitcp_session_init(&c.s) != 0) {
+    struct conn c = {.p = p, .fd = fd, .rx_posted = PEER_RX_POSTED};
+    c.msg = calloc(1, ECHO_CAP);
+    c.region = calloc(1, REGION_LEN);
+    if (!c.msg || !c.region || vw_vitcp_session_init(&c.s) != 0) {
         free(c.msg);
+        free(c.region);
         close(fd);
         return;
     }
@@ -183,9 +328,12 @@ static void serve(struct mini_peer *p, int fd)
         if (n <= 0)
             break;
         vw_vitcp_session_feed(&c.s, 0, buf, (size_t)n, on_segment, &c);
+        if (!c.close_now)
+            serve_reads(&c);
     }
     vw_vitcp_session_free(&c.s);
     free(c.msg);
+    free(c.region);
     close(fd);
 }
 

@@ -22,6 +22,29 @@
  * expect is a wildcard. The [ID] at the end of a step names the requirement
  * a mismatch breaks (default: the case's first requirement). Segments are
  * always built by the wire library's encoder.
+ *
+ * More of the language:
+ *   role passive          the tester listens and the implementation connects
+ *                         to it (vitcp-conform run --listen); the first step
+ *                         is then 'accept' instead of 'connect'
+ *   needs region          the case uses the target's RDMA region: $addr,
+ *                         $handle, $len (from the target's announcement, the
+ *                         vipl-peer convention, or --region); without one the
+ *                         case is not applicable
+ *   $addr+N $handle+1 $len-8 $window+1 $rx+1
+ *                         values from the run: the region, the target's RDMA
+ *                         Read Window and Rx Descriptors Posted in its CE segment
+ *   err&7=1               compare the field under a mask
+ *   send ... fill=N       payload pattern N (so two messages differ)
+ *   send ... repeat=N     N segments in one TCP write (msg counts on)
+ *   expect * ...          any segment type
+ *   await TYPE ...        like expect, but segments that do not match are
+ *                         skipped (still checked by the session) until one does
+ *   data=written          payload equals the last RdmaWrite's data at its offset
+ *   check TYPE ...        compare more fields of the segment the last expect
+ *                         or await matched (its own [ID]: a second rule)
+ * In an expected RdmaReadResponse, msg=+N counts from the tester's initial
+ * number (the response carries the request's number).
  */
 #ifndef CONFORM_CASE_H
 #define CONFORM_CASE_H
@@ -40,7 +63,14 @@ enum cf_step_kind {
     CF_STEP_EXPECT_OPEN,  /* the target does NOT close within the wait */
     CF_STEP_CLOSE,        /* the tester closes its side (FIN) */
     CF_STEP_WAIT,         /* pause (ms) */
+    CF_STEP_ACCEPT,       /* role passive: wait for the implementation's TCP connection */
+    CF_STEP_CHECK,        /* more fields of the segment the last expect/await matched */
 };
+
+/* Values known only at run time ("$addr+16"). */
+enum cf_var { CF_VAR_NONE, CF_VAR_ADDR, CF_VAR_HANDLE, CF_VAR_LEN, CF_VAR_WINDOW, CF_VAR_RX };
+
+#define CF_TYPE_ANY 0xFFu /* expect/await: any segment type */
 
 /* Fields an expect (or a send) can name, compared in this order:
  * framing, header fields, CE/RDMA fields, options, payload, trailer. */
@@ -60,6 +90,8 @@ struct cf_match {
     enum cf_field field;
     enum cf_op op;
     bool relative; /* "+N": add the initial message number of the proper side */
+    enum cf_var var; /* "$addr+N": value is added to the run-time variable */
+    uint64_t mask;   /* "err&7=1": compare (field & mask); 0 = no mask */
     int64_t value;
 };
 
@@ -78,7 +110,12 @@ struct cf_step {
     /* SEND: values to write (set[] says which were named) */
     bool set[CF_F_COUNT];
     bool rel[CF_F_COUNT];
+    enum cf_var var[CF_F_COUNT];
     int64_t val[CF_F_COUNT];
+    unsigned fill;          /* payload pattern */
+    unsigned repeat;        /* segments in one write (0/1: one) */
+    enum cf_var repeat_var; /* repeat=$window+1 */
+    int repeat_off;
     bool noeom;
     char calling[CF_DISC_TEXT_MAX];
     char called[CF_DISC_TEXT_MAX];
@@ -88,6 +125,8 @@ struct cf_step {
     struct cf_match match[CF_MAX_MATCHES];
     unsigned nmatch;
     bool data_echo;         /* payload equals the last payload the tester sent */
+    bool data_written;      /* payload equals the last RdmaWrite's data */
+    bool skip_other;        /* await: skip segments that do not match */
 };
 
 #define CF_MAX_STEPS 48
@@ -101,6 +140,8 @@ struct cf_case {
     unsigned nreqs;
     unsigned timeout_ms;
     bool hostile;           /* after it, check that the target still accepts */
+    bool passive;           /* role passive: the implementation connects to the tester */
+    bool needs_region;      /* uses the target's RDMA region */
     struct cf_step steps[CF_MAX_STEPS];
     unsigned nsteps;
 };

@@ -26,11 +26,32 @@ struct cf_engine {
     char discriminator[65];      /* Called Discriminator when a case names none */
     struct vn_pcap_writer *capture; /* NULL: no recording */
     bool check_survival;         /* after hostile cases, try a fresh connection */
+    bool have_target;            /* active cases run (set by cf_engine_set_target) */
+    /* The target's RDMA region: announced by the target (vipl-peer
+     * convention: its first Send, 16 bytes: address, handle, length; C8)
+     * unless announce is off, else given here (--region). */
+    bool announce;
+    bool region_set;
+    uint64_t region_addr;
+    uint32_t region_handle, region_len;
+    /* Listen mode: passive cases (role passive) accept the implementation's
+     * connection; connect_cmd ("{port}" replaced, also in $VITCP_CONFORM_PORT)
+     * is started for each case in its own process group and ended after it. */
+    int listen_fd;               /* -1: no listen mode */
+    unsigned short listen_port;
+    char connect_cmd[1024];
+    bool connect_cmd_output;     /* let the command's stdout through */
+    unsigned accept_ms;          /* wait for the implementation to connect */
 };
 
 /* Defaults; then parse "HOST:PORT" ("[v6]:PORT" too). Returns 0 or -1. */
 void cf_engine_init(struct cf_engine *e);
 int cf_engine_set_target(struct cf_engine *e, const char *host_port);
+
+/* Listen on port ("0": any; the chosen one is in listen_port). 0 or -1. */
+int cf_engine_listen(struct cf_engine *e, const char *port, char *why, size_t whylen);
+/* Close the listening socket. */
+void cf_engine_close(struct cf_engine *e);
 
 /* Run one case; fills res (verdict, frames, message). */
 void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
@@ -42,7 +63,8 @@ int cf_engine_check_alive(struct cf_engine *e, char *why, size_t whylen);
 /* Is anything listening at the target? 0 yes, -1 no (reason in why). */
 int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen);
 
-/* Run every selected case of set (only/skip: selectors for cf_case_matches,
+/* Run every selected case of set (active cases when a target is set,
+ * passive ones in listen mode) (only/skip: selectors for cf_case_matches,
  * NULL-terminated arrays or NULL), appending results to report. progress
  * (may be NULL) gets a progress bar when it is a terminal, else one line
  * per case. */
