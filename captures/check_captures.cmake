@@ -9,8 +9,14 @@ foreach(spec IN LISTS SPECS)
   list(GET parts 0 name)
   list(GET parts 1 args)
   separate_arguments(args UNIX_COMMAND "${args}")
+  # NAME.pcapng: a pcapng sample (the extension picks the format); else NAME.pcap
+  set(ext pcap)
+  if(name MATCHES "\\.pcapng$")
+    string(REGEX REPLACE "\\.pcapng$" "" name "${name}")
+    set(ext pcapng)
+  endif()
   foreach(run a b)
-    execute_process(COMMAND ${TRAFGEN} ${args} --seed 1 --no-meta -q -w ${WORK}/${name}.${run}.pcap
+    execute_process(COMMAND ${TRAFGEN} ${args} --seed 1 --no-meta -q -w ${WORK}/${name}.${run}.${ext}
                     RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR "vitcp-trafgen failed (${rc}) for ${name}")
@@ -20,14 +26,14 @@ foreach(spec IN LISTS SPECS)
     endif()
   endforeach()
   if(MODE STREQUAL "committed")
-    set(other ${COMMITTED}/${name}.pcap)
+    set(other ${COMMITTED}/${name}.${ext})
     if(NOT EXISTS ${other})
       continue() # large samples are generated only, not committed
     endif()
   else()
-    set(other ${WORK}/${name}.b.pcap)
+    set(other ${WORK}/${name}.b.${ext})
   endif()
-  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK}/${name}.a.pcap ${other}
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${WORK}/${name}.a.${ext} ${other}
                   RESULT_VARIABLE differ)
   if(NOT differ EQUAL 0)
     list(APPEND failures ${name})
