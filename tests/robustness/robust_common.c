@@ -130,6 +130,11 @@ static void cap_read(int fd, struct capbuf *c, bool *open)
 
 void rb_run(char *const argv[], double timeout_s, struct rb_run *res)
 {
+    rb_run_out(argv, timeout_s, NULL, res);
+}
+
+void rb_run_out(char *const argv[], double timeout_s, const char *stdout_path, struct rb_run *res)
+{
     memset(res, 0, sizeof *res);
     res->status = -1;
     struct capbuf out = {calloc(1, RB_KEEP + 1), 0}, err = {calloc(1, RB_KEEP + 1), 0};
@@ -148,7 +153,13 @@ void rb_run(char *const argv[], double timeout_s, struct rb_run *res)
         setrlimit(RLIMIT_CORE, &rl);
         int devnull = open("/dev/null", O_RDONLY);
         dup2(devnull, 0);
-        dup2(po[1], 1);
+        if (stdout_path) {
+            int o = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            dup2(o, 1);
+            close(o);
+        } else {
+            dup2(po[1], 1);
+        }
         dup2(pe[1], 2);
         close(po[0]), close(pe[0]), close(po[1]), close(pe[1]), close(devnull);
         setpgid(0, 0);

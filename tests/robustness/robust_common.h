@@ -57,6 +57,8 @@ struct rb_run {
 /* Run argv (argv[0] is a path) with no stdin, a time limit and no core
  * dumps; stdout and stderr captured. */
 void rb_run(char *const argv[], double timeout_s, struct rb_run *res);
+/* The same with stdout going to a file (e.g. /dev/full); res->out stays empty. */
+void rb_run_out(char *const argv[], double timeout_s, const char *stdout_path, struct rb_run *res);
 void rb_run_free(struct rb_run *res);
 /* Does text hold a sanitizer or crash report? */
 bool rb_has_sanitizer_report(const char *text);

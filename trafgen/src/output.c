@@ -70,6 +70,9 @@ struct tg_output *tg_output_libnet(const char *iface, char *err, size_t errlen)
     char lerr[LIBNET_ERRBUF_SIZE] = "";
     libnet_t *l = libnet_init(LIBNET_LINK_ADV, iface, lerr);
     if (l == NULL) {
+        size_t n = strlen(lerr); /* libnet ends its messages with a newline: keep one line */
+        while (n && (lerr[n - 1] == '\n' || lerr[n - 1] == '\r'))
+            lerr[--n] = '\0';
         snprintf(err, errlen, "cannot inject on interface %s: %s", iface, lerr);
         return NULL;
     }

@@ -1,0 +1,298 @@
+/*
+ * Command lines: vitcp-trafgen, vitcp-conform, vipl-peer and vipl-pingpong
+ * with bad arguments (missing values, negative and huge numbers, unknown
+ * options, nonexistent files, unwritable outputs, bad HOST:PORT, busy and
+ * closed ports). Each must exit with the documented code (2 for a bad
+ * command line or input, 1 for a failure while running), say why in the
+ * first line of stderr (prefixed by the tool's name; further lines may
+ * only be the usage text), and never die from a signal or print a
+ * sanitizer report. --help exits 0 with the usage on stdout.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "robust_common.h"
+
+enum tool { TRAFGEN, CONFORM, PEER, PINGPONG };
+static const char *const tool_path[] = {TRAFGEN_BIN, CONFORM_BIN, PEER_BIN, PINGPONG_BIN};
+static const char *const tool_name[] = {"vitcp-trafgen", "vitcp-conform", "vipl-peer", "vipl-pingpong"};
+
+struct cli_case {
+    enum tool tool;
+    const char *args[14]; /* "{BUSY}" / "{CLOSED}" become a busy / a closed local port */
+    int exit;
+    const char *mention;  /* the first stderr line contains this */
+    const char *known;    /* a known issue (tests/robustness/known/): only no crash, exit 1 or 2 */
+};
+
+#define CAP "{TMP}/x.pcap"
+
+static const struct cli_case cases[] = {
+    /* vitcp-trafgen: 2 bad command line, 1 failed while generating or sending */
+    {TRAFGEN, {NULL}, 2, "no scenario", NULL},
+    {TRAFGEN, {"--bogus"}, 2, "--bogus", NULL},
+    {TRAFGEN, {"-w"}, 2, "-w", NULL},
+    {TRAFGEN, {"vitcp-send", "--seed"}, 2, "--seed", NULL},
+    {TRAFGEN, {"--seed", "-5", "-w", CAP, "vitcp-send"}, 2, "-5", NULL},
+    {TRAFGEN, {"--seed", "99999999999999999999999", "-w", CAP, "vitcp-send"}, 2, "99999999999999999999999", NULL},
+    {TRAFGEN, {"--msg-size", "-1", "-w", CAP, "vitcp-send"}, 2, "--msg-size", NULL},
+    {TRAFGEN, {"--msg-size", "99999999999", "-w", CAP, "vitcp-send"}, 2, "--msg-size", NULL},
+    {TRAFGEN, {"--seg-payload", "0", "-w", CAP, "vitcp-send"}, 2, "--seg-payload", NULL},
+    {TRAFGEN, {"--count", "0", "-w", CAP, "vitcp-send"}, 2, "--count", NULL},
+    {TRAFGEN, {"--tcp-segment", "70000", "-w", CAP, "vitcp-send"}, 2, "--tcp-segment", NULL},
+    {TRAFGEN, {"--port", "70000", "-w", CAP, "vitcp-send"}, 2, "--port", NULL},
+    {TRAFGEN, {"--rate", "-3", "-w", CAP, "vitcp-send"}, 2, "--rate", NULL},
+    {TRAFGEN, {"--mutate-rate", "2", "--break", "VITCP-3.6-CRC-VALID", "-w", CAP, "vitcp-send"}, 2, "--mutate-rate", NULL},
+    {TRAFGEN, {"--break", "NOT-AN-ID", "-w", CAP, "vitcp-send"}, 2, "NOT-AN-ID", NULL},
+    {TRAFGEN, {"-w", CAP, "no-such-scenario"}, 2, "no-such-scenario", NULL},
+    {TRAFGEN, {"-f", "/nonexistent/s.scn", "-w", CAP}, 2, "/nonexistent/s.scn", NULL},
+    {TRAFGEN, {"--list-cases", "no-such-scenario"}, 2, "no-such-scenario", NULL},
+    {TRAFGEN, {"--connect", "nohost", "vitcp-send"}, 2, "nohost", NULL},
+    {TRAFGEN, {"--connect", "127.0.0.1:99999", "vitcp-send"}, 2, "127.0.0.1:99999", NULL},
+    {TRAFGEN, {"--connect", "127.0.0.1:{CLOSED}", "vitcp-send"}, 1, "127.0.0.1", NULL},
+    {TRAFGEN, {"-w", "/nonexistent/dir/x.pcap", "vitcp-send"}, 1, "/nonexistent/dir/x.pcap", NULL},
+    {TRAFGEN, {"-w", "{TMP}", "vitcp-send"}, 1, "{TMP}", NULL},
+    {TRAFGEN, {"-w", "/dev/full", "vitcp-send"}, 1, "vitcp-trafgen", NULL},
+    {TRAFGEN, {"-w", CAP, "-i", "lo", "vitcp-send"}, 2, "vitcp-trafgen", NULL},
+    {TRAFGEN, {"-i", "nosuchif0", "vitcp-send"}, 1, "nosuchif0", NULL},
+    /* vitcp-conform: 2 usage or input error, unreachable target */
+    {CONFORM, {NULL}, 2, "missing command", NULL},
+    {CONFORM, {"bogus"}, 2, "bogus", NULL},
+    {CONFORM, {"list", "--protocol", "NOPE"}, 2, "NOPE", NULL},
+    {CONFORM, {"list", "--level", "NOPE"}, 2, "NOPE", NULL},
+    {CONFORM, {"list", "--cases", "/nonexistent"}, 2, "/nonexistent", NULL},
+    {CONFORM, {"list", "--bogus"}, 2, "--bogus", NULL},
+    {CONFORM, {"run"}, 2, "--target", NULL},
+    {CONFORM, {"run", "--target"}, 2, "--target", NULL},
+    {CONFORM, {"run", "--target", "nohost"}, 2, "nohost", NULL},
+    {CONFORM, {"run", "--target", "127.0.0.1:99999"}, 2, "127.0.0.1:99999", NULL},
+    {CONFORM, {"run", "--target", "[::1"}, 2, "[::1", NULL},
+    {CONFORM, {"run", "--target", "127.0.0.1:-1"}, 2, "127.0.0.1:-1", NULL},
+    {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--quiet"}, 2, "127.0.0.1", NULL},
+    {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--slack", "-5"}, 2, "-5", NULL},
+    {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--slack", "99999999999999999999"}, 2, "--slack", NULL},
+    {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--cases", "/nonexistent"}, 2, "/nonexistent", NULL},
+    {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--discriminator",
+               "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}, 2, "64", NULL},
+    {CONFORM, {"lint"}, 2, "capture", NULL},
+    {CONFORM, {"lint", "/nonexistent/x.pcap"}, 2, "/nonexistent/x.pcap", NULL},
+    {CONFORM, {"lint", "--port", "0", "x.pcap"}, 2, "--port", NULL},
+    {CONFORM, {"lint", "--port", "99999999999999999999", "x.pcap"}, 2, "--port", NULL},
+    {CONFORM, {"lint", "--port"}, 2, "--port", NULL},
+    {CONFORM, {"lint", "a.pcap", "b.pcap"}, 2, "b.pcap", NULL},
+    {CONFORM, {"lint", "{TMP}"}, 2, "{TMP}", NULL},
+    /* vipl-peer */
+    {PEER, {NULL}, 2, "--port", NULL},
+    {PEER, {"--bogus"}, 2, "--bogus", NULL},
+    {PEER, {"--port"}, 2, "--port", NULL},
+    {PEER, {"--port", "-1"}, 2, "-1", NULL},
+    {PEER, {"--port", "99999"}, 2, "99999", NULL},
+    {PEER, {"--port", "abc"}, 2, "abc", NULL},
+    {PEER, {"--port", "1", "--connect", "127.0.0.1:1"}, 2, "exactly one", NULL},
+    {PEER, {"--port", "1", "extra"}, 2, "vipl-peer", NULL},
+    {PEER, {"--connect", "nohost"}, 2, "HOST:PORT", NULL},
+    {PEER, {"--connect", "nosuchhost.invalid:1"}, 2, "nosuchhost.invalid", NULL},
+    {PEER, {"--fault", "NOPE", "--port", "1"}, 2, "NOPE", NULL},
+    {PEER, {"--level", "x", "--port", "1"}, 2, "--level", NULL},
+    {PEER, {"--crc", "maybe", "--port", "1"}, 2, "--crc", NULL},
+    {PEER, {"--region-size", "0", "--port", "1"}, 2, "--region-size", NULL},
+    {PEER, {"--region-size", "99999999999999999999", "--port", "1"}, 2, "--region-size", NULL},
+    {PEER, {"--count", "-1", "--connect", "127.0.0.1:1"}, 2, "--count", NULL},
+    {PEER, {"--size", "99999999", "--connect", "127.0.0.1:1"}, 2, "--size", NULL},
+    {PEER, {"--disc", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "--port", "1"}, 2, "64", NULL},
+    {PEER, {"--port", "{BUSY}", "--once"}, 1, "vipl-peer", NULL},
+    {PEER, {"--connect", "127.0.0.1:{CLOSED}"}, 1, "127.0.0.1", "cli-vipl-peer-connect-refused.txt"},
+    /* vipl-pingpong */
+    {PINGPONG, {NULL}, 2, "--server", NULL},
+    {PINGPONG, {"--bogus"}, 2, "--bogus", NULL},
+    {PINGPONG, {"--server"}, 2, "--port", NULL},
+    {PINGPONG, {"--server", "--port", "-1"}, 2, "-1", NULL},
+    {PINGPONG, {"--server", "--port", "65536"}, 2, "65536", NULL},
+    {PINGPONG, {"--client"}, 2, "--client", NULL},
+    {PINGPONG, {"--server", "--client", "127.0.0.1", "--port", "1"}, 2, "exactly one", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--sizes", "abc"}, 2, "abc", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--sizes", "0"}, 2, "sizes", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--sizes", "99999999999999999999"}, 2, "sizes", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--op", "nope"}, 2, "--op", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--iters", "-1"}, 2, "--iters", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--crc", "x"}, 2, "--crc", NULL},
+    {PINGPONG, {"--client", "nosuchhost.invalid", "--port", "1"}, 2, "nosuchhost.invalid", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "{CLOSED}"}, 1, "vipl-pingpong", NULL},
+    {PINGPONG, {"--server", "--port", "{BUSY}", "--once"}, 1, "vipl-pingpong", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "{CLOSED}", "--sizes", ","}, 1, "vipl-pingpong", "cli-vipl-pingpong-empty-sizes.txt"},
+};
+
+static char tmpdir[512];
+static char busy_port[8], closed_port[8];
+static int busy_fd = -1;
+
+static int bind_port(char *out, bool keep)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 1))
+        return -1;
+    socklen_t l = sizeof a;
+    getsockname(fd, (struct sockaddr *)&a, &l);
+    snprintf(out, 8, "%u", ntohs(a.sin_port));
+    if (!keep) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    rb_tmpdir(tmpdir, sizeof tmpdir, "cli");
+    busy_fd = bind_port(busy_port, true);
+    bind_port(closed_port, false);
+    return busy_fd < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    close(busy_fd);
+    rb_rmdir(tmpdir);
+    return 0;
+}
+
+/* Replace the placeholders of one argument. */
+static char *expand(const char *a)
+{
+    char *out = malloc(strlen(a) + 600);
+    size_t n = 0;
+    while (*a) {
+        if (!strncmp(a, "{TMP}", 5))
+            n += (size_t)sprintf(out + n, "%s", tmpdir), a += 5;
+        else if (!strncmp(a, "{BUSY}", 6))
+            n += (size_t)sprintf(out + n, "%s", busy_port), a += 6;
+        else if (!strncmp(a, "{CLOSED}", 8))
+            n += (size_t)sprintf(out + n, "%s", closed_port), a += 8;
+        else
+            out[n++] = *a++;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static void check_no_crash(const struct rb_run *res, const char *what)
+{
+    if (res->timed_out)
+        fail_msg("%s: did not finish in time", what);
+    if (res->signal)
+        fail_msg("%s: died from signal %d; stderr: %.800s", what, res->signal, res->err);
+    if (rb_has_sanitizer_report(res->err) || rb_has_sanitizer_report(res->out))
+        fail_msg("%s: sanitizer report: %.3000s", what, res->err);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    unsigned known = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct cli_case *c = &cases[i];
+        char *argv[16];
+        int n = 0;
+        argv[n++] = (char *)tool_path[c->tool];
+        for (int k = 0; c->args[k]; k++)
+            argv[n++] = expand(c->args[k]);
+        argv[n] = NULL;
+        char what[1024];
+        size_t w = (size_t)snprintf(what, sizeof what, "%s", tool_name[c->tool]);
+        for (int k = 1; k < n && w < sizeof what - 1; k++)
+            w += (size_t)snprintf(what + w, sizeof what - w, " %.80s", argv[k]);
+        char *mention = expand(c->mention);
+        struct rb_run res;
+        rb_run_out(argv, 20.0, NULL, &res);
+        check_no_crash(&res, what);
+        if (c->known) {
+            if (res.status != 1 && res.status != 2)
+                fail_msg("%s: exit %d (known issue %s)", what, res.status, c->known);
+            fprintf(stderr, "# known issue %s: %s: exit %d, stderr '%.200s'\n", c->known, what, res.status, res.err);
+            known++;
+        } else {
+            if (res.status != c->exit)
+                fail_msg("%s: exit %d, expected %d; stderr: %.500s", what, res.status, c->exit, res.err);
+            /* first line: "<tool>: reason" naming what was wrong */
+            const char *nl = strchr(res.err, '\n');
+            size_t l1 = nl ? (size_t)(nl - res.err) : strlen(res.err);
+            char first[1024];
+            snprintf(first, sizeof first, "%.*s", (int)(l1 < 1000 ? l1 : 1000), res.err);
+            if (strstr(first, tool_name[c->tool]) == NULL || strstr(first, ": ") == NULL)
+                fail_msg("%s: first stderr line '%s' is not '<tool>: reason'", what, first);
+            if (strstr(first, mention) == NULL)
+                fail_msg("%s: first stderr line '%s' does not mention '%s'", what, first, mention);
+            /* anything after it is the usage text or a hint */
+            if (nl && nl[1] && strncmp(nl + 1, "usage", 5) && strncmp(nl + 1, "Usage", 5) &&
+                strncmp(nl + 1, "Try ", 4))
+                fail_msg("%s: stderr has more than the error and the usage: '%.300s'", what, res.err);
+        }
+        rb_run_free(&res);
+        free(mention);
+        for (int k = 1; k < n; k++)
+            free(argv[k]);
+    }
+    fprintf(stderr, "# %zu command lines, %u known issues\n", sizeof cases / sizeof cases[0], known);
+}
+
+static void test_help(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 4; t++) {
+        char *argv[] = {(char *)tool_path[t], (char *)"--help", NULL};
+        struct rb_run res;
+        rb_run(argv, 20.0, &res);
+        check_no_crash(&res, tool_name[t]);
+        if (res.status != 0 || rb_count_lines(res.out) < 2 || strstr(res.out, tool_name[t]) == NULL)
+            fail_msg("%s --help: exit %d, stdout '%.200s'", tool_name[t], res.status, res.out);
+        rb_run_free(&res);
+    }
+}
+
+/* Standard output that cannot be written (a full disk): the listing must
+ * not be lost silently. */
+static void test_stdout_full(void **state)
+{
+    (void)state;
+    char *argv[] = {(char *)tool_path[TRAFGEN], (char *)"--list", NULL};
+    struct rb_run res;
+    rb_run_out(argv, 20.0, "/dev/full", &res);
+    check_no_crash(&res, "vitcp-trafgen --list > /dev/full");
+    if (res.status != 1 || strstr(res.err, "vitcp-trafgen: ") == NULL)
+        fail_msg("vitcp-trafgen --list > /dev/full: exit %d, stderr '%.200s'", res.status, res.err);
+    rb_run_free(&res);
+    /* the other tools (owned elsewhere) at least do not crash */
+    static const char *const others[][3] = {{CONFORM_BIN, "list", NULL}, {PEER_BIN, "--list-faults", NULL}};
+    for (size_t i = 0; i < 2; i++) {
+        char *av[] = {(char *)others[i][0], (char *)others[i][1], NULL};
+        rb_run_out(av, 20.0, "/dev/full", &res);
+        check_no_crash(&res, others[i][0]);
+        if (res.status == 0)
+            fprintf(stderr, "# known issue cli-stdout-full.txt: %s %s > /dev/full exits 0\n", others[i][0],
+                    others[i][1]);
+        rb_run_free(&res);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_stdout_full),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
