@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Conformance benchmark, two measurements:
+#   1. the whole active VI/TCP suite (vitcp-conform run) against the reference
+#      provider's target vipl-peer on loopback, without the Incoming-timeout
+#      case that waits 32 s by design (C7): seconds against the 60 s budget;
+#   2. vitcp-conform lint on a ~200 MB vitcp-trafgen capture (vitcp-full, CRC
+#      on) and on the same scenario without CRC (~130 MB): MB/s against the
+#      100 MB/s target, with `cat FILE >/dev/null` read speed of the same
+#      (cached) file measured in the same run as yardstick.
+# Verdicts of the suite do not matter here (only its time); exit 2 of
+# vitcp-conform (usage or input error) does.
+#
+# usage: bench/conformance/run.sh BUILD_DIR [--smoke]
+#   Environment: REPS (default 3: best lint and cat time), CASES (a cases
+#   directory for vitcp-conform run --cases; default: its own).
+set -euo pipefail
+build=$(cd "${1:?usage: run.sh BUILD_DIR [--smoke]}" && pwd)
+smoke=0
+[ "${2:-}" = "--smoke" ] && smoke=1
+conform="$build/conformance/vitcp-conform"
+peer="$build/vipl-ref/vipl-peer"
+trafgen="$build/trafgen/vitcp-trafgen"
+for f in "$conform" "$peer" "$trafgen"; do
+  [ -x "$f" ] || { echo "bench_conformance: missing $f (build it first)" >&2; exit 2; }
+done
+if [ $smoke -eq 1 ]; then count=20 reps=1; else count=4250 reps=${REPS:-3}; fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-conformance.XXXXXX")
+peer_pid=
+cleanup() {
+  if [ -n "$peer_pid" ]; then kill "$peer_pid" 2>/dev/null || true; wait "$peer_pid" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
+# 1. active suite
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$peer" --port "$port" >"$tmp/peer.log" 2>&1 &
+peer_pid=$!
+for _ in $(seq 100); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.05; done
+ss -Hltn "sport = :$port" | grep -q . || { echo "bench_conformance: vipl-peer does not listen on $port" >&2; exit 1; }
+skip=()
+"$conform" list 2>/dev/null | grep -q '^VITCP-4.3-INCOMING-TIMEOUT' && skip=(--skip VITCP-4.3-INCOMING-TIMEOUT)
+cases=()
+[ -n "${CASES:-}" ] && cases=(--cases "$CASES")
+if [ $smoke -eq 1 ]; then only=(--only accept-basic); else only=(); fi
+t0=$(now)
+rc=0
+"$conform" run --target "127.0.0.1:$port" "${cases[@]}" "${skip[@]}" "${only[@]}" --quiet >"$tmp/suite.txt" 2>&1 || rc=$?
+t_suite=$(secs "$t0" "$(now)")
+if [ $rc -gt 1 ]; then
+  echo "bench_conformance: vitcp-conform run exited $rc:" >&2
+  cat "$tmp/suite.txt" >&2
+  exit 1
+fi
+summary=$(grep -E '^Ran [0-9]+' "$tmp/suite.txt" | tail -1 || true)
+[ -n "$summary" ] || { echo "bench_conformance: no summary from vitcp-conform run:" >&2; cat "$tmp/suite.txt" >&2; exit 1; }
+kill "$peer_pid" 2>/dev/null || true
+wait "$peer_pid" 2>/dev/null || true
+peer_pid=
+
+# 2. lint speed, on a CRC capture (the usual case) and on the same scenario
+# without CRC (where the decoder looks for an unnegotiated trailer in every segment)
+lint_best() { # file -> best seconds in $t_lint, lint exit in $lint_rc
+  local r t t0
+  t_lint=999999
+  for ((r = 0; r < reps; r++)); do
+    t0=$(now)
+    lint_rc=0
+    "$conform" lint "$1" >"$tmp/lint.txt" 2>&1 || lint_rc=$?
+    t=$(secs "$t0" "$(now)")
+    [ $lint_rc -le 1 ] || { echo "bench_conformance: lint exited $lint_rc:" >&2; head -20 "$tmp/lint.txt" >&2; exit 1; }
+    awk -v a="$t" -v b="$t_lint" 'BEGIN { exit !(a < b) }' && t_lint=$t
+  done
+  grep -q ' segments: ' "$tmp/lint.txt" || { echo "bench_conformance: no lint summary:" >&2; head "$tmp/lint.txt" >&2; exit 1; }
+  return 0
+}
+tg=(--seed 1 --msg-size 14000 --seg-payload 1400 -q --no-meta)
+"$trafgen" "${tg[@]}" --count $count -w "$tmp/cap.pcap" vitcp-full
+"$trafgen" "${tg[@]}" --count $count -w "$tmp/nocrc.pcap" vitcp-full-nocrc
+bytes=$(stat -c %s "$tmp/cap.pcap")
+bytes_nocrc=$(stat -c %s "$tmp/nocrc.pcap")
+cat "$tmp/cap.pcap" "$tmp/nocrc.pcap" >/dev/null # page cache: every reader reads from memory
+t_cat=999999
+for ((r = 0; r < reps; r++)); do
+  t0=$(now); cat "$tmp/cap.pcap" >/dev/null; t=$(secs "$t0" "$(now)")
+  awk -v a="$t" -v b="$t_cat" 'BEGIN { exit !(a < b) }' && t_cat=$t
+done
+lint_best "$tmp/cap.pcap"
+rc=$lint_rc t_lint_crc=$t_lint
+lint_sum=$(grep ' segments: ' "$tmp/lint.txt" | sed 's/^lint [^:]*: //')
+lint_best "$tmp/nocrc.pcap"
+t_lint_nocrc=$t_lint rc_nocrc=$lint_rc
+
+echo "active suite: ${summary} in ${t_suite} s$([ ${#skip[@]} -gt 0 ] && echo ', VITCP-4.3-INCOMING-TIMEOUT skipped')$([ $smoke -eq 1 ] && echo ', smoke: accept-basic only')"
+echo "lint: $(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB capture (vitcp-full, CRC on): $lint_sum, exit $rc; best of $reps"
+echo "      $(awk -v b="$bytes_nocrc" 'BEGIN { printf "%.1f", b / 1e6 }') MB capture (vitcp-full-nocrc), exit $rc_nocrc"
+mbps_lint=$(awk -v b="$bytes" -v t="$t_lint_crc" 'BEGIN { printf "%.1f", b / 1e6 / t }')
+mbps_nocrc=$(awk -v b="$bytes_nocrc" -v t="$t_lint_nocrc" 'BEGIN { printf "%.1f", b / 1e6 / t }')
+mbps_cat=$(awk -v b="$bytes" -v t="$t_cat" 'BEGIN { if (t < 0.001) t = 0.001; printf "%.1f", b / 1e6 / t }')
+printf '%-34s %9s s %10s MB/s\n' "vitcp-conform lint, CRC" "$t_lint_crc" "$mbps_lint" \
+  "vitcp-conform lint, no CRC" "$t_lint_nocrc" "$mbps_nocrc" "cat FILE >/dev/null (cached)" "$t_cat" "$mbps_cat"
+echo "  lint / cat read speed = $(awk -v a="$mbps_lint" -v b="$mbps_cat" 'BEGIN { printf "%.3f", a / b }')x (CRC), $(awk -v a="$mbps_nocrc" -v b="$mbps_cat" 'BEGIN { printf "%.3f", a / b }')x (no CRC)"
+awk -v s="$t_suite" 'BEGIN { r = s / 60
+  printf "ratio active suite seconds/60 s = %.2fx (target < 1.00x) %s\n", r, (r < 1 ? "OK" : "MISS") }'
+awk -v m="$mbps_lint" 'BEGIN { r = m / 100
+  printf "ratio lint MB/s / 100 MB/s, CRC capture = %.2fx (target >= 1.00x) %s\n", r, (r >= 1 ? "OK" : "MISS") }'
+awk -v m="$mbps_nocrc" 'BEGIN { r = m / 100
+  printf "ratio lint MB/s / 100 MB/s, no-CRC capture = %.2fx (target >= 1.00x) %s\n", r, (r >= 1 ? "OK" : "MISS") }'
