@@ -107,6 +107,11 @@ static const value_string ift_mode_vals[] = {
 struct ift_side {
     guint32 ai_frame;   /* 0: no AI seen from this side */
     guint32 flags;
+    /* The first 64 bytes of this side's stream when they lack the magic:
+     * the indication's place (IFT-4-INDICATION-FIRST), shown as a broken
+     * indication so the frames after it stay in step. */
+    guint32 ai_slot_frame;
+    guint32 ai_slot_raw_offset;
 };
 
 struct ift_conv {
@@ -150,6 +155,8 @@ static gboolean ift_side_known(const struct ift_side *s, const packet_info *pinf
     return s->ai_frame != 0 && s->ai_frame <= pinfo->num;
 }
 
+#define IFT_DDP_HDR_PLAUSIBLE_MAX 255
+
 static gboolean ift_is_ai(tvbuff_t *tvb, int offset)
 {
     return tvb_captured_length_remaining(tvb, offset) >= 4 && tvb_get_ntohl(tvb, offset) == VW_IFT_MAGIC;
@@ -164,13 +171,25 @@ static gboolean ift_is_ai(tvbuff_t *tvb, int offset)
  * expected VTag is taken instead, so the stream stays in step; the wire
  * library then names the broken rule (vw_ift_frame_decode_as_sent).
  */
-static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void *data _U_)
+static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void *data)
 {
     if (ift_is_ai(tvb, offset))
         return VW_IFT_IND_LEN;
     struct ift_conv *c = ift_get_conv(pinfo);
     int dir = ift_direction(c, pinfo);
-    const struct ift_side *sender = &c->side[dir];
+    struct ift_side *sender = &c->side[dir];
+    /* The sender's first byte (relative sequence number 1) is where its
+     * indication must be. Without the magic, bytes that cannot start a
+     * frame (a DDP header over IFT_DDP_HDR_PLAUSIBLE_MAX bytes; RFC 5041's
+     * are 14 and 18) are taken as a broken indication, so the frames after
+     * it stay in step; a real frame there is a frame before the indication. */
+    const struct tcpinfo *tcp = (const struct tcpinfo *)data;
+    if (tcp && tcp->seq == 1 && offset == 0 && !ift_side_known(sender, pinfo) &&
+        tvb_get_ntohs(tvb, offset) > IFT_DDP_HDR_PLAUSIBLE_MAX) {
+        sender->ai_slot_frame = pinfo->num;
+        sender->ai_slot_raw_offset = (guint32)tvb_raw_offset(tvb);
+        return VW_IFT_IND_LEN;
+    }
     const struct ift_side *receiver = &c->side[1 - dir];
     guint32 hs = tvb_get_ntohs(tvb, offset);
     guint32 ps = tvb_get_ntohs(tvb, offset + 2);
@@ -217,8 +236,12 @@ static struct ift_pdu_record *ift_record(tvbuff_t *tvb, packet_info *pinfo, stru
     if (!PINFO_FD_VISITED(pinfo)) {
         if (is_ai) {
             struct vw_ift_ind ind;
-            vw_ift_ind_decode(raw, len, &ind, &fs);
-            if (vw_ift_nego_indication(&c->nego, dir, &ind, &fs)) {
+            /* Without the magic nothing else was decoded: no indication
+             * for the negotiation (the frames after it are then frames
+             * before an indication, as vw_ift_conn sees them). */
+            enum vw_req ind_err = vw_ift_ind_decode(raw, len, &ind, &fs);
+            if (ind_err != VW_REQ_IFT_4_1_MAGIC && ind_err != VW_REQ_IFT_4_1_LENGTH &&
+                vw_ift_nego_indication(&c->nego, dir, &ind, &fs)) {
                 c->side[dir].ai_frame = pinfo->num;
                 c->side[dir].flags = ind.flags;
             }
@@ -354,8 +377,12 @@ static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     guint32 len = tvb_reported_length(tvb);
     /* Throws (packet size limited) when the capture cut the PDU short. */
     const guint8 *raw = tvb_get_ptr(tvb, 0, len);
-    /* Only an AI is exactly 64 bytes and starts with the magic (see get_ift_pdu_len). */
-    gboolean is_ai = len == VW_IFT_IND_LEN && ift_is_ai(tvb, 0);
+    /* An AI is exactly 64 bytes and starts with the magic, or sits at the
+     * sender's stream start without it (see get_ift_pdu_len). */
+    const struct ift_side *sender = &c->side[dir];
+    gboolean is_ai = len == VW_IFT_IND_LEN &&
+                     (ift_is_ai(tvb, 0) || (sender->ai_slot_frame == pinfo->num &&
+                                            sender->ai_slot_raw_offset == (guint32)tvb_raw_offset(tvb)));
     const struct ift_pdu_record *rec = ift_record(tvb, pinfo, c, dir, raw, len, is_ai);
     if (is_ai)
         dissect_ift_ai(tvb, pinfo, ift_tree, raw, rec);

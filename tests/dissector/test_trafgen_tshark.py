@@ -35,11 +35,6 @@ EXEMPT = {
     # V25: the dissector marks a retransmission but does not compare its
     # bytes with the first copy; the capture reader does (vitcp-conform lint).
     "VITCP-2.2.2.2.5-RETX-SAME-DATA": "retransmitted bytes are not compared by the dissector (lint does)",
-    # An indication with a wrong magic is framed as a frame whose header_size
-    # (0x5244...) announces a 21 KB DDP header: tshark waits for bytes that
-    # never come, so only the peer's consequences show (IFT-4.2-PHASE,
-    # IFT-4.2-FRAMES-AFTER-PHASE1). A dissector limitation, reported.
-    "IFT-4-INDICATION-FIRST": "the bad-magic indication is never dissected (waits for a 21 KB frame)",
 }
 
 
