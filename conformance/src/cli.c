@@ -24,7 +24,9 @@ static const char usage[] =
     "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN] [--quiet]\n"
     "  --target runs the active cases (the tester connects); --listen the passive ones (role passive:\n"
     "  the implementation connects; CMD is started for each case, {port} replaced by the port).\n"
-    "       vitcp-conform lint [--json] [--port N] FILE.pcap[ng]\n"
+    "       vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
+    "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
+    "  (--warp-port, 5997) and PacketWay EEP (Ethertype 0x88B5, UDP --eep-port, 5998).\n"
     "SEL is a case id, a requirement ID (a trailing * matches a prefix) or a draft section.\n"
     "Exit status: 0 every MUST passed (lint: no error), 1 a MUST failed, 2 usage or input error.\n";
 
@@ -273,13 +275,24 @@ static int cmd_lint(int argc, char **argv, FILE *out, FILE *err)
         const char *a = argv[i], *v;
         if (strcmp(a, "--json") == 0) {
             json = true;
-        } else if (strcmp(a, "--port") == 0) {
+        } else if (strcmp(a, "--port") == 0 || strcmp(a, "--ift-port") == 0 || strcmp(a, "--warp-port") == 0 ||
+                   strcmp(a, "--eep-port") == 0) {
             unsigned long p;
             if (!(v = need_value(argc, argv, &i, err)))
                 return CF_EXIT_USAGE;
-            if (!parse_uint(v, 65535, &p) || p == 0)
-                return usage_error(err, "bad --port '%s' (1..65535)", v);
-            o.vitcp_port = (uint16_t)p;
+            if (!parse_uint(v, 65535, &p) || p == 0) {
+                fprintf(err, "vitcp-conform: bad %s '%s' (1..65535)\n", a, v);
+                fputs(usage, err);
+                return CF_EXIT_USAGE;
+            }
+            if (a[2] == 'p')
+                o.vitcp_port = (uint16_t)p;
+            else if (a[2] == 'i')
+                o.ift_port = (uint16_t)p;
+            else if (a[2] == 'w')
+                o.warp_port = (uint16_t)p;
+            else
+                o.eep_udp_port = (uint16_t)p;
         } else if (a[0] == '-' && a[1]) {
             return usage_error(err, "unknown option '%s' for lint", a);
         } else if (file) {

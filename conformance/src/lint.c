@@ -1,4 +1,6 @@
-/* Offline lint of captures over the wire library's VI/TCP session. */
+/* Offline lint of captures: VI/TCP, IFT and WARP connections and PacketWay
+ * EEP frames, checked by the wire library's session, stream and message
+ * rules (the same rule code the dissector and the active engine use). */
 #include "conform/lint.h"
 
 #include <stdarg.h>
@@ -8,16 +10,30 @@
 #include <time.h>
 
 #include "conform/report.h"
+#include "vitcp/bytes.h"
+#include "vitcp/ift_stream.h"
 #include "vitcp/pcap_reader.h"
+#include "vitcp/pktway.h"
 #include "vitcp/vitcp_stream.h"
+#include "vitcp/warp_stream.h"
 
-enum conn_kind { KIND_UNKNOWN, KIND_VITCP, KIND_OTHER };
+enum conn_kind { KIND_UNKNOWN, KIND_VITCP, KIND_IFT, KIND_WARP, KIND_OTHER };
+
+/* One direction of an IFT connection: bytes not yet framed. */
+struct ift_side {
+    uint8_t *buf;
+    size_t have, cap;
+};
 
 struct lint_conn {
     enum conn_kind kind;
-    int first_dir;            /* TCP direction that sent the first VI/TCP bytes: session dir 0 */
+    int first_dir;            /* TCP direction that sent the first bytes: session dir 0 */
+    bool syn_seen;
     bool dead[2];             /* framing lost in this direction (error or gap) */
     struct vw_vitcp_session session;
+    struct vw_ift_nego ift;
+    struct ift_side ift_side[2];
+    struct vw_warp_framer warp[2];
 };
 
 struct lint_ctx {
@@ -27,12 +43,30 @@ struct lint_ctx {
     size_t nconns;
     /* the event being handled, for the segment callback */
     unsigned cur_conn;
+    enum cf_lint_proto cur_proto;
     int cur_dir;
     uint64_t cur_frame;
     bool oom;
 };
 
-void cf_lint_options_init(struct cf_lint_options *o) { o->vitcp_port = VW_VITCP_DEFAULT_PORT; }
+const char *cf_lint_proto_name(enum cf_lint_proto p)
+{
+    switch (p) {
+    case CF_LINT_VITCP: return "VI/TCP";
+    case CF_LINT_IFT: return "IFT";
+    case CF_LINT_WARP: return "WARP";
+    case CF_LINT_EEP: return "EEP";
+    }
+    return "?";
+}
+
+void cf_lint_options_init(struct cf_lint_options *o)
+{
+    o->vitcp_port = VW_VITCP_DEFAULT_PORT;
+    o->ift_port = VW_IFT_DEFAULT_PORT;
+    o->warp_port = VW_WARP_DEFAULT_PORT;
+    o->eep_udp_port = VW_EEP_UDP_PORT;
+}
 
 static void add_issue(struct lint_ctx *c, uint64_t frame, int dir, enum vw_req req,
                       enum vw_severity sev, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
@@ -53,6 +87,7 @@ static void add_issue(struct lint_ctx *c, uint64_t frame, int dir, enum vw_req r
     struct cf_lint_issue *i = &r->issues[r->count++];
     i->frame = frame;
     i->conn = c->cur_conn;
+    i->proto = c->cur_proto;
     i->dir = dir;
     i->req = req;
     i->severity = sev;
@@ -84,6 +119,21 @@ static struct lint_conn *conn_get(struct lint_ctx *c, unsigned id)
     return c->conns[id];
 }
 
+/* Every finding of one PDU (any protocol), with the PDU's name. */
+static void add_findings(struct lint_ctx *c, enum vw_req err, const char *what, const char *err_text,
+                         const struct vw_findings *fs)
+{
+    /* the decoders usually say why in a finding of the same rule */
+    if (err != VW_REQ_NONE && !vw_findings_has(fs, err))
+        add_issue(c, c->cur_frame, c->cur_dir, err, VW_SEV_ERROR, "%s %s", what, err_text);
+    for (unsigned i = 0; i < fs->count; i++)
+        add_issue(c, c->cur_frame, c->cur_dir, fs->item[i].req, fs->item[i].severity, "%s: %s", what,
+                  fs->item[i].detail);
+    if (fs->dropped)
+        add_issue(c, c->cur_frame, c->cur_dir, VW_REQ_NONE, VW_SEV_NOTE,
+                  "%u more findings in this %s not shown", fs->dropped, what);
+}
+
 static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
                        const struct vw_vitcp_seg *seg, enum vw_req err, const struct vw_findings *fs)
 {
@@ -92,35 +142,227 @@ static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
     struct lint_ctx *c = ctx;
     c->res->segments++;
     c->res->bytes += len;
-    if (err != VW_REQ_NONE)
-        add_issue(c, c->cur_frame, c->cur_dir, err, VW_SEV_ERROR, "%s segment cannot be parsed",
-                  vw_vitcp_type_name(seg->hdr.type));
-    for (unsigned i = 0; i < fs->count; i++)
-        add_issue(c, c->cur_frame, c->cur_dir, fs->item[i].req, fs->item[i].severity, "%s: %s",
-                  vw_vitcp_type_name(seg->hdr.type), fs->item[i].detail);
-    if (fs->dropped)
-        add_issue(c, c->cur_frame, c->cur_dir, VW_REQ_NONE, VW_SEV_NOTE,
-                  "%u more findings in this segment not shown", fs->dropped);
+    add_findings(c, err, vw_vitcp_type_name(seg->hdr.type), "segment cannot be parsed", fs);
 }
 
-static void classify(struct lint_ctx *c, struct lint_conn *lc, const struct vn_tcp_event *ev)
+static void on_warp(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
+                    const struct vw_warp_chunk *ch, enum vw_req err, const struct vw_findings *fs)
 {
-    bool port = ev->src->port == c->opt->vitcp_port || ev->dst->port == c->opt->vitcp_port;
-    bool plausible = ev->len >= VW_VITCP_SEG_HDR_LEN && vw_vitcp_plausible_header(ev->data, ev->len);
-    if ((port && ev->offset == 0) || plausible) {
-        if (vw_vitcp_session_init(&lc->session) != 0) {
+    (void)raw;
+    (void)off;
+    struct lint_ctx *c = ctx;
+    c->res->warp_chunks++;
+    c->res->bytes += len;
+    char what[48];
+    snprintf(what, sizeof what, "WARP %s chunk", vw_warp_type_name(ch->type));
+    add_findings(c, err, what, "cannot be parsed", fs);
+}
+
+/* ---------------------------------------------------------------- IFT */
+
+/*
+ * IFT is framed as the dissector frames it (dissector/packet-ift.c): each
+ * side's first bytes are its adaption indication (I7), then frames sized by
+ * the sender's HC/PC; when the sender broke its own announcement and the
+ * bytes at hand end (or the next frame with the receiver's VTag starts)
+ * where another CRC layout ends the frame, that layout is taken, so the
+ * stream stays in step and vw_ift_frame_decode_as_sent names the rule
+ * (IFT-5.1-CRC-AS-NEGOTIATED). The wire library's vw_ift_conn framer would
+ * lose framing on such a frame.
+ */
+static size_t ift_pdu_len(const struct lint_conn *lc, int dir, const uint8_t *p, size_t have)
+{
+    if (!lc->ift.ind_seen[dir] || vw_get_be32(p) == VW_IFT_MAGIC)
+        return VW_IFT_IND_LEN;
+    if (have < VW_IFT_FRAME_HDR_LEN)
+        return 0;
+    struct vw_ift_frame_mode m = {0};
+    vw_ift_nego_mode(&lc->ift, dir, &m);
+    size_t hs = vw_get_be16(p), ps = vw_get_be16(p + 2);
+    size_t negotiated = vw_ift_frame_len(hs, ps, m.hc, m.pc);
+    if (!m.check_vtag || have == negotiated)
+        return negotiated;
+    const bool layouts[4][2] = {{m.hc, m.pc}, {!m.hc, m.pc}, {m.hc, !m.pc}, {!m.hc, !m.pc}};
+    for (int i = 0; i < 4; i++) {
+        size_t len = vw_ift_frame_len(hs, ps, layouts[i][0], layouts[i][1]);
+        if (have == len || (have >= len + VW_IFT_FRAME_HDR_LEN && vw_get_be16(p + len + 4) == m.vtag))
+            return len;
+    }
+    return negotiated;
+}
+
+/* One whole PDU of side dir; false when the rest of the side cannot be framed. */
+static bool ift_pdu(struct lint_ctx *c, struct lint_conn *lc, int dir, const uint8_t *raw, size_t len)
+{
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    c->res->ift_pdus++;
+    c->res->bytes += len;
+    if (!lc->ift.ind_seen[dir]) {
+        struct vw_ift_ind ind;
+        enum vw_req err = vw_ift_ind_decode(raw, len, &ind, &fs);
+        if (err == VW_REQ_NONE) {
+            vw_ift_nego_indication(&lc->ift, dir, &ind, &fs);
+            vw_ift_ind_notes(&ind, &fs);
+        }
+        add_findings(c, err, "IFT adaption indication", "cannot be parsed", &fs);
+        if (err != VW_REQ_NONE || !lc->ift.ind_seen[dir])
+            return false;
+        if (ind.bc_version > VW_IFT_BC_VERSION) {
+            add_issue(c, c->cur_frame, dir, VW_REQ_NONE, VW_SEV_NOTE,
+                      "frames after an incompatible indication cannot be framed: the rest of this "
+                      "direction is not checked");
+            return false;
+        }
+        return true;
+    }
+    if (len == VW_IFT_IND_LEN && vw_get_be32(raw) == VW_IFT_MAGIC) {
+        /* a later indication: the phase rules name it */
+        struct vw_ift_ind ind;
+        enum vw_req err = vw_ift_ind_decode(raw, len, &ind, &fs);
+        if (err == VW_REQ_NONE)
+            vw_ift_nego_indication(&lc->ift, dir, &ind, &fs);
+        add_findings(c, err, "IFT adaption indication", "cannot be parsed", &fs);
+        return true;
+    }
+    vw_ift_nego_frame(&lc->ift, dir, &fs);
+    struct vw_ift_frame_mode announced = {0}, carried;
+    vw_ift_nego_mode(&lc->ift, dir, &announced);
+    struct vw_ift_frame fr;
+    enum vw_req err = vw_ift_frame_decode_as_sent(raw, len, &announced, &fr, &carried, &fs);
+    add_findings(c, err, "IFT frame", "cannot be framed", &fs);
+    return err == VW_REQ_NONE;
+}
+
+static void ift_feed(struct lint_ctx *c, struct lint_conn *lc, int dir, const uint8_t *data, size_t len)
+{
+    struct ift_side *s = &lc->ift_side[dir];
+    if (s->have + len > s->cap) {
+        size_t cap = (s->have + len) * 2;
+        uint8_t *b = realloc(s->buf, cap);
+        if (!b) {
             c->oom = true;
-            lc->kind = KIND_OTHER;
+            lc->dead[dir] = true;
             return;
         }
-        lc->kind = KIND_VITCP;
-        lc->first_dir = (int)ev->dir;
+        s->buf = b;
+        s->cap = cap;
+    }
+    memcpy(s->buf + s->have, data, len);
+    s->have += len;
+    size_t pos = 0;
+    while (s->have - pos >= 4) {
+        const uint8_t *p = s->buf + pos;
+        if (!lc->ift.ind_seen[dir] && vw_get_be32(p) != VW_IFT_MAGIC) {
+            add_issue(c, c->cur_frame, dir, VW_REQ_IFT_4_INDICATION_FIRST, VW_SEV_ERROR,
+                      "the first bytes of this direction are not an adaption indication (no magic "
+                      "0x52444450): the rest of this direction is not checked");
+            lc->dead[dir] = true;
+            break;
+        }
+        size_t n = ift_pdu_len(lc, dir, p, s->have - pos);
+        if (n == 0 || n > s->have - pos)
+            break;
+        pos += n;
+        if (!ift_pdu(c, lc, dir, p, n)) {
+            if (!lc->dead[dir])
+                add_issue(c, c->cur_frame, dir, VW_REQ_NONE, VW_SEV_NOTE,
+                          "IFT framing lost: the rest of this direction is not checked");
+            lc->dead[dir] = true;
+            break;
+        }
+    }
+    if (lc->dead[dir]) {
+        s->have = 0;
+        return;
+    }
+    memmove(s->buf, s->buf + pos, s->have - pos);
+    s->have -= pos;
+}
+
+/* ---------------------------------------------------------- connections */
+
+static void conn_free(struct lint_conn *lc)
+{
+    switch (lc->kind) {
+    case KIND_VITCP:
+        vw_vitcp_session_free(&lc->session);
+        break;
+    case KIND_IFT:
+        free(lc->ift_side[0].buf);
+        free(lc->ift_side[1].buf);
+        memset(lc->ift_side, 0, sizeof lc->ift_side);
+        break;
+    case KIND_WARP:
+        vw_warp_framer_free(&lc->warp[0]);
+        vw_warp_framer_free(&lc->warp[1]);
+        break;
+    default:
+        break;
+    }
+}
+
+static bool has_port(const struct vn_tcp_event *ev, uint16_t port)
+{
+    return ev->src->port == port || ev->dst->port == port;
+}
+
+/*
+ * Which protocol a connection speaks, from its first data: a configured
+ * port first (IFT, WARP, VI/TCP), then the content (an IFT adaption
+ * indication with its magic and CRC, a plausible VI/TCP header). WARP has
+ * no magic and its header is too weak a sign: only its port selects it.
+ */
+static void classify(struct lint_ctx *c, struct lint_conn *lc, const struct vn_tcp_event *ev)
+{
+    const struct cf_lint_options *o = c->opt;
+    bool start = ev->offset == 0;
+    enum conn_kind k = KIND_OTHER;
+    if (has_port(ev, o->ift_port) && start)
+        k = KIND_IFT;
+    else if (has_port(ev, o->warp_port) && start)
+        k = KIND_WARP;
+    else if (has_port(ev, o->vitcp_port) && start)
+        k = KIND_VITCP;
+    else if (vw_ift_plausible_indication(ev->data, ev->len))
+        k = KIND_IFT;
+    else if (ev->len >= VW_VITCP_SEG_HDR_LEN && vw_vitcp_plausible_header(ev->data, ev->len))
+        k = KIND_VITCP;
+    lc->first_dir = (int)ev->dir;
+    lc->kind = KIND_OTHER;
+    if (k == KIND_VITCP) {
+        if (vw_vitcp_session_init(&lc->session) != 0) {
+            c->oom = true;
+            return;
+        }
         c->res->vitcp_connections++;
         if (ev->offset != 0)
             add_issue(c, ev->frame, 0, VW_REQ_NONE, VW_SEV_NOTE,
                       "connection %u: capture starts mid-stream; connection state rules are relaxed", ev->conn);
-    } else {
-        lc->kind = KIND_OTHER;
+    } else if (k == KIND_IFT) {
+        vw_ift_nego_init(&lc->ift);
+        c->res->ift_connections++;
+    } else if (k == KIND_WARP) {
+        if (vw_warp_framer_init(&lc->warp[0]) != 0) {
+            c->oom = true;
+            return;
+        }
+        if (vw_warp_framer_init(&lc->warp[1]) != 0) {
+            vw_warp_framer_free(&lc->warp[0]);
+            c->oom = true;
+            return;
+        }
+        c->res->warp_connections++;
+    }
+    lc->kind = k;
+    /* IFT and WARP frame from the first byte of each direction: a capture
+     * that starts mid-stream cannot be framed (no resynchronisation). */
+    if ((k == KIND_IFT || k == KIND_WARP) && (!lc->syn_seen || ev->offset != 0) &&
+        !(k == KIND_IFT && vw_ift_plausible_indication(ev->data, ev->len))) {
+        add_issue(c, ev->frame, -1, VW_REQ_NONE, VW_SEV_NOTE,
+                  "connection %u: %s capture starts mid-stream: not checked", ev->conn,
+                  k == KIND_IFT ? "IFT" : "WARP");
+        lc->dead[0] = lc->dead[1] = true;
     }
 }
 
@@ -134,17 +376,35 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
     }
     c->cur_conn = ev->conn;
     c->cur_frame = ev->frame;
+    if (ev->kind == VN_TCP_OPEN)
+        lc->syn_seen = ev->syn_seen;
     if (lc->kind == KIND_UNKNOWN && ev->kind == VN_TCP_DATA && ev->len)
         classify(c, lc, ev);
-    if (lc->kind != KIND_VITCP)
+    if (lc->kind == KIND_UNKNOWN || lc->kind == KIND_OTHER)
         return;
+    c->cur_proto = lc->kind == KIND_IFT ? CF_LINT_IFT : lc->kind == KIND_WARP ? CF_LINT_WARP : CF_LINT_VITCP;
     int sdir = (int)ev->dir == lc->first_dir ? 0 : 1;
     c->cur_dir = sdir;
     switch (ev->kind) {
     case VN_TCP_OPEN:
         break;
     case VN_TCP_DATA:
-        if (!lc->dead[sdir]) {
+        if (lc->dead[sdir])
+            break;
+        if (lc->kind == KIND_IFT) {
+            ift_feed(c, lc, sdir, ev->data, ev->len);
+            break;
+        }
+        if (lc->kind == KIND_WARP) {
+            enum vw_req e = vw_warp_framer_feed(&lc->warp[sdir], ev->data, ev->len, on_warp, c);
+            if (e != VW_REQ_NONE) {
+                lc->dead[sdir] = true;
+                add_issue(c, ev->frame, sdir, e, VW_SEV_ERROR,
+                          "WARP framing lost: the rest of this direction is not checked");
+            }
+            break;
+        }
+        {
             enum vw_req e = vw_vitcp_session_feed(&lc->session, sdir, ev->data, ev->len, on_segment, c);
             if (e != VW_REQ_NONE) {
                 lc->dead[sdir] = true;
@@ -160,23 +420,70 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
         lc->dead[sdir] = true;
         break;
     case VN_TCP_RETX:
-        if (ev->diff_bytes)
+        /* V25 is a VI/TCP rule; IFT and WARP name no such rule */
+        if (ev->diff_bytes && lc->kind == KIND_VITCP)
             add_issue(c, ev->frame, sdir, VW_REQ_VITCP_2_2_RETX_SAME_DATA, VW_SEV_ERROR,
                       "retransmission differs from the original in %zu bytes (first at stream offset %llu)",
                       ev->diff_bytes, (unsigned long long)ev->diff_offset);
+        else if (ev->diff_bytes)
+            add_issue(c, ev->frame, sdir, VW_REQ_NONE, VW_SEV_NOTE,
+                      "TCP retransmission differs from the original in %zu bytes (first at stream offset "
+                      "%llu); the first copy was checked",
+                      ev->diff_bytes, (unsigned long long)ev->diff_offset);
         break;
     case VN_TCP_CLOSE: {
-        struct vw_findings fs;
-        vw_findings_clear(&fs);
-        vw_vitcp_conn_finish(&lc->session.conn, &fs);
-        for (unsigned i = 0; i < fs.count; i++)
-            add_issue(c, ev->frame, -1, fs.item[i].req, fs.item[i].severity, "at close: %s",
-                      fs.item[i].detail);
-        vw_vitcp_session_free(&lc->session);
+        if (lc->kind == KIND_VITCP) {
+            struct vw_findings fs;
+            vw_findings_clear(&fs);
+            vw_vitcp_conn_finish(&lc->session.conn, &fs);
+            for (unsigned i = 0; i < fs.count; i++)
+                add_issue(c, ev->frame, -1, fs.item[i].req, fs.item[i].severity, "at close: %s",
+                          fs.item[i].detail);
+        }
+        for (int d = 0; d < 2; d++)
+            if (lc->kind == KIND_IFT && lc->ift_side[d].have && !lc->dead[d])
+                add_issue(c, ev->frame, d, VW_REQ_NONE, VW_SEV_NOTE,
+                          "%zu bytes of an unfinished IFT PDU at the end of the connection",
+                          lc->ift_side[d].have);
+        conn_free(lc);
         lc->kind = KIND_OTHER; /* a reused connection number starts over */
         break;
     }
     }
+}
+
+/* PacketWay EEP over Ethernet (Ethertype) or UDP (port): one message per
+ * frame, decoded as its carrier delivers it (P1). */
+static void on_datagram(void *ctx, const struct vn_datagram *dg)
+{
+    struct lint_ctx *c = ctx;
+    enum vw_eep_carrier carrier;
+    if (dg->kind == VN_DGRAM_ETH && dg->ethertype == VW_EEP_ETHERTYPE)
+        carrier = VW_EEP_CARRIER_LINK;
+    else if (dg->kind == VN_DGRAM_UDP &&
+             (dg->dst.port == c->opt->eep_udp_port || dg->src.port == c->opt->eep_udp_port))
+        carrier = VW_EEP_CARRIER_DATAGRAM;
+    else
+        return;
+    c->cur_frame = dg->frame;
+    c->cur_conn = 0;
+    c->cur_dir = -1;
+    c->cur_proto = CF_LINT_EEP;
+    if (dg->truncated) {
+        add_issue(c, dg->frame, -1, VW_REQ_NONE, VW_SEV_NOTE,
+                  "EEP message cut by the capture's snap length: not checked");
+        return;
+    }
+    c->res->eep_messages++;
+    c->res->bytes += dg->len;
+    struct vw_eep_msg msg;
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    enum vw_req err = vw_eep_decode_on(dg->data, dg->len, carrier, &msg, &fs);
+    if (err == VW_REQ_NONE)
+        vw_eep_notes(dg->data, &msg, NULL, &fs);
+    add_findings(c, err, carrier == VW_EEP_CARRIER_LINK ? "EEP message (Ethernet)" : "EEP message (UDP)",
+                 "cannot be parsed", &fs);
 }
 
 static void on_notice(void *ctx, uint64_t frame, const char *msg)
@@ -197,13 +504,13 @@ int cf_lint_file(const char *path, const struct cf_lint_options *o, struct cf_li
         o = &defaults;
     }
     struct lint_ctx c = {.opt = o, .res = res};
-    struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = NULL, .notice = on_notice, .ctx = &c};
+    struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = on_datagram, .notice = on_notice, .ctx = &c};
     struct vn_reader_stats st;
     int rc = vn_pcap_read(path, &cb, NULL, &st, err, errlen);
     res->frames = st.frames;
     for (size_t i = 0; i < c.nconns; i++) {
-        if (c.conns[i] && c.conns[i]->kind == KIND_VITCP)
-            vw_vitcp_session_free(&c.conns[i]->session);
+        if (c.conns[i])
+            conn_free(c.conns[i]);
         free(c.conns[i]);
     }
     free(c.conns);
@@ -231,23 +538,42 @@ size_t cf_lint_count(const struct cf_lint_result *res, enum vw_req req, enum vw_
     return n;
 }
 
+static void write_counts(FILE *out, const struct cf_lint_result *res)
+{
+    fprintf(out, "%llu VI/TCP connections, %llu segments", (unsigned long long)res->vitcp_connections,
+            (unsigned long long)res->segments);
+    if (res->ift_connections)
+        fprintf(out, ", %llu IFT connections, %llu PDUs", (unsigned long long)res->ift_connections,
+                (unsigned long long)res->ift_pdus);
+    if (res->warp_connections)
+        fprintf(out, ", %llu WARP connections, %llu chunks", (unsigned long long)res->warp_connections,
+                (unsigned long long)res->warp_chunks);
+    if (res->eep_messages)
+        fprintf(out, ", %llu EEP messages", (unsigned long long)res->eep_messages);
+}
+
 void cf_lint_write_text(FILE *out, const char *path, const struct cf_lint_result *res)
 {
     for (size_t i = 0; i < res->count; i++) {
         const struct cf_lint_issue *is = &res->issues[i];
-        fprintf(out, "%s: frame %llu: conn %u: %s", path, (unsigned long long)is->frame, is->conn,
-                vw_severity_name(is->severity));
+        fprintf(out, "%s: frame %llu: ", path, (unsigned long long)is->frame);
+        if (is->proto == CF_LINT_EEP)
+            fputs("EEP", out);
+        else if (is->proto == CF_LINT_VITCP)
+            fprintf(out, "conn %u", is->conn);
+        else
+            fprintf(out, "conn %u (%s)", is->conn, cf_lint_proto_name(is->proto));
+        fprintf(out, ": %s", vw_severity_name(is->severity));
         if (is->req != VW_REQ_NONE) {
             const struct vw_req_info *ri = vw_req_info(is->req);
             fprintf(out, " %s (%s %s)", ri->id, vw_level_name(ri->level), ri->section);
         }
         fprintf(out, ": %s\n", is->detail);
     }
-    fprintf(out,
-            "lint %s: %llu frames, %llu VI/TCP connections, %llu segments: %u errors, %u warnings, "
-            "%u notes (%.3f s)\n",
-            path, (unsigned long long)res->frames, (unsigned long long)res->vitcp_connections,
-            (unsigned long long)res->segments, res->errors, res->warnings, res->notes, res->seconds);
+    fprintf(out, "lint %s: %llu frames, ", path, (unsigned long long)res->frames);
+    write_counts(out, res);
+    fprintf(out, ": %u errors, %u warnings, %u notes (%.3f s)\n", res->errors, res->warnings, res->notes,
+            res->seconds);
 }
 
 void cf_lint_write_json(FILE *out, const char *path, const struct cf_lint_result *res)
@@ -257,8 +583,11 @@ void cf_lint_write_json(FILE *out, const char *path, const struct cf_lint_result
     fputs(", \"issues\": [", out);
     for (size_t i = 0; i < res->count; i++) {
         const struct cf_lint_issue *is = &res->issues[i];
-        fprintf(out, "%s\n  {\"frame\": %llu, \"connection\": %u, \"severity\": ", i ? "," : "",
-                (unsigned long long)is->frame, is->conn);
+        fprintf(out, "%s\n  {\"frame\": %llu, \"protocol\": ", i ? "," : "", (unsigned long long)is->frame);
+        cf_json_string(out, cf_lint_proto_name(is->proto));
+        if (is->proto != CF_LINT_EEP)
+            fprintf(out, ", \"connection\": %u", is->conn);
+        fputs(", \"severity\": ", out);
         cf_json_string(out, vw_severity_name(is->severity));
         fputs(", \"requirement\": ", out);
         if (is->req != VW_REQ_NONE)
@@ -271,7 +600,12 @@ void cf_lint_write_json(FILE *out, const char *path, const struct cf_lint_result
     }
     fprintf(out,
             "\n], \"summary\": {\"frames\": %llu, \"vitcp_connections\": %llu, \"segments\": %llu, "
+            "\"ift_connections\": %llu, \"ift_pdus\": %llu, \"warp_connections\": %llu, "
+            "\"warp_chunks\": %llu, \"eep_messages\": %llu, "
             "\"errors\": %u, \"warnings\": %u, \"notes\": %u, \"seconds\": %.3f}}\n",
             (unsigned long long)res->frames, (unsigned long long)res->vitcp_connections,
-            (unsigned long long)res->segments, res->errors, res->warnings, res->notes, res->seconds);
+            (unsigned long long)res->segments, (unsigned long long)res->ift_connections,
+            (unsigned long long)res->ift_pdus, (unsigned long long)res->warp_connections,
+            (unsigned long long)res->warp_chunks, (unsigned long long)res->eep_messages, res->errors,
+            res->warnings, res->notes, res->seconds);
 }

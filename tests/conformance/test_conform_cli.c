@@ -123,6 +123,30 @@ static void every_vitcp_must_is_covered(void **state)
     captured_free(&c);
 }
 
+/* IFT, PacketWay EEP and WARP passive rules are checked by lint; the list
+ * says so (EEP-8-DB-UNMODIFIED needs two captures and stays with the
+ * dissector). */
+static void passive_rules_of_every_protocol_are_linted(void **state)
+{
+    (void)state;
+    static const char *const protos[] = {"IFT", "EEP", "WARP", "VITCP"};
+    for (size_t p = 0; p < 4; p++) {
+        const char *argv[] = {"vitcp-conform", "list", "--json", "--protocol", protos[p], "--cases", CONFORM_CASES_DIR};
+        struct captured c = run_cli(7, argv);
+        assert_int_equal(c.rc, 0);
+        size_t passive = count_occurrences(c.out, "\"checks\": [\"passive\"") +
+                         count_occurrences(c.out, "\"checks\": [\"active\", \"passive\"");
+        size_t linted = count_occurrences(c.out, "passive (lint)");
+        size_t dissector = count_occurrences(c.out, "passive (dissector)");
+        print_message("%s: %zu passive rules, %zu by lint, %zu by the dissector only\n", protos[p], passive,
+                      linted, dissector);
+        assert_true(passive > 0);
+        assert_int_equal(linted + dissector, passive);
+        assert_int_equal(dissector, strcmp(protos[p], "EEP") == 0 ? 1 : 0);
+        captured_free(&c);
+    }
+}
+
 static void bad_command_lines_exit_2(void **state)
 {
     (void)state;
@@ -138,6 +162,10 @@ static void bad_command_lines_exit_2(void **state)
         {2, {"vitcp-conform", "lint"}, "lint needs a capture file"},
         {3, {"vitcp-conform", "lint", "/nonexistent/x.pcap"}, "/nonexistent/x.pcap"},
         {4, {"vitcp-conform", "lint", "a.pcap", "b.pcap"}, "one capture file"},
+        {4, {"vitcp-conform", "lint", "--warp-port", "0"}, "bad --warp-port '0'"},
+        {4, {"vitcp-conform", "lint", "--ift-port", "x"}, "bad --ift-port 'x'"},
+        {4, {"vitcp-conform", "lint", "--eep-port", "65536"}, "bad --eep-port '65536'"},
+        {3, {"vitcp-conform", "lint", "--eep-port"}, "option --eep-port needs a value"},
         {4, {"vitcp-conform", "list", "--level", "MAYBE"}, "unknown level 'MAYBE'"},
         {4, {"vitcp-conform", "list", "--protocol", "xyz"}, "unknown protocol 'xyz'"},
         {4, {"vitcp-conform", "list", "--cases", "/nonexistent-dir"}, "/nonexistent-dir"},
@@ -235,6 +263,7 @@ int main(void)
         cmocka_unit_test(list_text_has_every_id_once),
         cmocka_unit_test(list_filters_by_protocol_and_level),
         cmocka_unit_test(every_vitcp_must_is_covered),
+        cmocka_unit_test(passive_rules_of_every_protocol_are_linted),
         cmocka_unit_test(bad_command_lines_exit_2),
         cmocka_unit_test(unreachable_target_exits_2),
         cmocka_unit_test(case_scripts_with_mistakes_are_refused),

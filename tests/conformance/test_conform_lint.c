@@ -1,6 +1,8 @@
 /* Lint: a good VI/TCP capture has zero errors; each malformed capture fails
  * exactly the named rule; garbage files give a clear error. Captures are
- * built here with netio's writer and the wire library's encoder. */
+ * built here with netio's writer and the wire library's encoder, and the
+ * samples in captures/ (VI/TCP, IFT, WARP, PacketWay EEP) are linted
+ * against what captures/README.md says each one breaks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,8 +14,11 @@
 #include <cmocka.h>
 
 #include "conform/lint.h"
+#include "vitcp/ift.h"
 #include "vitcp/pcap_writer.h"
+#include "vitcp/pktway.h"
 #include "vitcp/vitcp.h"
+#include "vitcp/warp.h"
 
 enum flaw { GOOD, WRONG_OFFSET, BAD_CRC, MTU_GREATER, DATA_AFTER_REJECT };
 
@@ -179,6 +184,275 @@ static void lint_throughput(void **state)
     cf_lint_result_free(&r);
 }
 
+/* ------------------------------------------- the samples in captures/ */
+
+static void print_issues(const struct cf_lint_result *r)
+{
+    for (size_t i = 0; i < r->count; i++)
+        print_message("    frame %llu %s %s %s\n", (unsigned long long)r->issues[i].frame,
+                      vw_severity_name(r->issues[i].severity), vw_req_id(r->issues[i].req),
+                      r->issues[i].detail);
+}
+
+/*
+ * Every row of captures/README.md's table that names a committed file: a
+ * capture made with `--break ID` must show ID (at any severity: TxErr and
+ * markers are notes in the wire library) and no other rule as a warning or
+ * error; the others must show no warning or error at all.
+ */
+static void sample_captures_yield_their_named_rules(void **state)
+{
+    (void)state;
+    FILE *readme = fopen(CAPTURES_DIR "/README.md", "r");
+    assert_non_null(readme);
+    char line[1024];
+    unsigned checked = 0, broken = 0, failed = 0;
+    bool seen_proto[4] = {false};
+    while (fgets(line, sizeof line, readme)) {
+        char name[128], rule[96] = "";
+        if (strncmp(line, "| ", 2) != 0 || sscanf(line, "| %127[^ |]", name) != 1 || !strstr(name, ".pcap"))
+            continue; /* header rows and "(build only)" files */
+        const char *br = strstr(line, "--break ");
+        if (br && sscanf(br, "--break %95[A-Z0-9.-]", rule) != 1)
+            fail_msg("%s: cannot read the --break rule", name);
+        enum vw_req want = VW_REQ_NONE;
+        if (rule[0]) {
+            want = vw_req_by_id(rule);
+            assert_int_not_equal(want, VW_REQ_NONE);
+            broken++;
+        }
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", CAPTURES_DIR, name);
+        struct cf_lint_result r;
+        char err[256];
+        if (cf_lint_file(path, NULL, &r, err, sizeof err) != 0)
+            fail_msg("%s: %s", name, err);
+        bool ok = true, found = want == VW_REQ_NONE;
+        for (size_t i = 0; i < r.count; i++) {
+            const struct cf_lint_issue *is = &r.issues[i];
+            seen_proto[is->proto] = true;
+            if (is->req == want && want != VW_REQ_NONE)
+                found = true;
+            else if (is->severity >= VW_SEV_WARN)
+                ok = false;
+        }
+        if (r.ift_connections)
+            seen_proto[CF_LINT_IFT] = true;
+        if (r.warp_connections)
+            seen_proto[CF_LINT_WARP] = true;
+        if (r.eep_messages)
+            seen_proto[CF_LINT_EEP] = true;
+        if (r.vitcp_connections + r.ift_connections + r.warp_connections + r.eep_messages == 0) {
+            print_message("%s: no VI/TCP, IFT, WARP or EEP traffic recognised\n", name);
+            ok = false;
+        }
+        if (!ok || !found) {
+            print_message("%s: expected %s only, got:\n", name, rule[0] ? rule : "no warning or error");
+            print_issues(&r);
+            failed++;
+        }
+        checked++;
+        cf_lint_result_free(&r);
+    }
+    fclose(readme);
+    print_message("%u sample captures linted, %u of them broken on purpose\n", checked, broken);
+    assert_true(checked >= 30);
+    assert_true(broken >= 10);
+    for (int p = 0; p < 4; p++)
+        assert_true(seen_proto[p]);
+    assert_int_equal(failed, 0);
+}
+
+/* A few exact findings of the samples: frame numbers, protocol, rule. */
+static void sample_findings_name_frame_and_protocol(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        enum cf_lint_proto proto;
+        const char *rule;
+        uint64_t frame;
+    } want[] = {
+        {"ift-bad-hdr-crc.pcap", CF_LINT_IFT, "IFT-5.1-HDR-CRC", 6},
+        {"warp-bad-adler.pcap", CF_LINT_WARP, "WARP-A-ADLER-VALID", 5},
+        {"eep-oversized-dl.pcap", CF_LINT_EEP, "EEP-6H-DL-FITS", 3},
+        {"eep-frames-udp.pcap", CF_LINT_EEP, NULL, 0},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+        char path[512], err[256];
+        snprintf(path, sizeof path, "%s/%s", CAPTURES_DIR, want[k].file);
+        struct cf_lint_result r;
+        assert_int_equal(cf_lint_file(path, NULL, &r, err, sizeof err), 0);
+        if (!want[k].rule) {
+            assert_int_equal(r.eep_messages, 11);
+            assert_int_equal(r.errors, 0);
+        } else {
+            assert_int_equal(r.errors, 1);
+            const struct cf_lint_issue *is = NULL;
+            for (size_t i = 0; i < r.count; i++)
+                if (r.issues[i].severity == VW_SEV_ERROR)
+                    is = &r.issues[i];
+            assert_non_null(is);
+            assert_string_equal(vw_req_id(is->req), want[k].rule);
+            assert_int_equal(is->proto, want[k].proto);
+            assert_int_equal(is->frame, want[k].frame);
+        }
+        cf_lint_result_free(&r);
+    }
+}
+
+/* ------------------------------- ports and recognition, built captures */
+
+static struct vn_pcap_writer *open_writer(const char *path)
+{
+    char err[256];
+    struct vn_pcap_writer *w = vn_pcap_open(path, err, sizeof err);
+    assert_non_null(w);
+    return w;
+}
+
+static void put_warp(struct vn_tcp_flow *f, enum vn_dir dir, uint32_t ssn)
+{
+    static const uint8_t payload[40] = {1, 2, 3};
+    struct vw_warp_enc e;
+    vw_warp_enc_init(&e, VW_WARP_SEND, payload, sizeof payload);
+    e.flags = VW_WARP_FLAG_L;
+    e.ssn = ssn;
+    uint8_t buf[128];
+    size_t n = vw_warp_encode(&e, buf, sizeof buf);
+    assert_true(n > 0);
+    assert_int_equal(vn_tcp_send(f, dir, buf, n), 0);
+}
+
+/* WARP has no magic: only its port (5997 or --warp-port) selects it. */
+static void warp_on_another_port_needs_the_option(void **state)
+{
+    (void)state;
+    struct vn_pcap_writer *w = open_writer("lint-warp.pcap");
+    struct vn_tcp_flow f;
+    assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 40000, "10.0.0.2", 7001), 0);
+    assert_int_equal(vn_tcp_handshake(&f), 0);
+    put_warp(&f, VN_C2S, 10);
+    put_warp(&f, VN_C2S, 11);
+    put_warp(&f, VN_C2S, 13); /* skips 12 */
+    put_warp(&f, VN_S2C, 1);
+    vn_tcp_close(&f);
+    assert_int_equal(vn_pcap_close(w), 0);
+
+    struct cf_lint_result r;
+    char err[256];
+    assert_int_equal(cf_lint_file("lint-warp.pcap", NULL, &r, err, sizeof err), 0);
+    assert_int_equal(r.warp_connections, 0);
+    assert_int_equal(r.errors, 0);
+    cf_lint_result_free(&r);
+
+    struct cf_lint_options o;
+    cf_lint_options_init(&o);
+    o.warp_port = 7001;
+    assert_int_equal(cf_lint_file("lint-warp.pcap", &o, &r, err, sizeof err), 0);
+    assert_int_equal(r.warp_connections, 1);
+    assert_int_equal(r.warp_chunks, 4);
+    assert_int_equal(r.errors, 1);
+    assert_int_equal(cf_lint_count(&r, VW_REQ_WARP_W4_SSN_NEXT, VW_SEV_ERROR), 1);
+    assert_int_equal(r.issues[0].proto, CF_LINT_WARP);
+    assert_int_equal(r.issues[0].frame, 6); /* handshake 1-3, chunks 4, 5, 6 */
+    cf_lint_result_free(&r);
+}
+
+static void put_ind(struct vn_tcp_flow *f, enum vn_dir dir, unsigned phase, uint16_t vtag)
+{
+    struct vw_ift_ind_enc e;
+    vw_ift_ind_enc_init(&e, phase, vtag, false, false);
+    uint8_t buf[64];
+    assert_int_equal(vw_ift_ind_encode(&e, buf, sizeof buf), 64);
+    assert_int_equal(vn_tcp_send(f, dir, buf, sizeof buf), 0);
+}
+
+/* IFT is recognised by its adaption indication on any port; on its own
+ * port a stream that does not start with one breaks IFT-4-INDICATION-FIRST. */
+static void ift_by_magic_and_indication_first(void **state)
+{
+    (void)state;
+    struct vn_pcap_writer *w = open_writer("lint-ift.pcap");
+    struct vn_tcp_flow f;
+    assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 40000, "10.0.0.2", 7000), 0);
+    assert_int_equal(vn_tcp_handshake(&f), 0);
+    put_ind(&f, VN_C2S, 0, 0x1111);
+    put_ind(&f, VN_S2C, 1, 0x2222);
+    uint8_t ddp[VW_DDP_UNTAGGED_HDR_LEN] = {0x41, 0x43}, payload[100] = {0};
+    struct vw_ift_frame_enc fe;
+    vw_ift_frame_enc_init(&fe, 0x2222, false, false, ddp, sizeof ddp, payload, sizeof payload);
+    uint8_t buf[256];
+    size_t n = vw_ift_frame_encode(&fe, buf, sizeof buf);
+    assert_true(n > 0);
+    assert_int_equal(vn_tcp_send(&f, VN_C2S, buf, n), 0);
+    vn_tcp_close(&f);
+    /* second connection, on 5996, without indications */
+    struct vn_tcp_flow g;
+    assert_int_equal(vn_tcp_flow_init(&g, vn_pcap_sink(w), "10.0.0.1", 40001, "10.0.0.2", 5996), 0);
+    assert_int_equal(vn_tcp_handshake(&g), 0);
+    assert_int_equal(vn_tcp_send(&g, VN_C2S, buf, n), 0);
+    vn_tcp_close(&g);
+    assert_int_equal(vn_pcap_close(w), 0);
+
+    struct cf_lint_result r;
+    char err[256];
+    assert_int_equal(cf_lint_file("lint-ift.pcap", NULL, &r, err, sizeof err), 0);
+    print_issues(&r);
+    assert_int_equal(r.ift_connections, 2);
+    assert_int_equal(r.ift_pdus, 3);
+    assert_int_equal(r.errors, 1);
+    assert_int_equal(cf_lint_count(&r, VW_REQ_IFT_4_INDICATION_FIRST, VW_SEV_ERROR), 1);
+    cf_lint_result_free(&r);
+
+    /* --ift-port elsewhere: the second connection is no longer IFT */
+    struct cf_lint_options o;
+    cf_lint_options_init(&o);
+    o.ift_port = 1;
+    assert_int_equal(cf_lint_file("lint-ift.pcap", &o, &r, err, sizeof err), 0);
+    assert_int_equal(r.ift_connections, 1);
+    assert_int_equal(r.errors, 0);
+    cf_lint_result_free(&r);
+}
+
+/* EEP over UDP on another port needs --eep-port; a datagram that is no
+ * EEP message names the decoder's rule. */
+static void eep_udp_port_option(void **state)
+{
+    (void)state;
+    struct vn_pcap_writer *w = open_writer("lint-eep.pcap");
+    struct vn_endpoint a, b;
+    assert_int_equal(vn_endpoint_set(&a, "10.0.0.1", 40000), 0);
+    assert_int_equal(vn_endpoint_set(&b, "10.0.0.2", 7002), 0);
+    static const uint8_t data[20] = {9, 8, 7};
+    struct vw_eep_enc e;
+    vw_eep_enc_init(&e, 0x000102, 0x000304, vw_eep_types_default.pt_ipv4, data, sizeof data);
+    uint8_t buf[128];
+    size_t n = vw_eep_encode(&e, buf, sizeof buf);
+    assert_true(n > 0);
+    assert_int_equal(vn_udp_send(vn_pcap_sink(w), &a, &b, buf, n), 0);
+    assert_int_equal(vn_udp_send(vn_pcap_sink(w), &a, &b, buf, 12), 0); /* cut short */
+    assert_int_equal(vn_pcap_close(w), 0);
+
+    struct cf_lint_result r;
+    char err[256];
+    assert_int_equal(cf_lint_file("lint-eep.pcap", NULL, &r, err, sizeof err), 0);
+    assert_int_equal(r.eep_messages, 0);
+    assert_int_equal(r.errors, 0);
+    cf_lint_result_free(&r);
+    struct cf_lint_options o;
+    cf_lint_options_init(&o);
+    o.eep_udp_port = 7002;
+    assert_int_equal(cf_lint_file("lint-eep.pcap", &o, &r, err, sizeof err), 0);
+    print_issues(&r);
+    assert_int_equal(r.eep_messages, 2);
+    assert_int_equal(r.errors, 1);
+    assert_int_equal(cf_lint_count(&r, VW_REQ_EEP_4A_TRUNCATED, VW_SEV_ERROR), 1);
+    assert_int_equal(r.issues[0].frame, 2);
+    assert_int_equal(r.issues[0].proto, CF_LINT_EEP);
+    cf_lint_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +460,11 @@ int main(void)
         cmocka_unit_test(each_malformed_capture_fails_exactly_its_rule),
         cmocka_unit_test(garbage_file_is_a_clear_error),
         cmocka_unit_test(lint_throughput),
+        cmocka_unit_test(sample_captures_yield_their_named_rules),
+        cmocka_unit_test(sample_findings_name_frame_and_protocol),
+        cmocka_unit_test(warp_on_another_port_needs_the_option),
+        cmocka_unit_test(ift_by_magic_and_indication_first),
+        cmocka_unit_test(eep_udp_port_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,13 @@
 /*
  * Offline lint: reads a pcap/pcapng capture (netio's reader, with TCP
- * reassembly), finds the VI/TCP connections (default port 5995 or a
- * plausible first segment), and runs the same wire-library session checks
- * the active engine uses on every segment of both directions. Each
- * violation names the frame and the requirement ID.
+ * reassembly), finds the VI/TCP, IFT and WARP connections (by port: 5995,
+ * 5996, 5997 or the configured ones; else by content: an IFT adaption
+ * indication, a plausible VI/TCP header) and the PacketWay EEP messages
+ * (Ethertype 0x88B5, UDP port 5998), and runs the wire library's checks on
+ * every PDU: the VI/TCP session (as the active engine), the IFT indication
+ * negotiation and frames as sent, the WARP framer's sequencing, the EEP
+ * decoder for the message's carrier. Each finding names the frame and the
+ * requirement ID.
  */
 #ifndef CONFORM_LINT_H
 #define CONFORM_LINT_H
@@ -13,10 +17,15 @@
 #include <stdio.h>
 #include "vitcp/findings.h"
 
+enum cf_lint_proto { CF_LINT_VITCP, CF_LINT_IFT, CF_LINT_WARP, CF_LINT_EEP };
+/* "VI/TCP", "IFT", "WARP", "EEP". */
+const char *cf_lint_proto_name(enum cf_lint_proto p);
+
 struct cf_lint_issue {
     uint64_t frame;
-    unsigned conn;
-    int dir;                 /* 0: the side that opened the connection */
+    enum cf_lint_proto proto;
+    unsigned conn;           /* TCP connection number (0 for EEP messages) */
+    int dir;                 /* 0: the side that sent the connection's first bytes; -1: none */
     enum vw_req req;         /* VW_REQ_NONE for a notice about the capture itself */
     enum vw_severity severity;
     char detail[VW_FINDING_DETAIL_MAX + 40];
@@ -26,12 +35,16 @@ struct cf_lint_result {
     struct cf_lint_issue *issues;
     size_t count, cap;
     uint64_t frames, connections, vitcp_connections, segments, bytes;
+    uint64_t ift_connections, ift_pdus, warp_connections, warp_chunks, eep_messages;
     unsigned errors, warnings, notes;
     double seconds;
 };
 
 struct cf_lint_options {
     uint16_t vitcp_port;     /* default VW_VITCP_DEFAULT_PORT (V1) */
+    uint16_t ift_port;       /* default VW_IFT_DEFAULT_PORT (I1) */
+    uint16_t warp_port;      /* default VW_WARP_DEFAULT_PORT (W1) */
+    uint16_t eep_udp_port;   /* default VW_EEP_UDP_PORT (P1); Ethertype 0x88B5 always */
 };
 
 void cf_lint_options_init(struct cf_lint_options *o);
