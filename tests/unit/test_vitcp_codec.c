@@ -178,6 +178,52 @@ static void test_ce_without_crc_has_no_trailer(void **state)
     assert_int_equal(f.count, 0);
 }
 
+/* VITCP-3.5-CE-TRAILER-IFF-OPT both ways: a CE segment with a trailer but
+ * no CRC option, and one with the option but no trailer. */
+static void test_ce_trailer_iff_option(void **state)
+{
+    (void)state;
+    uint8_t opts[16];
+    struct vw_vitcp_enc e;
+    struct vw_vitcp_seg s;
+    struct vw_findings f;
+    for (int with_eol = 0; with_eol < 2; with_eol++) {
+        size_t ol = vw_vitcp_opts_build(opts, sizeof opts, false, true, with_eol);
+        vw_vitcp_enc_init(&e, VW_VITCP_CONNECT_REQUEST, false);
+        e.ce.options = opts;
+        e.ce.options_len = ol;
+        e.trailer = VW_VITCP_TRAILER_CRC; /* trailer, no CRC option */
+        size_t n = enc(&e);
+        vw_findings_clear(&f);
+        assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &s, &f), VW_REQ_NONE);
+        assert_true(s.has_crc && s.crc_ok);
+        assert_false(s.ce.opt_crc);
+        assert_true(s.ce.opt_urgent);
+        assert_int_equal(s.ce.opt_unknown, 0);
+        assert_int_equal(f.count, 1);
+        assert_int_equal(f.item[0].req, VW_REQ_VITCP_3_5_CE_TRAILER_IFF_OPT);
+    }
+    size_t ol = vw_vitcp_opts_build(opts, sizeof opts, true, false, true);
+    vw_vitcp_enc_init(&e, VW_VITCP_CONNECT_ACCEPT, true);
+    e.ce.options = opts;
+    e.ce.options_len = ol;
+    e.trailer = VW_VITCP_TRAILER_NONE; /* CRC option, no trailer */
+    size_t n = enc(&e);
+    vw_findings_clear(&f);
+    assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &s, &f), VW_REQ_NONE);
+    assert_false(s.has_crc);
+    assert_true(s.ce.opt_crc && s.ce.opt_eol);
+    assert_int_equal(f.count, 1);
+    assert_int_equal(f.item[0].req, VW_REQ_VITCP_3_5_CE_TRAILER_IFF_OPT);
+    /* The same option list with its trailer is clean. */
+    e.trailer = VW_VITCP_TRAILER_CRC;
+    n = enc(&e);
+    vw_findings_clear(&f);
+    assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &s, &f), VW_REQ_NONE);
+    assert_true(s.has_crc && s.crc_ok);
+    assert_int_equal(f.count, 0);
+}
+
 static void test_refuse_lengths(void **state)
 {
     (void)state;
@@ -480,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_rdma_round_trip),
         cmocka_unit_test(test_ce_round_trip_and_options),
         cmocka_unit_test(test_ce_without_crc_has_no_trailer),
+        cmocka_unit_test(test_ce_trailer_iff_option),
         cmocka_unit_test(test_refuse_lengths),
         cmocka_unit_test(test_fatal_errors),
         cmocka_unit_test(test_stateless_rules),

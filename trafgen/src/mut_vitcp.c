@@ -183,6 +183,8 @@ static void ap_nop_payload(struct tg_pdu *p, struct tg_rng *r)
 /* VITCP-3.6-CRC-ONLY-IF-NEGOTIATED: a trailer on a connection that did not negotiate CRC */
 static bool el_nocrc_data(const struct tg_pdu *p) { return !p->crc && is_data(p); }
 static void ap_unneg_trailer(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.trailer = VW_VITCP_TRAILER_CRC; }
+/* VITCP-3.5-CE-TRAILER-IFF-OPT: a ConnectRequest with a (correct) trailer but no CRC option */
+static void ap_ce_trailer_no_opt(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->vitcp.trailer = VW_VITCP_TRAILER_CRC; }
 /* VITCP-3.2-IDV-EACH-SEGMENT: a later segment of a Send with IDV toggled */
 static bool el_send_later(const struct tg_pdu *p) { return p->type == VW_VITCP_SEND && !p->first_seg; }
 static void ap_idv_toggle(struct tg_pdu *p, struct tg_rng *r)
@@ -255,6 +257,7 @@ const struct tg_mutation tg_vitcp_mutations[] = {
     M(VITCP_2_2_RETX_SAME_DATA, el_data, ap_retx, "TCP retransmission of a segment with one byte changed"),
     M(VITCP_3_2_SEG_LEN_EXACT, is_nop, ap_nop_payload, "NOP 8 bytes longer than its header"),
     M(VITCP_3_6_CRC_ONLY_IF_NEGOTIATED, el_nocrc_data, ap_unneg_trailer, "data segment with a (correct) trailer CRC on a connection without CRC"),
+    M(VITCP_3_5_CE_TRAILER_IFF_OPT, el_nocrc_request, ap_ce_trailer_no_opt, "ConnectRequest with a trailer CRC but no CRC option"),
     M(VITCP_3_2_IDV_EACH_SEGMENT, el_send_later, ap_idv_toggle, "later Send segment with Immediate Data Valid unlike the first"),
     M(VITCP_3_CE_HDR_PRESENT, is_request, ap_ce_cut, "ConnectRequest cut to 40 bytes, under its CE header"),
     M(VITCP_3_3_OPT_LEN_FIXED, el_crc_request, ap_opt_len, "CRC option with Length 8"),

@@ -155,23 +155,30 @@ static void decode_ce(const uint8_t *b, struct vw_vitcp_ce *ce)
     memcpy(ce->called_disc, p + 76, VW_VITCP_DISC_MAX);
 }
 
-/*
- * Walk the options of a CE segment (V5). Options run to EOL or to the end of
- * the segment; when the CRC option is among them the last four bytes are the
- * trailer (3.5) and EOL must come first (3.3). Sets the option summary and
- * options/options_len; returns whether the trailer is present.
- */
-static bool walk_ce_options(const uint8_t *b, size_t n, struct vw_vitcp_seg *seg,
-                            struct vw_findings *fs)
+/* With the trailer unknown (capture started mid-connection): a trailer is
+ * there if the last four bytes are the CRC of the rest under any reading. */
+static bool trailer_matches(const uint8_t *b, size_t n)
 {
-    struct vw_vitcp_ce *ce = &seg->ce;
-    const uint8_t *opts = b + OFF_CE_OPTIONS;
-    size_t area = n - OFF_CE_OPTIONS;
-    size_t pos = 0, eol_end = 0;
+    size_t at = n - VW_VITCP_CRC_LEN;
+    uint32_t crc = vw_crc_vitcp(b, at);
+    if (vw_get_le32(b + at) == crc || vw_get_be32(b + at) == crc)
+        return true;
+    uint32_t msb = vw_crc_vitcp_msb_first(b, at);
+    return vw_get_le32(b + at) == msb || vw_get_be32(b + at) == msb;
+}
+
+/* Options of a CE segment in area bytes: the summary in ce, where an End of
+ * Option List ends (0: none) and whether the walk hit a malformed option. */
+static bool walk_options(const uint8_t *opts, size_t area, struct vw_vitcp_ce *ce, size_t *eol_end,
+                         size_t *stop)
+{
+    size_t pos = 0;
     uint16_t type = 0, len = 0;
     const uint8_t *data;
     int r;
-    bool malformed = false;
+    ce->opt_crc = ce->opt_urgent = ce->opt_eol = false;
+    ce->opt_unknown = 0;
+    *eol_end = 0;
     while ((r = vw_vitcp_opt_next(opts, area, &pos, &type, &len, &data)) == 1) {
         if (type == VW_VITCP_OPT_CRC)
             ce->opt_crc = true;
@@ -183,20 +190,63 @@ static bool walk_ce_options(const uint8_t *b, size_t n, struct vw_vitcp_seg *seg
     if (r == 0 && pos <= area && type == VW_VITCP_OPT_EOL && pos > 0 &&
         vw_get_be16(opts + pos - 2) == VW_VITCP_OPT_EOL) {
         ce->opt_eol = true;
-        eol_end = pos;
+        *eol_end = pos;
     }
-    if (r < 0)
-        malformed = true;
-    bool trailer = ce->opt_crc && n >= OFF_CE_OPTIONS + VW_VITCP_CRC_LEN;
+    *stop = pos;
+    return r < 0;
+}
+
+/*
+ * Walk the options of a CE segment (V5). Options run to EOL or to the end of
+ * the segment; the trailer (3.5) is there when the CRC option is, unless the
+ * End of Option List ends the segment and the last four bytes are no CRC
+ * (then the option came without its trailer); without the option, four
+ * bytes after the options that are the CRC of the rest are a trailer all the
+ * same (a false match has probability 2^-32). Either mismatch is
+ * VITCP-3.5-CE-TRAILER-IFF-OPT (check_ce). EOL must come before the trailer
+ * (3.3). Sets the option summary and options/options_len; returns whether
+ * the trailer is present.
+ */
+static bool walk_ce_options(const uint8_t *b, size_t n, struct vw_vitcp_seg *seg,
+                            struct vw_findings *fs)
+{
+    struct vw_vitcp_ce *ce = &seg->ce;
+    const uint8_t *opts = b + OFF_CE_OPTIONS;
+    size_t area = n - OFF_CE_OPTIONS;
+    size_t eol_end, pos;
+    bool malformed = walk_options(opts, area, ce, &eol_end, &pos);
+    bool room = n >= OFF_CE_OPTIONS + VW_VITCP_CRC_LEN;
+    bool tail_is_crc = room && trailer_matches(b, n);
+    bool trailer;
+    if (ce->opt_crc) {
+        trailer = room && !(ce->opt_eol && eol_end == area && !tail_is_crc);
+    } else if (tail_is_crc) {
+        /* The trailer's bytes were walked as options: walk again without them. */
+        struct vw_vitcp_ce without;
+        size_t eol2, pos2;
+        bool bad2 = walk_options(opts, area - VW_VITCP_CRC_LEN, &without, &eol2, &pos2);
+        trailer = !without.opt_crc;
+        if (trailer) {
+            ce->opt_urgent = without.opt_urgent;
+            ce->opt_eol = without.opt_eol;
+            ce->opt_unknown = without.opt_unknown;
+            eol_end = eol2;
+            pos = pos2;
+            malformed = bad2;
+        }
+    } else {
+        trailer = false;
+    }
     size_t opt_area = trailer ? area - VW_VITCP_CRC_LEN : area;
-    if (trailer && (!ce->opt_eol || eol_end > opt_area)) {
+    if (trailer && ce->opt_crc && (!ce->opt_eol || eol_end > opt_area)) {
         vw_findings_add(fs, VW_REQ_VITCP_3_3_OPT_EOL_WITH_CRC, VW_SEV_ERROR, OFF_CE_OPTIONS,
                         (uint32_t)area, "CRC option without End of Option List before the trailer");
         malformed = false; /* the trailer bytes were read as options; not a format error of its own */
     }
     if (malformed)
         vw_findings_add(fs, VW_REQ_VITCP_3_3_OPT_FORMAT, VW_SEV_ERROR, (uint32_t)(OFF_CE_OPTIONS + pos),
-                        (uint32_t)(area - pos), "malformed option (Length under 4 or past the segment)");
+                        (uint32_t)(opt_area > pos ? opt_area - pos : 0),
+                        "malformed option (Length under 4 or past the segment)");
     ce->options = opts;
     ce->options_len = ce->opt_eol && eol_end <= opt_area ? eol_end : opt_area;
     return trailer;
@@ -227,18 +277,6 @@ static void check_crc(const uint8_t *b, size_t n, struct vw_vitcp_seg *seg, stru
     else
         vw_findings_add(fs, VW_REQ_VITCP_3_6_CRC_VALID, VW_SEV_ERROR, (uint32_t)at, 4,
                         "bad CRC 0x%08x, expected 0x%08x", seg->crc_wire, seg->crc_computed);
-}
-
-/* With the trailer unknown (capture started mid-connection): a trailer is
- * there if the last four bytes are the CRC of the rest under any reading. */
-static bool trailer_matches(const uint8_t *b, size_t n)
-{
-    size_t at = n - VW_VITCP_CRC_LEN;
-    uint32_t crc = vw_crc_vitcp(b, at);
-    if (vw_get_le32(b + at) == crc || vw_get_be32(b + at) == crc)
-        return true;
-    uint32_t msb = vw_crc_vitcp_msb_first(b, at);
-    return vw_get_le32(b + at) == msb || vw_get_be32(b + at) == msb;
 }
 
 enum vw_req vw_vitcp_decode(const uint8_t *buf, size_t len, enum vw_vitcp_crc_mode crc_mode,
