@@ -124,7 +124,10 @@ static void seg_init(struct vipl_vi *vi, struct vw_vitcp_enc *enc, unsigned type
 {
     vw_vitcp_enc_init(enc, type, vi->crc);
     if (is_rr(vi)) {
-        enc->hdr.msg_ack = vi->rx_last_ok + (fault(vi) == VIPL_FAULT_ACK_AHEAD ? 1u : 0u);
+        /* 3.2: the last message received without error, or the message in
+         * error when the Remote Error Code says so. */
+        enc->hdr.msg_ack = (vi->err_to_send ? vi->err_msg_num : vi->rx_last_ok) +
+                           (fault(vi) == VIPL_FAULT_ACK_AHEAD ? 1u : 0u);
         enc->hdr.remote_err = vi->err_to_send;
         vi->ack_pending = false;
     }
@@ -199,7 +202,7 @@ static void protocol_error(struct vipl_vi *vi)
 
 /* A VI error seen by this end as target/receiver (A7-A10): RR answers with a
  * Message ACK carrying the code and closes; RD closes; U carries on. */
-static void remote_error(struct vipl_vi *vi, uint16_t code, VIP_ERROR_CODE async, bool report)
+static void remote_error(struct vipl_vi *vi, uint32_t msg_num, uint16_t code, VIP_ERROR_CODE async, bool report)
 {
     if (report)
         defer_error(vi->nic, vi, NULL, async, VIP_RESOURCE_VI);
@@ -207,6 +210,7 @@ static void remote_error(struct vipl_vi *vi, uint16_t code, VIP_ERROR_CODE async
         return;
     if (is_rr(vi)) {
         vi->err_to_send = code;
+        vi->err_msg_num = msg_num; /* VITCP-3.2-ACK-NAMES-ERROR-MSG */
         vi->ack_pending = true;
     }
     vi->close_after_flush = true;
@@ -588,13 +592,13 @@ static void handle_answer(struct vipl_vi *vi, const struct vw_vitcp_seg *seg)
 }
 
 /* ---------------------------------------------------------- receiving */
-static bool claim_recv(struct vipl_vi *vi)
+static bool claim_recv(struct vipl_vi *vi, uint32_t msg_num)
 {
     struct wq *q = &vi->rq;
     if (q->next == q->tail) {
         /* Receive queue empty (VIA 2.5): U drops, RD/RR break the connection. */
         vi->rx_drop = true;
-        remote_error(vi, VW_VITCP_ERR_VDE, VIP_ERROR_RECVQ_EMPTY, true);
+        remote_error(vi, msg_num, VW_VITCP_ERR_VDE, VIP_ERROR_RECVQ_EMPTY, true);
         return false;
     }
     vi->rx_entry = q->next++;
@@ -639,7 +643,7 @@ static void finish_inbound_message(struct vipl_vi *vi)
                     : vi->rx_prot                                                      ? VW_VITCP_ERR_MPE
                                                                                        : VW_VITCP_ERR_VDE;
     bool report = vi->rx_prot && !vi->rx_has_desc; /* else the descriptor carries it */
-    remote_error(vi, code, VIP_ERROR_RDMAW_PROT, report);
+    remote_error(vi, vi->rx_msg_num, code, VIP_ERROR_RDMAW_PROT, report);
 }
 
 static void on_data_segment(struct vipl_vi *vi, const struct vw_vitcp_seg *seg, bool crc_bad)
@@ -673,7 +677,7 @@ static void on_data_segment(struct vipl_vi *vi, const struct vw_vitcp_seg *seg, 
                 vi->rx_region = r;
             }
         }
-        if ((h->type == VW_VITCP_SEND || vi->rx_idv) && !claim_recv(vi) && vi->fd < 0)
+        if ((h->type == VW_VITCP_SEND || vi->rx_idv) && !claim_recv(vi, h->msg_num) && vi->fd < 0)
             return;
     } else if (h->type != vi->rx_type || h->msg_num != vi->rx_msg_num || h->data_offset != vi->rx_bytes ||
                (h->type == VW_VITCP_RDMA_WRITE && memcmp(&seg->rdma, &vi->rx_rdma, sizeof seg->rdma))) {
@@ -735,8 +739,10 @@ static void on_read_request(struct vipl_vi *vi, const struct vw_vitcp_seg *seg)
     in->refused = !vi->attrs.EnableRdmaRead || !r || !r->rdma_read;
     if (in->refused) {
         defer_error(vi->nic, vi, NULL, VIP_ERROR_RDMAR_PROT, VIP_RESOURCE_VI);
-        if (is_rr(vi))
+        if (is_rr(vi)) {
             vi->err_to_send = VW_VITCP_ERR_MPE;
+            vi->err_msg_num = h->msg_num; /* VITCP-3.2-ACK-NAMES-ERROR-MSG */
+        }
     } else {
         vi->rx_last_ok = h->msg_num;
         if (is_rr(vi))
@@ -794,16 +800,19 @@ static void on_ack(struct vipl_vi *vi, const struct vw_vitcp_hdr *h)
         protocol_error(vi); /* VITCP-3.2-ACK-VALID-RR: ahead of what we sent */
         return;
     }
-    if ((int32_t)(ack - vi->peer_ack) > 0)
-        vi->peer_ack = ack;
     uint16_t err = h->remote_err & (VW_VITCP_ERR_MPE | VW_VITCP_ERR_VDE | VW_VITCP_ERR_UTE);
+    /* 3.2: with a VI error the ACK names the message in error; the ones
+     * before it were received. */
+    uint32_t good = err ? ack - 1 : ack;
+    if ((int32_t)(good - vi->peer_ack) > 0)
+        vi->peer_ack = good;
     if (!err)
         return;
     vi_progress_sends(vi);
     struct wq *q = &vi->sq;
     for (uint32_t i = q->done; i != q->next; i++) {
         struct wq_entry *e = wq_at(q, i);
-        if (!e->completed && e->msg_num == ack + 1) {
+        if (!e->completed && e->msg_num == ack) {
             uint32_t st = (err & VW_VITCP_ERR_MPE)   ? VIP_STATUS_RDMA_PROT_ERROR
                           : (err & VW_VITCP_ERR_VDE) ? VIP_STATUS_REMOTE_DESC_ERROR
                                                      : VIP_STATUS_TRANSPORT_ERROR;
@@ -844,7 +853,7 @@ static void vi_on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t st
     if (crc_bad && !is_u(vi)) {
         /* A10: deliver the error, then RR answers UTE and both close. */
         if (vi->rx_in_msg || seg->hdr.type == VW_VITCP_SEND) {
-            if (!vi->rx_in_msg && (seg->hdr.type == VW_VITCP_SEND) && claim_recv(vi)) {
+            if (!vi->rx_in_msg && (seg->hdr.type == VW_VITCP_SEND) && claim_recv(vi, seg->hdr.msg_num)) {
                 vi->rx_in_msg = true;
                 vi->rx_type = VW_VITCP_SEND;
                 vi->rx_msg_num = seg->hdr.msg_num;
@@ -854,7 +863,7 @@ static void vi_on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t st
             vi->rx_status |= VIP_STATUS_TRANSPORT_ERROR;
             finish_inbound_message(vi);
         } else {
-            remote_error(vi, VW_VITCP_ERR_UTE, VIP_ERROR_RDMA_TRANSPORT, true);
+            remote_error(vi, seg->hdr.msg_num, VW_VITCP_ERR_UTE, VIP_ERROR_RDMA_TRANSPORT, true);
         }
         return;
     }

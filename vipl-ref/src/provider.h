@@ -142,6 +142,7 @@ struct vipl_vi {
     uint32_t peer_ack;    /* latest Message ACK from the peer (RR) */
     bool ack_pending;
     uint16_t err_to_send; /* Remote Error Code for the next ACK (RR) */
+    uint32_t err_msg_num; /* the message in error, named by that ACK (VITCP-3.2-ACK-NAMES-ERROR-MSG) */
     bool close_after_flush;
 
     /* descriptor flow control (V17, A12) */

@@ -2,7 +2,7 @@
  * vipl-peer: a VI/TCP conformance target built on the reference provider.
  *   vipl-peer --port P [--fault NAME] [--reject] [--disc D] [--level u|rd|rr]
  *             [--crc on|off] [--region-size N] [--grace MS] [--announce] [--once]
- *   vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level ...]
+ *   vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level ...] [--announce]
  *             [--crc on|off] [--count N] [--size N]
  *   vipl-peer --list-faults
  * Passive: waits on discriminator D (default "vitcp-conform", the tester's
@@ -12,10 +12,9 @@
  * enabled: address VIPL_PEER_REGION_ADDR (0x10000000), memory handle 1,
  * --region-size bytes (default 65536), byte i holding i & 0xFF again at
  * every accepted connection. With --announce it also sends the region's
- * description as its first Send after accepting: 16 bytes, big-endian
+ * description as its first Send after connecting: 16 bytes, big-endian
  * address (8), memory handle (4), length (4). The active side (--connect)
- * always announces, then sends --count messages. One line per event on
- * stdout.
+ * sends --count messages, then echoes. One line per event on stdout.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -56,7 +55,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: vipl-peer --port P [--fault NAME] [--reject] [--disc D] [--level u|rd|rr]\n"
                "                 [--crc on|off] [--region-size N] [--grace MS] [--announce] [--once]\n"
-               "       vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level u|rd|rr]\n"
+               "       vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level u|rd|rr] [--announce]\n"
                "                 [--crc on|off] [--count N] [--size N]\n"
                "       vipl-peer --list-faults\n");
 }
@@ -146,17 +145,39 @@ static int send_bytes(struct conn_res *r, void *data, uint32_t len, int imm, uin
     return 0;
 }
 
-static int alloc_conn(struct tool_env *env, struct conn_res *r, const struct tool_mem *region)
+/* Registered memory, allocated once: the region first (memory handle 1),
+ * then descriptors and buffers, reused by every connection (one at a time),
+ * so that a new connection costs no allocation. */
+struct peer_mem {
+    struct tool_mem region, descs, bufs;
+};
+
+static int peer_mem_open(struct tool_env *env, size_t region_len, struct peer_mem *m)
 {
-    r->region = region;
-    region_fill(region);
-    return tool_mem_alloc(env, 64 * (NRECV + 2), 0, 0, &r->descs) != VIP_SUCCESS ||
-           tool_mem_alloc(env, (size_t)(NRECV + 1) * MSG_MAX + 1, 0, 0, &r->bufs) != VIP_SUCCESS;
+    return region_open(env, region_len, &m->region) ||
+           tool_mem_alloc(env, 64 * (NRECV + 2), 0, 0, &m->descs) != VIP_SUCCESS ||
+           tool_mem_alloc(env, (size_t)(NRECV + 1) * MSG_MAX + 1, 0, 0, &m->bufs) != VIP_SUCCESS;
 }
 
-/* The active side after connecting (and the passive one with --announce):
- * the region announcement and, with ignore-mtu, one message a byte larger
- * than the agreed MTU (VITCP-3.3-MTU-RESPECTED). */
+static void peer_mem_close(struct tool_env *env, struct peer_mem *m)
+{
+    tool_mem_free(env, &m->bufs);
+    tool_mem_free(env, &m->descs);
+    region_close(env, &m->region);
+}
+
+static void conn_init(struct conn_res *r, const struct peer_mem *m)
+{
+    memset(r, 0, sizeof *r);
+    r->descs = m->descs;
+    r->bufs = m->bufs;
+    r->region = &m->region;
+    region_fill(&m->region);
+}
+
+/* After connecting: with --announce, the region announcement; on the active
+ * side with ignore-mtu, one message a byte larger than the agreed MTU
+ * (VITCP-3.3-MTU-RESPECTED). */
 static int after_connect(struct conn_res *r, const struct opts *o, const VIP_VI_ATTRIBUTES *local)
 {
     uint8_t *ann = (uint8_t *)r->bufs.base + (size_t)NRECV * MSG_MAX;
@@ -164,9 +185,9 @@ static int after_connect(struct conn_res *r, const struct opts *o, const VIP_VI_
     uint32_t hi = htonl((uint32_t)(a >> 32)), lo = htonl((uint32_t)a), h = htonl(r->region->mh),
              l = htonl((uint32_t)r->region->len);
     memcpy(ann, &hi, 4), memcpy(ann + 4, &lo, 4), memcpy(ann + 8, &h, 4), memcpy(ann + 12, &l, 4);
-    if (send_bytes(r, ann, 16, 0, 0, r->bufs.mh))
+    if (o->announce && send_bytes(r, ann, 16, 0, 0, r->bufs.mh))
         return 1;
-    if (o->fault == VIPL_FAULT_IGNORE_MTU) {
+    if (o->connect && o->fault == VIPL_FAULT_IGNORE_MTU) {
         uint32_t big = (uint32_t)local->MaxTransferSize + 1;
         if (big <= MSG_MAX + 1)
             send_bytes(r, ann, big, 0, 0, r->bufs.mh);
@@ -210,7 +231,7 @@ static void echo_loop(struct conn_res *r, const struct opts *o, unsigned long ma
     }
 }
 
-static int run_passive(struct tool_env *env, const struct opts *o, const struct tool_mem *region)
+static int run_passive(struct tool_env *env, const struct opts *o, const struct peer_mem *mem)
 {
     uint8_t addr_buf[sizeof(VIP_NET_ADDRESS) + 16 + 64];
     VIP_NET_ADDRESS *remote = (VIP_NET_ADDRESS *)addr_buf;
@@ -240,12 +261,8 @@ static int run_passive(struct tool_env *env, const struct opts *o, const struct 
                 break;
             continue;
         }
-        struct conn_res r = {0};
-        if (alloc_conn(env, &r, region)) {
-            VipConnectReject(conn);
-            printf("event=no-resources\n");
-            break;
-        }
+        struct conn_res r;
+        conn_init(&r, mem);
         VIP_VI_ATTRIBUTES a = {.ReliabilityLevel = o->level ? o->level : ra.ReliabilityLevel,
                                .MaxTransferSize = MSG_MAX, .Ptag = env->ptag, .EnableRdmaWrite = VIP_TRUE,
                                .EnableRdmaRead = (o->level ? o->level : ra.ReliabilityLevel) != VIP_SERVICE_UNRELIABLE};
@@ -262,15 +279,13 @@ static int run_passive(struct tool_env *env, const struct opts *o, const struct 
             VipQueryVi(r.vi, &st, &a, NULL, NULL);
             printf("event=accepted mtu=%lu\n", (unsigned long)a.MaxTransferSize);
             fflush(stdout);
-            if (!o->announce || !after_connect(&r, o, &a))
+            if (!after_connect(&r, o, &a))
                 echo_loop(&r, o, 0);
             printf("event=closed\n");
             fflush(stdout);
         }
         if (r.vi)
             drain_and_destroy(&r);
-        tool_mem_free(env, &r.descs);
-        tool_mem_free(env, &r.bufs);
         if (o->once)
             break;
     }
@@ -278,7 +293,7 @@ static int run_passive(struct tool_env *env, const struct opts *o, const struct 
     return 0;
 }
 
-static int run_active(struct tool_env *env, const struct opts *o, const struct tool_mem *region)
+static int run_active(struct tool_env *env, const struct opts *o, const struct peer_mem *mem)
 {
     VIP_NET_ADDRESS *remote = tool_addr(env, o->connect, o->disc);
     VIP_NET_ADDRESS *local = tool_addr(env, "127.0.0.1", "vipl-peer");
@@ -288,12 +303,9 @@ static int run_active(struct tool_env *env, const struct opts *o, const struct t
         free(local);
         return 2;
     }
-    struct conn_res r = {0};
+    struct conn_res r;
+    conn_init(&r, mem);
     int err = 1;
-    if (alloc_conn(env, &r, region)) {
-        fprintf(stderr, "vipl-peer: cannot register memory\n");
-        goto out;
-    }
     VIP_RELIABILITY_LEVEL level = o->level ? o->level : VIP_SERVICE_RELIABLE_DELIVERY;
     VIP_VI_ATTRIBUTES a = {.ReliabilityLevel = level, .MaxTransferSize = MSG_MAX, .Ptag = env->ptag,
                            .EnableRdmaWrite = VIP_TRUE, .EnableRdmaRead = level != VIP_SERVICE_UNRELIABLE}, ra;
@@ -317,11 +329,8 @@ static int run_active(struct tool_env *env, const struct opts *o, const struct t
         }
         echo_loop(&r, o, o->count + 1);
     }
-out:
     if (r.vi)
         drain_and_destroy(&r);
-    tool_mem_free(env, &r.descs);
-    tool_mem_free(env, &r.bufs);
     free(remote);
     free(local);
     return err;
@@ -452,19 +461,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "vipl-peer: cannot open NIC %s: %s\n", dev, ViplReturnName(rc));
         return 1;
     }
-    struct tool_mem region = {0};
-    if (region_open(&env, o.region_size, &region)) {
-        fprintf(stderr, "vipl-peer: cannot map and register the RDMA region\n");
+    struct peer_mem mem = {0};
+    if (peer_mem_open(&env, o.region_size, &mem)) {
+        fprintf(stderr, "vipl-peer: cannot map and register the RDMA region and buffers\n");
+        peer_mem_close(&env, &mem);
         tool_close(&env);
         return 1;
     }
-    printf("event=region addr=0x%llx handle=%u len=%zu\n", (unsigned long long)(uintptr_t)region.base,
-           (unsigned)region.mh, region.len);
+    printf("event=region addr=0x%llx handle=%u len=%zu\n", (unsigned long long)(uintptr_t)mem.region.base,
+           (unsigned)mem.region.mh, mem.region.len);
     fflush(stdout);
     ViplNicSetFault(env.nic, o.fault);
     VipErrorCallback(env.nic, NULL, on_async_error);
-    int err = o.connect ? run_active(&env, &o, &region) : run_passive(&env, &o, &region);
-    region_close(&env, &region);
+    int err = o.connect ? run_active(&env, &o, &mem) : run_passive(&env, &o, &mem);
+    peer_mem_close(&env, &mem);
     tool_close(&env);
     return err;
 }
