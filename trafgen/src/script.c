@@ -29,11 +29,20 @@ static int parse_dir(const char *w, int *dir)
 
 static int parse_step(char *line, struct tg_step *st, char *why, size_t whylen)
 {
-    char *words[8];
+    char *words[8] = {0};
     int n = 0;
-    for (char *tok = strtok(line, " \t\r\n"); tok && n < 8; tok = strtok(NULL, " \t\r\n"))
+    for (char *tok = strtok(line, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n")) {
+        if (n == 8) {
+            snprintf(why, whylen, "more than 8 words in one step");
+            return -1;
+        }
         words[n++] = tok;
+    }
     memset(st, 0, sizeof *st);
+    if (n == 0) {
+        snprintf(why, whylen, "empty step");
+        return -1;
+    }
     const char *verb = words[0];
     if (strcmp(verb, "connect") == 0) {
         st->kind = TG_STEP_CONNECT;
