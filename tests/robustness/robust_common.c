@@ -47,6 +47,11 @@ void rb_tmpdir(char *out, size_t cap, const char *tag)
 
 void rb_rmdir(const char *dir)
 {
+    const char *keep = getenv("VITCP_ROBUST_KEEP");
+    if (keep && *keep && strcmp(keep, "0") != 0) {
+        fprintf(stderr, "# kept %s (VITCP_ROBUST_KEEP)\n", dir);
+        return;
+    }
     DIR *d = opendir(dir);
     if (d == NULL)
         return;

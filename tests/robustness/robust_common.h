@@ -36,7 +36,8 @@ void rb_fill(struct rb_rng *r, uint8_t *buf, size_t len);
 
 /* mkdtemp under $TMPDIR or /tmp; the path is written to out. */
 void rb_tmpdir(char *out, size_t cap, const char *tag);
-/* Remove every file in dir, then dir (one level, as the tests create them). */
+/* Remove every file in dir, then dir (one level, as the tests create them);
+ * kept when VITCP_ROBUST_KEEP is set (to look at the last input after a failure). */
 void rb_rmdir(const char *dir);
 /* Whole file into a malloc'd buffer; NULL if unreadable. */
 uint8_t *rb_read_file(const char *path, size_t *len);

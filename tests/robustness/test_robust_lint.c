@@ -111,7 +111,7 @@ static void test_lint_mutated_captures(void **state)
     assert_int_equal(by_status[2], 0);
 
     struct rb_rng r = {rb_seed("lint mutations", 0x5EED0101u)};
-    const unsigned n = 160;
+    const unsigned n = 120;
     for (unsigned it = 0; it < n; it++) {
         size_t b = (size_t)rb_below(&r, NBASES + 1);
         uint64_t iter_seed = rb_next(&r);
