@@ -46,8 +46,9 @@ UNCAUGHT = {
                           "read (vipl-peer --connect with reads) and a listen-mode case that advertises a window",
     "ignore-dfc": "needs a case that advertises few Rx Descriptors Posted, then has a Send echoed (C6: the "
                   "tester advertises 1024, so the target never runs out of credit)",
-    "no-close-on-disconnect": "needs a listen-mode case that expects the close after vipl-peer --connect's "
-                              "messages (the passive vipl-peer disconnects only after the tester has closed)",
+    "no-close-on-disconnect": "needs a listen-mode case that sends vipl-peer --connect (--count 1) two Sends, "
+                              "awaits their echoes, then expects the close (the passive vipl-peer disconnects "
+                              "only after the tester has closed)",
 }
 
 # Other IDs a fault legitimately makes a case fail with, and why.
@@ -136,7 +137,10 @@ def run_suite(peer_args):
     peer status)."""
     t0 = time.monotonic()
     peer = Peer(peer_args)
-    connect_cmd = " ".join([shlex.quote(PEER), "--connect", "127.0.0.1:{port}"] + [shlex.quote(a) for a in peer_args])
+    # --linger: the process outlives its disconnect, so a TCP connection the
+    # disconnect left open shows before the process exits.
+    connect_cmd = " ".join([shlex.quote(PEER), "--connect", "127.0.0.1:{port}", "--linger", "3000"] +
+                           [shlex.quote(a) for a in peer_args])
     with tempfile.NamedTemporaryFile(suffix=".json") as rep:
         cmd = [CONFORM, "run", "--target", "127.0.0.1:%d" % peer.port, "--listen", "0",
                "--connect-cmd", connect_cmd, "--no-announce", "--region", region_of(peer.output()),

@@ -3,7 +3,7 @@
  *   vipl-peer --port P [--fault NAME] [--reject] [--disc D] [--level u|rd|rr]
  *             [--crc on|off] [--region-size N] [--grace MS] [--announce] [--once]
  *   vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level ...] [--announce]
- *             [--crc on|off] [--count N] [--size N]
+ *             [--crc on|off] [--count N] [--size N] [--linger MS]
  *   vipl-peer --list-faults
  * Passive: waits on discriminator D (default "vitcp-conform", the tester's
  * default; --disc '' waits on every discriminator), accepts (or rejects)
@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,7 @@ struct opts {
     const char *disc;
     VIP_RELIABILITY_LEVEL level;
     const char *crc;
-    unsigned long region_size, count, size, grace_ms;
+    unsigned long region_size, count, size, grace_ms, linger_ms;
 };
 
 static void usage(FILE *f)
@@ -56,7 +57,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: vipl-peer --port P [--fault NAME] [--reject] [--disc D] [--level u|rd|rr]\n"
                "                 [--crc on|off] [--region-size N] [--grace MS] [--announce] [--once]\n"
                "       vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level u|rd|rr] [--announce]\n"
-               "                 [--crc on|off] [--count N] [--size N]\n"
+               "                 [--crc on|off] [--count N] [--size N] [--linger MS]\n"
                "       vipl-peer --list-faults\n");
 }
 
@@ -331,6 +332,13 @@ static int run_active(struct tool_env *env, const struct opts *o, const struct p
     }
     if (r.vi)
         drain_and_destroy(&r);
+    printf("event=disconnected\n");
+    fflush(stdout);
+    /* --linger: keep the NIC, and whatever connection it still holds, open a
+     * while, so that a tester can see whether the disconnect closed TCP
+     * (the no-close-on-disconnect fault) before the process exits. */
+    for (unsigned long ms = 0; ms < o->linger_ms && !stop; ms += 50)
+        usleep(50000);
     free(remote);
     free(local);
     return err;
@@ -365,6 +373,7 @@ int main(int argc, char **argv)
         {"region-size", required_argument, 0, 'R'}, {"count", required_argument, 0, 'n'},
         {"size", required_argument, 0, 's'}, {"once", no_argument, 0, '1'},
         {"announce", no_argument, 0, 'a'}, {"grace", required_argument, 0, 'g'},
+        {"linger", required_argument, 0, 'G'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     struct opts o = {.port = -1, .disc = DEFAULT_DISC, .crc = "on", .region_size = 65536, .count = 1, .size = 64,
                      .grace_ms = DEFAULT_GRACE_MS};
@@ -429,6 +438,12 @@ int main(int argc, char **argv)
             break;
         case '1': o.once = 1; break;
         case 'a': o.announce = 1; break;
+        case 'G':
+            if (parse_count(optarg, 600000, &o.linger_ms)) {
+                fprintf(stderr, "vipl-peer: bad --linger (milliseconds, at most 600000)\n");
+                return 2;
+            }
+            break;
         case 'g':
             if (parse_count(optarg, 600000, &o.grace_ms)) {
                 fprintf(stderr, "vipl-peer: bad --grace (milliseconds, at most 600000)\n");
