@@ -56,9 +56,6 @@ RELATED = {
     # C5: a missing trailer after CRC negotiation reads as a bad CRC, and a
     # header-only segment (NOP) without it is shorter than header + trailer.
     "omit-crc": {"VITCP-3.6-CRC-VALID", "VITCP-3.2-SEG-LEN-HEADERS"},
-    # Without the CRC option the 4 trailer bytes of the CE segment are read as
-    # its option area, where they form a malformed option.
-    "ce-trailer-no-option": {"VITCP-3.3-OPT-FORMAT"},
     # 030-send-numbering.case:9 checks eom/idv/imm of the echo in one expect
     # line that names VITCP-3.2-MSG-NUM-SEQ for every field.
     "no-eom": {"VITCP-3.2-MSG-NUM-SEQ"},
