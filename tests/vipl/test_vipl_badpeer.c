@@ -172,6 +172,36 @@ static void test_unacceptable_attributes_and_unknown_disc(void **state)
     h_nic_close(&srv);
 }
 
+/* V19 (conformance decision C4): a peer-to-peer request reaching a
+ * client/server wait for its discriminator is refused with ConnectReject
+ * (VITCP-3.3-P2P-MATCH) at once, not answered NoMatch when the (here 10 s)
+ * grace period ends; the consumer never sees it. */
+static void test_p2p_request_at_client_server_wait(void **state)
+{
+    (void)state;
+    struct h_nic srv;
+    h_nic_open(&srv, "grace=10000");
+    struct wait_arg w = {.nic = srv.nic};
+    pthread_t t;
+    pthread_create(&t, NULL, wait_svc, &w);
+    int fd = h_tcp_connect(srv.port);
+    struct vw_vitcp_enc enc;
+    request_enc(&enc, "svc", 65536);
+    enc.ce.attrs |= VW_VITCP_ATTR_P2P;
+    send_enc(fd, &enc);
+    uint8_t buf[512];
+    size_t n = read_segment(fd, buf, sizeof buf);
+    assert_int_equal(n, 24);
+    struct vw_vitcp_seg seg;
+    assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &seg, NULL), VW_REQ_NONE);
+    assert_int_equal(seg.hdr.type, VW_VITCP_CONNECT_REJECT);
+    assert_true(closed_without_answer(fd)); /* VITCP-4-CLOSE-AFTER-REFUSE */
+    close(fd);
+    pthread_join(t, NULL);
+    assert_int_equal(w.rc, VIP_TIMEOUT);
+    h_nic_close(&srv);
+}
+
 /* ------------------------------------------- a raw passive peer */
 struct raw_server {
     int lfd;
@@ -322,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_garbage_to_listener),
         cmocka_unit_test(test_bad_version_request),
         cmocka_unit_test(test_unacceptable_attributes_and_unknown_disc),
+        cmocka_unit_test(test_p2p_request_at_client_server_wait),
         cmocka_unit_test(test_accept_with_larger_mtu),
         cmocka_unit_test(test_wrong_message_number),
         cmocka_unit_test(test_broken_framing),
