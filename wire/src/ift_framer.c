@@ -3,7 +3,7 @@
  * 64-byte adaption indication (I7), then frames whose length follows from
  * header_size, payload_size and the CRCs the indication announced (I6).
  * Whole PDUs contiguous in the caller's data are decoded in place; split
- * ones are gathered in one buffer allocated at init.
+ * ones are gathered in a buffer that grows to the frame being gathered.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +14,6 @@
 int vw_ift_framer_init(struct vw_ift_framer *f, bool expect_indication)
 {
     memset(f, 0, sizeof *f);
-    f->buf = malloc(VW_IFT_FRAME_MAX);
-    if (!f->buf)
-        return -1;
     f->ind_seen = !expect_indication;
     f->error = VW_REQ_NONE;
     f->close_reason = VW_REQ_NONE;
@@ -27,6 +24,7 @@ void vw_ift_framer_free(struct vw_ift_framer *f)
 {
     free(f->buf);
     f->buf = NULL;
+    f->cap = 0;
 }
 
 void vw_ift_framer_set_mode(struct vw_ift_framer *f, const struct vw_ift_frame_mode *mode)
@@ -45,6 +43,7 @@ void vw_ift_framer_resync(struct vw_ift_framer *f, uint64_t stream_off)
     f->have = 0;
     f->stream_off = stream_off;
     f->error = VW_REQ_NONE;
+    f->oom = false;
 }
 
 /* Bytes of the PDU starting at p (>= 4 bytes); 0 when p cannot start one,
@@ -106,15 +105,18 @@ static void deliver(void *owner, const uint8_t *raw, size_t len)
 
 static bool stopped(void *owner)
 {
-    return ((struct feed_call *)owner)->f->error != VW_REQ_NONE;
+    struct feed_call *call = owner;
+    return call->f->error != VW_REQ_NONE || call->f->oom;
 }
 
-static const struct vw_gather_ops gather_ops = {pdu_len, deliver, stopped};
+static void no_memory(void *owner) { ((struct feed_call *)owner)->f->oom = true; }
+
+static const struct vw_gather_ops gather_ops = {pdu_len, deliver, stopped, no_memory};
 
 enum vw_req vw_ift_framer_feed(struct vw_ift_framer *f, const uint8_t *data, size_t len,
                                vw_ift_pdu_cb cb, void *ctx)
 {
     struct feed_call call = {f, cb, ctx};
-    vw_gather_feed(f->buf, &f->have, data, len, &gather_ops, &call);
+    vw_gather_feed(&f->buf, &f->cap, &f->have, data, len, &gather_ops, &call);
     return f->error;
 }

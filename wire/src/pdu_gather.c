@@ -1,4 +1,5 @@
 /* Length-delimited PDU gathering shared by the stream framers (pdu_gather.h). */
+#include <stdlib.h>
 #include <string.h>
 #include "pdu_gather.h"
 
@@ -10,7 +11,23 @@ static size_t checked_len(const struct vw_gather_ops *ops, void *owner, const ui
     return n < LEN_PREFIX ? 0 : n;
 }
 
-bool vw_gather_feed(uint8_t *buf, size_t *have, const uint8_t *data, size_t len,
+enum { MIN_BUF = 256 };
+
+/* Room for want bytes in *buf. */
+static bool reserve(uint8_t **buf, size_t *cap, size_t want)
+{
+    if (*buf != NULL && *cap >= want)
+        return true;
+    size_t n = want < MIN_BUF ? MIN_BUF : want;
+    uint8_t *b = realloc(*buf, n);
+    if (b == NULL)
+        return false;
+    *buf = b;
+    *cap = n;
+    return true;
+}
+
+bool vw_gather_feed(uint8_t **bufp, size_t *cap, size_t *have, const uint8_t *data, size_t len,
                     const struct vw_gather_ops *ops, void *owner)
 {
     while (len > 0 && !ops->stopped(owner)) {
@@ -27,10 +44,15 @@ bool vw_gather_feed(uint8_t *buf, size_t *have, const uint8_t *data, size_t len,
         }
         size_t want = LEN_PREFIX;
         if (*have >= LEN_PREFIX) {
-            want = checked_len(ops, owner, buf);
+            want = checked_len(ops, owner, *bufp);
             if (want == 0)
                 return false;
         }
+        if (!reserve(bufp, cap, want)) {
+            ops->no_memory(owner);
+            return false;
+        }
+        uint8_t *buf = *bufp;
         size_t take = want - *have < len ? want - *have : len;
         memcpy(buf + *have, data, take);
         *have += take;

@@ -2,7 +2,8 @@
  * VI/TCP framing over a TCP byte stream: Segment Length (V2) delimits every
  * segment, so a framer only needs the first four bytes of a segment to know
  * where it ends. Whole segments already contiguous in the caller's chunk are
- * decoded in place; split ones are gathered in one 64 KiB buffer.
+ * decoded in place; split ones are gathered in a buffer that grows to the
+ * segment being gathered (at most 64 KiB).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,6 @@
 int vw_vitcp_framer_init(struct vw_vitcp_framer *f, enum vw_vitcp_crc_mode crc_mode)
 {
     memset(f, 0, sizeof *f);
-    f->buf = malloc(VW_VITCP_SEG_MAX);
-    if (!f->buf)
-        return -1;
     f->crc_mode = crc_mode;
     f->error = VW_REQ_NONE;
     return 0;
@@ -25,6 +23,7 @@ void vw_vitcp_framer_free(struct vw_vitcp_framer *f)
 {
     free(f->buf);
     f->buf = NULL;
+    f->cap = 0;
 }
 
 void vw_vitcp_framer_set_crc(struct vw_vitcp_framer *f, enum vw_vitcp_crc_mode crc_mode)
@@ -37,6 +36,7 @@ void vw_vitcp_framer_resync(struct vw_vitcp_framer *f, uint64_t stream_off)
     f->have = 0;
     f->stream_off = stream_off;
     f->error = VW_REQ_NONE;
+    f->oom = false;
 }
 
 /* One feed call: the framer plus the caller's callback. */
@@ -73,16 +73,19 @@ static void deliver(void *owner, const uint8_t *raw, size_t len)
 
 static bool stopped(void *owner)
 {
-    return ((struct feed_call *)owner)->f->error != VW_REQ_NONE;
+    struct feed_call *call = owner;
+    return call->f->error != VW_REQ_NONE || call->f->oom;
 }
 
-static const struct vw_gather_ops gather_ops = {seg_len, deliver, stopped};
+static void no_memory(void *owner) { ((struct feed_call *)owner)->f->oom = true; }
+
+static const struct vw_gather_ops gather_ops = {seg_len, deliver, stopped, no_memory};
 
 enum vw_req vw_vitcp_framer_feed(struct vw_vitcp_framer *f, const uint8_t *data, size_t len,
                                  vw_vitcp_seg_cb cb, void *ctx)
 {
     struct feed_call call = {f, cb, ctx};
-    vw_gather_feed(f->buf, &f->have, data, len, &gather_ops, &call);
+    vw_gather_feed(&f->buf, &f->cap, &f->have, data, len, &gather_ops, &call);
     return f->error;
 }
 

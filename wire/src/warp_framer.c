@@ -1,8 +1,9 @@
 /*
  * WARP framing over a TCP byte stream: Chunk length (W2) delimits every
  * chunk, so four bytes tell where a chunk ends. Chunks contiguous in the
- * caller's data are decoded in place; split ones are gathered in one
- * 64 KiB buffer. The framer also keeps the W4 sequencing state.
+ * caller's data are decoded in place; split ones are gathered in a buffer
+ * that grows to the chunk being gathered (at most 64 KiB). The framer also
+ * keeps the W4 sequencing state.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,6 @@
 int vw_warp_framer_init(struct vw_warp_framer *f)
 {
     memset(f, 0, sizeof *f);
-    f->buf = malloc(VW_WARP_CHUNK_MAX);
-    if (!f->buf)
-        return -1;
     f->error = VW_REQ_NONE;
     return 0;
 }
@@ -24,14 +22,17 @@ void vw_warp_framer_free(struct vw_warp_framer *f)
 {
     free(f->buf);
     f->buf = NULL;
+    f->cap = 0;
 }
 
 void vw_warp_framer_resync(struct vw_warp_framer *f, uint64_t stream_off)
 {
     uint8_t *buf = f->buf;
+    size_t cap = f->cap;
     uint64_t chunks = f->chunks;
     memset(f, 0, sizeof *f);
     f->buf = buf;
+    f->cap = cap;
     f->chunks = chunks;
     f->stream_off = stream_off;
     f->error = VW_REQ_NONE;
@@ -138,16 +139,19 @@ static void deliver(void *owner, const uint8_t *raw, size_t len)
 
 static bool stopped(void *owner)
 {
-    return ((struct feed_call *)owner)->f->error != VW_REQ_NONE;
+    struct feed_call *call = owner;
+    return call->f->error != VW_REQ_NONE || call->f->oom;
 }
 
-static const struct vw_gather_ops gather_ops = {chunk_len, deliver, stopped};
+static void no_memory(void *owner) { ((struct feed_call *)owner)->f->oom = true; }
+
+static const struct vw_gather_ops gather_ops = {chunk_len, deliver, stopped, no_memory};
 
 enum vw_req vw_warp_framer_feed(struct vw_warp_framer *f, const uint8_t *data, size_t len,
                                 vw_warp_chunk_cb cb, void *ctx)
 {
     struct feed_call call = {f, cb, ctx};
-    vw_gather_feed(f->buf, &f->have, data, len, &gather_ops, &call);
+    vw_gather_feed(&f->buf, &f->cap, &f->have, data, len, &gather_ops, &call);
     return f->error;
 }
 

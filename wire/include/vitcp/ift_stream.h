@@ -31,7 +31,9 @@ typedef void (*vw_ift_pdu_cb)(void *ctx, const uint8_t *raw, size_t len, uint64_
                               const struct vw_findings *findings);
 
 struct vw_ift_framer {
-    uint8_t *buf;              /* reassembly buffer, allocated once (VW_IFT_FRAME_MAX) */
+    uint8_t *buf;            /* reassembly buffer of a split PDU: grows to the PDU's length, NULL until needed */
+    size_t cap;
+    bool oom;                /* the buffer could not grow: the framer stopped (sticky; bytes were lost) */
     size_t have;
     uint64_t stream_off;       /* stream offset of buf[0] */
     bool ind_seen;             /* the sender's indication has been framed */
@@ -44,7 +46,8 @@ struct vw_ift_framer {
 
 /* expect_indication: the stream starts with the sender's indication (the
  * normal case, I7); false for captures that start later, then set the mode
- * with vw_ift_framer_set_mode. 0 on success, -1 if allocation fails. */
+ * with vw_ift_framer_set_mode. Returns 0 (the reassembly buffer is
+ * allocated when a frame first arrives split). */
 int vw_ift_framer_init(struct vw_ift_framer *f, bool expect_indication);
 void vw_ift_framer_free(struct vw_ift_framer *f);
 void vw_ift_framer_set_mode(struct vw_ift_framer *f, const struct vw_ift_frame_mode *mode);

@@ -26,14 +26,17 @@ typedef void (*vw_vitcp_seg_cb)(void *ctx, const uint8_t *raw, size_t len, uint6
                                 const struct vw_findings *findings);
 
 struct vw_vitcp_framer {
-    uint8_t *buf;           /* reassembly buffer, allocated once (64 KiB) */
+    uint8_t *buf;            /* reassembly buffer of a split PDU: grows to the PDU's length, NULL until needed */
+    size_t cap;
+    bool oom;                /* the buffer could not grow: the framer stopped (sticky; bytes were lost) */
     size_t have;            /* bytes buffered of the current segment */
     uint64_t stream_off;    /* stream offset of buf[0] */
     enum vw_vitcp_crc_mode crc_mode;
     enum vw_req error;      /* sticky framing error; VW_REQ_NONE while healthy */
 };
 
-/* 0 on success, -1 if the buffer cannot be allocated. */
+/* 0 (the reassembly buffer is allocated when a segment first arrives split;
+ * -1 is kept for callers that check). */
 int vw_vitcp_framer_init(struct vw_vitcp_framer *f, enum vw_vitcp_crc_mode crc_mode);
 void vw_vitcp_framer_free(struct vw_vitcp_framer *f);
 void vw_vitcp_framer_set_crc(struct vw_vitcp_framer *f, enum vw_vitcp_crc_mode crc_mode);

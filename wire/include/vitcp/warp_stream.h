@@ -47,7 +47,9 @@ void vw_warp_seq_check(struct vw_warp_seq *s, const struct vw_warp_chunk *c,
                        struct vw_warp_seq_pos *pos, struct vw_findings *findings);
 
 struct vw_warp_framer {
-    uint8_t *buf;            /* reassembly buffer, allocated once (64 KiB) */
+    uint8_t *buf;            /* reassembly buffer of a split PDU: grows to the PDU's length, NULL until needed */
+    size_t cap;
+    bool oom;                /* the buffer could not grow: the framer stopped (sticky; bytes were lost) */
     size_t have;
     uint64_t stream_off;
     enum vw_req error;       /* sticky framing error */
