@@ -1,5 +1,6 @@
 /* The case script parser (format in conform/case.h). */
 #include "conform/case.h"
+#include "conform/capcase.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -24,6 +25,14 @@ static const char *const field_names[CF_F_COUNT] = {
 const char *cf_field_name(enum cf_field f)
 {
     return (unsigned)f < CF_F_COUNT ? field_names[f] : "?";
+}
+
+int cf_field_by_name(const char *name)
+{
+    for (int i = 0; i < CF_F_COUNT; i++)
+        if (strcmp(field_names[i], name) == 0)
+            return i;
+    return -1;
 }
 
 static int field_by_name(const char *name, size_t len)
@@ -537,7 +546,9 @@ int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, si
     struct dirent *e;
     while ((e = readdir(d))) {
         size_t n = strlen(e->d_name);
-        if (n < 6 || strcmp(e->d_name + n - 5, ".case") != 0)
+        bool script = n >= 6 && strcmp(e->d_name + n - 5, ".case") == 0;
+        bool meta = n >= 6 && strcmp(e->d_name + n - 5, ".meta") == 0 && cf_capcase_is_meta_name(e->d_name);
+        if (!script && !meta)
             continue;
         if (set->count == cap) {
             cap = cap ? cap * 2 : 32;
@@ -551,7 +562,7 @@ int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, si
         }
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (cf_case_load(path, &set->cases[set->count], err, errlen) < 0) {
+        if ((script ? cf_case_load : cf_capcase_load)(path, &set->cases[set->count], err, errlen) < 0) {
             rc = -1;
             break;
         }
@@ -574,8 +585,17 @@ int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, si
     return 0;
 }
 
+void cf_case_free(struct cf_case *c)
+{
+    free(c->blob);
+    c->blob = NULL;
+    c->blob_len = 0;
+}
+
 void cf_case_set_free(struct cf_case_set *set)
 {
+    for (size_t i = 0; i < set->count; i++)
+        cf_case_free(&set->cases[i]);
     free(set->cases);
     set->cases = NULL;
     set->count = 0;

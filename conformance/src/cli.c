@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conform/capcase.h"
 #include "conform/case.h"
 #include "conform/coverage.h"
 #include "conform/engine.h"
@@ -27,6 +28,7 @@ static const char usage[] =
     "       vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
     "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
     "  (--warp-port, 5997) and PacketWay EEP (Ethertype 0x88B5, UDP --eep-port, 5998).\n"
+    "       vitcp-conform show NAME.meta      (the steps a capture case compiles to)\n"
     "SEL is a case id, a requirement ID (a trailing * matches a prefix) or a draft section.\n"
     "Exit status: 0 every MUST passed (lint: no error), 1 a MUST failed, 2 usage or input error.\n";
 
@@ -322,6 +324,27 @@ static int cmd_lint(int argc, char **argv, FILE *out, FILE *err)
     return code;
 }
 
+static int cmd_show(int argc, char **argv, FILE *out, FILE *err)
+{
+    if (argc != 3 || argv[2][0] == '-')
+        return usage_error(err, "show takes one capture case (NAME.meta)%s", "");
+    struct cf_case *c = malloc(sizeof *c);
+    if (!c) {
+        fputs("vitcp-conform: out of memory\n", err);
+        return CF_EXIT_USAGE;
+    }
+    char msg[512];
+    if (cf_capcase_load(argv[2], c, msg, sizeof msg) < 0) {
+        fprintf(err, "vitcp-conform: %s\n", msg);
+        free(c);
+        return CF_EXIT_USAGE;
+    }
+    cf_capcase_describe(out, c);
+    cf_case_free(c);
+    free(c);
+    return CF_EXIT_OK;
+}
+
 int cf_main(int argc, char **argv, FILE *out, FILE *err)
 {
     if (argc < 2)
@@ -337,5 +360,7 @@ int cf_main(int argc, char **argv, FILE *out, FILE *err)
         return cmd_run(argc, argv, out, err);
     if (strcmp(cmd, "lint") == 0)
         return cmd_lint(argc, argv, out, err);
+    if (strcmp(cmd, "show") == 0)
+        return cmd_show(argc, argv, out, err);
     return usage_error(err, "unknown command '%s' (list, run or lint)", cmd);
 }

@@ -178,7 +178,12 @@ static void decide(struct run *r, enum cf_verdict v, enum vw_req req, const char
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (r->step)
+    if (r->step && r->step->cap_pdu)
+        snprintf(r->res->message, sizeof r->res->message, "%s: capture PDU %u (frame %u): %s", r->c->file,
+                 r->step->cap_pdu, r->step->line, msg);
+    else if (r->step && r->c->from_capture)
+        snprintf(r->res->message, sizeof r->res->message, "%s: %s", r->c->file, msg);
+    else if (r->step)
         snprintf(r->res->message, sizeof r->res->message, "%s:%u: %s", r->c->file, r->step->line, msg);
     else
         snprintf(r->res->message, sizeof r->res->message, "%s: %s", r->c->file, msg);
@@ -503,10 +508,104 @@ static int send_value(struct run *r, const struct cf_step *st, enum cf_field f, 
     return 0;
 }
 
+/* Remember a message the tester sends, for data=echo and data=written. */
+static void keep_sent(struct run *r, unsigned type, uint32_t offset, const uint8_t *payload, size_t plen)
+{
+    if (type != VW_VITCP_SEND && type != VW_VITCP_RDMA_WRITE)
+        return;
+    if (type == VW_VITCP_SEND && r->tester_first_send_len < 0)
+        r->tester_first_send_len = (long)plen;
+    uint8_t *keep = type == VW_VITCP_SEND ? r->echo : r->written;
+    size_t *keep_len = type == VW_VITCP_SEND ? &r->echo_len : &r->written_len;
+    if (offset == 0)
+        *keep_len = 0;
+    if (keep && offset == *keep_len && *keep_len + plen <= ECHO_MAX) {
+        if (plen)
+            memcpy(keep + *keep_len, payload, plen);
+        *keep_len += plen;
+    }
+}
+
+/*
+ * A capture case's PDU of the tester's side, re-encoded by the wire library
+ * with the capture's fields, payload and options. Its own message numbers
+ * stay as captured (the tester chooses them); numbers that refer to the
+ * target's messages (Message ACK, an RdmaReadResponse's number) are mapped
+ * from the capture's initial number of the other side to the live one. A
+ * trailer that was right stays right after the mapping, a wrong one stays
+ * wrong.
+ */
+static uint8_t *build_replay(struct run *r, const struct cf_step *st, size_t *out_len)
+{
+    const struct cf_case *c = r->c;
+    if (st->pdu_off > c->blob_len || st->pdu_len > c->blob_len - st->pdu_off) {
+        decide(r, CF_FAIL, st->req, "case error: capture PDU %u is outside the capture", st->cap_pdu);
+        return NULL;
+    }
+    const uint8_t *raw = c->blob + st->pdu_off;
+    struct vw_vitcp_seg seg;
+    enum vw_req e = vw_vitcp_decode(raw, st->pdu_len, st->replay_crc ? VW_VITCP_CRC_ON : VW_VITCP_CRC_OFF, &seg, NULL);
+    if (e != VW_REQ_NONE) {
+        decide(r, CF_FAIL, st->req, "case error: capture PDU %u cannot be decoded (%s)", st->cap_pdu, vw_req_id(e));
+        return NULL;
+    }
+    struct vw_vitcp_enc enc;
+    vw_vitcp_enc_init(&enc, seg.hdr.type, seg.has_crc);
+    enc.hdr = seg.hdr;
+    enc.with_rdma = seg.has_rdma;
+    enc.rdma = seg.rdma;
+    enc.with_ce = seg.has_ce;
+    enc.ce = seg.ce;
+    enc.payload = seg.payload;
+    enc.payload_len = seg.payload_len;
+    enc.trailer = !seg.has_crc ? VW_VITCP_TRAILER_NONE : seg.crc_ok ? VW_VITCP_TRAILER_CRC : VW_VITCP_TRAILER_BAD_CRC;
+    /* a Segment Length that does not describe the segment is kept as captured */
+    size_t natural = vw_vitcp_encoded_len(&enc);
+    if (natural != seg.hdr.seg_len)
+        enc.keep_seg_len = true;
+    unsigned t = seg.hdr.type;
+    bool is_init = t == VW_VITCP_CONNECT_REQUEST || t == VW_VITCP_CONNECT_ACCEPT;
+    if (c->replay_run_disc && t == VW_VITCP_CONNECT_REQUEST) {
+        size_t dl = strlen(r->e->discriminator);
+        if (dl > VW_VITCP_DISC_MAX)
+            dl = VW_VITCP_DISC_MAX;
+        memset(enc.ce.called_disc, 0, sizeof enc.ce.called_disc);
+        memcpy(enc.ce.called_disc, r->e->discriminator, dl);
+        enc.ce.called_disc_len = (uint16_t)dl;
+        enc.keep_seg_len = false; /* the segment's length is the encoder's */
+    }
+    if (c->cap_target_init_known && r->target_init_known && t != VW_VITCP_CONNECT_REQUEST) {
+        enc.hdr.msg_ack = seg.hdr.msg_ack - c->cap_target_init + r->target_init;
+        if (t == VW_VITCP_RDMA_READ_RESP)
+            enc.hdr.msg_num = seg.hdr.msg_num - c->cap_target_init + r->target_init;
+    }
+    if (is_init) {
+        r->tester_init_known = true;
+        r->tester_init = seg.hdr.msg_num;
+        r->tester_last_msg = seg.hdr.msg_num;
+    } else if (t != VW_VITCP_NOP && t != VW_VITCP_RDMA_READ_RESP && t != VW_VITCP_CONNECT_REJECT &&
+               t != VW_VITCP_CONNECT_NOMATCH) {
+        r->tester_last_msg = seg.hdr.msg_num;
+    }
+    keep_sent(r, t, seg.hdr.data_offset, seg.payload, seg.payload_len);
+    size_t cap = (enc.keep_seg_len ? natural : vw_vitcp_encoded_len(&enc)) + 8;
+    uint8_t *buf = malloc(cap);
+    size_t n = buf ? vw_vitcp_encode(&enc, buf, cap) : 0;
+    if (!n) {
+        free(buf);
+        decide(r, CF_FAIL, st->req, "case error: capture PDU %u cannot be re-encoded", st->cap_pdu);
+        return NULL;
+    }
+    *out_len = n;
+    return buf;
+}
+
 /* Encode one segment of a send step into a fresh buffer; *n its length.
  * NULL with the verdict decided on a case error. */
 static uint8_t *build_segment(struct run *r, const struct cf_step *st, size_t *out_len)
 {
+    if (st->cap_pdu)
+        return build_replay(r, st, out_len);
     struct vw_vitcp_enc enc;
     const struct vw_vitcp_conn *conn = &r->session.conn;
     bool crc_on = conn->crc_known && conn->crc_negotiated;
@@ -667,19 +766,7 @@ static uint8_t *build_segment(struct run *r, const struct cf_step *st, size_t *o
     }
 
     /* Remember the message for data=echo and data=written. */
-    if (st->type == VW_VITCP_SEND || st->type == VW_VITCP_RDMA_WRITE) {
-        if (st->type == VW_VITCP_SEND && r->tester_first_send_len < 0)
-            r->tester_first_send_len = (long)plen;
-        uint8_t *keep = st->type == VW_VITCP_SEND ? r->echo : r->written;
-        size_t *keep_len = st->type == VW_VITCP_SEND ? &r->echo_len : &r->written_len;
-        if (enc.hdr.data_offset == 0)
-            *keep_len = 0;
-        if (keep && enc.hdr.data_offset == *keep_len && *keep_len + plen <= ECHO_MAX) {
-            if (plen)
-                memcpy(keep + *keep_len, payload, plen);
-            *keep_len += plen;
-        }
-    }
+    keep_sent(r, st->type, enc.hdr.data_offset, payload, plen);
 
     size_t cap = vw_vitcp_encoded_len(&enc) + 8;
     uint8_t *buf = malloc(cap);
@@ -861,6 +948,25 @@ static int segment_matches(struct run *r, const struct cf_step *st, const struct
             snprintf(msg, msglen, "PDU #%u: expected %s %s%s%s%lld, got %s%s=%lld (%s)", pdu, type_text(st->type),
                      cf_field_name(m->field), masked, op_text(m->op), (long long)want, cf_field_name(m->field),
                      masked, (long long)v, got);
+            return 0;
+        }
+    }
+    if (st->data_capture) {
+        const struct cf_case *c = r->c;
+        size_t want = 0;
+        for (unsigned i = 0; i < st->nmatch; i++)
+            if (st->match[i].field == CF_F_PAYLOAD)
+                want = (size_t)st->match[i].value;
+        bool inside = st->cap_data_off <= c->blob_len && want <= c->blob_len - st->cap_data_off;
+        if (!inside || s->payload_len != want ||
+            (want && memcmp(s->payload, c->blob + st->cap_data_off, want) != 0)) {
+            size_t at = 0;
+            while (inside && at < want && at < s->payload_len && s->payload[at] == c->blob[st->cap_data_off + at])
+                at++;
+            snprintf(msg, msglen, "PDU #%u: payload differs from the capture's at byte %zu (expected 0x%02x, got "
+                     "0x%02x; %zu bytes expected, %zu received) (%s)", pdu, at,
+                     inside && at < want ? c->blob[st->cap_data_off + at] : 0,
+                     at < s->payload_len ? s->payload[at] : 0, want, s->payload_len, got);
             return 0;
         }
     }
@@ -1244,6 +1350,22 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
     struct timespec start = now();
     result_init(res, c);
     run_case_raw(e, c, res, false);
+    if (c->expect_fail) {
+        /* meta 'verdict fail': the replay must find the difference */
+        if (res->verdict == CF_FAIL) {
+            char was[CF_MESSAGE_MAX];
+            snprintf(was, sizeof was, "%s", res->message);
+            res->verdict = CF_PASS;
+            res->failed_req = VW_REQ_NONE;
+            snprintf(res->message, sizeof res->message, "failed as its metadata expects: %.*s",
+                     (int)(sizeof res->message - 40), was);
+        } else if (res->verdict == CF_PASS) {
+            res->verdict = CF_FAIL;
+            res->failed_req = c->reqs[0];
+            snprintf(res->message, sizeof res->message,
+                     "%s: the metadata expects verdict fail, but the target matched the capture", c->file);
+        }
+    }
     if (c->hostile && !c->passive && e->check_survival && res->verdict == CF_PASS) {
         char why[CF_MESSAGE_MAX / 2];
         if (cf_engine_check_alive(e, why, sizeof why) < 0) {

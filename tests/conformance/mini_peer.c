@@ -38,6 +38,8 @@ struct conn {
     struct vw_vitcp_session s;
     uint8_t *msg;
     size_t msg_len;
+    bool msg_idv;            /* the message carries immediate data (echoed, like vipl-peer) */
+    uint32_t msg_imm;
     uint16_t level;
     uint8_t *region;
     uint32_t last_ok;        /* last message received without error (RR ACK) */
@@ -169,6 +171,10 @@ static void echo(struct conn *c)
             enc.hdr.flags &= (uint8_t)~VW_VITCP_FLAG_EOM;
         enc.payload = c->msg + off;
         enc.payload_len = n;
+        if (c->msg_idv) { /* in each segment (VITCP-3.2-IDV-EACH-SEGMENT) */
+            enc.hdr.flags |= VW_VITCP_FLAG_IDV;
+            enc.hdr.imm_data = c->msg_imm;
+        }
         send_seg(c, &enc);
         off += n;
     } while (off < c->msg_len && !c->close_now);
@@ -296,6 +302,8 @@ static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
         }
         memcpy(c->msg + c->msg_len, seg->payload, seg->payload_len);
         c->msg_len += seg->payload_len;
+        c->msg_idv = seg->hdr.flags & VW_VITCP_FLAG_IDV;
+        c->msg_imm = seg->hdr.imm_data;
         c->last_rx_msg = seg->hdr.msg_num;
         if (seg->hdr.flags & VW_VITCP_FLAG_EOM) {
             c->last_ok = seg->hdr.msg_num;

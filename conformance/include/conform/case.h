@@ -95,7 +95,7 @@ struct cf_match {
     int64_t value;
 };
 
-#define CF_MAX_MATCHES 16
+#define CF_MAX_MATCHES 24
 #define CF_DISC_TEXT_MAX 80
 
 /* How a send writes its trailer. */
@@ -127,9 +127,17 @@ struct cf_step {
     bool data_echo;         /* payload equals the last payload the tester sent */
     bool data_written;      /* payload equals the last RdmaWrite's data */
     bool skip_other;        /* await: skip segments that do not match */
+    /* Capture-based cases (capcase.c): the step replays or expects PDU
+     * cap_pdu (1-based, 0: a scripted step) of the case's capture, whose
+     * bytes are blob[pdu_off..+pdu_len); line is then its frame number. */
+    unsigned cap_pdu;
+    size_t pdu_off, pdu_len;
+    size_t cap_data_off;    /* its payload's offset in the blob */
+    bool replay_crc;        /* SEND: the captured segment has a trailer */
+    bool data_capture;      /* EXPECT: payload bytes equal the captured ones */
 };
 
-#define CF_MAX_STEPS 48
+#define CF_MAX_STEPS 64
 
 struct cf_case {
     char id[CF_ID_MAX];
@@ -144,6 +152,14 @@ struct cf_case {
     bool needs_region;      /* uses the target's RDMA region */
     struct cf_step steps[CF_MAX_STEPS];
     unsigned nsteps;
+    /* Capture-based cases (NAME.pcap[ng] + NAME.meta, see capcase.h). */
+    bool from_capture;
+    bool expect_fail;       /* meta 'verdict fail': the replay must fail */
+    bool replay_run_disc;   /* meta 'discriminator run': the run's Called Discriminator */
+    uint8_t *blob;          /* the captured PDUs (owned; cf_case_set_free frees it) */
+    size_t blob_len;
+    bool cap_tester_init_known, cap_target_init_known;
+    uint32_t cap_tester_init, cap_target_init; /* initial numbers in the capture */
 };
 
 /* Parse one case script. Returns 0, or -1 with "file:line: reason" in err. */
@@ -157,9 +173,13 @@ struct cf_case_set {
     struct cf_case *cases;
     size_t count;
 };
-/* Load every *.case file of dir. Returns 0, or -1 with the first error. */
+/* Load every *.case file of dir, and every capture case (NAME.meta with
+ * NAME.pcapng or NAME.pcap, capcase.h). Returns 0, or -1 with the first
+ * error. */
 int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, size_t errlen);
 void cf_case_set_free(struct cf_case_set *set);
+/* Free what a case owns (a capture case's PDUs). */
+void cf_case_free(struct cf_case *c);
 
 /* Does the case match a selector: its id, one of its requirement IDs, a
  * requirement ID prefix ending in '*', or its section ("4.3" also matches
@@ -167,5 +187,7 @@ void cf_case_set_free(struct cf_case_set *set);
 bool cf_case_matches(const struct cf_case *c, const char *selector);
 
 const char *cf_field_name(enum cf_field f);
+/* The field of a name ("msg", "opt.crc"); -1 if unknown. */
+int cf_field_by_name(const char *name);
 
 #endif

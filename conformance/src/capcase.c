@@ -1,0 +1,696 @@
+/* Capture-based cases: NAME.meta + NAME.pcap[ng] compiled to case steps
+ * (format in conform/capcase.h). */
+#include "conform/capcase.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vitcp/pcap_reader.h"
+#include "vitcp/vitcp_stream.h"
+
+#define META_MAX (64 * 1024)
+#define CAP_PDUS_MAX 4096
+
+struct meta {
+    char file[256];
+    unsigned line;
+    char *err;
+    size_t errlen;
+    /* directives */
+    char capture[512];
+    bool tester_server;
+    bool wild[CF_F_COUNT];
+    bool wild_type[VW_VITCP_TYPE_COUNT][CF_F_COUNT];
+    bool wild_data;
+    bool wild_data_type[VW_VITCP_TYPE_COUNT];
+    bool echo;
+    bool compare_nops;
+    unsigned timing_ms;
+    enum { END_CLOSE, END_EXPECT_CLOSE, END_NONE } end;
+};
+
+static int meta_fail(struct meta *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int meta_fail(struct meta *m, const char *fmt, ...)
+{
+    char msg[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(m->err, m->errlen, "%s:%u: %s", m->file, m->line, msg);
+    return -1;
+}
+
+bool cf_capcase_is_meta_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 6 || strcmp(name + n - 5, ".meta") != 0)
+        return false;
+    static const char *const records[] = {".pcap.meta", ".pcapng.meta"};
+    for (size_t k = 0; k < 2; k++) {
+        size_t r = strlen(records[k]);
+        if (n >= r && strcmp(name + n - r, records[k]) == 0)
+            return false;
+    }
+    return true;
+}
+
+static int parse_uint(struct meta *m, const char *s, unsigned max, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *s == '-' || *end || errno || v > max)
+        return meta_fail(m, "'%s' is not a number in 1..%u", s, max);
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int type_by_name(const char *name, size_t len)
+{
+    for (unsigned t = 0; t < VW_VITCP_TYPE_COUNT; t++)
+        if (strlen(vw_vitcp_type_name(t)) == len && strncmp(vw_vitcp_type_name(t), name, len) == 0)
+            return (int)t;
+    return -1;
+}
+
+static int wildcard(struct meta *m, const char *w)
+{
+    int type = -1;
+    const char *colon = strchr(w, ':');
+    if (colon) {
+        type = type_by_name(w, (size_t)(colon - w));
+        if (type < 0)
+            return meta_fail(m, "unknown segment type in '%s'", w);
+        w = colon + 1;
+    }
+    if (strcmp(w, "data") == 0) {
+        if (type < 0)
+            m->wild_data = true;
+        else
+            m->wild_data_type[type] = true;
+        return 0;
+    }
+    int f = cf_field_by_name(w);
+    if (f < 0)
+        return meta_fail(m, "unknown field '%s' (msg, ack, rxposted, imm, mtu, window, payload, crc, data, ...)", w);
+    if (type < 0)
+        m->wild[f] = true;
+    else
+        m->wild_type[type][f] = true;
+    return 0;
+}
+
+static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
+{
+    const char *k = tok[0];
+    if (strcmp(k, "case") == 0 || strcmp(k, "title") == 0 || strcmp(k, "section") == 0 ||
+        strcmp(k, "capture") == 0) {
+        if (n < 2)
+            return meta_fail(m, "'%s' needs a value", k);
+        if (k[0] == 't') {
+            /* the rest of the line, words joined by one space */
+            size_t w = 0;
+            for (int i = 1; i < n; i++)
+                w += (size_t)snprintf(c->title + w, w < sizeof c->title ? sizeof c->title - w : 0, "%s%s",
+                                      i > 1 ? " " : "", tok[i]);
+            return 0;
+        }
+        if (n > 2)
+            return meta_fail(m, "'%s' takes one value", k);
+        if (k[0] == 'c' && k[1] == 'a' && k[2] == 's') {
+            if (strlen(tok[1]) >= sizeof c->id)
+                return meta_fail(m, "case id too long");
+            snprintf(c->id, sizeof c->id, "%s", tok[1]);
+        } else if (k[0] == 's') {
+            if (strlen(tok[1]) >= sizeof c->section)
+                return meta_fail(m, "section too long");
+            snprintf(c->section, sizeof c->section, "%s", tok[1]);
+        } else {
+            if (strlen(tok[1]) >= sizeof m->capture)
+                return meta_fail(m, "capture name too long");
+            snprintf(m->capture, sizeof m->capture, "%s", tok[1]);
+        }
+        return 0;
+    }
+    if (strcmp(k, "require") == 0) {
+        if (n < 2)
+            return meta_fail(m, "'require' needs at least one requirement ID");
+        for (int i = 1; i < n; i++) {
+            enum vw_req r = vw_req_by_id(tok[i]);
+            if (r == VW_REQ_NONE)
+                return meta_fail(m, "unknown requirement ID '%s'", tok[i]);
+            if (c->nreqs == CF_MAX_REQS)
+                return meta_fail(m, "too many requirement IDs (at most %d)", CF_MAX_REQS);
+            c->reqs[c->nreqs++] = r;
+        }
+        return 0;
+    }
+    if (strcmp(k, "role") == 0) {
+        if (n != 2 || (strcmp(tok[1], "active") != 0 && strcmp(tok[1], "passive") != 0))
+            return meta_fail(m, "'role' is active or passive");
+        if (strcmp(tok[1], "passive") == 0)
+            return meta_fail(m, "role passive is not supported for capture cases yet (the tester connects)");
+        return 0;
+    }
+    if (strcmp(k, "tester") == 0) {
+        if (n != 2 || (strcmp(tok[1], "client") != 0 && strcmp(tok[1], "server") != 0))
+            return meta_fail(m, "'tester' is client or server");
+        m->tester_server = tok[1][0] == 's';
+        return 0;
+    }
+    if (strcmp(k, "verdict") == 0) {
+        if (n != 2 || (strcmp(tok[1], "pass") != 0 && strcmp(tok[1], "fail") != 0))
+            return meta_fail(m, "'verdict' is pass or fail");
+        c->expect_fail = tok[1][0] == 'f';
+        return 0;
+    }
+    if (strcmp(k, "wildcard") == 0) {
+        if (n < 2)
+            return meta_fail(m, "'wildcard' needs field names");
+        for (int i = 1; i < n; i++)
+            if (wildcard(m, tok[i]) < 0)
+                return -1;
+        return 0;
+    }
+    if (strcmp(k, "echo") == 0 || strcmp(k, "hostile") == 0) {
+        if (n != 1)
+            return meta_fail(m, "'%s' takes no value", k);
+        if (k[0] == 'e')
+            m->echo = true;
+        else
+            c->hostile = true;
+        return 0;
+    }
+    if (strcmp(k, "discriminator") == 0) {
+        if (n != 2 || (strcmp(tok[1], "capture") != 0 && strcmp(tok[1], "run") != 0))
+            return meta_fail(m, "'discriminator' is capture or run");
+        c->replay_run_disc = tok[1][0] == 'r';
+        if (c->replay_run_disc)
+            m->wild[CF_F_CALLED_LEN] = true; /* the accept copies what the tester sent */
+        return 0;
+    }
+    if (strcmp(k, "nops") == 0) {
+        if (n != 2 || (strcmp(tok[1], "skip") != 0 && strcmp(tok[1], "compare") != 0))
+            return meta_fail(m, "'nops' is skip or compare");
+        m->compare_nops = tok[1][0] == 'c';
+        return 0;
+    }
+    if (strcmp(k, "timing") == 0 || strcmp(k, "timeout") == 0) {
+        unsigned v;
+        if (n != 2)
+            return meta_fail(m, "'%s' takes milliseconds", k);
+        if (parse_uint(m, tok[1], 600000, &v) < 0)
+            return -1;
+        if (v == 0)
+            return meta_fail(m, "'%s' must be at least 1 ms", k);
+        if (k[3] == 'i')
+            m->timing_ms = v;
+        else
+            c->timeout_ms = v;
+        return 0;
+    }
+    if (strcmp(k, "end") == 0) {
+        if (n != 2)
+            return meta_fail(m, "'end' is close, expect-close or none");
+        if (strcmp(tok[1], "close") == 0)
+            m->end = END_CLOSE;
+        else if (strcmp(tok[1], "expect-close") == 0)
+            m->end = END_EXPECT_CLOSE;
+        else if (strcmp(tok[1], "none") == 0)
+            m->end = END_NONE;
+        else
+            return meta_fail(m, "'end' is close, expect-close or none");
+        return 0;
+    }
+    return meta_fail(m, "unknown directive '%s'", k);
+}
+
+/* ------------------------------------------------------------ capture */
+
+struct cap_pdu {
+    int side;          /* 0: the TCP client, 1: the server */
+    uint64_t frame;
+    size_t off, len;   /* in the blob */
+    struct vw_vitcp_seg seg; /* pointers are not kept (the blob may move) */
+    size_t payload_off; /* payload offset inside the PDU */
+};
+
+struct cap_read {
+    struct vw_vitcp_session session;
+    bool session_ok;
+    bool have_conn;
+    unsigned conn;
+    int first_dir;     /* TCP direction of the first bytes: session direction 0 */
+    int cur_side;
+    uint64_t cur_frame;
+    uint8_t *blob;
+    size_t blob_len, blob_cap;
+    struct cap_pdu *pdus;
+    size_t npdus, pdus_cap;
+    bool other_conn;   /* bytes of a second connection were seen */
+    char problem[256];
+};
+
+static void cap_problem(struct cap_read *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void cap_problem(struct cap_read *x, const char *fmt, ...)
+{
+    if (x->problem[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->problem, sizeof x->problem, fmt, ap);
+    va_end(ap);
+}
+
+static void on_seg(void *ctx, const uint8_t *raw, size_t len, uint64_t off, const struct vw_vitcp_seg *seg,
+                   enum vw_req err, const struct vw_findings *fs)
+{
+    (void)off;
+    (void)fs;
+    struct cap_read *x = ctx;
+    if (err != VW_REQ_NONE) {
+        cap_problem(x, "frame %llu: a segment cannot be parsed (%s)", (unsigned long long)x->cur_frame,
+                    vw_req_id(err));
+        return;
+    }
+    if (x->npdus == CAP_PDUS_MAX) {
+        cap_problem(x, "more than %d PDUs", CAP_PDUS_MAX);
+        return;
+    }
+    if (x->npdus == x->pdus_cap) {
+        size_t cap = x->pdus_cap ? x->pdus_cap * 2 : 32;
+        struct cap_pdu *g = realloc(x->pdus, cap * sizeof *g);
+        if (!g) {
+            cap_problem(x, "out of memory");
+            return;
+        }
+        x->pdus = g;
+        x->pdus_cap = cap;
+    }
+    if (x->blob_len + len > x->blob_cap) {
+        size_t cap = (x->blob_len + len) * 2;
+        uint8_t *g = realloc(x->blob, cap);
+        if (!g) {
+            cap_problem(x, "out of memory");
+            return;
+        }
+        x->blob = g;
+        x->blob_cap = cap;
+    }
+    struct cap_pdu *p = &x->pdus[x->npdus++];
+    p->side = x->cur_side;
+    p->frame = x->cur_frame;
+    p->off = x->blob_len;
+    p->len = len;
+    p->seg = *seg;
+    p->payload_off = seg->payload ? (size_t)(seg->payload - raw) : 0;
+    p->seg.payload = NULL;
+    p->seg.ce.options = NULL;
+    memcpy(x->blob + x->blob_len, raw, len);
+    x->blob_len += len;
+}
+
+static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
+{
+    struct cap_read *x = ctx;
+    if (ev->kind != VN_TCP_DATA && ev->kind != VN_TCP_GAP)
+        return;
+    if (!x->have_conn && ev->kind == VN_TCP_DATA && ev->len) {
+        x->have_conn = true;
+        x->conn = ev->conn;
+        x->first_dir = (int)ev->dir;
+        x->session_ok = vw_vitcp_session_init(&x->session) == 0;
+        if (!x->session_ok)
+            cap_problem(x, "out of memory");
+    }
+    if (!x->have_conn)
+        return;
+    if (ev->conn != x->conn) {
+        x->other_conn = true;
+        return;
+    }
+    if (ev->kind == VN_TCP_GAP) {
+        cap_problem(x, "frame %llu: %zu bytes were not captured", (unsigned long long)ev->frame, ev->len);
+        return;
+    }
+    if (!x->session_ok || x->problem[0])
+        return;
+    x->cur_side = ev->dir == VN_C2S ? 0 : 1;
+    x->cur_frame = ev->frame;
+    int sdir = (int)ev->dir == x->first_dir ? 0 : 1;
+    enum vw_req e = vw_vitcp_session_feed(&x->session, sdir, ev->data, ev->len, on_seg, x);
+    if (e != VW_REQ_NONE)
+        cap_problem(x, "frame %llu: VI/TCP framing lost (%s)", (unsigned long long)ev->frame, vw_req_id(e));
+}
+
+/* ------------------------------------------------------------ steps */
+
+static int add_step(struct meta *m, struct cf_case *c, struct cf_step **out)
+{
+    if (c->nsteps == CF_MAX_STEPS)
+        return meta_fail(m, "the capture needs more than %d steps (PDUs to send and expect); cut it down",
+                         CF_MAX_STEPS);
+    struct cf_step *st = &c->steps[c->nsteps++];
+    memset(st, 0, sizeof *st);
+    st->req = c->reqs[0];
+    *out = st;
+    return 0;
+}
+
+static void add_match(struct cf_step *st, enum cf_field f, int64_t v, bool relative)
+{
+    if (st->nmatch == CF_MAX_MATCHES)
+        return;
+    struct cf_match *mt = &st->match[st->nmatch++];
+    memset(mt, 0, sizeof *mt);
+    mt->field = f;
+    mt->op = CF_OP_EQ;
+    mt->value = v;
+    mt->relative = relative;
+}
+
+static bool is_wild(const struct meta *m, unsigned type, enum cf_field f)
+{
+    return m->wild[f] || (type < VW_VITCP_TYPE_COUNT && m->wild_type[type][f]);
+}
+
+static bool data_wild(const struct meta *m, unsigned type)
+{
+    return m->wild_data || (type < VW_VITCP_TYPE_COUNT && m->wild_data_type[type]);
+}
+
+/* Expect step for a PDU of the target's side: every field of its type, the
+ * message numbers relative, the payload bytes exact, minus wildcards. */
+static void expect_from(const struct meta *m, const struct cf_case *c, struct cf_step *st, const struct cap_pdu *p)
+{
+    const struct vw_vitcp_seg *s = &p->seg;
+    unsigned type = s->hdr.type;
+    st->kind = CF_STEP_EXPECT;
+    st->type = type;
+    st->wait_ms = m->timing_ms;
+    bool len_wild = is_wild(m, type, CF_F_PAYLOAD) || is_wild(m, type, CF_F_CRC) || is_wild(m, type, CF_F_SEGLEN);
+    struct {
+        enum cf_field f;
+        int64_t v;
+        bool present;
+    } fields[] = {
+        {CF_F_VERSION, s->hdr.version, true},
+        {CF_F_EOM, !!(s->hdr.flags & VW_VITCP_FLAG_EOM), true},
+        {CF_F_IDV, !!(s->hdr.flags & VW_VITCP_FLAG_IDV), true},
+        {CF_F_TXERR, !!(s->hdr.flags & VW_VITCP_FLAG_TXERR), true},
+        {CF_F_SEGLEN, s->hdr.seg_len, !len_wild},
+        {CF_F_OFFSET, s->hdr.data_offset, true},
+        {CF_F_IMM, s->hdr.imm_data, true},
+        {CF_F_RXPOSTED, s->hdr.rx_desc_posted, true},
+        {CF_F_ERR, s->hdr.remote_err, true},
+        {CF_F_ATTRS, s->ce.attrs, s->has_ce},
+        {CF_F_LEVEL, s->ce.attrs & VW_VITCP_ATTR_RELIABILITY_MASK, s->has_ce},
+        {CF_F_MTU, s->ce.mtu, s->has_ce},
+        {CF_F_WINDOW, s->ce.rdma_read_window, s->has_ce},
+        {CF_F_CALLING_LEN, s->ce.calling_disc_len, s->has_ce},
+        {CF_F_CALLED_LEN, s->ce.called_disc_len, s->has_ce},
+        {CF_F_RDMA_ADDR, (int64_t)s->rdma.addr, s->has_rdma},
+        {CF_F_RDMA_HANDLE, s->rdma.handle, s->has_rdma},
+        {CF_F_RDMA_LEN, s->rdma.length, s->has_rdma},
+        {CF_F_OPT_CRC, s->ce.opt_crc, s->has_ce},
+        {CF_F_OPT_URGENT, s->ce.opt_urgent, s->has_ce},
+        {CF_F_OPT_UNKNOWN, s->ce.opt_unknown, s->has_ce},
+        {CF_F_PAYLOAD, (int64_t)s->payload_len, true},
+        {CF_F_CRC, s->has_crc, true},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+        if (fields[i].present && !is_wild(m, type, fields[i].f))
+            add_match(st, fields[i].f, fields[i].v, false);
+    /* Message numbers, packetdrill style: relative to the initial number of
+     * the sender (an RdmaReadResponse carries the tester's request number;
+     * a ConnectReject/NoMatch carries none worth comparing). */
+    bool refuse = type == VW_VITCP_CONNECT_REJECT || type == VW_VITCP_CONNECT_NOMATCH;
+    /* (a CE segment's number is the initial number itself: +0 by definition) */
+    if (!is_wild(m, type, CF_F_MSG) && !refuse && !s->has_ce) {
+        bool tester_base = type == VW_VITCP_RDMA_READ_RESP;
+        bool known = tester_base ? c->cap_tester_init_known : c->cap_target_init_known;
+        uint32_t base = tester_base ? c->cap_tester_init : c->cap_target_init;
+        if (known)
+            add_match(st, CF_F_MSG, (int64_t)(int32_t)(s->hdr.msg_num - base), true);
+    }
+    if (!is_wild(m, type, CF_F_ACK) && c->cap_tester_init_known && type != VW_VITCP_CONNECT_REQUEST && !refuse)
+        add_match(st, CF_F_ACK, (int64_t)(int32_t)(s->hdr.msg_ack - c->cap_tester_init), true);
+    if (s->payload_len && !data_wild(m, type) && !is_wild(m, type, CF_F_PAYLOAD))
+        st->data_capture = true;
+}
+
+static void set_pdu(struct cf_step *st, size_t i, const struct cap_pdu *p)
+{
+    st->cap_pdu = (unsigned)i + 1;
+    st->line = (unsigned)p->frame;
+    st->pdu_off = p->off;
+    st->pdu_len = p->len;
+    st->cap_data_off = p->off + p->payload_off;
+}
+
+static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
+{
+    int tester_side = m->tester_server ? 1 : 0;
+    /* Initial message numbers of both sides as the capture shows them. */
+    for (size_t i = 0; i < x->npdus; i++) {
+        const struct cap_pdu *p = &x->pdus[i];
+        unsigned t = p->seg.hdr.type;
+        if (t != VW_VITCP_CONNECT_REQUEST && t != VW_VITCP_CONNECT_ACCEPT)
+            continue;
+        if (p->side == tester_side && !c->cap_tester_init_known) {
+            c->cap_tester_init_known = true;
+            c->cap_tester_init = p->seg.hdr.msg_num;
+        } else if (p->side != tester_side && !c->cap_target_init_known) {
+            c->cap_target_init_known = true;
+            c->cap_target_init = p->seg.hdr.msg_num;
+        }
+    }
+    if (!x->npdus || x->pdus[0].side != tester_side || x->pdus[0].seg.hdr.type != VW_VITCP_CONNECT_REQUEST)
+        return meta_fail(m, "%s: the tester's side (%s) must send the first PDU, a ConnectRequest "
+                            "(role active)", m->capture, m->tester_server ? "server" : "client");
+    struct cf_step *st;
+    unsigned echoes = 0;
+    if (add_step(m, c, &st) < 0)
+        return -1;
+    st->kind = CF_STEP_CONNECT;
+    for (size_t i = 0; i < x->npdus; i++) {
+        const struct cap_pdu *p = &x->pdus[i];
+        unsigned t = p->seg.hdr.type;
+        if (p->side == tester_side) {
+            if (add_step(m, c, &st) < 0)
+                return -1;
+            st->kind = CF_STEP_SEND;
+            st->type = t;
+            st->replay_crc = p->seg.has_crc;
+            st->noeom = !(p->seg.hdr.flags & VW_VITCP_FLAG_EOM);
+            set_pdu(st, i, p);
+            if (m->echo && t == VW_VITCP_SEND && (p->seg.hdr.flags & VW_VITCP_FLAG_EOM)) {
+                /* vipl-peer echoes each Send: one echo segment of the
+                 * whole message, its own next number */
+                if (add_step(m, c, &st) < 0)
+                    return -1;
+                st->kind = CF_STEP_EXPECT;
+                st->type = VW_VITCP_SEND;
+                st->wait_ms = m->timing_ms;
+                st->data_echo = true;
+                set_pdu(st, i, p);
+                if (!is_wild(m, VW_VITCP_SEND, CF_F_TXERR))
+                    add_match(st, CF_F_TXERR, 0, false);
+                /* the echo carries a trailer iff the tester's Send did (3.5) */
+                if (!is_wild(m, VW_VITCP_SEND, CF_F_CRC))
+                    add_match(st, CF_F_CRC, p->seg.has_crc, false);
+                /* and the message's immediate data */
+                bool idv = p->seg.hdr.flags & VW_VITCP_FLAG_IDV;
+                if (!is_wild(m, VW_VITCP_SEND, CF_F_IDV))
+                    add_match(st, CF_F_IDV, idv, false);
+                if (idv && !is_wild(m, VW_VITCP_SEND, CF_F_IMM))
+                    add_match(st, CF_F_IMM, p->seg.hdr.imm_data, false);
+                /* the target's next message (V14); its Message ACK is not
+                 * compared: below Reliable Reception it need not name the
+                 * message (vipl-peer sends 0) */
+                echoes++;
+                if (!is_wild(m, VW_VITCP_SEND, CF_F_MSG))
+                    add_match(st, CF_F_MSG, echoes, true);
+            }
+        } else {
+            if (t == VW_VITCP_NOP && !m->compare_nops)
+                continue;
+            if (m->echo && t == VW_VITCP_SEND)
+                continue; /* replaced by the echoes */
+            if (add_step(m, c, &st) < 0)
+                return -1;
+            expect_from(m, c, st, p);
+            set_pdu(st, i, p);
+        }
+    }
+    if (m->end != END_NONE) {
+        if (add_step(m, c, &st) < 0)
+            return -1;
+        st->kind = m->end == END_CLOSE ? CF_STEP_CLOSE : CF_STEP_EXPECT_CLOSE;
+        st->wait_ms = m->timing_ms;
+    }
+    return 0;
+}
+
+static int read_capture(struct meta *m, struct cf_case *c, struct cap_read *x)
+{
+    struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = NULL, .notice = NULL, .ctx = x};
+    char why[256] = "";
+    int rc = vn_pcap_read(m->capture, &cb, NULL, NULL, why, sizeof why);
+    if (x->session_ok)
+        vw_vitcp_session_free(&x->session);
+    if (rc < 0) {
+        snprintf(m->err, m->errlen, "%s: %s", m->capture, why);
+        return -1;
+    }
+    if (x->problem[0]) {
+        snprintf(m->err, m->errlen, "%s: %s", m->capture, x->problem);
+        return -1;
+    }
+    if (!x->npdus) {
+        snprintf(m->err, m->errlen, "%s: no VI/TCP segments", m->capture);
+        return -1;
+    }
+    if (x->other_conn) {
+        snprintf(m->err, m->errlen, "%s: more than one TCP connection (a capture case replays one)", m->capture);
+        return -1;
+    }
+    (void)c;
+    return 0;
+}
+
+int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    struct meta *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, errlen, "%s: out of memory", meta_path);
+        return -1;
+    }
+    snprintf(m->file, sizeof m->file, "%s", meta_path);
+    m->err = err;
+    m->errlen = errlen;
+    out->timeout_ms = 10000;
+    out->from_capture = true;
+    int rc = -1;
+    char *text = NULL;
+    struct cap_read x = {0};
+    FILE *f = fopen(meta_path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", meta_path, strerror(errno));
+        goto done;
+    }
+    text = malloc(META_MAX + 1);
+    size_t n = text ? fread(text, 1, META_MAX + 1, f) : 0;
+    int rd_err = ferror(f);
+    fclose(f);
+    if (!text || rd_err || n > META_MAX || memchr(text, 0, n)) {
+        snprintf(err, errlen, "%s: %s", meta_path,
+                 !text ? "out of memory" : rd_err ? "read error" : n > META_MAX ? "larger than 64 KiB" : "contains NUL bytes");
+        goto done;
+    }
+    text[n] = 0;
+    for (char *s = text; *s;) {
+        m->line++;
+        size_t len = strcspn(s, "\n");
+        char *next = s + len + (s[len] == '\n');
+        s[len] = 0;
+        char *hash = strchr(s, '#');
+        if (hash)
+            *hash = 0;
+        char *tok[32];
+        int ntok = 0;
+        char *save = NULL;
+        for (char *t = strtok_r(s, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
+            if (ntok == 32) {
+                meta_fail(m, "too many words on one line");
+                goto done;
+            }
+            tok[ntok++] = t;
+        }
+        if (ntok && meta_line(m, out, tok, ntok) < 0)
+            goto done;
+        s = next;
+    }
+    m->line = 0;
+    if (!out->nreqs) {
+        snprintf(err, errlen, "%s: no 'require' line (a case must name the requirement IDs it tests)", meta_path);
+        goto done;
+    }
+    /* Names relative to the meta file's folder. */
+    const char *slash = strrchr(meta_path, '/');
+    size_t dirlen = slash ? (size_t)(slash - meta_path) + 1 : 0;
+    const char *base = meta_path + dirlen;
+    size_t stem = strlen(base) - 5; /* without ".meta" */
+    if (!out->id[0])
+        snprintf(out->id, sizeof out->id, "%.*s", (int)(stem < sizeof out->id - 1 ? stem : sizeof out->id - 1), base);
+    char cap[sizeof m->capture];
+    const char *name = m->capture[0] ? m->capture : NULL;
+    size_t prefix = name && name[0] == '/' ? 0 : dirlen;
+    size_t rest = name ? strlen(name) : stem + strlen(".pcapng");
+    if (prefix + rest >= sizeof cap || prefix + rest >= sizeof out->file) {
+        snprintf(err, errlen, "%s: the capture's path is too long", meta_path);
+        goto done;
+    }
+    memcpy(cap, meta_path, prefix);
+    if (name) {
+        memcpy(cap + prefix, name, rest + 1);
+    } else {
+        memcpy(cap + prefix, base, stem);
+        memcpy(cap + prefix + stem, ".pcapng", sizeof ".pcapng");
+        FILE *probe = fopen(cap, "rb");
+        if (probe)
+            fclose(probe);
+        else
+            memcpy(cap + prefix + stem, ".pcap", sizeof ".pcap");
+    }
+    memcpy(m->capture, cap, strlen(cap) + 1);
+    memcpy(out->file, cap, strlen(cap) + 1);
+    if (read_capture(m, out, &x) < 0)
+        goto done;
+    if (compile(m, out, &x) < 0)
+        goto done;
+    out->blob = x.blob;
+    out->blob_len = x.blob_len;
+    x.blob = NULL;
+    rc = 0;
+done:
+    free(x.blob);
+    free(x.pdus);
+    free(text);
+    free(m);
+    if (rc < 0)
+        out->nsteps = 0;
+    return rc;
+}
+
+void cf_capcase_describe(FILE *out, const struct cf_case *c)
+{
+    fprintf(out, "case %s (%s): %u steps%s\n", c->id, c->file, c->nsteps,
+            c->expect_fail ? ", expected verdict fail" : "");
+    for (unsigned i = 0; i < c->nsteps; i++) {
+        const struct cf_step *st = &c->steps[i];
+        static const char *const kinds[] = {"connect", "send", "expect", "expect-close", "expect-open",
+                                            "close", "wait", "accept", "check"};
+        fprintf(out, "  %2u %-12s", i, kinds[st->kind]);
+        if (st->kind == CF_STEP_SEND || st->kind == CF_STEP_EXPECT)
+            fprintf(out, " %s", vw_vitcp_type_name(st->type));
+        if (st->cap_pdu)
+            fprintf(out, " (%scapture PDU %u, frame %u, %zu bytes)", st->data_echo ? "echo of " : "", st->cap_pdu,
+                    st->line, st->pdu_len);
+        for (unsigned k = 0; k < st->nmatch; k++) {
+            const struct cf_match *mt = &st->match[k];
+            fprintf(out, " %s=%s%lld", cf_field_name(mt->field), mt->relative && mt->value >= 0 ? "+" : "",
+                    (long long)mt->value);
+        }
+        if (st->data_capture)
+            fputs(" data=capture", out);
+        if (st->data_echo)
+            fputs(" data=echo", out);
+        fputc('\n', out);
+    }
+}
