@@ -40,8 +40,6 @@ SKIP = ["VITCP-4.3-INCOMING-TIMEOUT"]
 # Faults that no case of the suite can provoke yet, with the reason.
 UNCAUGHT = {
     "wrong-data-offset": "needs an echo longer than one segment (65280 bytes): no case sends such a message",
-    "accept-wrong-disc": "the wire session reports VITCP-3.3-ACCEPT-DISC-COPY as a warning, which fails no "
-                         "case, and no expect line compares the ConnectAccept's discriminators",
     "exceed-read-window": "vipl-peer issues no RDMA Reads, passive or active: needs an implementation-side "
                           "read (vipl-peer --connect with reads) and a listen-mode case that advertises a window",
     "ignore-dfc": "needs a case that advertises few Rx Descriptors Posted, then has a Send echoed (C6: the "

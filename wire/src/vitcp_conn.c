@@ -67,7 +67,7 @@ static void check_disc_copy(const struct vw_vitcp_ce *req, const struct vw_vitcp
                 !memcmp(req->calling_disc, acc->calling_disc, req->calling_disc_len) &&
                 !memcmp(req->called_disc, acc->called_disc, req->called_disc_len);
     if (!same)
-        vw_findings_add(fs, VW_REQ_VITCP_3_3_RESPONSE_DISC, SEV_W, 32, 136,
+        vw_findings_add(fs, VW_REQ_VITCP_3_3_RESPONSE_DISC, SEV_E, 32, 136,
                         "ConnectAccept discriminators differ from the request's (V9)");
 }
 
