@@ -47,7 +47,14 @@ struct lint_ctx {
     int cur_dir;
     uint64_t cur_frame;
     bool oom;
+    unsigned open_framed;     /* IFT and WARP connections open now (each holds buffers) */
+    bool framed_limit_noted;
 };
+
+/* IFT and WARP connections checked at the same time: each holds up to
+ * 128 KiB of framing buffers, so a capture with tens of thousands of open
+ * connections would take gigabytes. Later ones are noted, not checked. */
+#define LINT_MAX_OPEN_FRAMED 1024
 
 const char *cf_lint_proto_name(enum cf_lint_proto p)
 {
@@ -330,6 +337,14 @@ static void classify(struct lint_ctx *c, struct lint_conn *lc, const struct vn_t
         k = KIND_VITCP;
     lc->first_dir = (int)ev->dir;
     lc->kind = KIND_OTHER;
+    if ((k == KIND_IFT || k == KIND_WARP) && c->open_framed >= LINT_MAX_OPEN_FRAMED) {
+        if (!c->framed_limit_noted)
+            add_issue(c, ev->frame, -1, VW_REQ_NONE, VW_SEV_NOTE,
+                      "more than %d IFT/WARP connections open at once: connection %u and later ones "
+                      "beyond the limit are not checked", LINT_MAX_OPEN_FRAMED, ev->conn);
+        c->framed_limit_noted = true;
+        return;
+    }
     if (k == KIND_VITCP) {
         if (vw_vitcp_session_init(&lc->session) != 0) {
             c->oom = true;
@@ -355,6 +370,8 @@ static void classify(struct lint_ctx *c, struct lint_conn *lc, const struct vn_t
         c->res->warp_connections++;
     }
     lc->kind = k;
+    if (k == KIND_IFT || k == KIND_WARP)
+        c->open_framed++;
     /* IFT and WARP frame from the first byte of each direction: a capture
      * that starts mid-stream cannot be framed (no resynchronisation). */
     if ((k == KIND_IFT || k == KIND_WARP) && (!lc->syn_seen || ev->offset != 0) &&
@@ -445,6 +462,8 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
                 add_issue(c, ev->frame, d, VW_REQ_NONE, VW_SEV_NOTE,
                           "%zu bytes of an unfinished IFT PDU at the end of the connection",
                           lc->ift_side[d].have);
+        if (lc->kind == KIND_IFT || lc->kind == KIND_WARP)
+            c->open_framed--;
         conn_free(lc);
         lc->kind = KIND_OTHER; /* a reused connection number starts over */
         break;

@@ -453,6 +453,36 @@ static void eep_udp_port_option(void **state)
     cf_lint_result_free(&r);
 }
 
+/* Many WARP connections open at once: each holds framing buffers, so past
+ * 1024 open ones lint notes the limit instead of growing without bound. */
+static void many_open_warp_connections_are_bounded(void **state)
+{
+    (void)state;
+    struct vn_pcap_writer *w = open_writer("lint-many-warp.pcap");
+    enum { N = 1100 };
+    static struct vn_tcp_flow f[N];
+    for (unsigned i = 0; i < N; i++) {
+        assert_int_equal(vn_tcp_flow_init(&f[i], vn_pcap_sink(w), "10.0.0.1", (uint16_t)(20000 + i), "10.0.0.2",
+                                          VW_WARP_DEFAULT_PORT), 0);
+        assert_int_equal(vn_tcp_handshake(&f[i]), 0);
+        put_warp(&f[i], VN_C2S, 1);
+    }
+    for (unsigned i = 0; i < N; i++)
+        vn_tcp_close(&f[i]);
+    assert_int_equal(vn_pcap_close(w), 0);
+    struct cf_lint_result r;
+    char err[256];
+    assert_int_equal(cf_lint_file("lint-many-warp.pcap", NULL, &r, err, sizeof err), 0);
+    assert_int_equal(r.warp_connections, 1024);
+    assert_int_equal(r.warp_chunks, 1024);
+    assert_int_equal(r.errors, 0);
+    bool noted = false;
+    for (size_t i = 0; i < r.count; i++)
+        noted |= strstr(r.issues[i].detail, "more than 1024 IFT/WARP connections open") != NULL;
+    assert_true(noted);
+    cf_lint_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,6 +495,7 @@ int main(void)
         cmocka_unit_test(warp_on_another_port_needs_the_option),
         cmocka_unit_test(ift_by_magic_and_indication_first),
         cmocka_unit_test(eep_udp_port_option),
+        cmocka_unit_test(many_open_warp_connections_are_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
