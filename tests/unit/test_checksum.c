@@ -132,6 +132,18 @@ static void test_vitcp_matches_msb_first_definition(void **state)
             reversed[i] = reflect8(source[i]);
         assert_int_equal(vw_crc_vitcp(source, n), reflect32(vw_crc_vitcp_msb_first(reversed, n)));
     }
+    /* The table path of the MSB-first reading against its bit-by-bit
+     * definition, at every length and alignment up to 64 + 8. */
+    for (size_t off = 0; off < 8; off++)
+        for (size_t n = 0; n <= 64; n++) {
+            uint32_t reg = 0xFFFFFFFFu;
+            for (size_t i = 0; i < n; i++) {
+                reg ^= (uint32_t)source[off + i] << 24;
+                for (int k = 0; k < 8; k++)
+                    reg = (reg << 1) ^ (VW_CRC_VITCP_POLY_NORMAL & (0u - (reg >> 31)));
+            }
+            assert_int_equal(vw_crc_vitcp_msb_first(source + off, n), ~reg);
+        }
     /* ... and the VI/TCP CRC is not CRC-32C nor zlib's CRC-32 (V3). */
     assert_int_not_equal(vw_crc_vitcp(source, 64), vw_crc32c(source, 64));
     assert_int_not_equal(vw_crc_vitcp(source, 64), (uint32_t)crc32(0, source, 64));

@@ -160,14 +160,8 @@ uint32_t vw_adler32(const void *buf, size_t len) { return vw_adler32_update(1, b
 
 uint32_t vw_crc_vitcp_msb_first(const void *buf, size_t len)
 {
-    const uint8_t *p = buf;
-    uint32_t crc = 0xFFFFFFFFu;
-    while (len--) {
-        crc ^= (uint32_t)*p++ << 24;
-        for (int k = 0; k < 8; k++)
-            crc = (crc << 1) ^ (VW_CRC_VITCP_POLY_NORMAL & (0u - (crc >> 31)));
-    }
-    return ~crc;
+    ensure_init();
+    return ~vw_crc_slice8_msb(vw_crc_tables_vitcp_msb(), 0xFFFFFFFFu, buf, len);
 }
 
 const char *vw_cksum_impl_name(enum vw_cksum_impl impl)

@@ -21,9 +21,13 @@ struct vw_crc_slice8_tables {
 void vw_crc_tables_init(void);
 const struct vw_crc_slice8_tables *vw_crc_tables_vitcp(void);
 const struct vw_crc_slice8_tables *vw_crc_tables_crc32c(void);
+/* MSB-first tables: t[k][b] the contribution of byte b followed by k zero
+ * bytes, shifting left. */
+const struct vw_crc_slice8_tables *vw_crc_tables_vitcp_msb(void);
 
 uint32_t vw_crc_bitwise(uint32_t poly_reflected, uint32_t reg, const uint8_t *p, size_t len);
 uint32_t vw_crc_slice8(const struct vw_crc_slice8_tables *tables, uint32_t reg, const uint8_t *p, size_t len);
+uint32_t vw_crc_slice8_msb(const struct vw_crc_slice8_tables *tables, uint32_t reg, const uint8_t *p, size_t len);
 
 /* x86-64 paths: checksum_x86.c. vw_crc_x86_init() detects the CPU and
  * derives the constants; the *_available() answers are valid after it. */
