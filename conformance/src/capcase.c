@@ -200,7 +200,7 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
         return 0;
     }
     if (strcmp(k, "timing") == 0 || strcmp(k, "timeout") == 0) {
-        unsigned v;
+        unsigned v = 0;
         if (n != 2)
             return meta_fail(m, "'%s' takes milliseconds", k);
         if (parse_uint(m, tok[1], 600000, &v) < 0)
@@ -472,7 +472,7 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
     if (!x->npdus || x->pdus[0].side != tester_side || x->pdus[0].seg.hdr.type != VW_VITCP_CONNECT_REQUEST)
         return meta_fail(m, "%s: the tester's side (%s) must send the first PDU, a ConnectRequest "
                             "(role active)", m->capture, m->tester_server ? "server" : "client");
-    struct cf_step *st;
+    struct cf_step *st = NULL;
     unsigned echoes = 0;
     if (add_step(m, c, &st) < 0)
         return -1;
