@@ -24,6 +24,7 @@ for f in "$conform" "$peer" "$trafgen"; do
   [ -x "$f" ] || { echo "bench_conformance: missing $f (build it first)" >&2; exit 2; }
 done
 if [ $smoke -eq 1 ]; then count=20 reps=1; else count=4250 reps=${REPS:-3}; fi
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-conformance.XXXXXX")
 peer_pid=
 cleanup() {

@@ -27,6 +27,7 @@ python=${PYTHON:-/usr/bin/python3}
 # One repetition is 2 x 10 segments of 1424 bytes (28.5 KB of VI/TCP, 30 KB of pcap).
 if [ $smoke -eq 1 ]; then reps_tg=70 reps_scapy=7 dd_mb=2 reps=1; else reps_tg=35000 reps_scapy=700 dd_mb=1024 reps=${REPS:-2}; fi
 base=${BENCH_TMP:-${TMPDIR:-/tmp}}
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 tmp=$(mktemp -d "$base/bench-trafgen.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 avail=$(df -Pk "$tmp" | awk 'NR == 2 { print $4 }')

@@ -19,6 +19,7 @@ for f in "$vipl" "$tcp"; do
   [ -x "$f" ] || { echo "bench_vipl: missing $f (build it first)" >&2; exit 2; }
 done
 if [ $smoke -eq 1 ]; then reps=1 iters=(--iters 50); else reps=${REPS:-5} iters=(); fi
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-vipl.XXXXXX")
 pids=()
 cleanup() {
