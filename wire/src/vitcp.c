@@ -155,14 +155,21 @@ static void decode_ce(const uint8_t *b, struct vw_vitcp_ce *ce)
     memcpy(ce->called_disc, p + 76, VW_VITCP_DISC_MAX);
 }
 
-/* With the trailer unknown (capture started mid-connection): a trailer is
- * there if the last four bytes are the CRC of the rest under any reading. */
-static bool trailer_matches(const uint8_t *b, size_t n)
+/* Whether the last four bytes are the CRC of the rest: under the reading of
+ * spec-decisions V3/V4 (either placement), and with all_readings also under
+ * the MSB-first reading (V4). The capture-started-mid-connection inference
+ * and CE segments use every reading; the unnegotiated-trailer check on every
+ * no-CRC data segment uses the fast one only (an unnegotiated trailer in
+ * another reading is not recognised: a 4-byte payload tail is not worth a
+ * second CRC pass over every segment of a provider). */
+static bool trailer_matches(const uint8_t *b, size_t n, bool all_readings)
 {
     size_t at = n - VW_VITCP_CRC_LEN;
     uint32_t crc = vw_crc_vitcp(b, at);
     if (vw_get_le32(b + at) == crc || vw_get_be32(b + at) == crc)
         return true;
+    if (!all_readings)
+        return false;
     uint32_t msb = vw_crc_vitcp_msb_first(b, at);
     return vw_get_le32(b + at) == msb || vw_get_be32(b + at) == msb;
 }
@@ -216,7 +223,7 @@ static bool walk_ce_options(const uint8_t *b, size_t n, struct vw_vitcp_seg *seg
     size_t eol_end, pos;
     bool malformed = walk_options(opts, area, ce, &eol_end, &pos);
     bool room = n >= OFF_CE_OPTIONS + VW_VITCP_CRC_LEN;
-    bool tail_is_crc = room && trailer_matches(b, n);
+    bool tail_is_crc = room && trailer_matches(b, n, true);
     bool trailer;
     if (ce->opt_crc) {
         trailer = room && !(ce->opt_eol && eol_end == area && !tail_is_crc);
@@ -330,14 +337,14 @@ enum vw_req vw_vitcp_decode(const uint8_t *buf, size_t len, enum vw_vitcp_crc_mo
         if (n < hl + VW_VITCP_CRC_LEN)
             return VW_REQ_VITCP_3_2_SEG_LEN_HEADERS;
     } else if (crc_mode == VW_VITCP_CRC_AUTO) {
-        trailer = n >= hl + VW_VITCP_CRC_LEN && trailer_matches(buf, n);
+        trailer = n >= hl + VW_VITCP_CRC_LEN && trailer_matches(buf, n, true);
         if (trailer)
             vw_findings_add(fs, VW_REQ_VITCP_3_6_CRC_ONLY_IF_NEGOTIATED, VW_SEV_NOTE, (uint32_t)(n - 4), 4,
                             "CE exchange not seen: trailer CRC inferred from its value");
     } else {
         /* Not negotiated: a trailer that is there anyway shows as the CRC of
          * the rest (a false match has probability 2^-32). */
-        trailer = n >= hl + VW_VITCP_CRC_LEN && trailer_matches(buf, n);
+        trailer = n >= hl + VW_VITCP_CRC_LEN && trailer_matches(buf, n, false);
         if (trailer)
             vw_findings_add(fs, VW_REQ_VITCP_3_6_CRC_ONLY_IF_NEGOTIATED, VW_SEV_ERROR, (uint32_t)(n - 4), 4,
                             "trailer CRC present although the CE exchange did not negotiate it");
