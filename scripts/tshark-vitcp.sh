@@ -33,7 +33,9 @@ chmod -R a+rX "$home"
 
 env_vars=(HOME="$home" WIRESHARK_EXTCAP_DIR="$home/no-extcap" LANG=C.UTF-8 PATH=/usr/bin:/bin)
 # A sanitizer build of the plugin needs its runtime loaded first.
-if ldd "$plugin" 2>/dev/null | grep -q libasan; then
+# Not "ldd | grep -q": under pipefail grep's early exit can fail ldd (SIGPIPE).
+plugin_deps=$(ldd "$plugin" 2>/dev/null || true)
+if [[ $plugin_deps == *libasan* ]]; then
   cc=${CC:-cc}
   env_vars+=(LD_PRELOAD="$($cc -print-file-name=libasan.so):$($cc -print-file-name=libubsan.so)"
              ASAN_OPTIONS=detect_leaks=0)
