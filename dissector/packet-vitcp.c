@@ -446,10 +446,48 @@ static void store_findings(vitcp_pdu_t *pdu, const struct vw_findings *fs)
                                                           fs->count * sizeof fs->item[0]);
 }
 
+/*
+ * Reassembly copies every message and keeps it for the whole file; on a
+ * first pass that builds no tree (tshark without -V, -T, -Y, -z) and with no
+ * dissector on vitcp.payload, nobody would see the result, so messages are
+ * reassembled only when one of them can. Decided once per segment on the
+ * first pass, so later passes agree with it.
+ */
+static gboolean payload_consumers_known, payload_consumers;
+
+static void note_table_entry(const gchar *table_name _U_, ftenum_t selector_type _U_, gpointer key _U_,
+                             gpointer value _U_, gpointer user_data)
+{
+    *(gboolean *)user_data = TRUE;
+}
+
+static void note_heur_entry(const gchar *table_name _U_, struct heur_dtbl_entry *entry, gpointer user_data)
+{
+    if (entry->enabled)
+        *(gboolean *)user_data = TRUE;
+}
+
+static gboolean have_payload_consumers(void)
+{
+    if (!payload_consumers_known) {
+        payload_consumers = FALSE;
+        dissector_table_foreach("vitcp.payload", note_table_entry, &payload_consumers);
+        heur_dissector_table_foreach("vitcp.payload", note_heur_entry, &payload_consumers);
+        payload_consumers_known = TRUE;
+    }
+    return payload_consumers;
+}
+
+static void vitcp_init(void)
+{
+    payload_consumers_known = FALSE; /* Decode As and heuristics may have changed */
+}
+
 /* First pass over one framed segment: decode, check against the connection,
  * remember the outcome. */
 static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *vc, int side,
-                               const struct tcpinfo *ti, struct vw_vitcp_seg *seg, enum vw_req *err)
+                               const struct tcpinfo *ti, gboolean want_messages, struct vw_vitcp_seg *seg,
+                               enum vw_req *err)
 {
     vitcp_pdu_t *pdu = wmem_new0(wmem_file_scope(), vitcp_pdu_t);
     struct vw_findings fs;
@@ -464,7 +502,7 @@ static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *
         vw_vitcp_conn_check(&vc->conn, side, seg, &fs);
         infer_crc(vc, mode, seg);
         pdu->read = track_read(vc, side, pinfo, seg);
-        pdu->reassemble = pref_reassemble && vw_vitcp_type_has_payload(seg->hdr.type) &&
+        pdu->reassemble = want_messages && vw_vitcp_type_has_payload(seg->hdr.type) &&
                           !(seg->hdr.data_offset == 0 && (seg->hdr.flags & VW_VITCP_FLAG_EOM)) &&
                           (guint64)seg->hdr.data_offset + seg->payload_len <= pref_max_reassembly;
     }
@@ -768,7 +806,8 @@ static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
     struct vw_vitcp_seg seg;
     enum vw_req err;
     if (!pdu) {
-        pdu = first_pass(tvb, pinfo, vc, side, ti, &seg, &err);
+        pdu = first_pass(tvb, pinfo, vc, side, ti, pref_reassemble && (tree || have_payload_consumers()), &seg,
+                         &err);
         p_add_proto_data(wmem_file_scope(), pinfo, proto_vitcp, key, pdu);
     } else {
         guint cap = tvb_captured_length(tvb);
@@ -1003,6 +1042,7 @@ void proto_register_vitcp(void)
                                    10, &pref_max_reassembly);
 
     vitcp_handle = register_dissector("vitcp", dissect_vitcp, proto_vitcp);
+    register_init_routine(vitcp_init);
     reassembly_table_register(&msg_reassembly, &addresses_ports_reassembly_table_functions);
     reassembly_table_register(&resp_reassembly, &addresses_ports_reassembly_table_functions);
     payload_table = register_dissector_table("vitcp.payload", "VI/TCP message payload (by TCP port)", proto_vitcp,
