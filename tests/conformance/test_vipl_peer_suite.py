@@ -39,14 +39,12 @@ SKIP = ["VITCP-4.3-INCOMING-TIMEOUT"]
 
 # Faults that no case of the suite can provoke yet, with the reason.
 UNCAUGHT = {
-    "wrong-data-offset": "needs an echo longer than one segment (65280 bytes): no case sends such a message",
-    "exceed-read-window": "vipl-peer issues no RDMA Reads, passive or active: needs an implementation-side "
-                          "read (vipl-peer --connect with reads) and a listen-mode case that advertises a window",
-    "ignore-dfc": "needs a case that advertises few Rx Descriptors Posted, then has a Send echoed (C6: the "
-                  "tester advertises 1024, so the target never runs out of credit)",
-    "no-close-on-disconnect": "needs a listen-mode case that sends vipl-peer --connect (--count 1) two Sends, "
-                              "awaits their echoes, then expects the close (the passive vipl-peer disconnects "
-                              "only after the tester has closed)",
+    "exceed-read-window": "vipl-peer issues no RDMA Reads, passive or active (--connect only Sends and echoes): "
+                          "needs a read mode of vipl-peer --connect, e.g. '--reads N --read-len L' posting N "
+                          "RDMA Reads at once of the tester's region (address and handle from '--read-region "
+                          "ADDR:HANDLE', the tester's values), and a listen-mode case that accepts with "
+                          "window=1 and awaits two RdmaReadRequests unanswered (the session names "
+                          "VITCP-2.2.2.2.6-READ-WINDOW on the second)",
 }
 
 # Other IDs a fault legitimately makes a case fail with, and why.
@@ -54,14 +52,10 @@ RELATED = {
     # C5: a missing trailer after CRC negotiation reads as a bad CRC, and a
     # header-only segment (NOP) without it is shorter than header + trailer.
     "omit-crc": {"VITCP-3.6-CRC-VALID", "VITCP-3.2-SEG-LEN-HEADERS"},
-    # 030-send-numbering.case:9 checks eom/idv/imm of the echo in one expect
-    # line that names VITCP-3.2-MSG-NUM-SEQ for every field.
-    "no-eom": {"VITCP-3.2-MSG-NUM-SEQ"},
-    "imm-without-idv": {"VITCP-3.2-MSG-NUM-SEQ"},
-    # A read never answered: the expect of the response names
-    # VITCP-3.2-RESP-MSG-NUM (100, 110); at RR a refused read's MPE never
-    # comes (131).
-    "no-read-response": {"VITCP-3.2-RESP-MSG-NUM", "VITCP-3.2-ERR-VALID-RR"},
+    # At Reliable Reception a refused read's MPE acknowledgement never comes
+    # (131-rr-read-bad-handle); a read at RD that is never answered names
+    # the fault's own ID (100, 110).
+    "no-read-response": {"VITCP-3.2-ERR-VALID-RR"},
     # The reaction to a bad CRC: at Reliable Delivery the close (V22), at
     # Reliable Reception the UTE acknowledgement (A10). A target that takes
     # the segment as good does neither.
