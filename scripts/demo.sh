@@ -6,7 +6,8 @@
 #     while dumpcap records them; tshark decodes the recording, and
 #     vitcp-conform lints it against every passively checkable rule;
 #  3. vitcp-conform drives the reference provider's conformance target
-#     (vipl-peer) through the active suite and prints the verdicts.
+#     (vipl-peer) through the suite, active cases and listen-mode ones
+#     (vipl-peer --connect), and prints the verdicts.
 # Usage: scripts/demo.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:?usage: demo.sh BUILD_DIR}" && pwd)
@@ -61,12 +62,28 @@ if [ "$capturing" = 1 ]; then
   "$conform" lint --port "$port" "$live" | tail -15 || true
 fi
 
-step "3. vitcp-conform runs the active VI/TCP suite against vipl-peer"
+step "3. vitcp-conform runs the VI/TCP suite against vipl-peer: active cases (vipl-peer --port), passive ones (vipl-peer --connect)"
 pport=$((port + 1))
 "$peer" --port "$pport" >"$out/vipl-peer.log" 2>&1 &
 pids+=($!)
-sleep 0.5
+# vipl-peer's first line names its RDMA region (0x10000000, handle 1, 64 KiB
+# when that address is free; docs/vipl.md): the RDMA cases use it through
+# --region (vipl-peer no longer announces it in a Send unless --announce).
+region=10000000:1:65536
+for _ in $(seq 1 100); do
+  grep -q '^event=listening' "$out/vipl-peer.log" && break
+  sleep 0.1
+done
+if line=$(grep -m1 '^event=region' "$out/vipl-peer.log"); then
+  read -r _ raddr rhandle rlen <<<"$line"   # event=region addr=0x... handle=N len=N
+  region=${raddr#addr=0x}:$(printf '%x' "${rhandle#handle=}"):${rlen#len=}
+fi
+echo "vipl-peer listens on $pport, region $region (ADDR:HANDLE:LEN, hex address and handle)"
+# --linger: the implementation outlives its disconnect, so the listen-mode
+# case active-disconnect-close sees whether the disconnect closed TCP.
 "$conform" run --target "127.0.0.1:$pport" --skip VITCP-4.3-INCOMING-TIMEOUT \
+  --no-announce --region "$region" \
+  --listen 0 --connect-cmd "$(printf '%q' "$peer") --connect 127.0.0.1:{port} --linger 3000" \
   --json "$out/conformance.json" --junit "$out/conformance.xml" --capture "$out/conformance.pcap" || true
 echo
 echo "Demo outputs are in $out (captures, conformance.json, conformance.xml)."
