@@ -508,6 +508,7 @@ VIP_RETURN VipDisconnect(VIP_VI_HANDLE ViHandle)
             keep->next = nic->conns;
             nic->conns = keep;
             vi->fd = -1;
+            vi_ep_update(vi);
         } else {
             free(keep);
         }

@@ -7,11 +7,14 @@
  * the socket is full and does all receiving.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "provider.h"
@@ -21,10 +24,77 @@ static bool is_u(const struct vipl_vi *vi) { return (vi->attrs.ReliabilityLevel 
 static enum vipl_fault fault(const struct vipl_vi *vi) { return vi->nic->fault; }
 
 /* ------------------------------------------------------------ sockets */
+void vi_kick(struct vipl_vi *vi)
+{
+    if (vi->io_polling && vi->kick_fd >= 0) {
+        uint64_t one = 1;
+        ssize_t n = write(vi->kick_fd, &one, sizeof one);
+        (void)n; /* a saturated counter already means "wake up" */
+    }
+}
+
+static uint32_t vi_ep_wanted(const struct vipl_vi *vi)
+{
+    if (vi->fd < 0)
+        return 0;
+    if (vi->io_owner || vi->io_lazy_until) /* a consumer reads; the thread still writes */
+        return vi->out_len > vi->out_off ? (uint32_t)EPOLLOUT : 0u;
+    if (vi->phase == PH_TCP_CONNECTING)
+        return EPOLLOUT;
+    return EPOLLIN | (vi->out_len > vi->out_off ? (uint32_t)EPOLLOUT : 0u);
+}
+
+void vi_ep_update(struct vipl_vi *vi)
+{
+    int epfd = vi->nic->epfd;
+    if (vi->ep_fd >= 0 && vi->ep_fd != vi->fd) {
+        epoll_ctl(epfd, EPOLL_CTL_DEL, vi->ep_fd, NULL); /* the fd moved elsewhere */
+        vi->ep_fd = -1;
+    }
+    uint32_t want = vi_ep_wanted(vi);
+    if (!want) {
+        if (vi->ep_fd >= 0)
+            epoll_ctl(epfd, EPOLL_CTL_DEL, vi->ep_fd, NULL);
+        vi->ep_fd = -1;
+        return;
+    }
+    if (vi->ep_fd == vi->fd && vi->ep_events == want)
+        return;
+    struct epoll_event ev = {.events = want, .data.fd = vi->fd};
+    if (epoll_ctl(epfd, vi->ep_fd == vi->fd ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, vi->fd, &ev) == 0) {
+        vi->ep_fd = vi->fd;
+        vi->ep_events = want;
+    }
+}
+
 void vi_close_fd(struct vipl_vi *vi, bool rst)
 {
     if (vi->fd < 0)
         return;
+    if (vi->ep_fd >= 0) {
+        epoll_ctl(vi->nic->epfd, EPOLL_CTL_DEL, vi->ep_fd, NULL);
+        vi->ep_fd = -1;
+    }
+    vi->io_lazy_until = 0;
+    vi_kick(vi);
+    if (vi->io_polling) {
+        /* A consumer is blocked in recv()/poll() on this socket without the
+         * lock: wake it (SHUT_RD ends a blocked recv), and leave the close to
+         * it, so the fd number is not reused under its recv(). */
+        if (rst) {
+            struct linger lg = {1, 0};
+            setsockopt(vi->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+        } else {
+            shutdown(vi->fd, SHUT_WR);
+        }
+        shutdown(vi->fd, SHUT_RD);
+        vi->io_zombie_fd = vi->fd;
+        vi->fd = -1;
+        vi->phase = PH_NONE;
+        vi->out_len = vi->out_off = 0;
+        nic_wake(vi->nic);
+        return;
+    }
     if (rst) {
         struct linger lg = {1, 0};
         setsockopt(vi->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
@@ -74,7 +144,11 @@ bool vi_conn_init(struct vipl_vi *vi, int fd)
     vi->inbound_count = 0;
     vi->rx_in_msg = false;
     vi->consumed = 0;
+    vi->peer_consumed = 0;
+    vi->io_owner = vi->io_polling = vi->io_blocking = false;
+    vi->io_rcvtimeo_ms = -1;
     vi->rx_posted = (uint16_t)(vi->rq.tail - vi->rq.next); /* A12 */
+    vi->adv_sent = vi->rx_posted;
     vi->tx_msg_num = random_u32();                          /* A16 */
     vi->peer_ack = vi->tx_msg_num;
     vi->dfc_sender = (vi->attrs.ReliabilityLevel & VIP_SERVICE_DFC) || vi->nic->dfc_on ||
@@ -132,6 +206,7 @@ static void seg_init(struct vipl_vi *vi, struct vw_vitcp_enc *enc, unsigned type
         vi->ack_pending = false;
     }
     enc->hdr.rx_desc_posted = vi->rx_posted;
+    vi->adv_sent = vi->rx_posted;
     vi->advert_pending = false;
     switch (fault(vi)) {
     case VIPL_FAULT_BAD_VERSION: enc->hdr.version = 2; break;
@@ -169,7 +244,8 @@ static bool flush_out(struct vipl_vi *vi)
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
             if (errno == EINTR)
                 continue;
-            nic_wake(vi->nic); /* let the thread poll for POLLOUT */
+            vi_kick(vi);       /* a consumer in poll() adds POLLOUT */
+            vi_io_attach(vi);  /* the thread's epoll set waits for POLLOUT too */
             return true;
         }
         return false;
@@ -438,6 +514,7 @@ void vi_encode_ce(struct vipl_vi *vi, unsigned type, const struct vw_vitcp_ce *r
     enc.hdr.msg_num = vi->tx_msg_num;
     enc.hdr.msg_ack = ack;
     enc.hdr.rx_desc_posted = vi->rx_posted;
+    vi->adv_sent = vi->rx_posted;
     enc.ce.attrs = vi_wire_attrs(vi);
     enc.ce.rdma_read_window = vi->my_window;
     if (type == VW_VITCP_CONNECT_REQUEST) {
@@ -531,7 +608,8 @@ void vi_start_connect(struct vipl_vi *vi)
     }
     vi->fd = fd;
     vi->phase = PH_TCP_CONNECTING;
-    nic_wake(vi->nic);
+    vi_ep_update(vi);
+    nic_wake(vi->nic); /* new deadline */
 }
 
 static void connect_established(struct vipl_vi *vi)
@@ -592,9 +670,24 @@ static void handle_answer(struct vipl_vi *vi, const struct vw_vitcp_seg *seg)
 }
 
 /* ---------------------------------------------------------- receiving */
+bool vi_advert_due(struct vipl_vi *vi)
+{
+    /* V17: a NOP tells a flow-controlled peer about new receives only when
+     * what it last heard covers at most half of what is posted (an outgoing
+     * data segment carries the count anyway). */
+    if (!vi->peer_dfc || vi->adv_sent == vi->rx_posted)
+        return false;
+    int16_t peer_credit = (int16_t)(uint16_t)(vi->adv_sent - vi->peer_consumed);
+    uint32_t posted = vi->rq.tail - vi->rq.next;
+    if (peer_credit <= 0 || 2u * (uint32_t)peer_credit <= posted)
+        vi->advert_pending = true;
+    return vi->advert_pending;
+}
+
 static bool claim_recv(struct vipl_vi *vi, uint32_t msg_num)
 {
     struct wq *q = &vi->rq;
+    vi->peer_consumed++; /* the peer counts it against our advertisement (V17) */
     if (q->next == q->tail) {
         /* Receive queue empty (VIA 2.5): U drops, RD/RR break the connection. */
         vi->rx_drop = true;
@@ -603,6 +696,7 @@ static bool claim_recv(struct vipl_vi *vi, uint32_t msg_num)
     }
     vi->rx_entry = q->next++;
     vi->rx_has_desc = true;
+    vi_advert_due(vi); /* the peer's credit may be running out: vi_pump sends the NOP */
     VIP_DESCRIPTOR *d = wq_at(q, vi->rx_entry)->desc;
     uint64_t cap = 0;
     uint32_t err = 0;
@@ -887,33 +981,159 @@ static void vi_on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t st
     }
 }
 
+/* Bytes read from the VI's socket: n > 0 data, 0 FIN, < 0 error (errno).
+ * false when nothing more should be read now. */
+static bool vi_input(struct vipl_vi *vi, const uint8_t *buf, ssize_t n)
+{
+    if (n > 0) {
+        enum vw_req fe = vw_vitcp_framer_feed(&vi->framer, buf, (size_t)n, vi_on_segment, vi);
+        if (fe != VW_REQ_NONE && vi->fd >= 0) {
+            if (vi->phase == PH_AWAIT_ACCEPT)
+                connect_failed(vi, VIP_REJECT);
+            else
+                protocol_error(vi);
+        }
+        return vi->fd >= 0;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return false;
+    /* FIN or RST from the peer (A5, VITCP-2.2.2.2.2-CLOSE-VI-ON-TCP-CLOSE). */
+    if (vi->phase == PH_AWAIT_ACCEPT)
+        connect_failed(vi, VIP_NOT_REACHABLE);
+    else
+        vi_fail(vi, true, VIP_ERROR_CONN_LOST);
+    return false;
+}
+
 static void vi_on_readable(struct vipl_vi *vi)
 {
     struct vipl_nic *nic = vi->nic;
     for (int round = 0; round < 16 && vi->fd >= 0; round++) {
         ssize_t n = recv(vi->fd, nic->rxbuf, nic->rxbuf_cap, MSG_DONTWAIT);
-        if (n > 0) {
-            enum vw_req fe = vw_vitcp_framer_feed(&vi->framer, nic->rxbuf, (size_t)n, vi_on_segment, vi);
-            if (fe != VW_REQ_NONE && vi->fd >= 0) {
-                if (vi->phase == PH_AWAIT_ACCEPT)
-                    connect_failed(vi, VIP_REJECT);
-                else
-                    protocol_error(vi);
-            }
-            if ((size_t)n < nic->rxbuf_cap)
-                break;
-            continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        if (!vi_input(vi, nic->rxbuf, n))
             break;
-        /* FIN or RST from the peer (A5, VITCP-2.2.2.2.2-CLOSE-VI-ON-TCP-CLOSE). */
-        if (vi->phase == PH_AWAIT_ACCEPT)
-            connect_failed(vi, VIP_NOT_REACHABLE);
-        else
-            vi_fail(vi, true, VIP_ERROR_CONN_LOST);
-        return;
+        if ((size_t)n < nic->rxbuf_cap)
+            break;
     }
     vi_pump(vi);
+}
+
+/* ---------------------------------------------- consumer-driven waits */
+/* Back from a wait without the lock: close what was closed under us. */
+static void vi_io_reap(struct vipl_vi *vi)
+{
+    vi->io_polling = false;
+    if (vi->io_zombie_fd >= 0) {
+        close(vi->io_zombie_fd);
+        vi->io_zombie_fd = -1;
+    }
+}
+
+int vi_io_step(struct vipl_vi *vi, bool recv_wait, int64_t deadline, int64_t *until)
+{
+    struct vipl_nic *nic = vi->nic;
+    if (vi->phase != PH_OPEN || vi->fd < 0 || (vi->io_owner && !*until))
+        return 0; /* not connected, or another waiter drives it */
+    int64_t now = now_ms();
+    if (!*until)
+        *until = now + VIPL_IO_WAIT_MS;
+    int64_t end = deadline >= 0 && deadline < *until ? deadline : *until;
+    if (now >= end)
+        return 0;
+    int fd = vi->fd;
+    /* A receive wait with nothing to write blocks in recv() itself: the
+     * peer's segment wakes this thread directly, as a blocking TCP read
+     * would. Anything else polls the socket and the kick eventfd. */
+    bool blocking = recv_wait && out_pending(vi) == 0;
+    if (blocking) {
+        if (!vi->io_rxbuf && !(vi->io_rxbuf = malloc(VIPL_IO_RXBUF)))
+            return 0;
+        if (!vi->io_blocking) {
+            int fl = fcntl(fd, F_GETFL);
+            if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+                return 0;
+            vi->io_blocking = true;
+        }
+        int ms = (int)(end - now);
+        if (vi->io_rcvtimeo_ms < 0 || vi->io_rcvtimeo_ms > ms || 2 * vi->io_rcvtimeo_ms < ms) {
+            /* never longer than what is left; re-set only when far off */
+            struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+            if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0)
+                return 0;
+            vi->io_rcvtimeo_ms = ms;
+        }
+    } else if (vi->kick_fd < 0 && (vi->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+        return 0;
+    }
+    if (!vi->io_owner) {
+        vi->io_owner = true; /* the thread stops reading this socket */
+        vi_ep_update(vi);
+    }
+    vi->io_polling = true;
+    if (blocking) {
+        uint8_t *buf = vi->io_rxbuf;
+        nic_unlock(nic); /* handlers queued by our own processing run here */
+        ssize_t n = recv(fd, buf, VIPL_IO_RXBUF, 0);
+        int err = errno;
+        pthread_mutex_lock(&nic->lock);
+        if (!handle_valid(vi, OBJ_VI))
+            return -1; /* destroyed meanwhile (VipDestroyVi refuses while we wait) */
+        vi_io_reap(vi);
+        if (vi->fd == fd && vi->phase == PH_OPEN) {
+            errno = err;
+            if (vi_input(vi, buf, n) && (size_t)n == VIPL_IO_RXBUF)
+                vi_on_readable(vi); /* more may be there */
+            else
+                vi_pump(vi);
+        }
+        return 1;
+    }
+    struct pollfd p[2] = {
+        {.fd = fd, .events = (short)(POLLIN | (out_pending(vi) ? POLLOUT : 0))},
+        {.fd = vi->kick_fd, .events = POLLIN},
+    };
+    nic_unlock(nic);
+    poll(p, 2, (int)(end - now));
+    pthread_mutex_lock(&nic->lock);
+    if (!handle_valid(vi, OBJ_VI))
+        return -1;
+    vi_io_reap(vi);
+    if (p[1].revents) {
+        uint64_t sink;
+        ssize_t r = read(vi->kick_fd, &sink, sizeof sink);
+        (void)r;
+    }
+    if (vi->fd == fd && vi->phase == PH_OPEN && p[0].revents) {
+        if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
+            vi_on_readable(vi);
+        else
+            vi_pump(vi);
+    }
+    return 1;
+}
+
+void vi_io_attach(struct vipl_vi *vi)
+{
+    vi->io_lazy_until = 0;
+    vi_ep_update(vi); /* input that came meanwhile wakes the thread */
+}
+
+void vi_io_end(struct vipl_vi *vi, bool keep)
+{
+    if (!vi->io_owner)
+        return;
+    vi->io_owner = false;
+    if (keep && vi->fd >= 0 && vi->phase == PH_OPEN) {
+        /* A consumer that waits again within VIPL_IO_LINGER_MS finds the
+         * socket still out of the thread's set: no epoll_ctl, and no
+         * spurious wakeup of the thread between two waits. */
+        bool was = vi->io_lazy_until != 0;
+        vi->io_lazy_until = now_ms() + VIPL_IO_LINGER_MS;
+        if (!was)
+            nic_wake(vi->nic); /* the thread must time the take-back */
+        return;
+    }
+    vi_io_attach(vi);
 }
 
 /* ------------------------------------------------------------- thread */
@@ -994,17 +1214,34 @@ static void run_timers(struct vipl_nic *nic)
     }
 }
 
+/* A ready VI socket in the progress thread (never one a consumer drives). */
+static void vi_on_event(struct vipl_vi *vi, uint32_t re)
+{
+    if (vi->phase == PH_TCP_CONNECTING) {
+        connect_established(vi);
+        return;
+    }
+    if (re & (EPOLLIN | EPOLLHUP | EPOLLERR))
+        vi_on_readable(vi);
+    else if (re & EPOLLOUT)
+        vi_pump(vi);
+}
+
+/* The progress thread polls its eventfd, the listener and half-open
+ * connections with poll(), and the VI sockets through one epoll set (so a
+ * waiting consumer can take its VI's socket out of the set without waking
+ * the thread, see vi_io_step). */
 void *provider_main(void *arg)
 {
     struct vipl_nic *nic = arg;
     struct pollfd *pfds = NULL;
     size_t cap = 0;
+    enum { MAX_EV = 64 };
+    struct epoll_event evs[MAX_EV];
     pthread_mutex_lock(&nic->lock);
     while (nic->running) {
-        size_t want = 2;
+        size_t want = 3;
         for (struct vipl_conn *c = nic->conns; c; c = c->next)
-            want++;
-        for (struct vipl_vi *vi = nic->vis; vi; vi = vi->next)
             want++;
         if (want > cap) {
             struct pollfd *n = realloc(pfds, want * sizeof *n);
@@ -1015,7 +1252,8 @@ void *provider_main(void *arg)
         }
         unsigned gen = ++nic->poll_gen;
         size_t n = 0;
-        pfds[n++] = (struct pollfd){.fd = nic->wake_r, .events = POLLIN};
+        pfds[n++] = (struct pollfd){.fd = nic->wake_fd, .events = POLLIN};
+        pfds[n++] = (struct pollfd){.fd = nic->epfd, .events = POLLIN};
         size_t listen_idx = n;
         pfds[n++] = (struct pollfd){.fd = nic->listen_fd, .events = POLLIN};
         int64_t next_deadline = -1;
@@ -1028,22 +1266,22 @@ void *provider_main(void *arg)
             c->poll_idx = n;
             pfds[n++] = (struct pollfd){.fd = c->fd, .events = POLLIN};
         }
+        int64_t now = now_ms();
         for (struct vipl_vi *vi = nic->vis; vi; vi = vi->next) {
             int64_t d = vi_deadline(vi);
+            if (vi->io_lazy_until && !vi->io_owner) {
+                if (now >= vi->io_lazy_until)
+                    vi->io_lazy_until = 0; /* no consumer came back: take the socket */
+                else if (d < 0 || vi->io_lazy_until < d)
+                    d = vi->io_lazy_until;
+            }
             if (d >= 0 && (next_deadline < 0 || d < next_deadline))
                 next_deadline = d;
-            if (vi->fd < 0)
-                continue;
-            short ev = vi->phase == PH_TCP_CONNECTING ? POLLOUT : POLLIN;
-            if (vi->out_len > vi->out_off)
-                ev |= POLLOUT;
-            vi->poll_gen = gen;
-            vi->poll_idx = n;
-            pfds[n++] = (struct pollfd){.fd = vi->fd, .events = ev};
+            vi_ep_update(vi);
         }
         int timeout = -1;
         if (next_deadline >= 0) {
-            int64_t left = next_deadline - now_ms();
+            int64_t left = next_deadline - now;
             timeout = left < 0 ? 0 : left > 60000 ? 60000 : (int)left + 1;
         }
         nic_unlock(nic);
@@ -1053,9 +1291,9 @@ void *provider_main(void *arg)
             break;
         if (rc > 0) {
             if (pfds[0].revents) {
-                char sink[256];
-                while (read(nic->wake_r, sink, sizeof sink) > 0)
-                    ;
+                uint64_t sink;
+                ssize_t r = read(nic->wake_fd, &sink, sizeof sink);
+                (void)r;
             }
             if (pfds[listen_idx].revents && nic->listen_fd >= 0)
                 accept_incoming(nic);
@@ -1064,20 +1302,22 @@ void *provider_main(void *arg)
                 if (c->poll_gen == gen && c->fd == pfds[c->poll_idx].fd && pfds[c->poll_idx].revents)
                     conn_on_readable(c); /* may free c */
             }
-            for (struct vipl_vi *vi = nic->vis; vi; vi = vi->next) {
-                if (vi->poll_gen != gen || vi->fd < 0 || vi->fd != pfds[vi->poll_idx].fd)
-                    continue;
-                short re = pfds[vi->poll_idx].revents;
-                if (!re)
-                    continue;
-                if (vi->phase == PH_TCP_CONNECTING) {
-                    connect_established(vi);
-                    continue;
+            if (pfds[1].revents) {
+                /* Taken under the lock: the set is current (a consumer that
+                 * took its socket out meanwhile gets no event here). */
+                int ne = epoll_wait(nic->epfd, evs, MAX_EV, 0);
+                for (int i = 0; i < ne; i++) {
+                    struct vipl_vi *vi = nic->vis;
+                    while (vi && !(vi->fd >= 0 && vi->ep_fd == vi->fd && vi->fd == evs[i].data.fd))
+                        vi = vi->next;
+                    if (!vi) {
+                        /* Stale (its VI let go of it meanwhile): forget it. */
+                        epoll_ctl(nic->epfd, EPOLL_CTL_DEL, evs[i].data.fd, NULL);
+                        continue;
+                    }
+                    if (!vi->io_owner)
+                        vi_on_event(vi, evs[i].events);
                 }
-                if (re & (POLLIN | POLLHUP | POLLERR))
-                    vi_on_readable(vi);
-                else if (re & POLLOUT)
-                    vi_pump(vi);
             }
         }
         run_timers(nic);

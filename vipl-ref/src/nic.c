@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 #include "provider.h"
 
@@ -137,10 +139,10 @@ static void free_nic(struct vipl_nic *nic)
 {
     if (nic->listen_fd >= 0)
         close(nic->listen_fd);
-    if (nic->wake_r >= 0)
-        close(nic->wake_r);
-    if (nic->wake_w >= 0)
-        close(nic->wake_w);
+    if (nic->wake_fd >= 0)
+        close(nic->wake_fd);
+    if (nic->epfd >= 0)
+        close(nic->epfd);
     free(nic->rxbuf);
     pthread_mutex_destroy(&nic->lock);
     pthread_cond_destroy(&nic->cond);
@@ -154,7 +156,7 @@ VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *NicHandle)
     struct vipl_nic *nic = calloc(1, sizeof *nic);
     if (!nic)
         return VIP_ERROR_RESOURCE;
-    nic->listen_fd = nic->wake_r = nic->wake_w = -1;
+    nic->listen_fd = nic->wake_fd = nic->epfd = -1;
     pthread_mutex_init(&nic->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -230,13 +232,12 @@ VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *NicHandle)
         memcpy(nic->local_addr, loop, 4);
         nic->local_addr_len = 4;
     }
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) < 0) {
+    nic->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    nic->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (nic->wake_fd < 0 || nic->epfd < 0) {
         free_nic(nic);
         return VIP_ERROR_RESOURCE;
     }
-    nic->wake_r = pfd[0];
-    nic->wake_w = pfd[1];
     nic->rxbuf_cap = 256 * 1024;
     nic->rxbuf = malloc(nic->rxbuf_cap);
     if (!nic->rxbuf) {
@@ -278,6 +279,9 @@ VIP_RETURN VipCloseNic(VIP_NIC_HANDLE NicHandle)
         nic->vis = vi->next;
         handle_remove(vi);
         vi_close_fd(vi, false);
+        if (vi->kick_fd >= 0)
+            close(vi->kick_fd);
+        free(vi->io_rxbuf);
         if (vi->framer_ready)
             vw_vitcp_framer_free(&vi->framer);
         free(vi->sq.e);

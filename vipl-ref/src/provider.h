@@ -25,6 +25,9 @@
 #define VIPL_INCOMING_TIMEOUT_MS 30000u /* V21 */
 #define VIPL_P2P_RETRY_MS 50u
 #define VIPL_OUT_HIGH_WATER (256u * 1024u)
+#define VIPL_IO_WAIT_MS 200     /* consumer-driven part of a wait, then the condition variable */
+#define VIPL_IO_RXBUF (256u * 1024u)
+#define VIPL_IO_LINGER_MS 10    /* after a consumer-driven wait, the thread takes the socket back after this */
 
 enum vipl_obj_type { OBJ_NIC = 1, OBJ_VI, OBJ_CQ, OBJ_PTAG, OBJ_CONN };
 
@@ -178,9 +181,22 @@ struct vipl_vi {
     uint64_t tx_written, tx_queued;
     uint8_t *gather;  /* scratch for multi-segment gathers */
 
-    /* poll bookkeeping */
-    unsigned poll_gen;
-    size_t poll_idx;
+    /* descriptor flow control: what the peer knows of our receives */
+    uint16_t adv_sent;      /* rx_posted as last written on the wire */
+    uint16_t peer_consumed; /* descriptor-consuming messages received from the peer */
+
+    /* progress-thread epoll registration and consumer-driven waits */
+    int ep_fd;             /* the fd registered in nic->epfd, -1 if none */
+    uint32_t ep_events;    /* its events */
+    bool io_owner;         /* a waiting consumer drives this VI's socket */
+    bool io_polling;       /* ... and is blocked in poll() without the lock */
+    int64_t io_lazy_until; /* after such a wait: out of the thread's set until then (0: in it) */
+    int kick_fd;           /* eventfd that ends that poll(), -1 until first used */
+    int io_zombie_fd;      /* closed under the waiter: it closes it once back (-1: none) */
+    bool io_blocking;      /* O_NONBLOCK cleared (all other I/O uses MSG_DONTWAIT) */
+    int io_rcvtimeo_ms;    /* SO_RCVTIMEO as last set */
+    unsigned waiters;      /* consumer threads inside a wait on this VI */
+    uint8_t *io_rxbuf;     /* the waiter's receive buffer (it reads without the lock) */
 };
 
 enum conn_state { IN_WAIT_REQ, IN_HELD, IN_CLAIMED };
@@ -220,7 +236,8 @@ struct vipl_nic {
     pthread_cond_t cond;
     pthread_t thread;
     bool running;
-    int wake_r, wake_w;
+    int wake_fd;       /* eventfd: wakes the progress thread */
+    int epfd;          /* the progress thread's epoll set of VI sockets */
     int listen_fd;
     uint16_t listen_port;
     uint16_t remote_port;
@@ -299,6 +316,26 @@ bool vi_conn_init(struct vipl_vi *vi, int fd);
 void vi_encode_ce(struct vipl_vi *vi, unsigned type, const struct vw_vitcp_ce *req_ce, uint32_t ack);
 void vi_start_connect(struct vipl_vi *vi);
 uint32_t random_u32(void);
+/* Bring the VI's registration in the progress thread's epoll set in line
+ * with its state (socket, output pending, consumer-driven). */
+void vi_ep_update(struct vipl_vi *vi);
+/* Does a flow-controlled peer need a NOP about our receives? (sets advert_pending) */
+bool vi_advert_due(struct vipl_vi *vi);
+/* Consumer-driven waits (VipSendWait, VipRecvWait): the waiting thread polls
+ * the VI's socket itself, for at most VIPL_IO_WAIT_MS, instead of waiting for
+ * the progress thread to hand it the completion. vi_io_step returns 1 after
+ * one poll (the caller re-checks its condition), 0 when the VI cannot be
+ * driven (the caller blocks on the condition variable), -1 when the VI was
+ * destroyed meanwhile (by a handler). */
+int vi_io_step(struct vipl_vi *vi, bool recv_wait, int64_t deadline, int64_t *until);
+/* End the consumer's drive. keep: leave the socket out of the thread's set
+ * for VIPL_IO_LINGER_MS (the consumer will likely wait again); else give it
+ * back at once (the caller blocks on the condition variable). */
+void vi_io_end(struct vipl_vi *vi, bool keep);
+/* Give the socket back to the progress thread now. */
+void vi_io_attach(struct vipl_vi *vi);
+/* End a consumer's poll() on this VI's socket (state changed under it). */
+void vi_kick(struct vipl_vi *vi);
 
 /* ---- connection management (connect.c) */
 void conn_free(struct vipl_conn *c);

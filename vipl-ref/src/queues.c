@@ -2,6 +2,7 @@
  * Appendix A 9.3 and 9.6). Completion order is strict FIFO per queue (A6). */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "provider.h"
 
 VIP_DESCRIPTOR_SEGMENT *desc_seg(VIP_DESCRIPTOR *d, unsigned i)
@@ -84,6 +85,7 @@ void wq_push_completion(struct vipl_vi *vi, struct wq *q)
         defer_vi_notify(nic, vi, h, q->notify_ctx, d);
     }
     pthread_cond_broadcast(&nic->cond);
+    vi_kick(vi); /* a consumer blocked in poll() on this VI's socket */
 }
 
 void vi_complete_entry(struct vipl_vi *vi, struct wq *q, struct wq_entry *e, uint32_t status)
@@ -212,7 +214,7 @@ VIP_RETURN VipCreateVi(VIP_NIC_HANDLE NicHandle, VIP_VI_ATTRIBUTES *ViAttribs, V
     vi->nic = nic;
     vi->attrs = *ViAttribs;
     vi->state = VIP_STATE_IDLE;
-    vi->fd = -1;
+    vi->fd = vi->ep_fd = vi->kick_fd = vi->io_zombie_fd = -1;
     vi->sq.cq = SendCQHandle;
     vi->rq.cq = RecvCQHandle;
     if (vi->sq.cq)
@@ -240,7 +242,8 @@ VIP_RETURN VipDestroyVi(VIP_VI_HANDLE ViHandle)
     struct vipl_vi *vi = ViHandle;
     LOCK_VI_OR_RETURN(vi);
     struct vipl_nic *nic = vi->nic;
-    if (vi->state != VIP_STATE_IDLE || vi->sq.head != vi->sq.tail || vi->rq.head != vi->rq.tail) {
+    if (vi->state != VIP_STATE_IDLE || vi->sq.head != vi->sq.tail || vi->rq.head != vi->rq.tail ||
+        vi->waiters) { /* another thread is inside a wait on it */
         nic_unlock(nic);
         return VIP_ERROR_RESOURCE;
     }
@@ -251,6 +254,9 @@ VIP_RETURN VipDestroyVi(VIP_VI_HANDLE ViHandle)
         }
     handle_remove(vi);
     vi_close_fd(vi, false);
+    if (vi->kick_fd >= 0)
+        close(vi->kick_fd);
+    free(vi->io_rxbuf);
     if (vi->framer_ready)
         vw_vitcp_framer_free(&vi->framer);
     if (vi->sq.cq)
@@ -362,10 +368,8 @@ VIP_RETURN VipPostRecv(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR *DescriptorPtr, VI
             flush_queue(vi, &vi->rq, VIP_STATUS_OP_RECEIVE);
         } else if (vi->state == VIP_STATE_CONNECTED) {
             vi->rx_posted++;
-            if (vi->peer_dfc) {
-                vi->advert_pending = true;
+            if (vi_advert_due(vi))
                 vi_pump(vi);
-            }
         }
     }
     nic_unlock(vi->nic);
@@ -383,13 +387,23 @@ static VIP_RETURN done_common(struct vipl_vi *vi, struct wq *q, VIP_DESCRIPTOR *
     return VIP_NOT_DONE;
 }
 
+/* VipSendDone/VipRecvDone: a consumer that polls instead of waiting gets its
+ * socket back into the thread's set at once (not after VIPL_IO_LINGER_MS). */
+static VIP_RETURN poll_done(struct vipl_vi *vi, struct wq *q, VIP_DESCRIPTOR **out)
+{
+    VIP_RETURN rc = done_common(vi, q, out);
+    if (rc != VIP_SUCCESS && vi->io_lazy_until && !vi->io_owner)
+        vi_io_attach(vi);
+    return rc;
+}
+
 VIP_RETURN VipSendDone(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR **DescriptorPtr)
 {
     struct vipl_vi *vi = ViHandle;
     if (!DescriptorPtr)
         return VIP_INVALID_PARAMETER;
     LOCK_VI_OR_RETURN(vi);
-    VIP_RETURN rc = done_common(vi, &vi->sq, DescriptorPtr);
+    VIP_RETURN rc = poll_done(vi, &vi->sq, DescriptorPtr);
     nic_unlock(vi->nic);
     return rc;
 }
@@ -400,7 +414,7 @@ VIP_RETURN VipRecvDone(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR **DescriptorPtr)
     if (!DescriptorPtr)
         return VIP_INVALID_PARAMETER;
     LOCK_VI_OR_RETURN(vi);
-    VIP_RETURN rc = done_common(vi, &vi->rq, DescriptorPtr);
+    VIP_RETURN rc = poll_done(vi, &vi->rq, DescriptorPtr);
     nic_unlock(vi->nic);
     return rc;
 }
@@ -417,15 +431,29 @@ static VIP_RETURN wait_common(struct vipl_vi *vi, bool recv, VIP_ULONG timeout, 
         return VIP_ERROR_RESOURCE;
     }
     int64_t deadline = deadline_after(timeout);
+    int64_t until = 0;
     VIP_RETURN rc;
+    vi->waiters++;
     for (;;) {
         if ((rc = done_common(vi, q, out)) == VIP_SUCCESS)
             break;
+        /* First drive the socket from this thread (no hand-off through the
+         * progress thread), for at most VIPL_IO_WAIT_MS; then block. */
+        int io = vi_io_step(vi, recv, deadline, &until);
+        if (io < 0) {
+            nic_unlock(nic);
+            return VIP_INVALID_PARAMETER; /* the VI was destroyed under the wait */
+        }
+        if (io > 0)
+            continue;
+        vi_io_end(vi, false);
         if (!nic_wait(nic, deadline)) {
             rc = done_common(vi, q, out) == VIP_SUCCESS ? VIP_SUCCESS : VIP_TIMEOUT;
             break;
         }
     }
+    vi_io_end(vi, true);
+    vi->waiters--;
     nic_unlock(nic);
     return rc;
 }
@@ -454,6 +482,8 @@ static VIP_RETURN notify_common(struct vipl_vi *vi, bool recv, VIP_PVOID ctx, VI
     if (done_common(vi, q, &d) == VIP_SUCCESS) {
         defer_vi_notify(vi->nic, vi, h, ctx, d);
     } else {
+        if (!vi->io_owner)
+            vi_io_attach(vi); /* the handler runs when the thread completes it */
         q->notify = h;
         q->notify_ctx = ctx;
     }

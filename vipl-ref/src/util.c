@@ -116,9 +116,9 @@ uint32_t random_u32(void)
 
 void nic_wake(struct vipl_nic *nic)
 {
-    char c = 1;
-    ssize_t n = write(nic->wake_w, &c, 1);
-    (void)n; /* a full pipe already means "wake up" */
+    uint64_t one = 1;
+    ssize_t n = write(nic->wake_fd, &one, sizeof one);
+    (void)n; /* a saturated counter already means "wake up" */
 }
 
 /* ---------------------------------------------------- deferred calls */
