@@ -16,8 +16,10 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "provider.h"
+#include "vitcp/checksum.h"
 
 static bool is_rr(const struct vipl_vi *vi) { return (vi->attrs.ReliabilityLevel & VIP_SERVICE_RELIABLE_RECEPTION) != 0; }
 static bool is_u(const struct vipl_vi *vi) { return (vi->attrs.ReliabilityLevel & VIP_SERVICE_UNRELIABLE) != 0; }
@@ -181,8 +183,66 @@ static bool out_reserve(struct vipl_vi *vi, size_t need)
     return true;
 }
 
+/* Zero-copy path for data segments: with nothing buffered, the segment goes
+ * out in one sendmsg of [headers, the consumer's payload, trailer] (headers
+ * built by the wire encoder with the full Segment Length, the CRC chained
+ * over headers and payload); only what the socket does not take is copied
+ * to the output buffer. */
+static bool emit_direct(struct vipl_vi *vi, const struct vw_vitcp_enc *enc)
+{
+    if (vi->fd < 0 || out_pending(vi) || enc->payload_len < VIPL_DIRECT_MIN || enc->keep_seg_len ||
+        enc->with_ce || (enc->trailer != VW_VITCP_TRAILER_NONE && enc->trailer != VW_VITCP_TRAILER_CRC))
+        return false;
+    size_t total = vw_vitcp_encoded_len(enc);
+    if (total > VW_VITCP_SEG_MAX)
+        return false;
+    struct vw_vitcp_enc h = *enc;
+    h.payload = NULL;
+    h.payload_len = 0;
+    h.trailer = VW_VITCP_TRAILER_NONE;
+    h.keep_seg_len = true;
+    h.hdr.seg_len = (uint16_t)total;
+    uint8_t hdr[VW_VITCP_SEG_HDR_LEN + VW_VITCP_RDMA_HDR_LEN], trl[VW_VITCP_CRC_LEN];
+    size_t hl = vw_vitcp_encode(&h, hdr, sizeof hdr);
+    if (!hl)
+        return false;
+    struct iovec iov[3] = {{hdr, hl}, {(void *)(uintptr_t)enc->payload, enc->payload_len}, {trl, 0}};
+    if (enc->trailer == VW_VITCP_TRAILER_CRC) {
+        vw_put_le32(trl, vw_crc_vitcp_update(vw_crc_vitcp(hdr, hl), enc->payload, enc->payload_len));
+        iov[2].iov_len = sizeof trl;
+    }
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = iov[2].iov_len ? 3 : 2};
+    ssize_t n;
+    do
+        n = sendmsg(vi->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    size_t done = n > 0 ? (size_t)n : 0; /* an error shows again in flush_out */
+    if (done < total) {
+        if (!out_reserve(vi, total - done))
+            return false; /* cannot happen: the buffer is empty and holds 2 segments */
+        size_t skip = done;
+        for (int i = 0; i < 3; i++) {
+            size_t l = iov[i].iov_len;
+            if (skip >= l) {
+                skip -= l;
+                continue;
+            }
+            memcpy(vi->out + vi->out_len, (const uint8_t *)iov[i].iov_base + skip, l - skip);
+            vi->out_len += l - skip;
+            skip = 0;
+        }
+    }
+    vi->tx_queued += total;
+    vi->tx_written += done;
+    vi->nic->stats.SegmentsSent++;
+    vi->nic->stats.BytesSent += total;
+    return true;
+}
+
 static void emit(struct vipl_vi *vi, struct vw_vitcp_enc *enc)
 {
+    if (emit_direct(vi, enc))
+        return;
     size_t need = vw_vitcp_encoded_len(enc);
     if (!out_reserve(vi, need))
         return;

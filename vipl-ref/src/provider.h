@@ -27,6 +27,7 @@
 #define VIPL_OUT_HIGH_WATER (256u * 1024u)
 #define VIPL_IO_WAIT_MS 200     /* consumer-driven part of a wait, then the condition variable */
 #define VIPL_IO_RXBUF (256u * 1024u)
+#define VIPL_DIRECT_MIN 2048u   /* payload from which a segment is sent without copying */
 #define VIPL_IO_LINGER_MS 10    /* after a consumer-driven wait, the thread takes the socket back after this */
 
 enum vipl_obj_type { OBJ_NIC = 1, OBJ_VI, OBJ_CQ, OBJ_PTAG, OBJ_CONN };
