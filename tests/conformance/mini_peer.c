@@ -123,6 +123,10 @@ static void on_request(struct conn *c, const struct vw_vitcp_seg *seg)
     enc.ce.options_len = c->crc ? vw_vitcp_opts_build(opts, sizeof opts, true, false, true) : 0;
     enc.trailer = c->crc ? VW_VITCP_TRAILER_CRC : VW_VITCP_TRAILER_NONE;
     enc.ce.attrs = (uint16_t)(level | VW_VITCP_ATTR_RDMA_WRITE | VW_VITCP_ATTR_RDMA_READ);
+    /* The correct responder never sets DFC (it is not flow-controlled); the
+     * fault sets it and still sends without looking at the tester's credit. */
+    if (c->p->fault == MINI_FAULT_IGNORE_DFC)
+        enc.ce.attrs |= VW_VITCP_ATTR_DFC;
     enc.ce.mtu = c->p->fault == MINI_FAULT_MTU_GREATER ? ce->mtu + 1 : c->mtu;
     enc.ce.rdma_read_window = 4;
     memcpy(enc.ce.calling_disc, ce->calling_disc, VW_VITCP_DISC_MAX);

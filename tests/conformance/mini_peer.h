@@ -27,6 +27,7 @@ enum mini_fault {
     MINI_FAULT_STALE_RX_POSTED,  /* never raise Rx Descriptors Posted: VITCP-3.3-DFC-ADVERTISE */
     MINI_FAULT_URGENT,           /* mark echo bytes urgent unasked: VITCP-3.7-URGENT-ONLY-IF-OFFERED */
     MINI_FAULT_READ_WRONG_MSG,   /* answer a read with the next message number: VITCP-3.2-RESP-MSG-NUM */
+    MINI_FAULT_IGNORE_DFC,       /* set DFC in the accept, send past the tester's credit: VITCP-3.2-DFC-DELAY */
 };
 
 struct mini_peer {

@@ -99,6 +99,7 @@ static void each_fault_fails_exactly_its_rule(void **state)
         {MINI_FAULT_STALE_RX_POSTED, "VITCP-3.3-DFC-ADVERTISE", NULL},
         {MINI_FAULT_URGENT, "VITCP-3.7-URGENT-ONLY-IF-OFFERED", NULL},
         {MINI_FAULT_READ_WRONG_MSG, "VITCP-3.2-RESP-MSG-NUM", NULL},
+        {MINI_FAULT_IGNORE_DFC, "VITCP-3.2-DFC-DELAY", NULL},
     };
     for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++) {
         struct mini_peer p;
