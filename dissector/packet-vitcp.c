@@ -447,11 +447,10 @@ static void store_findings(vitcp_pdu_t *pdu, const struct vw_findings *fs)
 }
 
 /*
- * Reassembly copies every message and keeps it for the whole file; on a
- * first pass that builds no tree (tshark without -V, -T, -Y, -z) and with no
- * dissector on vitcp.payload, nobody would see the result, so messages are
- * reassembled only when one of them can. Decided once per segment on the
- * first pass, so later passes agree with it.
+ * Reassembly copies every message and keeps it for the whole file; on
+ * tshark's single pass printing summary lines only, with no dissector on
+ * vitcp.payload, nobody would see the result (messages_wanted). Decided
+ * once per segment on the first pass, so later passes agree with it.
  */
 static gboolean payload_consumers_known, payload_consumers;
 
@@ -476,6 +475,15 @@ static gboolean have_payload_consumers(void)
         payload_consumers_known = TRUE;
     }
     return payload_consumers;
+}
+
+/* A first pass that fills the columns without building a tree is tshark's
+ * one pass printing summary lines: nothing later can show a message. A
+ * first pass without columns may be followed by one that shows them (tshark
+ * -2, Wireshark's file load), so it reassembles. */
+static gboolean messages_wanted(packet_info *pinfo, proto_tree *tree)
+{
+    return tree || !pinfo->cinfo || have_payload_consumers();
 }
 
 static void vitcp_init(void)
@@ -806,8 +814,7 @@ static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
     struct vw_vitcp_seg seg;
     enum vw_req err;
     if (!pdu) {
-        pdu = first_pass(tvb, pinfo, vc, side, ti, pref_reassemble && (tree || have_payload_consumers()), &seg,
-                         &err);
+        pdu = first_pass(tvb, pinfo, vc, side, ti, pref_reassemble && messages_wanted(pinfo, tree), &seg, &err);
         p_add_proto_data(wmem_file_scope(), pinfo, proto_vitcp, key, pdu);
     } else {
         guint cap = tvb_captured_length(tvb);

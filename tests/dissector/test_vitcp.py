@@ -165,6 +165,18 @@ class Reassembly(unittest.TestCase, BothPasses):
             self.assertNotIn(14, r)
         self.both(check)
 
+    def test_two_passes_without_a_filter(self):
+        # tshark -2 dissects its first pass without a tree or columns; the
+        # messages must be reassembled there all the same (D6).
+        r = rows("vitcp-reasm.pcap", ["vitcp.reassembled.length", "vitcp.reassembled_in"], True, display_filter=None)
+        self.assertEqual(r[11][0], "3000")
+        self.assertEqual(r[15][0], "1200")
+        self.assertEqual(r[7][1], "11")
+        # A summary-only single pass skips reassembly but still decodes every segment.
+        out = tsharklib.run(cap("vitcp-reasm.pcap"), [])
+        self.assertIn("RdmaReadResponse", out)
+        self.assertNotIn("Malformed", out)
+
     def test_reassembled_in_on_two_passes(self):
         r = rows("vitcp-reasm.pcap", ["vitcp.reassembled_in"], True)
         self.assertEqual(r[7], ["11"])
