@@ -484,9 +484,11 @@ int cf_case_parse(const char *text, const char *file, struct cf_case *out, char 
         return fail(&p, "no 'require <ID>...' line: every case names the rules it tests");
     if (!out->nsteps)
         return fail(&p, "no steps");
-    if (out->steps[0].kind != (out->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT))
+    if (out->steps[0].kind != (out->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT)) {
+        p.line = out->steps[0].line;
         return fail(&p, out->passive ? "the first step of a passive case must be 'accept'"
                                      : "the first step must be 'connect'");
+    }
     for (unsigned i = 1; i < out->nsteps; i++)
         if (out->steps[i].kind == CF_STEP_CONNECT || out->steps[i].kind == CF_STEP_ACCEPT) {
             p.line = out->steps[i].line;

@@ -110,12 +110,8 @@ static unsigned parse_checked(const char *text, size_t len, const char *what)
     char rest[2];
     if (sscanf(err, "fuzz.case:%u:%1s", &line, rest) != 2)
         fail_msg("%s: error without FILE:LINE: '%s'", what, err);
-    /* Line 0 is the file as a whole: only for what no single line holds.
-     * "first step must be 'connect'" names a step whose line is known;
-     * it is reported with line 0 (tests/robustness/known/case-first-step-line0.case). */
-    static const char *const whole_file[] = {"no 'case <id>' line", "no 'require <ID>...' line", "no steps",
-                                             "the first step must be 'connect'",
-                                             "the first step of a passive case must be 'accept'"};
+    /* Line 0 is the file as a whole: only for what no single line holds. */
+    static const char *const whole_file[] = {"no 'case <id>' line", "no 'require <ID>...' line", "no steps"};
     if (line == 0) {
         bool known = false;
         for (size_t i = 0; i < sizeof whole_file / sizeof whole_file[0]; i++)
@@ -239,6 +235,21 @@ static void test_limits(void **state)
     assert_int_equal(cf_case_parse("frobnicate\n", "a-rather-long-file-name.case", &c, small, 8), -1);
     assert_true(memchr(small, '\0', 8) != NULL);
     free(small);
+}
+
+/* A case whose first step is not 'connect' names that step's line. */
+static void test_first_step_line(void **state)
+{
+    (void)state;
+    static struct cf_case c;
+    char err[256];
+    const char *text = "case first-step-not-connect\n"
+                       "require VITCP-3.2-DATA-OFFSET-NEXT\n"
+                       "# the first step is a send:\n"
+                       "send   ConnectRequest attrs=RD mtu=65536\n"
+                       "connect\n";
+    assert_int_equal(cf_case_parse(text, "x.case", &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "x.case:4: the first step must be 'connect'"));
 }
 
 /* Seeded random damage. */
@@ -388,7 +399,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_cases_parse), cmocka_unit_test(test_error_names_the_line),
-        cmocka_unit_test(test_limits), cmocka_unit_test(test_random_damage),
+        cmocka_unit_test(test_limits), cmocka_unit_test(test_first_step_line), cmocka_unit_test(test_random_damage),
         cmocka_unit_test(test_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

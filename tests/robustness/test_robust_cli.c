@@ -267,24 +267,28 @@ static void test_help(void **state)
 static void test_stdout_full(void **state)
 {
     (void)state;
-    char *argv[] = {(char *)tool_path[TRAFGEN], (char *)"--list", NULL};
-    struct rb_run res;
-    rb_run_out(argv, 20.0, "/dev/full", &res);
-    check_no_crash(&res, "vitcp-trafgen --list > /dev/full");
-    if (res.status != 1 || strstr(res.err, "vitcp-trafgen: ") == NULL)
-        fail_msg("vitcp-trafgen --list > /dev/full: exit %d, stderr '%.200s'", res.status, res.err);
-    rb_run_free(&res);
-    /* the other tools (owned elsewhere) at least do not crash */
-    static const char *const others[][3] = {{CONFORM_BIN, "list", NULL}, {PEER_BIN, "--list-faults", NULL}};
-    for (size_t i = 0; i < 2; i++) {
-        char *av[] = {(char *)others[i][0], (char *)others[i][1], NULL};
-        rb_run_out(av, 20.0, "/dev/full", &res);
-        check_no_crash(&res, others[i][0]);
-        if (res.status == 0)
-            fprintf(stderr, "# known issue cli-stdout-full.txt: %s %s > /dev/full exits 0\n", others[i][0],
-                    others[i][1]);
+    const char *const tools[][4] = {
+        {tool_path[TRAFGEN], "--list", NULL, "vitcp-trafgen: "},
+        {CONFORM_BIN, "list", NULL, "vitcp-conform: "},
+        {CONFORM_BIN, "list", "--json", "vitcp-conform: "},
+    };
+    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
+        char *argv[] = {(char *)tools[i][0], (char *)tools[i][1], (char *)tools[i][2], NULL};
+        struct rb_run res;
+        rb_run_out(argv, 20.0, "/dev/full", &res);
+        check_no_crash(&res, tools[i][0]);
+        if (res.status != 1 || strstr(res.err, tools[i][3]) == NULL)
+            fail_msg("%s %s > /dev/full: exit %d, stderr '%.200s'", tools[i][0], tools[i][1], res.status, res.err);
         rb_run_free(&res);
     }
+    /* vipl-peer (owned elsewhere) at least does not crash */
+    char *av[] = {(char *)PEER_BIN, (char *)"--list-faults", NULL};
+    struct rb_run res;
+    rb_run_out(av, 20.0, "/dev/full", &res);
+    check_no_crash(&res, PEER_BIN);
+    if (res.status == 0)
+        fprintf(stderr, "# known issue cli-stdout-full.txt: %s --list-faults > /dev/full exits 0\n", PEER_BIN);
+    rb_run_free(&res);
 }
 
 int main(void)
