@@ -316,6 +316,30 @@ static void bad_data_after_accept(int kind)
     } else if (kind == 1) { /* Segment Length 3 */
         static const uint8_t junk[24] = {1, 0, 0, 3};
         send(fd, junk, sizeof junk, MSG_NOSIGNAL);
+    } else if (kind == 3) { /* mid-message: the first segment of a two-segment Send, then RST */
+        vw_vitcp_enc_init(&enc, VW_VITCP_SEND, false);
+        enc.hdr.msg_num = 5001; /* the accept was 5000 */
+        enc.hdr.flags &= (uint8_t)~VW_VITCP_FLAG_EOM;
+        enc.payload = payload;
+        enc.payload_len = sizeof payload;
+        send_enc(fd, &enc);
+        usleep(50000);
+        struct linger lg = {1, 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+        close(fd);
+        fd = -1;
+    } else if (kind == 4) { /* mid-segment: half of a Send segment, then FIN */
+        vw_vitcp_enc_init(&enc, VW_VITCP_SEND, false);
+        enc.hdr.msg_num = 5001; /* the accept was 5000 */
+        enc.payload = payload;
+        enc.payload_len = sizeof payload;
+        uint8_t buf[128];
+        size_t n = vw_vitcp_encode(&enc, buf, sizeof buf);
+        assert_true(n > 30);
+        assert_int_equal(send(fd, buf, 30, MSG_NOSIGNAL), 30);
+        usleep(50000);
+        close(fd);
+        fd = -1;
     } else { /* RDMA Write to an address the consumer never registered */
         vw_vitcp_enc_init(&enc, VW_VITCP_RDMA_WRITE, false);
         enc.hdr.msg_num = 5001;
@@ -335,8 +359,10 @@ static void bad_data_after_accept(int kind)
     for (int i = 0; i < 100 && cli.async_errors[VIP_ERROR_CONN_LOST] + cli.async_errors[VIP_ERROR_RDMAW_PROT] == 0; i++)
         usleep(5000);
     assert_true(cli.async_errors[kind == 2 ? VIP_ERROR_RDMAW_PROT : VIP_ERROR_CONN_LOST] >= 1);
-    assert_true(closed_without_answer(fd)); /* VITCP-2.2.2.2.2-CLOSE-TCP-ON-VI-CLOSE */
-    close(fd);
+    if (fd >= 0) {
+        assert_true(closed_without_answer(fd)); /* VITCP-2.2.2.2.2-CLOSE-TCP-ON-VI-CLOSE */
+        close(fd);
+    }
     h_vi_destroy(vi);
     h_nic_close(&cli);
     close(rs.lfd);
@@ -345,6 +371,11 @@ static void bad_data_after_accept(int kind)
 static void test_wrong_message_number(void **s) { (void)s; bad_data_after_accept(0); }
 static void test_broken_framing(void **s) { (void)s; bad_data_after_accept(1); }
 static void test_rdma_write_unregistered(void **s) { (void)s; bad_data_after_accept(2); }
+/* Abrupt closes mid-message and mid-segment (issue 6): the claimed receive
+ * is flushed, the VI is in Error, VIP_ERROR_CONN_LOST is raised (A5,
+ * VITCP-2.2.2.2.2-CLOSE-VI-ON-TCP-CLOSE). */
+static void test_close_mid_message(void **s) { (void)s; bad_data_after_accept(3); }
+static void test_close_mid_segment(void **s) { (void)s; bad_data_after_accept(4); }
 
 int main(void)
 {
@@ -357,6 +388,8 @@ int main(void)
         cmocka_unit_test(test_wrong_message_number),
         cmocka_unit_test(test_broken_framing),
         cmocka_unit_test(test_rdma_write_unregistered),
+        cmocka_unit_test(test_close_mid_message),
+        cmocka_unit_test(test_close_mid_segment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
