@@ -106,10 +106,18 @@ static void *accept_thread(void *arg)
 void h_pair_open(struct h_pair *p, const char *opts_a, const char *opts_b, VIP_RELIABILITY_LEVEL level,
                  unsigned b_recvs)
 {
+    h_pair_open_enables(p, opts_a, opts_b, level, b_recvs, true, true);
+}
+
+void h_pair_open_enables(struct h_pair *p, const char *opts_a, const char *opts_b, VIP_RELIABILITY_LEVEL level,
+                         unsigned b_recvs, bool b_rdma_write, bool b_rdma_read)
+{
     memset(p, 0, sizeof *p);
     h_nic_open(&p->a, opts_a);
     h_nic_open(&p->b, opts_b);
     VIP_VI_ATTRIBUTES aa = h_attrs(&p->a, level), ab = h_attrs(&p->b, level & ~VIP_SERVICE_DFC);
+    ab.EnableRdmaWrite = ab.EnableRdmaWrite && b_rdma_write;
+    ab.EnableRdmaRead = ab.EnableRdmaRead && b_rdma_read;
     assert_int_equal(VipCreateVi(p->a.nic, &aa, NULL, NULL, &p->va), VIP_SUCCESS);
     assert_int_equal(VipCreateVi(p->b.nic, &ab, NULL, NULL, &p->vb), VIP_SUCCESS);
     for (unsigned i = 0; i < b_recvs; i++)

@@ -3,6 +3,7 @@
 #ifndef VIPL_HARNESS_H
 #define VIPL_HARNESS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "vipl.h"
 
@@ -32,6 +33,9 @@ VIP_NET_ADDRESS *h_addr(uint16_t port_unused, const char *disc);
  * b posts b_recvs receives (each 64 KiB of b's data) before accepting. */
 void h_pair_open(struct h_pair *p, const char *opts_a, const char *opts_b, VIP_RELIABILITY_LEVEL level,
                  unsigned b_recvs);
+/* The same, with b's VI attributes EnableRdmaWrite/EnableRdmaRead as given. */
+void h_pair_open_enables(struct h_pair *p, const char *opts_a, const char *opts_b, VIP_RELIABILITY_LEVEL level,
+                         unsigned b_recvs, bool b_rdma_write, bool b_rdma_read);
 void h_pair_close(struct h_pair *p);
 /* Connect vi on nic a to b's port with discriminator; returns the result. */
 VIP_RETURN h_connect(struct h_nic *a, VIP_VI_HANDLE vi, uint16_t port, const char *disc, unsigned timeout_ms);

@@ -294,6 +294,70 @@ static void test_rdma_read_refused(void **state)
     h_pair_close(&p);
 }
 
+/* Issue 6: every way an incoming RDMA Write or Read can break the memory
+ * protection rules (VIA 9.5.3): wrong Ptag, unknown handle, the target VI's
+ * enable attribute off, a range that leaves the region. At RR the requester's
+ * descriptor completes with RDMA_PROT_ERROR (the ACK's MPE, A7/A8), the
+ * target raises the asynchronous error, and no byte outside what was allowed
+ * moves: the target region sits at the end of a heap block, so ASan would
+ * report a write or read past it. */
+enum prot_case { P_WRONG_PTAG, P_WRONG_HANDLE, P_VI_DISABLED, P_OUTSIDE };
+
+static void protection_case(bool read, enum prot_case c)
+{
+    struct h_pair p;
+    h_pair_open_enables(&p, NULL, NULL, RR, 0, !(c == P_VI_DISABLED && !read), !(c == P_VI_DISABLED && read));
+    enum { LEN = 4096 };
+    uint8_t *target = malloc(LEN);
+    assert_non_null(target);
+    memset(target, 0x3C, LEN);
+    VIP_PROTECTION_HANDLE other;
+    assert_int_equal(VipCreatePtag(p.b.nic, &other), VIP_SUCCESS);
+    VIP_MEM_ATTRIBUTES ma = {.Ptag = c == P_WRONG_PTAG ? other : p.b.ptag, .EnableRdmaWrite = VIP_TRUE,
+                             .EnableRdmaRead = VIP_TRUE};
+    VIP_MEM_HANDLE tmh;
+    assert_int_equal(VipRegisterMem(p.b.nic, target, LEN, &ma, &tmh), VIP_SUCCESS);
+    uint64_t raddr = (uint64_t)(uintptr_t)target + (c == P_OUTSIDE ? LEN - 100 : 0);
+    VIP_MEM_HANDLE rh = c == P_WRONG_HANDLE ? tmh + 77 : tmh;
+    memset(p.a.data, 0xEE, 4096);
+    h_post_send(&p.a, p.va, 10, read ? VIP_CONTROL_OP_RDMAREAD : VIP_CONTROL_OP_RDMAWRITE, 0, 200, 0, 0, raddr, rh);
+    VIP_DESCRIPTOR *d = wait_send(p.va);
+    assert_int_equal(d->CS.Status & VIP_STATUS_ERROR_MASK, VIP_STATUS_RDMA_PROT_ERROR);
+    assert_int_equal(d->CS.Status & VIP_STATUS_OP_MASK, read ? VIP_STATUS_OP_RDMA_READ : VIP_STATUS_OP_RDMA_WRITE);
+    for (unsigned i = 0; i < LEN; i++)
+        assert_int_equal(target[i], 0x3C); /* the target's memory is untouched */
+    for (unsigned i = 0; i < 4096; i++)
+        assert_int_equal(p.a.data[i], 0xEE); /* and nothing of it reached the requester */
+    if (c == P_VI_DISABLED && read) {
+        /* decision 3: the target announced read window 0, so the read is
+         * refused locally and nothing is sent; like any local error at RR it
+         * breaks the connection (VIA 2.5.2) */
+        for (int i = 0; i < 300 && vi_state(p.va) != VIP_STATE_ERROR; i++)
+            usleep(10000);
+        assert_int_equal(vi_state(p.va), VIP_STATE_ERROR);
+        assert_int_equal(p.b.async_errors[VIP_ERROR_RDMAR_PROT], 0);
+    } else {
+        unsigned code = read ? VIP_ERROR_RDMAR_PROT : VIP_ERROR_RDMAW_PROT;
+        for (int i = 0; i < 300 && !__atomic_load_n(&p.b.async_errors[code], __ATOMIC_SEQ_CST); i++)
+            usleep(10000);
+        assert_true(p.b.async_errors[code] >= 1);
+        for (int i = 0; i < 300 && vi_state(p.va) != VIP_STATE_ERROR; i++)
+            usleep(10000);
+        assert_int_equal(vi_state(p.va), VIP_STATE_ERROR); /* A7/A8: RR closes after the error ACK */
+    }
+    h_pair_close(&p);
+    free(target);
+}
+
+static void test_protection_write_wrong_ptag(void **s) { (void)s; protection_case(false, P_WRONG_PTAG); }
+static void test_protection_write_wrong_handle(void **s) { (void)s; protection_case(false, P_WRONG_HANDLE); }
+static void test_protection_write_vi_disabled(void **s) { (void)s; protection_case(false, P_VI_DISABLED); }
+static void test_protection_write_outside(void **s) { (void)s; protection_case(false, P_OUTSIDE); }
+static void test_protection_read_wrong_ptag(void **s) { (void)s; protection_case(true, P_WRONG_PTAG); }
+static void test_protection_read_wrong_handle(void **s) { (void)s; protection_case(true, P_WRONG_HANDLE); }
+static void test_protection_read_vi_disabled(void **s) { (void)s; protection_case(true, P_VI_DISABLED); }
+static void test_protection_read_outside(void **s) { (void)s; protection_case(true, P_OUTSIDE); }
+
 /* A11: CRC only when both NICs offer it; 4 more bytes per segment. */
 static void test_crc_negotiation(void **state)
 {
@@ -540,6 +604,14 @@ int main(void)
         cmocka_unit_test(test_rdma_protection_rr),
         cmocka_unit_test(test_rdma_protection_rd),
         cmocka_unit_test(test_rdma_read_refused),
+        cmocka_unit_test(test_protection_write_wrong_ptag),
+        cmocka_unit_test(test_protection_write_wrong_handle),
+        cmocka_unit_test(test_protection_write_vi_disabled),
+        cmocka_unit_test(test_protection_write_outside),
+        cmocka_unit_test(test_protection_read_wrong_ptag),
+        cmocka_unit_test(test_protection_read_wrong_handle),
+        cmocka_unit_test(test_protection_read_vi_disabled),
+        cmocka_unit_test(test_protection_read_outside),
         cmocka_unit_test(test_crc_negotiation),
         cmocka_unit_test(test_crc_mismatch),
         cmocka_unit_test(test_descriptor_flow_control),
