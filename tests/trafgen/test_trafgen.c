@@ -465,6 +465,41 @@ static void test_mutate_rate_and_rate_limit(void **state)
     free(l.got.data);
 }
 
+/* --flip-rate: one bit per chosen PDU, chosen from the seed, reproducible,
+ * and the damage shows in the decoder. */
+static void test_flip_rate(void **state)
+{
+    (void)state;
+    struct tg_params p;
+    tg_params_default(&p);
+    p.flip_ppm = 1000000;
+    char a[128], b[128], v[128];
+    path_in(a, sizeof a, "flip-a.pcap");
+    path_in(b, sizeof b, "flip-b.pcap");
+    path_in(v, sizeof v, "flip-valid.pcap");
+    struct tg_result r1, r2, rv;
+    assert_int_equal(gen("vitcp-full", NULL, TG_TARGET_SEEDED, &p, a, &r1), 0);
+    assert_int_equal(gen("vitcp-full", NULL, TG_TARGET_SEEDED, &p, b, &r2), 0);
+    assert_int_equal(r1.flipped, r1.pdus);
+    assert_int_equal(r1.first_flipped_pdu, 0);
+    size_t la, lb, lv;
+    void *da = read_file(a, &la), *db = read_file(b, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(da, db, la);
+    p.flip_ppm = 0;
+    assert_int_equal(gen("vitcp-full", NULL, TG_TARGET_SEEDED, &p, v, &rv), 0);
+    assert_int_equal(rv.flipped, 0);
+    assert_int_equal(rv.first_flipped_pdu, -1);
+    void *dv = read_file(v, &lv);
+    assert_true(la == lv && memcmp(da, dv, la) != 0); /* same sizes, other bytes */
+    struct decoded d;
+    decode_capture(a, TG_VITCP, &d);
+    assert_true(d.count > 0 || d.fatal != VW_REQ_NONE); /* every PDU has a flipped bit */
+    free(da);
+    free(db);
+    free(dv);
+}
+
 /* -i: frames injected with libnet on the loopback interface arrive as the
  * file mode writes them. Skipped without CAP_NET_RAW. */
 static void test_libnet_injection_on_loopback(void **state)
@@ -678,6 +713,7 @@ int main(void)
         cmocka_unit_test(test_live_connect_delivers_the_file_bytes),
         cmocka_unit_test(test_bad_command_lines_exit_2),
         cmocka_unit_test(test_mutate_rate_and_rate_limit),
+        cmocka_unit_test(test_flip_rate),
         cmocka_unit_test(test_libnet_injection_on_loopback),
         cmocka_unit_test(test_scenario_file),
         cmocka_unit_test(test_pcapng_and_ift_flags),

@@ -48,6 +48,7 @@ static const char usage_text[] =
     "      --pause-us N        live TCP: pause between writes\n"
     "      --rate N            live outputs: at most N PDUs per second\n"
     "      --mutate-rate P     with --break: mutate each eligible PDU with probability P (0..1)\n"
+    "      --flip-rate P       flip one random bit in each PDU with probability P (0..1), from the seed\n"
     "      --progress          counts on stderr once a second\n"
     "      --tcp-timestamps    -w/-i: TCP timestamp option on every segment\n"
     "      --ift-flags LIST    IFT indication flags (both sides; PH is set per phase):\n"
@@ -197,6 +198,9 @@ static void format_meta(char *buf, size_t cap, const struct tg_scenario *sc, con
     } else {
         tprintf(&t, "mutation: none\n");
     }
+    if (p->flip_ppm)
+        tprintf(&t, "flip-rate: %.6f\nflipped-pdus: %u (first is PDU %ld)\n", p->flip_ppm / 1e6, r->flipped,
+                r->first_flipped_pdu);
     tprintf(&t, "pdus: %u\nbytes: %llu\n", r->pdus, (unsigned long long)r->bytes);
     if (script_path)
         tprintf(&t, "replay: vitcp-trafgen -f %s", script_path);
@@ -226,6 +230,8 @@ static void format_meta(char *buf, size_t cap, const struct tg_scenario *sc, con
         tprintf(&t, " --break %s --target all", tg_mutation_name(m));
     else if (m)
         tprintf(&t, " --break %s --target %ld", tg_mutation_name(m), target);
+    if (p->flip_ppm)
+        tprintf(&t, " --flip-rate %.6f", p->flip_ppm / 1e6);
     tprintf(&t, " -w FILE\n");
 }
 
@@ -248,7 +254,7 @@ static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const cha
 enum {
     OPT_CONNECT = 256, OPT_LIST_MUT, OPT_LIST_CASES, OPT_MSG_SIZE, OPT_SEG_PAYLOAD, OPT_COUNT,
     OPT_TCP_SEG, OPT_COALESCE, OPT_IPV6, OPT_PORT, OPT_EEP_UDP, OPT_PAUSE, OPT_NO_META,
-    OPT_RATE, OPT_MUTATE_RATE, OPT_PROGRESS, OPT_TCP_TS, OPT_PCAPNG, OPT_IFT_FLAGS, OPT_CLIENT_PORT,
+    OPT_RATE, OPT_MUTATE_RATE, OPT_FLIP_RATE, OPT_PROGRESS, OPT_TCP_TS, OPT_PCAPNG, OPT_IFT_FLAGS, OPT_CLIENT_PORT,
 };
 
 int tg_main(int argc, char **argv)
@@ -277,6 +283,7 @@ int tg_main(int argc, char **argv)
         {"no-meta", no_argument, NULL, OPT_NO_META},
         {"rate", required_argument, NULL, OPT_RATE},
         {"mutate-rate", required_argument, NULL, OPT_MUTATE_RATE},
+        {"flip-rate", required_argument, NULL, OPT_FLIP_RATE},
         {"progress", no_argument, NULL, OPT_PROGRESS},
         {"tcp-timestamps", no_argument, NULL, OPT_TCP_TS},
         {"pcapng", no_argument, NULL, OPT_PCAPNG},
@@ -367,6 +374,17 @@ int tg_main(int argc, char **argv)
                 return usage_error("--mutate-rate wants a probability in (0, 1], got \"%s\"", optarg);
             p.mutate_ppm = (uint32_t)(rate * 1000000.0 + 0.5);
             mutate_rate = true;
+            break;
+        }
+        case OPT_FLIP_RATE: {
+            char *end;
+            errno = 0;
+            double rate = strtod(optarg, &end);
+            if (errno || end == optarg || *end != '\0' || !(rate > 0.0 && rate <= 1.0))
+                return usage_error("--flip-rate wants a probability in (0, 1], got \"%s\"", optarg);
+            p.flip_ppm = (uint32_t)(rate * 1000000.0 + 0.5);
+            if (p.flip_ppm == 0)
+                p.flip_ppm = 1;
             break;
         }
         case OPT_PROGRESS: p.progress = true; break;

@@ -177,6 +177,19 @@ void tg_emit(struct tg_gen *g, struct tg_pdu *pdu)
     }
     if (pdu->post_truncate >= 0 && (size_t)pdu->post_truncate < n)
         n = (size_t)pdu->post_truncate;
+    /* Random bit flips (fuzzing): not a rule's mutation; whatever rule
+     * covers the flipped byte breaks (a CRC, Adler-32 or a field rule). */
+    if (g->p->flip_ppm && tg_rng_below(&g->flip_rng, 1000000u) < g->p->flip_ppm) {
+        uint32_t at = tg_rng_below(&g->flip_rng, (uint32_t)n);
+        unsigned bit = tg_rng_below(&g->flip_rng, 8u);
+        uint8_t was = g->buf[at];
+        g->buf[at] ^= (uint8_t)(1u << bit);
+        if (g->res->flipped++ == 0)
+            g->res->first_flipped_pdu = (long)index;
+        size_t used = strlen(comment);
+        snprintf(comment + used, sizeof comment - used, "%sbit flip: PDU %u byte %u 0x%02x -> 0x%02x",
+                 used ? "; " : "", index, at, was, g->buf[at]);
+    }
     g->res->bytes += n;
     if (g->out->kind == TG_OUT_NULL)
         return;
@@ -223,6 +236,7 @@ int tg_run(const struct tg_scenario *sc, const struct tg_mutation *mut, long tar
 {
     memset(res, 0, sizeof *res);
     res->first_mutated_pdu = -1;
+    res->first_flipped_pdu = -1;
     if (mut && mut->proto != sc->proto) {
         snprintf(res->error, sizeof res->error, "mutation %s is for %s; scenario %s is %s",
                  tg_mutation_name(mut), tg_proto_name(mut->proto), sc->name, tg_proto_name(sc->proto));
@@ -231,6 +245,7 @@ int tg_run(const struct tg_scenario *sc, const struct tg_mutation *mut, long tar
     struct tg_gen g = {.p = p, .out = out, .mut = mut, .target = target, .res = res};
     g.rng.s = p->seed;
     g.mut_rng.s = p->seed ^ 0x6D75746174696F6Eull; /* "mutation" */
+    g.flip_rng.s = p->seed ^ 0x62797465666C6970ull; /* "byteflip" */
     if (mut && target == TG_TARGET_SEEDED) {
         /* Count the eligible PDUs first, then pick one from the seed. */
         struct tg_output *null_out = tg_output_null();

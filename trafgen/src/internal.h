@@ -85,6 +85,7 @@ struct tg_gen {
     long target;
     struct tg_rng rng;      /* scenario content */
     struct tg_rng mut_rng;  /* mutation choices: a mutation never shifts content */
+    struct tg_rng flip_rng; /* --flip-rate choices: their own stream too */
     struct tg_result *res;
     uint8_t *buf;           /* one encoded PDU */
     size_t buf_cap;

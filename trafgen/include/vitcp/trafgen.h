@@ -34,6 +34,7 @@ struct tg_params {
     uint32_t pause_us;   /* live TCP: pause between writes */
     uint32_t rate_pdus;  /* live outputs: at most this many PDUs per second (0: no limit) */
     uint32_t mutate_ppm; /* TG_TARGET_RATE: chance per eligible PDU, parts per million */
+    uint32_t flip_ppm;   /* --flip-rate: chance per PDU of one flipped bit, parts per million */
     bool progress;       /* counts on stderr once a second */
     bool tcp_timestamps; /* -w/-i: RFC 7323 timestamps on every TCP segment */
     bool ift_flags_set;  /* IFT: indication flags from the command line ... */
@@ -105,6 +106,8 @@ struct tg_result {
     unsigned mutated;       /* PDUs it was applied to */
     long first_mutated_pdu; /* 0-based index of the first mutated PDU, -1 if none */
     long chosen_target;     /* TG_TARGET_SEEDED: the eligible PDU the seed chose */
+    unsigned flipped;       /* PDUs with a flipped bit (--flip-rate) */
+    long first_flipped_pdu; /* 0-based index of the first, -1 if none */
     uint64_t bytes;         /* PDU bytes */
     char error[256];        /* when tg_run returns -1 */
 };
