@@ -1,4 +1,5 @@
 #include "tool_common.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,4 +116,19 @@ double tool_now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+int tool_stdout_check(const char *tool)
+{
+    static int reported;
+    if (reported)
+        return 1;
+    errno = 0;
+    int bad = fflush(stdout) != 0;
+    int e = errno;
+    if (!bad && !ferror(stdout))
+        return 0;
+    fprintf(stderr, "%s: writing standard output failed: %s\n", tool, e ? strerror(e) : "I/O error");
+    reported = 1;
+    return 1;
 }

@@ -33,5 +33,9 @@ VIP_NET_ADDRESS *tool_addr(struct tool_env *env, const char *host, const char *d
 /* Parse a port 1..65535; -1 if invalid. */
 long tool_parse_port(const char *s);
 double tool_now_us(void);
+/* Flush standard output; if it could not be written (now or earlier), say so
+ * on stderr ("<tool>: writing standard output failed: <reason>") and return
+ * 1 (the exit code), else 0. Says it once: later calls return 1 quietly. */
+int tool_stdout_check(const char *tool);
 
 #endif

@@ -318,6 +318,8 @@ static int run_active(struct tool_env *env, const struct opts *o, const struct p
     }
     printf("event=connect rc=%s\n", ViplReturnName(rc));
     fflush(stdout);
+    if (rc != VIP_SUCCESS)
+        fprintf(stderr, "vipl-peer: cannot connect to %s: %s\n", o->connect, ViplReturnName(rc));
     if (rc == VIP_SUCCESS) {
         VIP_VI_STATE st;
         VipQueryVi(r.vi, &st, &a, NULL, NULL);
@@ -396,7 +398,7 @@ int main(int argc, char **argv)
         case 'l':
             for (unsigned f = 1; f < VIPL_FAULT_COUNT; f++)
                 printf("%s %s\n", ViplFaultName((enum vipl_fault)f), ViplFaultReqId((enum vipl_fault)f));
-            return 0;
+            return tool_stdout_check("vipl-peer");
         case 'r': o.reject = 1; break;
         case 'd':
             if (strlen(optarg) > 64) {
@@ -491,5 +493,7 @@ int main(int argc, char **argv)
     int err = o.connect ? run_active(&env, &o, &mem) : run_passive(&env, &o, &mem);
     peer_mem_close(&env, &mem);
     tool_close(&env);
+    if (tool_stdout_check("vipl-peer") && !err)
+        err = 1;
     return err;
 }

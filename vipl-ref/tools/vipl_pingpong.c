@@ -226,8 +226,9 @@ static int run_client(struct side *s, const char *host, long port, const char *s
         printf("op,crc,size,half_rtt_us,mbytes_per_s\n");
     else
         printf("%-6s %-4s %10s %12s %14s\n", "op", "crc", "size", "half_rtt_us", "mbytes_per_s");
+    /* output that cannot be written stops the run: nothing would be seen */
+    int err = tool_stdout_check("vipl-pingpong");
     char *list = strdup(sizes);
-    int err = 0;
     for (char *tok = strtok(list, ","); tok && !err; tok = strtok(NULL, ",")) {
         uint32_t size = (uint32_t)strtoul(tok, NULL, 10);
         uint32_t n = iters > 0 ? (uint32_t)iters : size <= 4096 ? 5000 : size <= 65536 ? 1000 : 200;
@@ -279,13 +280,40 @@ static int run_client(struct side *s, const char *host, long port, const char *s
             printf("%s,%s,%u,%.2f,%.1f\n", opname, crc, size, half_rtt, mbps);
         else
             printf("%-6s %-4s %10u %12.2f %14.1f\n", opname, crc, size, half_rtt, mbps);
-        fflush(stdout);
+        err = tool_stdout_check("vipl-pingpong");
     }
     free(list);
     if (!err)
         send_ctl(s, MODE_QUIT, 0, 0, 0);
     VipDisconnect(s->vi);
     return err;
+}
+
+/* --sizes: one or more sizes 1..MAX_MSG separated by single commas; an
+ * empty list or an empty item ("," "4,,8" "4,") is an error. */
+static int check_sizes(const char *sizes)
+{
+    const char *p = sizes;
+    do {
+        const char *q = p;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        if (q == p || (*q && *q != ',')) {
+            fprintf(stderr, "vipl-pingpong: bad --sizes '%s' (sizes 1..%u separated by commas)\n", sizes, MAX_MSG);
+            return 2;
+        }
+        unsigned long v = q - p > 8 ? MAX_MSG + 1ul : strtoul(p, NULL, 10);
+        if (v == 0 || v > MAX_MSG) {
+            fprintf(stderr, "vipl-pingpong: --sizes must be 1..%u\n", MAX_MSG);
+            return 2;
+        }
+        p = *q ? q + 1 : q;
+        if (*q && !*p) {
+            fprintf(stderr, "vipl-pingpong: bad --sizes '%s' (sizes 1..%u separated by commas)\n", sizes, MAX_MSG);
+            return 2;
+        }
+    } while (*p);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -343,20 +371,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    for (const char *p = sizes; *p; p++)
-        if (!((*p >= '0' && *p <= '9') || *p == ',')) {
-            fprintf(stderr, "vipl-pingpong: bad --sizes '%s'\n", sizes);
-            return 2;
-        }
-    for (char *dup = strdup(sizes), *t = strtok(dup, ","), *keep = dup; ; t = strtok(NULL, ",")) {
-        if (!t) { free(keep); break; }
-        unsigned long v = strtoul(t, NULL, 10);
-        if (v == 0 || v > MAX_MSG) {
-            fprintf(stderr, "vipl-pingpong: sizes must be 1..%u\n", MAX_MSG);
-            free(keep);
-            return 2;
-        }
-    }
+    if (check_sizes(sizes))
+        return 2;
     char dev[128];
     if (server)
         snprintf(dev, sizeof dev, "0.0.0.0:%ld,crc=%s", port, crc);
@@ -389,5 +405,7 @@ int main(int argc, char **argv)
     tool_mem_free(&s.env, &s.sbuf);
     tool_mem_free(&s.env, &s.target);
     tool_close(&s.env);
+    if (tool_stdout_check("vipl-pingpong") && !err)
+        err = 1;
     return err;
 }
