@@ -39,12 +39,6 @@ SKIP = ["VITCP-4.3-INCOMING-TIMEOUT"]
 
 # Faults that no case of the suite can provoke yet, with the reason.
 UNCAUGHT = {
-    "exceed-read-window": "vipl-peer issues no RDMA Reads, passive or active (--connect only Sends and echoes): "
-                          "needs a read mode of vipl-peer --connect, e.g. '--reads N --read-len L' posting N "
-                          "RDMA Reads at once of the tester's region (address and handle from '--read-region "
-                          "ADDR:HANDLE', the tester's values), and a listen-mode case that accepts with "
-                          "window=1 and awaits two RdmaReadRequests unanswered (the session names "
-                          "VITCP-2.2.2.2.6-READ-WINDOW on the second)",
 }
 
 # Other IDs a fault legitimately makes a case fail with, and why.
@@ -164,6 +158,41 @@ def list_faults():
         name, rid = line.split()
         faults.append((name, rid))
     return faults
+
+
+class VIPLPeerReadMode(unittest.TestCase):
+    """vipl-peer --connect --reads: N RDMA Reads at once of a passive
+    vipl-peer's region; every one completes with the region's bytes."""
+
+    def test_reads_of_the_peer_region(self):
+        peer = Peer([])
+        try:
+            addr, handle, _ = region_of(peer.output()).split(":")
+            # 4 reads of 16 bytes at offset 0x100 of a region whose byte i holds i & 0xFF
+            out = subprocess.run([PEER, "--connect", "127.0.0.1:%d" % peer.port, "--reads", "4",
+                                  "--read-region", "%x:%s:16" % (int(addr, 16) + 0x100, handle)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+        finally:
+            peer.stop()
+        self.assertEqual(out.returncode, 0, out.stdout)
+        self.assertIn("event=reads-posted n=4 len=16", out.stdout)
+        reads = re.findall(r"event=read n=(\d+) status=0x([0-9a-f]+) len=(\d+) head=([0-9a-f]+)", out.stdout)
+        self.assertEqual([int(n) for n, _, _, _ in reads], [0, 1, 2, 3], out.stdout)
+        for _, status, length, head in reads:
+            self.assertEqual(int(status, 16), 0x40001, out.stdout)  # VIP_STATUS_DONE | OP_RDMA_READ, no error
+            self.assertEqual((int(length), head), (16, "00010203"), out.stdout)
+
+    def test_bad_read_arguments(self):
+        for args in (["--connect", "127.0.0.1:1", "--reads", "17"],
+                     ["--connect", "127.0.0.1:1", "--reads", "-1"],
+                     ["--connect", "127.0.0.1:1", "--read-region", "10000000:1:0"],
+                     ["--connect", "127.0.0.1:1", "--read-region", "10000000:1:65537"],
+                     ["--connect", "127.0.0.1:1", "--read-region", "10000000:1"],
+                     ["--connect", "127.0.0.1:1", "--read-region", "zz:1:16"],
+                     ["--port", "1", "--reads", "2"]):
+            p = subprocess.run([PEER] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+            self.assertEqual(p.returncode, 2, "%s: %s" % (args, p.stderr))
+            self.assertTrue(p.stderr.startswith("vipl-peer: "), "%s: %s" % (args, p.stderr))
 
 
 class VIPLPeerSuite(unittest.TestCase):

@@ -4,6 +4,7 @@
  *             [--crc on|off] [--region-size N] [--grace MS] [--announce] [--once]
  *   vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level ...] [--announce]
  *             [--crc on|off] [--count N] [--size N] [--linger MS]
+ *             [--reads N] [--read-region ADDR:HANDLE:LEN]
  *   vipl-peer --list-faults
  * Passive: waits on discriminator D (default "vitcp-conform", the tester's
  * default; --disc '' waits on every discriminator), accepts (or rejects)
@@ -15,8 +16,19 @@
  * description as its first Send after connecting: 16 bytes, big-endian
  * address (8), memory handle (4), length (4). The active side (--connect)
  * sends --count messages, then echoes. One line per event on stdout.
+ * Read mode of the active side: --reads N posts N RDMA Reads of LEN bytes
+ * of the peer's region ADDR:HANDLE (--read-region, hex:hex:decimal as
+ * vitcp-conform's --region) at once, right after connecting, and waits for
+ * them before its Sends. A received Send whose immediate data is a read
+ * order, 0x5244nnnn ("RD", nnnn = 1..16 reads), is not echoed: it posts
+ * nnnn reads of the Send's length (1..65536) at --read-region's address and
+ * handle (0 and 0 by default), so that a listen-mode case can ask for reads
+ * through the one --connect-cmd every case shares. libvipl holds back the
+ * reads beyond the peer's RDMA Read window (A13) unless the fault
+ * exceed-read-window is set.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <getopt.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -37,6 +49,10 @@
 /* Where the RDMA region is mapped when the address is free (else anywhere;
  * the event=region line says where). */
 #define VIPL_PEER_REGION_ADDR 0x10000000ul
+/* Read mode: at most READS_MAX reads at once, READ_MAX bytes each. */
+#define READS_MAX 16u
+#define READ_MAX 65536u
+#define READ_ORDER_MAGIC 0x5244u /* "RD": immediate data 0x5244nnnn orders nnnn reads */
 
 static volatile sig_atomic_t stop;
 static void on_signal(int sig) { (void)sig; stop = 1; }
@@ -50,6 +66,9 @@ struct opts {
     VIP_RELIABILITY_LEVEL level;
     const char *crc;
     unsigned long region_size, count, size, grace_ms, linger_ms;
+    unsigned long reads;              /* --reads N */
+    unsigned long long read_addr;     /* --read-region ADDR:HANDLE:LEN */
+    unsigned long read_handle, read_len;
 };
 
 static void usage(FILE *f)
@@ -58,6 +77,7 @@ static void usage(FILE *f)
                "                 [--crc on|off] [--region-size N] [--grace MS] [--announce] [--once]\n"
                "       vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level u|rd|rr] [--announce]\n"
                "                 [--crc on|off] [--count N] [--size N] [--linger MS]\n"
+               "                 [--reads N] [--read-region ADDR:HANDLE:LEN]\n"
                "       vipl-peer --list-faults\n");
 }
 
@@ -72,6 +92,7 @@ struct conn_res {
     VIP_VI_HANDLE vi;
     struct tool_mem descs, bufs;
     const struct tool_mem *region; /* the peer's one RDMA region */
+    struct tool_mem rdescs, rbufs;  /* read mode (active side only) */
 };
 
 /* The RDMA region: registered first (memory handle 1), at a fixed address
@@ -151,17 +172,22 @@ static int send_bytes(struct conn_res *r, void *data, uint32_t len, int imm, uin
  * so that a new connection costs no allocation. */
 struct peer_mem {
     struct tool_mem region, descs, bufs;
+    struct tool_mem rdescs, rbufs; /* read mode: READS_MAX descriptors and READ_MAX-byte buffers */
 };
 
-static int peer_mem_open(struct tool_env *env, size_t region_len, struct peer_mem *m)
+static int peer_mem_open(struct tool_env *env, size_t region_len, int active, struct peer_mem *m)
 {
     return region_open(env, region_len, &m->region) ||
            tool_mem_alloc(env, 64 * (NRECV + 2), 0, 0, &m->descs) != VIP_SUCCESS ||
-           tool_mem_alloc(env, (size_t)(NRECV + 1) * MSG_MAX + 1, 0, 0, &m->bufs) != VIP_SUCCESS;
+           tool_mem_alloc(env, (size_t)(NRECV + 1) * MSG_MAX + 1, 0, 0, &m->bufs) != VIP_SUCCESS ||
+           (active && (tool_mem_alloc(env, 64 * READS_MAX, 0, 0, &m->rdescs) != VIP_SUCCESS ||
+                       tool_mem_alloc(env, (size_t)READS_MAX * READ_MAX, 0, 0, &m->rbufs) != VIP_SUCCESS));
 }
 
 static void peer_mem_close(struct tool_env *env, struct peer_mem *m)
 {
+    tool_mem_free(env, &m->rbufs);
+    tool_mem_free(env, &m->rdescs);
     tool_mem_free(env, &m->bufs);
     tool_mem_free(env, &m->descs);
     region_close(env, &m->region);
@@ -172,6 +198,8 @@ static void conn_init(struct conn_res *r, const struct peer_mem *m)
     memset(r, 0, sizeof *r);
     r->descs = m->descs;
     r->bufs = m->bufs;
+    r->rdescs = m->rdescs;
+    r->rbufs = m->rbufs;
     r->region = &m->region;
     region_fill(&m->region);
 }
@@ -194,6 +222,63 @@ static int after_connect(struct conn_res *r, const struct opts *o, const VIP_VI_
             send_bytes(r, ann, big, 0, 0, r->bufs.mh);
     }
     return 0;
+}
+
+/* Read mode: post n RDMA Reads of len bytes at (addr, handle) at once, then
+ * wait for each (in order; the send queue completes in order). A read the
+ * peer never answers is waited on until SIGTERM or the VI breaks. Returns 1
+ * if a read failed. */
+static int do_reads(struct conn_res *r, unsigned long n, uint32_t len, uint64_t addr, uint32_t handle)
+{
+    unsigned long posted = 0;
+    for (; posted < n; posted++) {
+        VIP_DESCRIPTOR *d = tool_desc(&r->rdescs, (unsigned)posted);
+        uint8_t *buf = (uint8_t *)r->rbufs.base + posted * READ_MAX;
+        memset(buf, 0xEE, len);
+        tool_fill_send(d, VIP_CONTROL_OP_RDMAREAD, buf, r->rbufs.mh, len, 0, 0, addr, handle);
+        VIP_RETURN rc = VipPostSend(r->vi, d, r->rdescs.mh);
+        if (rc != VIP_SUCCESS) {
+            printf("event=read-failed n=%lu rc=%s\n", posted, ViplReturnName(rc));
+            break;
+        }
+    }
+    printf("event=reads-posted n=%lu len=%u addr=0x%llx handle=%u\n", posted, len, (unsigned long long)addr,
+           handle);
+    fflush(stdout);
+    int err = posted < n;
+    for (unsigned long k = 0; k < posted;) {
+        VIP_DESCRIPTOR *done;
+        VIP_RETURN rc = VipSendWait(r->vi, 200, &done);
+        if (rc == VIP_TIMEOUT) {
+            if (stop)
+                return 1;
+            continue;
+        }
+        if (rc != VIP_SUCCESS) {
+            printf("event=read-failed n=%lu rc=%s\n", k, ViplReturnName(rc));
+            return 1;
+        }
+        const uint8_t *b = (const uint8_t *)done->DS[1].Local.Data.Address;
+        unsigned long i = (unsigned long)(((char *)done - (char *)r->rdescs.base) / 64);
+        printf("event=read n=%lu status=0x%x len=%u head=", i, done->CS.Status, done->CS.Length);
+        for (uint32_t j = 0; j < 4 && j < len; j++)
+            printf("%02x", b[j]);
+        printf("\n");
+        fflush(stdout);
+        if (done->CS.Status & VIP_STATUS_ERROR_MASK)
+            err = 1;
+        k++;
+    }
+    return err;
+}
+
+/* A read order (see the top): 0x5244nnnn in the immediate data. */
+static int read_order(uint32_t st, uint32_t imm, uint32_t len, unsigned long *n)
+{
+    if (!(st & VIP_STATUS_IMMEDIATE) || (imm >> 16) != READ_ORDER_MAGIC)
+        return 0;
+    *n = imm & 0xFFFFu;
+    return *n >= 1 && *n <= READS_MAX && len >= 1 && len <= READ_MAX;
 }
 
 /* Echo every Send. With ignore-mtu, a message of exactly the agreed MTU
@@ -221,6 +306,13 @@ static void echo_loop(struct conn_res *r, const struct opts *o, unsigned long ma
         n++;
         if ((st & VIP_STATUS_ERROR_MASK) || (st & VIP_STATUS_OP_MASK) != VIP_STATUS_OP_RECEIVE) {
             post_recv(r, i);
+            continue;
+        }
+        unsigned long nreads;
+        if (o->connect && r->rdescs.base && read_order(st, imm, len, &nreads)) {
+            post_recv(r, i);
+            if (do_reads(r, nreads, len, o->read_addr, (uint32_t)o->read_handle))
+                break;
             continue;
         }
         /* echo from the receive buffer, then repost it */
@@ -324,6 +416,8 @@ static int run_active(struct tool_env *env, const struct opts *o, const struct p
         VIP_VI_STATE st;
         VipQueryVi(r.vi, &st, &a, NULL, NULL);
         err = after_connect(&r, o, &a);
+        if (!err && o->reads)
+            err = do_reads(&r, o->reads, (uint32_t)o->read_len, o->read_addr, (uint32_t)o->read_handle);
         uint8_t *buf = (uint8_t *)r.bufs.base + (size_t)NRECV * MSG_MAX;
         for (unsigned long k = 0; k < o->count && !err; k++) {
             memset(buf, (int)(k & 0xFF), o->size);
@@ -358,11 +452,30 @@ static int parse_level(const char *s, VIP_RELIABILITY_LEVEL *l)
 static int parse_count(const char *s, unsigned long max, unsigned long *out)
 {
     char *end;
+    if (*s == '-')
+        return -1;
     unsigned long v = strtoul(s, &end, 10);
     if (!*s || *end || v > max)
         return -1;
     *out = v;
     return 0;
+}
+
+/* --read-region ADDR:HANDLE:LEN: hex address, hex handle, decimal length
+ * 1..READ_MAX (the format of vitcp-conform --region). */
+static int parse_read_region(const char *s, struct opts *o)
+{
+    char *end;
+    if (!isxdigit((unsigned char)*s))
+        return -1;
+    o->read_addr = strtoull(s, &end, 16);
+    if (*end != ':' || !isxdigit((unsigned char)end[1]))
+        return -1;
+    s = end + 1;
+    o->read_handle = strtoul(s, &end, 16);
+    if (*end != ':' || o->read_handle > 0xFFFFFFFFul)
+        return -1;
+    return parse_count(end + 1, READ_MAX, &o->read_len) || o->read_len == 0 ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -376,9 +489,10 @@ int main(int argc, char **argv)
         {"size", required_argument, 0, 's'}, {"once", no_argument, 0, '1'},
         {"announce", no_argument, 0, 'a'}, {"grace", required_argument, 0, 'g'},
         {"linger", required_argument, 0, 'G'},
+        {"reads", required_argument, 0, 'N'}, {"read-region", required_argument, 0, 'Q'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     struct opts o = {.port = -1, .disc = DEFAULT_DISC, .crc = "on", .region_size = 65536, .count = 1, .size = 64,
-                     .grace_ms = DEFAULT_GRACE_MS};
+                     .grace_ms = DEFAULT_GRACE_MS, .read_len = 4096};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
@@ -452,6 +566,19 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'N':
+            if (parse_count(optarg, READS_MAX, &o.reads)) {
+                fprintf(stderr, "vipl-peer: bad --reads '%s' (0..%u)\n", optarg, READS_MAX);
+                return 2;
+            }
+            break;
+        case 'Q':
+            if (parse_read_region(optarg, &o)) {
+                fprintf(stderr, "vipl-peer: bad --read-region '%s' (ADDR:HANDLE:LEN, hex, hex, 1..%u)\n", optarg,
+                        READ_MAX);
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -459,6 +586,10 @@ int main(int argc, char **argv)
     if (optind < argc || (o.port < 0) == (o.connect == NULL)) {
         fprintf(stderr, "vipl-peer: give exactly one of --port P or --connect HOST:PORT\n");
         usage(stderr);
+        return 2;
+    }
+    if (o.reads && !o.connect) {
+        fprintf(stderr, "vipl-peer: --reads needs --connect\n");
         return 2;
     }
     if (o.connect && !strchr(o.connect, ':')) {
@@ -479,7 +610,7 @@ int main(int argc, char **argv)
         return 1;
     }
     struct peer_mem mem = {0};
-    if (peer_mem_open(&env, o.region_size, &mem)) {
+    if (peer_mem_open(&env, o.region_size, o.connect != NULL, &mem)) {
         fprintf(stderr, "vipl-peer: cannot map and register the RDMA region and buffers\n");
         peer_mem_close(&env, &mem);
         tool_close(&env);
