@@ -3,7 +3,10 @@
  * processes over the VIPL API, for Send and RDMA Write, CRC on or off.
  *   vipl-pingpong --server --port P [--once]
  *   vipl-pingpong --client HOST --port P [--sizes 4,65536] [--op send|write]
- *                 [--crc on|off] [--iters N] [--csv]
+ *                 [--crc on|off] [--iters N] [--count N] [--csv]
+ * --iters: round trips of the latency phase (default 5000, 1000 or 200 by
+ * size); --count: messages of the bandwidth phase (default 256 MiB worth,
+ * 16..20000), small values for short recorded sessions.
  * CSV columns: op,crc,size,half_rtt_us,mbytes_per_s
  */
 #include <arpa/inet.h>
@@ -36,7 +39,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: vipl-pingpong --server --port P [--once] [--crc on|off]\n"
                "       vipl-pingpong --client HOST --port P [--sizes 4,65536] [--op send|write]\n"
-               "                     [--crc on|off] [--iters N] [--csv]\n");
+               "                     [--crc on|off] [--iters N] [--count N] [--csv]\n");
 }
 
 static int fail(const char *what, VIP_RETURN rc)
@@ -194,7 +197,7 @@ static int send_ctl(struct side *s, uint32_t mode, uint32_t op, uint32_t size, u
 }
 
 static int run_client(struct side *s, const char *host, long port, const char *sizes, unsigned op, const char *crc,
-                      long iters, int csv)
+                      long iters, long stream_count, int csv)
 {
     char hp[300];
     snprintf(hp, sizeof hp, "%s:%ld", host, port);
@@ -252,6 +255,8 @@ static int run_client(struct side *s, const char *host, long port, const char *s
             count = 20000;
         if (count < 16)
             count = 16;
+        if (stream_count > 0)
+            count = (uint32_t)stream_count;
         if (!err && (err = send_ctl(s, MODE_STREAM, wop, size, count)))
             break;
         t0 = tool_now_us();
@@ -323,10 +328,11 @@ int main(int argc, char **argv)
         {"port", required_argument, 0, 'p'}, {"sizes", required_argument, 0, 'z'},
         {"op", required_argument, 0, 'o'}, {"crc", required_argument, 0, 'r'},
         {"iters", required_argument, 0, 'i'}, {"csv", no_argument, 0, 'v'},
+        {"count", required_argument, 0, 'n'},
         {"once", no_argument, 0, '1'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int server = 0, csv = 0, once = 0, o;
     const char *host = NULL, *sizes = "4,65536", *crc = "on";
-    long port = -1, iters = 0;
+    long port = -1, iters = 0, stream_count = 0;
     unsigned op = VIP_CONTROL_OP_SENDRECV;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -360,6 +366,15 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'n': {
+            char *end;
+            stream_count = strtol(optarg, &end, 10);
+            if (!*optarg || *end || stream_count <= 0 || stream_count > 1000000) {
+                fprintf(stderr, "vipl-pingpong: --count must be 1..1000000\n");
+                return 2;
+            }
+            break;
+        }
         case 'v': csv = 1; break;
         case '1': once = 1; break;
         case 'h': usage(stdout); return 0;
@@ -391,7 +406,7 @@ int main(int argc, char **argv)
                 err = serve_one(&s);
             while (!once && !err);
         } else {
-            err = run_client(&s, host, port, sizes, op, crc, iters, csv);
+            err = run_client(&s, host, port, sizes, op, crc, iters, stream_count, csv);
         }
     }
     if (s.vi) {
