@@ -64,7 +64,7 @@ static void correct_implementation_passes(void **state)
     assert_non_null(strstr(o.text, "PASS    active-disconnect-close"));
     /* only passive cases ran (no --target) */
     assert_null(strstr(o.text, "accept-basic"));
-    assert_non_null(strstr(o.text, "Ran 8: 8 passing"));
+    assert_non_null(strstr(o.text, "Ran 9: 9 passing"));
     free(o.text);
 }
 
