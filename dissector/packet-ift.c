@@ -165,11 +165,9 @@ static gboolean ift_is_ai(tvbuff_t *tvb, int offset)
 /*
  * PDU length. The AI is found by its magic (a frame whose header_size were
  * 0x5244 would carry a 21060-byte DDP header: not a real frame). A frame is
- * sized with the CRCs its sender announced. Wireshark-only context: when
- * the sender broke its own announcement and the next frame is in the same
- * segment, the layout whose end lines up with a frame carrying the
- * expected VTag is taken instead, so the stream stays in step; the wire
- * library then names the broken rule (vw_ift_frame_decode_as_sent).
+ * sized with the CRCs its sender announced, unless the sender broke its
+ * announcement and another layout keeps the stream in step
+ * (vw_ift_frame_len_in_step, the same rule as the lint's).
  */
 static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void *data)
 {
@@ -191,25 +189,15 @@ static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void
         return VW_IFT_IND_LEN;
     }
     const struct ift_side *receiver = &c->side[1 - dir];
-    guint32 hs = tvb_get_ntohs(tvb, offset);
-    guint32 ps = tvb_get_ntohs(tvb, offset + 2);
     gboolean known = ift_side_known(sender, pinfo);
-    gboolean hc = known ? (sender->flags & VW_IFT_FLAG_HC) != 0 : ift_assume_hc;
-    gboolean pc = known ? (sender->flags & VW_IFT_FLAG_PC) != 0 : ift_assume_pc;
-    guint32 negotiated = (guint32)vw_ift_frame_len(hs, ps, hc, pc);
-    gint remaining = tvb_captured_length_remaining(tvb, offset);
-    if (!ift_side_known(receiver, pinfo) || remaining == (gint)negotiated)
-        return negotiated;
-    guint16 receiver_vtag = c->nego.ind[1 - dir].vtag;
-    const gboolean layouts[4][2] = { { hc, pc }, { !hc, pc }, { hc, !pc }, { !hc, !pc } };
-    for (unsigned i = 0; i < 4; i++) {
-        guint32 len = (guint32)vw_ift_frame_len(hs, ps, layouts[i][0], layouts[i][1]);
-        if (remaining == (gint)len)
-            return len;
-        if (remaining >= (gint)len + VW_IFT_FRAME_HDR_LEN && tvb_get_ntohs(tvb, offset + len + 4) == receiver_vtag)
-            return len;
-    }
-    return negotiated;
+    struct vw_ift_frame_mode mode = {
+        .hc = known ? (sender->flags & VW_IFT_FLAG_HC) != 0 : ift_assume_hc,
+        .pc = known ? (sender->flags & VW_IFT_FLAG_PC) != 0 : ift_assume_pc,
+        .check_vtag = ift_side_known(receiver, pinfo),
+        .vtag = c->nego.ind[1 - dir].vtag,
+    };
+    guint have = (guint)tvb_captured_length_remaining(tvb, offset);
+    return (guint)vw_ift_frame_len_in_step(tvb_get_ptr(tvb, offset, have), have, &mode);
 }
 
 static guint8 ift_mode_of(const struct vw_ift_nego *n)

@@ -77,17 +77,7 @@ static size_t ift_pdu_len(const struct ctx *x, int dir, const uint8_t *p, size_t
         return 0;
     struct vw_ift_frame_mode m = {0};
     vw_ift_nego_mode(&x->ift, dir, &m);
-    size_t hs = vw_get_be16(p), ps = vw_get_be16(p + 2);
-    size_t negotiated = vw_ift_frame_len(hs, ps, m.hc, m.pc);
-    if (!m.check_vtag || have == negotiated)
-        return negotiated;
-    const bool layouts[4][2] = {{m.hc, m.pc}, {!m.hc, m.pc}, {m.hc, !m.pc}, {!m.hc, !m.pc}};
-    for (int i = 0; i < 4; i++) {
-        size_t len = vw_ift_frame_len(hs, ps, layouts[i][0], layouts[i][1]);
-        if (have == len || (have >= len + VW_IFT_FRAME_HDR_LEN && vw_get_be16(p + len + 4) == m.vtag))
-            return len;
-    }
-    return negotiated;
+    return vw_ift_frame_len_in_step(p, have, &m);
 }
 
 static void ift_pdu(struct ctx *x, int dir, const uint8_t *raw, size_t len)

@@ -693,6 +693,29 @@ static void test_frame_decode_as_sent(void **state)
     assert_false(vw_ift_frame_layout(buf, 5, &both, &carried));
 }
 
+/* Framing a stream whose sender broke its announcement: the layout that
+ * ends at the bytes at hand or at the next frame's VTag. */
+static void test_frame_len_in_step(void **state)
+{
+    (void)state;
+    uint8_t buf[512];
+    const struct vw_ift_frame_mode both = {.hc = true, .pc = true, .check_vtag = true, .vtag = 0x2222};
+    size_t a = make_frame(buf, sizeof buf, 0x2222, true, false, false, "header crc only");
+    size_t b = make_frame(buf + a, sizeof buf - a, 0x2222, true, true, false, "next frame");
+    /* the announced layout would be 4 bytes longer than the first frame */
+    assert_int_equal(vw_ift_frame_len_in_step(buf, a, &both), a);
+    assert_int_equal(vw_ift_frame_len_in_step(buf, a + b, &both), a);
+    /* as announced: the announced length */
+    assert_int_equal(vw_ift_frame_len_in_step(buf + a, b, &both), b);
+    /* nothing lines up (wrong VTag after it, more bytes than any layout): as announced */
+    const struct vw_ift_frame_mode other = {.hc = true, .pc = true, .check_vtag = true, .vtag = 0x3333};
+    assert_int_equal(vw_ift_frame_len_in_step(buf, a + b, &other), a + 4);
+    /* without the receiver's VTag the announcement alone decides */
+    const struct vw_ift_frame_mode unknown = {.hc = true, .pc = true};
+    assert_int_equal(vw_ift_frame_len_in_step(buf, a, &unknown), a + 4);
+    assert_int_equal(vw_ift_frame_len_in_step(buf, 5, &both), 0);
+}
+
 static void test_indication_notes(void **state)
 {
     (void)state;
@@ -770,6 +793,7 @@ int main(void)
         cmocka_unit_test(test_connection_rules),
         cmocka_unit_test(test_nego_without_framers),
         cmocka_unit_test(test_frame_decode_as_sent),
+        cmocka_unit_test(test_frame_len_in_step),
         cmocka_unit_test(test_indication_notes),
         cmocka_unit_test(test_garbage_never_overreads),
     };

@@ -470,3 +470,21 @@ enum vw_req vw_ift_frame_decode_as_sent(const uint8_t *b, size_t len,
                         carried->pc ? "present" : "missing", announced->pc ? 1u : 0u);
     return VW_REQ_NONE;
 }
+
+size_t vw_ift_frame_len_in_step(const uint8_t *buf, size_t have, const struct vw_ift_frame_mode *mode)
+{
+    if (have < VW_IFT_FRAME_HDR_LEN)
+        return 0;
+    unsigned hs = vw_get_be16(buf), ps = vw_get_be16(buf + 2);
+    size_t negotiated = vw_ift_frame_len(hs, ps, mode->hc, mode->pc);
+    if (!mode->check_vtag || have == negotiated)
+        return negotiated;
+    const bool layouts[4][2] = {{mode->hc, mode->pc}, {!mode->hc, mode->pc}, {mode->hc, !mode->pc},
+                                {!mode->hc, !mode->pc}};
+    for (int i = 0; i < 4; i++) {
+        size_t len = vw_ift_frame_len(hs, ps, layouts[i][0], layouts[i][1]);
+        if (have == len || (have >= len + VW_IFT_FRAME_HDR_LEN && vw_get_be16(buf + len + 4) == mode->vtag))
+            return len;
+    }
+    return negotiated;
+}

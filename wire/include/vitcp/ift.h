@@ -217,6 +217,17 @@ static inline size_t vw_ift_peek_frame_len(const uint8_t *buf, size_t len,
 }
 
 /*
+ * Frame length for a reader that frames a stream itself (dissector, lint):
+ * the length under mode, unless the sender broke its own HC/PC announcement
+ * and another CRC layout ends exactly at the bytes at hand or where a frame
+ * carrying the expected VTag starts; then that layout's length, so the stream
+ * stays in step and vw_ift_frame_decode_as_sent names the rule
+ * (IFT-5.1-CRC-AS-NEGOTIATED). have: bytes available from buf (>= 6); 0 if
+ * fewer.
+ */
+size_t vw_ift_frame_len_in_step(const uint8_t *buf, size_t have, const struct vw_ift_frame_mode *mode);
+
+/*
  * Decode one frame; len must be the whole frame (as a framer delivers it).
  * Returns VW_REQ_NONE when parsed (wrong VTag, bad CRCs, DDP header size
  * notes go to findings), or VW_REQ_IFT_5_1_FRAME_TRUNCATED (under 6 bytes)
