@@ -41,14 +41,23 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 peer_pid=$!
 for _ in $(seq 100); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.05; done
 ss -Hltn "sport = :$port" | grep -q . || { echo "bench_conformance: vipl-peer does not listen on $port" >&2; exit 1; }
+# The RDMA cases use vipl-peer's region (its event=region line), and the
+# listen-mode cases let vipl-peer --connect dial the tester: the whole suite.
+region=10000000:1:65536
+if line=$(grep -m1 '^event=region' "$tmp/peer.log"); then
+  read -r _ raddr rhandle rlen <<<"$line"
+  region=${raddr#addr=0x}:$(printf '%x' "${rhandle#handle=}"):${rlen#len=}
+fi
+full=(--no-announce --region "$region" --listen 0
+      --connect-cmd "$(printf '%q' "$peer") --connect 127.0.0.1:{port} --linger 3000")
 skip=()
 "$conform" list 2>/dev/null | grep '^VITCP-4.3-INCOMING-TIMEOUT' >/dev/null && skip=(--skip VITCP-4.3-INCOMING-TIMEOUT)
 cases=()
 [ -n "${CASES:-}" ] && cases=(--cases "$CASES")
-if [ $smoke -eq 1 ]; then only=(--only accept-basic); else only=(); fi
+if [ $smoke -eq 1 ]; then only=(--only accept-basic); full=(); else only=(); fi
 t0=$(now)
 rc=0
-"$conform" run --target "127.0.0.1:$port" "${cases[@]}" "${skip[@]}" "${only[@]}" --quiet >"$tmp/suite.txt" 2>&1 || rc=$?
+"$conform" run --target "127.0.0.1:$port" "${full[@]}" "${cases[@]}" "${skip[@]}" "${only[@]}" --quiet >"$tmp/suite.txt" 2>&1 || rc=$?
 t_suite=$(secs "$t0" "$(now)")
 if [ $rc -gt 1 ]; then
   echo "bench_conformance: vitcp-conform run exited $rc:" >&2

@@ -40,10 +40,19 @@ wait_listen() { # port
   echo "bench_vipl: nothing listens on port $1" >&2
   exit 1
 }
+# Every subject runs with the same CPU placement: servers on the first CPU,
+# clients on the last (B10). Left to the scheduler, a two-process plain TCP
+# ping-pong often lands on one CPU (a cheaper wake-up) while the provider's
+# extra thread spreads it over two, and "best of N" then compares luck.
+server_cpu=() client_cpu=()
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  server_cpu=(taskset -c 0) client_cpu=(taskset -c $(($(nproc) - 1)))
+  echo "placement: servers on CPU 0, clients on CPU $(($(nproc) - 1))"
+fi
 start_server() { # log-name command...
   local name=$1
   shift
-  "$@" >"$tmp/$name.server.log" 2>&1 &
+  "${server_cpu[@]}" "$@" >"$tmp/$name.server.log" 2>&1 &
   pids+=($!)
 }
 
@@ -56,9 +65,9 @@ declare -A lat bw
 for s in tcp vipl-off vipl-on; do lat[$s]=999999; bw[$s]=0; done
 client() { # subject
   case $1 in
-    tcp) "$tcp" --client 127.0.0.1 --port "$p_tcp" --sizes 4,65536 "${iters[@]}" --csv ;;
-    vipl-off) "$vipl" --client 127.0.0.1 --port "$p_off" --sizes 4,65536 --op send --crc off "${iters[@]}" --csv ;;
-    vipl-on) "$vipl" --client 127.0.0.1 --port "$p_on" --sizes 4,65536 --op send --crc on "${iters[@]}" --csv ;;
+    tcp) "${client_cpu[@]}" "$tcp" --client 127.0.0.1 --port "$p_tcp" --sizes 4,65536 "${iters[@]}" --csv ;;
+    vipl-off) "${client_cpu[@]}" "$vipl" --client 127.0.0.1 --port "$p_off" --sizes 4,65536 --op send --crc off "${iters[@]}" --csv ;;
+    vipl-on) "${client_cpu[@]}" "$vipl" --client 127.0.0.1 --port "$p_on" --sizes 4,65536 --op send --crc on "${iters[@]}" --csv ;;
   esac
 }
 for ((r = 0; r < reps; r++)); do
