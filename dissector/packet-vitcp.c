@@ -878,24 +878,28 @@ static void check_urgent(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, co
     gint len = (gint)tvb_reported_length(tvb);
     if (up > len)
         return; /* the urgent byte is in a later segment */
-    /* Segment starts in this payload: walk the chain from the first byte. */
-    gboolean at_start = FALSE, bsd = FALSE;
+    /* Segment starts in this payload: walk the chain from the first byte
+     * to the segment holding the designated byte (vw_vitcp_urgent_verdict,
+     * the lint's rule too). */
+    enum vw_req verdict = VW_REQ_VITCP_3_7_URGENT_FIRST_BYTE;
     gint off = 0;
     for (int n = 0; n < 4096 && off < len && header_frameable(tvb, off); n++) {
-        if (off == up)
-            at_start = TRUE;
-        if (off + 1 == up)
-            bsd = TRUE;
-        off += tvb_get_ntohs(tvb, off + OFF_SEG_LEN);
+        guint seg_len = tvb_get_ntohs(tvb, off + OFF_SEG_LEN);
+        enum vw_req v = vw_vitcp_urgent_verdict((guint64)up, (guint64)off, seg_len);
+        if (v != VW_REQ_COUNT) {
+            verdict = v;
+            break;
+        }
+        off += (gint)seg_len;
     }
     if (up == off && off < len)
-        at_start = TRUE;
+        verdict = VW_REQ_NONE;
     if (!vc->conn.dir[1 - side].ce_urgent_opt && vc->conn.phase != VW_VITCP_PHASE_MIDSTREAM)
         add_rule_note(tree, pinfo, tvb, VW_REQ_VITCP_3_7_URGENT_ONLY_IF_OFFERED, VW_SEV_ERROR, 0, 0,
                       "urgent data sent but the peer did not offer the Urgent Marker option");
-    if (at_start)
+    if (verdict == VW_REQ_NONE)
         return;
-    if (bsd)
+    if (verdict == VW_REQ_VITCP_3_7_URGENT_RFC1122)
         add_rule_note(tree, pinfo, tvb, VW_REQ_VITCP_3_7_URGENT_RFC1122, VW_SEV_ERROR, (guint32)(up - 1), 1,
                       "urgent pointer points at the byte after a segment's first byte (BSD reading, not RFC 1122)");
     else

@@ -25,12 +25,22 @@ struct ift_side {
     size_t have, cap;
 };
 
+#define LINT_URGENT_MAX 16
+
 struct lint_conn {
     enum conn_kind kind;
     int first_dir;            /* TCP direction that sent the first bytes: session dir 0 */
     bool syn_seen;
     bool dead[2];             /* framing lost in this direction (error or gap) */
     struct vw_vitcp_session session;
+    /* VI/TCP urgent data (3.7): where each side's stream started (the
+     * framer counts from there), and the bytes urgent pointers designated,
+     * judged when the segment holding them is framed. */
+    bool started[2];
+    uint64_t base[2];
+    uint64_t urgent[2][LINT_URGENT_MAX];
+    uint64_t urgent_frame[2][LINT_URGENT_MAX];
+    unsigned nurgent[2];
     struct vw_ift_nego ift;
     struct ift_side ift_side[2];
     struct vw_warp_framer warp[2];
@@ -141,15 +151,59 @@ static void add_findings(struct lint_ctx *c, enum vw_req err, const char *what, 
                   "%u more findings in this %s not shown", fs->dropped, what);
 }
 
+/* Urgent pointers whose byte lies in the segment at off (stream offsets
+ * of the framer, from the side's first byte): judged, and forgotten. */
+static void judge_urgent(struct lint_ctx *c, struct lint_conn *lc, int dir, uint64_t off, size_t len)
+{
+    unsigned keep = 0;
+    for (unsigned i = 0; i < lc->nurgent[dir]; i++) {
+        uint64_t d = lc->urgent[dir][i];
+        enum vw_req v = d < lc->base[dir] ? VW_REQ_VITCP_3_7_URGENT_FIRST_BYTE
+                                          : vw_vitcp_urgent_verdict(d - lc->base[dir], off, len);
+        if (v == VW_REQ_COUNT) {
+            lc->urgent[dir][keep] = d;
+            lc->urgent_frame[dir][keep++] = lc->urgent_frame[dir][i];
+            continue;
+        }
+        if (v != VW_REQ_NONE)
+            add_issue(c, lc->urgent_frame[dir][i], dir, v, VW_SEV_ERROR,
+                      v == VW_REQ_VITCP_3_7_URGENT_RFC1122
+                          ? "urgent pointer points at the byte after a VI segment's first byte (stream byte "
+                            "%llu; BSD reading, not RFC 1122)"
+                          : "urgent pointer designates stream byte %llu, not the first byte of a VI segment",
+                      (unsigned long long)(d - lc->base[dir]));
+    }
+    lc->nurgent[dir] = keep;
+}
+
 static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
                        const struct vw_vitcp_seg *seg, enum vw_req err, const struct vw_findings *fs)
 {
     (void)raw;
-    (void)off;
     struct lint_ctx *c = ctx;
     c->res->segments++;
     c->res->bytes += len;
     add_findings(c, err, vw_vitcp_type_name(seg->hdr.type), "segment cannot be parsed", fs);
+    struct lint_conn *lc = c->conns[c->cur_conn];
+    if (lc->nurgent[c->cur_dir])
+        judge_urgent(c, lc, c->cur_dir, off, len);
+}
+
+/* A TCP segment with URG on a VI/TCP connection (3.7). */
+static void on_urgent(struct lint_ctx *c, struct lint_conn *lc, int dir, const struct vn_tcp_event *ev)
+{
+    const struct vw_vitcp_conn *vc = &lc->session.conn;
+    if (!vc->dir[1 - dir].ce_urgent_opt && vc->phase != VW_VITCP_PHASE_MIDSTREAM)
+        add_issue(c, ev->frame, dir, VW_REQ_VITCP_3_7_URGENT_ONLY_IF_OFFERED, VW_SEV_ERROR,
+                  "urgent data sent but the peer did not offer the Urgent Marker option");
+    if (lc->nurgent[dir] == LINT_URGENT_MAX) {
+        add_issue(c, ev->frame, dir, VW_REQ_NONE, VW_SEV_NOTE,
+                  "more than %d urgent pointers ahead of the framed data: this one is not checked",
+                  LINT_URGENT_MAX);
+        return;
+    }
+    lc->urgent[dir][lc->nurgent[dir]] = ev->offset + ev->urgent; /* RFC 1122: the urgent byte itself */
+    lc->urgent_frame[dir][lc->nurgent[dir]++] = ev->frame;
 }
 
 static void on_warp(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
@@ -412,6 +466,10 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
             break;
         }
         {
+            if (!lc->started[sdir]) {
+                lc->started[sdir] = true;
+                lc->base[sdir] = ev->offset;
+            }
             enum vw_req e = vw_vitcp_session_feed(&lc->session, sdir, ev->data, ev->len, on_segment, c);
             if (e != VW_REQ_NONE) {
                 lc->dead[sdir] = true;
@@ -425,6 +483,10 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
             add_issue(c, ev->frame, sdir, VW_REQ_NONE, VW_SEV_NOTE,
                       "capture gap of %zu bytes: the rest of this direction is not checked", ev->len);
         lc->dead[sdir] = true;
+        break;
+    case VN_TCP_URGENT:
+        if (lc->kind == KIND_VITCP && !lc->dead[sdir])
+            on_urgent(c, lc, sdir, ev);
         break;
     case VN_TCP_RETX:
         /* V25 is a VI/TCP rule; IFT and WARP name no such rule */

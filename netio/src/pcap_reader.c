@@ -92,6 +92,7 @@ static void transport(struct vn_reader *r, const struct l3 *p)
         s.seq = vw_get_be32(p->l4 + 4);
         s.ack = vw_get_be32(p->l4 + 8);
         s.flags = p->l4[13];
+        s.urgent = vw_get_be16(p->l4 + 18);
         s.data = p->l4 + hl;
         s.len = p->l4_len - hl;
         if (p->l4_missing && r->cb.notice)

@@ -438,6 +438,11 @@ void vn_reasm_segment(struct vn_reasm *r, const struct vn_tcp_seg_in *s)
         close_conn(r, c, VN_CLOSE_RST, s->frame, s->ts_usec);
         return;
     }
+    if ((s->flags & VN_TCP_URG) && seq_to_off(h, data_seq) >= 0) {
+        struct vn_tcp_event ev = {.kind = VN_TCP_URGENT, .frame = s->frame, .ts_usec = s->ts_usec,
+                                  .offset = (uint64_t)seq_to_off(h, data_seq), .urgent = s->urgent};
+        event(r, c, dir, &ev);
+    }
     if (s->len)
         data_in(r, c, dir, s->frame, s->ts_usec, seq_to_off(h, data_seq), s->data, s->len);
     if (s->flags & VN_TCP_FIN) {

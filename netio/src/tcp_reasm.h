@@ -27,6 +27,7 @@ struct vn_tcp_seg_in {
     uint32_t seq;
     uint32_t ack;
     uint8_t flags;
+    uint16_t urgent;
     const uint8_t *data;
     size_t len;
 };

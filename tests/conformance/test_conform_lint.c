@@ -166,6 +166,76 @@ static void garbage_file_is_a_clear_error(void **state)
     cf_lint_result_free(&r);
 }
 
+/* One VI segment in one TCP segment, with URG and urgent pointer up when
+ * urg is set. */
+static void put_urgent(struct vn_tcp_flow *f, enum vn_dir dir, struct vw_vitcp_enc *enc, bool urg, uint16_t up)
+{
+    uint8_t buf[4096];
+    size_t n = vw_vitcp_encode(enc, buf, sizeof buf);
+    assert_true(n > 0);
+    uint8_t flags = VN_TCP_ACK | VN_TCP_PSH | (urg ? VN_TCP_URG : 0);
+    assert_int_equal(vn_tcp_raw(f, dir, flags, f->next_off[dir], urg ? up : 0, NULL, 0, buf, n), 0);
+}
+
+/* Urgent pointers (3.7, V23): at a segment's first byte is fine, one past
+ * it is the BSD reading, elsewhere is wrong, and none without the peer's
+ * Urgent Marker option. */
+static void urgent_pointers(void **state)
+{
+    (void)state;
+    static const struct { bool offered; uint16_t up; const char *rule; } cases[] = {
+        {true, 0, NULL},
+        {true, 1, "VITCP-3.7-URGENT-RFC1122"},
+        {true, 5, "VITCP-3.7-URGENT-FIRST-BYTE"},
+        {false, 0, "VITCP-3.7-URGENT-ONLY-IF-OFFERED"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char err[256];
+        struct vn_pcap_writer *w = vn_pcap_open("lint-urgent.pcap", err, sizeof err);
+        assert_non_null(w);
+        struct vn_tcp_flow f;
+        assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 40000, "10.0.0.2", 5995), 0);
+        assert_int_equal(vn_tcp_handshake(&f), 0);
+        uint8_t opts[16];
+        struct vw_vitcp_enc e;
+        for (int dir = 0; dir < 2; dir++) {
+            vw_vitcp_enc_init(&e, dir ? VW_VITCP_CONNECT_ACCEPT : VW_VITCP_CONNECT_REQUEST, false);
+            e.ce.attrs = VW_VITCP_ATTR_RELIABLE_DELIVERY;
+            e.ce.mtu = 65536;
+            e.ce.options = opts;
+            /* the server offers the option only in the cases that say so */
+            e.ce.options_len = vw_vitcp_opts_build(opts, sizeof opts, false, dir == 0 || cases[k].offered, true);
+            e.hdr.msg_num = dir ? 500 : 100;
+            e.hdr.msg_ack = dir ? 100 : 0;
+            put_urgent(&f, dir ? VN_S2C : VN_C2S, &e, false, 0);
+        }
+        static uint8_t data[64];
+        vw_vitcp_enc_init(&e, VW_VITCP_SEND, false);
+        e.hdr.msg_num = 101;
+        e.payload = data;
+        e.payload_len = sizeof data;
+        put_urgent(&f, VN_C2S, &e, true, cases[k].up);
+        vn_tcp_close(&f);
+        assert_int_equal(vn_pcap_close(w), 0);
+
+        struct cf_lint_result r;
+        assert_int_equal(cf_lint_file("lint-urgent.pcap", NULL, &r, err, sizeof err), 0);
+        enum vw_req rules[8];
+        size_t n = error_rules(&r, rules, 8);
+        bool ok = cases[k].rule ? n == 1 && strcmp(vw_req_id(rules[0]), cases[k].rule) == 0 : n == 0;
+        if (!ok) {
+            for (size_t i = 0; i < r.count; i++)
+                print_message("  frame %llu %s %s\n", (unsigned long long)r.issues[i].frame,
+                              vw_req_id(r.issues[i].req), r.issues[i].detail);
+            fail_msg("urgent case %zu: expected %s, %zu distinct error rules", k,
+                     cases[k].rule ? cases[k].rule : "none", n);
+        }
+        if (cases[k].rule)
+            assert_int_equal(r.issues[0].frame, 6); /* the Send's frame */
+        cf_lint_result_free(&r);
+    }
+}
+
 /* Throughput: the issue asks for at least 100 MB/s of capture. */
 static void lint_throughput(void **state)
 {
@@ -489,6 +559,7 @@ int main(void)
         cmocka_unit_test(good_capture_has_no_errors),
         cmocka_unit_test(each_malformed_capture_fails_exactly_its_rule),
         cmocka_unit_test(garbage_file_is_a_clear_error),
+        cmocka_unit_test(urgent_pointers),
         cmocka_unit_test(lint_throughput),
         cmocka_unit_test(sample_captures_yield_their_named_rules),
         cmocka_unit_test(sample_findings_name_frame_and_protocol),

@@ -31,6 +31,7 @@
 /* What a reader run must look like, checked as events arrive. */
 struct checker {
     unsigned conns;               /* connections opened */
+    unsigned urgent;              /* URGENT events */
     uint8_t state[MAX_CONNS];     /* 0 unseen, 1 open, 2 closed */
     uint64_t next[MAX_CONNS][2];  /* expected next stream offset */
     unsigned violations;
@@ -127,6 +128,9 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
             c->sum = c->sum * 31u + ev->data[i];
         c->retx++;
         c->retx_bytes += ev->len;
+        break;
+    case VN_TCP_URGENT:
+        c->urgent++;
         break;
     default:
         violation(c, "unknown event kind %d", (int)ev->kind);

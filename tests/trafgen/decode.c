@@ -191,6 +191,8 @@ static void on_tcp(void *c, const struct vn_tcp_event *ev)
                 add(x->d, f.item[i].req, f.item[i].severity);
         }
         break;
+    case VN_TCP_URGENT: /* trafgen marks no urgent data */
+        break;
     }
 }
 

@@ -23,7 +23,9 @@ struct seen {
     uint8_t stream[2][STREAM_MAX];
     size_t got[2];           /* contiguous bytes received per direction */
     bool offset_error;       /* a DATA chunk not at the expected offset */
-    unsigned opens, closes, gaps, retx, retx_diff, datagrams, notices;
+    unsigned opens, closes, gaps, retx, retx_diff, datagrams, notices, urgent;
+    uint16_t urgent_ptr;
+    uint64_t urgent_offset;
     size_t gap_bytes;
     uint64_t gap_offset;
     size_t diff_bytes;
@@ -72,6 +74,11 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
     case VN_TCP_CLOSE:
         s->closes++;
         s->reason = ev->reason;
+        break;
+    case VN_TCP_URGENT:
+        s->urgent++;
+        s->urgent_ptr = ev->urgent;
+        s->urgent_offset = ev->offset;
         break;
     }
 }
@@ -205,6 +212,23 @@ static void test_retransmission_with_different_bytes(void **state)
     /* The first copy wins. */
     assert_memory_equal(g->seen.stream[VN_C2S], pattern, 100);
     assert_int_equal(vn_reader_stats(g->reader)->retx_differing, 1);
+    rig_free(g);
+}
+
+/* A segment with URG: its stream offset and urgent pointer, before its data. */
+static void test_urgent_pointer_event(void **state)
+{
+    (void)state;
+    struct rig *g = rig_new("10.0.0.1", "10.0.0.2", NULL);
+    assert_int_equal(vn_tcp_handshake(&g->flow), 0);
+    assert_int_equal(vn_tcp_send_segment(&g->flow, VN_C2S, pattern, 100), 0);
+    assert_int_equal(vn_tcp_raw(&g->flow, VN_C2S, VN_TCP_ACK | VN_TCP_PSH | VN_TCP_URG, 100, 7, NULL, 0,
+                                pattern + 100, 50), 0);
+    vn_reader_finish(g->reader);
+    assert_int_equal(g->seen.urgent, 1);
+    assert_int_equal(g->seen.urgent_ptr, 7);
+    assert_int_equal(g->seen.urgent_offset, 100);
+    assert_int_equal(g->seen.got[VN_C2S], 150);
     rig_free(g);
 }
 
@@ -487,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_every_split_in_and_out_of_order),
         cmocka_unit_test(test_three_way_shuffle_with_overlap),
         cmocka_unit_test(test_retransmission_with_different_bytes),
+        cmocka_unit_test(test_urgent_pointer_event),
         cmocka_unit_test(test_gap_reported_by_ack_and_at_end),
         cmocka_unit_test(test_buffer_limit_turns_hole_into_gap),
         cmocka_unit_test(test_ipv6_vlan_both_directions_and_mid_stream_start),

@@ -366,3 +366,12 @@ void vw_vitcp_conn_finish(struct vw_vitcp_conn *c, struct vw_findings *fs)
                             me->reads[i].msg_num, me->reads[i].length, me->reads[i].received);
     }
 }
+
+enum vw_req vw_vitcp_urgent_verdict(uint64_t designated, uint64_t seg_off, size_t seg_len)
+{
+    if (designated < seg_off || designated - seg_off >= seg_len)
+        return VW_REQ_COUNT;
+    if (designated == seg_off)
+        return VW_REQ_NONE;
+    return designated == seg_off + 1 ? VW_REQ_VITCP_3_7_URGENT_RFC1122 : VW_REQ_VITCP_3_7_URGENT_FIRST_BYTE;
+}

@@ -30,6 +30,8 @@ enum vn_tcp_event_kind {
     VN_TCP_GAP,   /* len bytes at offset were never captured; the stream continues after them */
     VN_TCP_RETX,  /* bytes at offset sent again; diff_bytes of them differ from the first copy */
     VN_TCP_CLOSE, /* connection over: both FINs, an RST, or the end of the capture */
+    VN_TCP_URGENT, /* a segment with URG set: offset is its first byte's stream offset,
+                      urgent its urgent pointer (sent before the segment's DATA) */
 };
 
 enum vn_close_reason { VN_CLOSE_FIN, VN_CLOSE_RST, VN_CLOSE_END_OF_CAPTURE, VN_CLOSE_REUSED };
@@ -49,6 +51,7 @@ struct vn_tcp_event {
     uint64_t diff_offset;     /* RETX: stream offset of the first differing byte */
     size_t unchecked_bytes;   /* RETX: bytes too old to compare */
     bool syn_seen;            /* OPEN */
+    uint16_t urgent;          /* URGENT: the TCP urgent pointer */
     enum vn_close_reason reason; /* CLOSE */
 };
 

@@ -135,6 +135,17 @@ void vw_vitcp_conn_finish(struct vw_vitcp_conn *c, struct vw_findings *findings)
 
 /* ----------------------------------------------------------------- session */
 
+/*
+ * Urgent data (3.7, V23). designated: the stream offset of the byte a TCP
+ * segment's urgent pointer designates in the RFC 1122 sense (the segment's
+ * first byte's offset + the pointer). Against the VI segment at seg_off of
+ * seg_len bytes: VW_REQ_NONE when it is the segment's first byte,
+ * VITCP-3.7-URGENT-RFC1122 when it is the byte after (a pointer set in the BSD
+ * sense, one past the byte meant), VITCP-3.7-URGENT-FIRST-BYTE for any other
+ * byte of the segment; VW_REQ_COUNT when the byte is not in this segment.
+ */
+enum vw_req vw_vitcp_urgent_verdict(uint64_t designated, uint64_t seg_off, size_t seg_len);
+
 struct vw_vitcp_session {
     struct vw_vitcp_conn conn;
     struct vw_vitcp_framer framer[2];
