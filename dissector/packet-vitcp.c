@@ -721,7 +721,7 @@ static void add_findings(proto_tree *tree, packet_info *pinfo, tvbuff_t *tvb, co
         const struct vw_finding *f = &pdu->findings[i];
         if (!pref_check_crc && is_crc_rule(f->req))
             continue;
-        add_rule_note(tree, pinfo, tvb, f->req, f->severity, f->offset, f->length, f->detail);
+        rule_expert_add(&vitcp_rules, tree, pinfo, tvb, f);
     }
 }
 

@@ -165,13 +165,14 @@ static void judge_urgent(struct lint_ctx *c, struct lint_conn *lc, int dir, uint
             lc->urgent_frame[dir][keep++] = lc->urgent_frame[dir][i];
             continue;
         }
-        if (v != VW_REQ_NONE)
+        if (v == VW_REQ_VITCP_3_7_URGENT_RFC1122)
             add_issue(c, lc->urgent_frame[dir][i], dir, v, VW_SEV_ERROR,
-                      v == VW_REQ_VITCP_3_7_URGENT_RFC1122
-                          ? "urgent pointer points at the byte after a VI segment's first byte (stream byte "
-                            "%llu; BSD reading, not RFC 1122)"
-                          : "urgent pointer designates stream byte %llu, not the first byte of a VI segment",
-                      (unsigned long long)(d - lc->base[dir]));
+                      "urgent pointer points at the byte after a VI segment's first byte (stream byte %llu; "
+                      "BSD reading, not RFC 1122)", (unsigned long long)d);
+        else if (v != VW_REQ_NONE)
+            add_issue(c, lc->urgent_frame[dir][i], dir, v, VW_SEV_ERROR,
+                      "urgent pointer designates stream byte %llu, not the first byte of a VI segment",
+                      (unsigned long long)d);
     }
     lc->nurgent[dir] = keep;
 }

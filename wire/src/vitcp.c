@@ -223,11 +223,11 @@ static bool walk_ce_options(const uint8_t *b, size_t n, struct vw_vitcp_seg *seg
     size_t eol_end, pos;
     bool malformed = walk_options(opts, area, ce, &eol_end, &pos);
     bool room = n >= OFF_CE_OPTIONS + VW_VITCP_CRC_LEN;
-    bool tail_is_crc = room && trailer_matches(b, n, true);
     bool trailer;
     if (ce->opt_crc) {
-        trailer = room && !(ce->opt_eol && eol_end == area && !tail_is_crc);
-    } else if (tail_is_crc) {
+        /* the CRC is computed only when the options end the segment */
+        trailer = room && !(ce->opt_eol && eol_end == area && !trailer_matches(b, n, true));
+    } else if (room && trailer_matches(b, n, true)) {
         /* The trailer's bytes were walked as options: walk again without them. */
         struct vw_vitcp_ce without;
         size_t eol2, pos2;
