@@ -338,6 +338,7 @@ static int add_req(struct parser *p, enum vw_req *reqs, unsigned *n, const char 
 }
 
 #define MAX_TOKENS 40
+#define RELAY_ACTIVE_ONLY "'relay'/'packet' cases are role active: the relay carries the tester's connections"
 
 static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
 {
@@ -384,6 +385,28 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         if (ntok != 2 || (strcmp(tok[1], "active") != 0 && strcmp(tok[1], "passive") != 0))
             return fail(p, "'role' takes active (the tester connects) or passive (the tester listens)");
         c->passive = tok[1][0] == 'p';
+        if (c->passive && c->relay)
+            return fail(p, RELAY_ACTIVE_ONLY);
+        return 0;
+    }
+    if ((strcmp(kw, "relay") == 0 || strcmp(kw, "packet") == 0) && c->passive)
+        return fail(p, RELAY_ACTIVE_ONLY);
+    if (strcmp(kw, "relay") == 0) {
+        if (ntok != 1)
+            return fail(p, "'relay' takes nothing");
+        c->relay = true;
+        return 0;
+    }
+    if (strcmp(kw, "packet") == 0) {
+        char why[160];
+        if (ntok != 4)
+            return fail(p, "'packet' takes drop|duplicate, tester|target and N or N-M");
+        if (c->npacket == CF_MAX_PACKET_ACTIONS)
+            return fail(p, "too many packet actions (at most %d)", CF_MAX_PACKET_ACTIONS);
+        if (cf_relay_action_parse(tok[1], tok[2], tok[3], &c->packet[c->npacket], why, sizeof why) < 0)
+            return fail(p, "%s", why);
+        c->npacket++;
+        c->relay = true;
         return 0;
     }
     if (strcmp(kw, "needs") == 0) {

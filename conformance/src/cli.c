@@ -22,9 +22,13 @@ static const char usage[] =
     "       vitcp-conform run [--target HOST:PORT] [--listen PORT [--connect-cmd CMD]]\n"
     "                         [--cases DIR] [--only SEL]... [--skip SEL]...\n"
     "                         [--json FILE] [--junit FILE] [--capture FILE] [--discriminator D]\n"
-    "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN] [--quiet]\n"
+    "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN]\n"
+    "                         [--no-relay] [--quiet]\n"
     "  --target runs the active cases (the tester connects); --listen the passive ones (role passive:\n"
     "  the implementation connects; CMD is started for each case, {port} replaced by the port).\n"
+    "  Packet-level cases (loss, retransmission, urgent pointers) run through a packet relay from a\n"
+    "  network namespace of the tester's (root, a target on this host listening on all addresses);\n"
+    "  --no-relay skips them. A capture FILE.pcapng gets comments on the packets the relay acted on.\n"
     "       vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
     "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
     "  (--warp-port, 5997) and PacketWay EEP (Ethertype 0x88B5, UDP --eep-port, 5998).\n"
@@ -134,6 +138,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         if (strcmp(a, "--quiet") == 0) { quiet = true; continue; }
         if (strcmp(a, "--no-survival") == 0) { e.check_survival = false; continue; }
         if (strcmp(a, "--no-announce") == 0) { e.announce = false; continue; }
+        if (strcmp(a, "--no-relay") == 0) { e.use_relay = false; continue; }
         if (strncmp(a, "--", 2) != 0)
             return usage_error(err, "unexpected argument '%s' for run", a);
         static const char *const with_value[] = {"--target", "--cases", "--only", "--skip", "--json",
@@ -226,7 +231,9 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     }
     struct vn_pcap_writer *w = NULL;
     if (capture) {
-        w = vn_pcap_open(capture, msg, sizeof msg);
+        w = vn_capture_open(capture, vn_capture_format_for(capture),
+                            "vitcp-conform run: the tester's and the target's segments, case by case", msg,
+                            sizeof msg);
         if (!w) {
             fprintf(err, "vitcp-conform: %s\n", msg);
             cf_case_set_free(&set);

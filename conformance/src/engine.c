@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conform/lint.h"
+#include "conform/relay.h"
 #include "vitcp/bytes.h"
 #include "vitcp/pcap_writer.h"
 #include "vitcp/tcp_flow.h"
@@ -82,6 +84,9 @@ struct run {
     uint8_t *written;
     size_t written_len;
     uint64_t rx_bytes;  /* bytes received from the target */
+    /* a 'relay' case: the relay records real packets instead of the flow */
+    bool via_relay;
+    unsigned relay_base; /* frames in the run's capture before the case */
 };
 
 void cf_engine_init(struct cf_engine *e)
@@ -95,6 +100,7 @@ void cf_engine_init(struct cf_engine *e)
     e->announce = true;
     e->listen_fd = -1;
     e->accept_ms = 5000;
+    e->use_relay = true;
 }
 
 int cf_engine_set_target(struct cf_engine *e, const char *hp)
@@ -191,6 +197,8 @@ static void decide(struct run *r, enum cf_verdict v, enum vw_req req, const char
 
 static unsigned last_frame(const struct run *r)
 {
+    if (r->via_relay)
+        return r->e->capture ? r->relay_base + (unsigned)cf_relay_count(r->e->relay) : 0;
     return r->e->capture ? (unsigned)vn_pcap_frames(r->e->capture) : 0;
 }
 
@@ -202,6 +210,22 @@ static void tune_socket(int fd)
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof one);
+}
+
+/* Connect fd (non-blocking) to a within timeout_ms. 0, or an errno value. */
+static int connect_within(int fd, const struct sockaddr *a, socklen_t alen, unsigned timeout_ms)
+{
+    if (connect(fd, a, alen) < 0 && errno != EINPROGRESS)
+        return errno;
+    struct pollfd p = {fd, POLLOUT, 0};
+    int n = poll(&p, 1, (int)timeout_ms);
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (n <= 0)
+        return n == 0 ? ETIMEDOUT : errno;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+        return errno;
+    return err;
 }
 
 static int connect_target(struct cf_engine *e, unsigned timeout_ms, char *why, size_t whylen)
@@ -222,21 +246,7 @@ static int connect_target(struct cf_engine *e, unsigned timeout_ms, char *why, s
             err = errno;
             continue;
         }
-        if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 && errno != EINPROGRESS) {
-            err = errno;
-            close(fd);
-            fd = -1;
-            continue;
-        }
-        struct pollfd p = {fd, POLLOUT, 0};
-        int n = poll(&p, 1, (int)timeout_ms);
-        socklen_t len = sizeof err;
-        if (n <= 0) {
-            err = n == 0 ? ETIMEDOUT : errno;
-        } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) {
-            err = errno;
-        }
-        if (err) {
+        if ((err = connect_within(fd, a->ai_addr, a->ai_addrlen, timeout_ms)) != 0) {
             close(fd);
             fd = -1;
         }
@@ -248,6 +258,85 @@ static int connect_target(struct cf_engine *e, unsigned timeout_ms, char *why, s
     }
     tune_socket(fd);
     return fd;
+}
+
+/* The target through the packet relay: from the tester's namespace to the
+ * relay's address of the target's host. */
+static int connect_relayed(struct cf_engine *e, unsigned timeout_ms, char *why, size_t whylen)
+{
+    struct sockaddr_in sin;
+    memset(&sin, 0, sizeof sin);
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons((uint16_t)atoi(e->port));
+    inet_pton(AF_INET, cf_relay_target_addr(e->relay), &sin.sin_addr);
+    int fd = cf_relay_socket(e->relay, AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int err = fd < 0 ? errno : connect_within(fd, (const struct sockaddr *)&sin, sizeof sin, timeout_ms);
+    if (err) {
+        snprintf(why, whylen, "cannot connect through the packet relay to %s:%s: %s (the target must listen "
+                 "on all of this host's addresses)", cf_relay_target_addr(e->relay), e->port, strerror(err));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    tune_socket(fd);
+    return fd;
+}
+
+/* Is host an address of this machine (so the relay can reach it)? */
+static bool host_is_local(const char *host)
+{
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, NULL, &hints, &ai) != 0)
+        return false;
+    bool local = false;
+    for (struct addrinfo *a = ai; a && !local; a = a->ai_next) {
+        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s >= 0) {
+            local = bind(s, a->ai_addr, a->ai_addrlen) == 0;
+            close(s);
+        }
+    }
+    freeaddrinfo(ai);
+    return local;
+}
+
+/* Open the relay at the first case that needs it; false (reason in
+ * relay_why) when there is none. */
+static bool relay_ready(struct cf_engine *e)
+{
+    if (e->relay_tried)
+        return e->relay != NULL;
+    e->relay_tried = true;
+    if (!e->use_relay) {
+        snprintf(e->relay_why, sizeof e->relay_why, "the packet relay is off (--no-relay)");
+        return false;
+    }
+    if (!host_is_local(e->host)) {
+        snprintf(e->relay_why, sizeof e->relay_why,
+                 "the packet relay reaches only a target on this host (%s is not an IPv4 address of it)",
+                 e->host);
+        return false;
+    }
+    char why[256];
+    e->relay = cf_relay_open(why, sizeof why);
+    if (!e->relay) {
+        snprintf(e->relay_why, sizeof e->relay_why, "no packet relay: %s", why);
+        return false;
+    }
+    int fd = connect_relayed(e, e->slack_ms, why, sizeof why);
+    if (fd < 0) {
+        snprintf(e->relay_why, sizeof e->relay_why, "%s", why);
+        cf_relay_close(e->relay);
+        e->relay = NULL;
+        return false;
+    }
+    close(fd);
+    /* Let the probe's closing segments pass before a case's recording starts. */
+    struct timespec pause = {0, 30L * 1000000L};
+    nanosleep(&pause, NULL);
+    return true;
 }
 
 int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen)
@@ -1105,6 +1194,9 @@ void cf_engine_close(struct cf_engine *e)
     if (e->listen_fd >= 0)
         close(e->listen_fd);
     e->listen_fd = -1;
+    cf_relay_close(e->relay);
+    e->relay = NULL;
+    e->relay_tried = false;
 }
 
 /* Start the --connect-cmd (with {port} replaced) in its own process group. */
@@ -1219,10 +1311,11 @@ static void run_steps(struct run *r)
                 decide(r, CF_FAIL, st->req, "case error: a second 'connect'");
                 break;
             }
-            r->fd = connect_target(r->e, r->e->slack_ms, why, sizeof why);
+            r->fd = r->via_relay ? connect_relayed(r->e, r->e->slack_ms, why, sizeof why)
+                                 : connect_target(r->e, r->e->slack_ms, why, sizeof why);
             if (r->fd < 0)
                 decide(r, CF_FAIL, st->req, "%s", why);
-            else
+            else if (!r->via_relay)
                 capture_open(r);
             break;
         }
@@ -1305,12 +1398,78 @@ static void result_init(struct cf_result *res, const struct cf_case *c)
     res->verdict = CF_PASS;
 }
 
+/* The lint's findings about the target's segments in a relay case's
+ * recording: errors fail the case (first one wins), warnings are advisory. */
+static void judge_recording(struct run *r, const struct cf_relay_packet *pk, size_t n)
+{
+    struct cf_lint_result lr;
+    memset(&lr, 0, sizeof lr);
+    char why[300];
+    if (cf_relay_lint(pk, n, (uint16_t)atoi(r->e->port), &lr, why, sizeof why) < 0) {
+        decide(r, CF_FAIL, r->c->reqs[0], "%s", why);
+        cf_lint_result_free(&lr);
+        return;
+    }
+    for (size_t i = 0; i < lr.count; i++) {
+        const struct cf_lint_issue *is = &lr.issues[i];
+        if (is->dir != 1 || is->req == VW_REQ_NONE) /* 1: the target, which did not send first */
+            continue;
+        unsigned frame = r->relay_base + (unsigned)is->frame;
+        if (is->severity == VW_SEV_ERROR) {
+            if (!r->failed)
+                cf_result_add_frame(r->res, frame);
+            decide(r, CF_FAIL, is->req, "the relay's recording, frame %u: %s [%s]", frame, is->detail,
+                   vw_req_id(is->req));
+        } else if (is->severity == VW_SEV_WARN && !r->failed && !strstr(r->res->message, vw_req_id(is->req))) {
+            size_t have = strlen(r->res->message);
+            if (have + 8 < sizeof r->res->message)
+                snprintf(r->res->message + have, sizeof r->res->message - have, "%sadvisory %s (frame %u): %s",
+                         have ? "; " : "", vw_req_id(is->req), frame, is->detail);
+        }
+    }
+    cf_lint_result_free(&lr);
+}
+
+/* After a relay case: its real packets go into the run's capture, the
+ * lint's rules judge what the target sent, and every packet action must
+ * have happened (else the case did not test what it says). */
+static void relay_finish(struct run *r)
+{
+    /* The last segments (FIN, ACK) cross the relay within a few ms. */
+    struct timespec pause = {0, 50L * 1000000L};
+    nanosleep(&pause, NULL);
+    unsigned done[CF_MAX_PACKET_ACTIONS];
+    size_t n;
+    struct cf_relay_packet *pk = cf_relay_take(r->e->relay, &n, done, CF_MAX_PACKET_ACTIONS);
+    if (r->e->capture)
+        cf_relay_write(r->e->capture, pk, n); /* a write error shows when the run closes the file */
+    judge_recording(r, pk, n);
+    for (unsigned i = 0; i < r->c->npacket; i++)
+        if (!done[i]) {
+            char text[64];
+            cf_relay_action_text(&r->c->packet[i], text, sizeof text);
+            decide(r, CF_FAIL, r->c->reqs[0], "the relay never applied 'packet %s': the %s sent fewer data segments",
+                   text, r->c->packet[i].side == CF_RELAY_TESTER ? "tester" : "target");
+        }
+    cf_relay_packets_free(pk, n);
+}
+
 static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_result *res,
                         bool liveness_only)
 {
     struct run r;
     run_init(&r, e, c, res);
     r.liveness_only = liveness_only;
+    if (c->relay && !liveness_only) {
+        if (!relay_ready(e)) {
+            res->verdict = CF_SKIP;
+            snprintf(res->message, sizeof res->message, "%s: needs the packet relay: %s", c->file, e->relay_why);
+            return 0;
+        }
+        r.via_relay = true;
+        r.relay_base = e->capture ? (unsigned)vn_pcap_frames(e->capture) : 0;
+        cf_relay_begin(e->relay, c->packet, c->npacket);
+    }
     if (vw_vitcp_session_init(&r.session) != 0 || !(r.echo = malloc(ECHO_MAX)) ||
         !(r.written = malloc(ECHO_MAX))) {
         decide(&r, CF_FAIL, c->reqs[0], "out of memory");
@@ -1319,6 +1478,8 @@ static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_
     }
     run_steps(&r);
     run_free(&r);
+    if (r.via_relay)
+        relay_finish(&r);
     return r.failed ? -1 : 0;
 }
 

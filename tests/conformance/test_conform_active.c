@@ -46,6 +46,12 @@ static void run_against(uint16_t port, struct cf_report *rep, const char *captur
     cf_case_set_free(&set);
 }
 
+/* The packet relay's cases run as root (CI); elsewhere they are skipped. */
+static bool relay_skip_allowed(const struct cf_result *r)
+{
+    return r->verdict == CF_SKIP && geteuid() != 0 && strstr(r->message, "needs the packet relay");
+}
+
 static void correct_responder_passes_every_case(void **state)
 {
     (void)state;
@@ -55,7 +61,7 @@ static void correct_responder_passes_every_case(void **state)
     run_against(p.port, &rep, "conform-correct.pcap");
     mini_peer_stop(&p);
     for (size_t i = 0; i < rep.count; i++)
-        if (rep.cases[i].verdict != CF_PASS)
+        if (rep.cases[i].verdict != CF_PASS && !relay_skip_allowed(&rep.cases[i]))
             fail_msg("%s: %s: %s", rep.cases[i].id, cf_verdict_name(rep.cases[i].verdict),
                      rep.cases[i].message);
     assert_true(rep.count >= 20);
@@ -110,7 +116,7 @@ static void each_fault_fails_exactly_its_rule(void **state)
         size_t failing = 0;
         for (size_t i = 0; i < rep.count; i++) {
             const struct cf_result *r = &rep.cases[i];
-            if (r->verdict == CF_PASS)
+            if (r->verdict == CF_PASS || relay_skip_allowed(r))
                 continue;
             failing++;
             const char *got = vw_req_id(r->failed_req);
@@ -164,7 +170,8 @@ static void vipl_peer_passes(void **state)
                       VIPL_PEER_PATH);
         skip();
     }
-    uint16_t port = (uint16_t)(20000 + getpid() % 20000);
+    /* Below the ephemeral range (32768-60999): no client socket holds it. */
+    uint16_t port = (uint16_t)(20000 + getpid() % 12000);
     char port_text[16], log[] = "/tmp/vipl-peer-active-XXXXXX";
     snprintf(port_text, sizeof port_text, "%u", port);
     int log_fd = mkstemp(log);

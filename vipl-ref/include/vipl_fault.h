@@ -32,7 +32,10 @@
     X(IGNORE_DFC, "ignore-dfc", "VITCP-3.2-DFC-DELAY", "sets DFC but sends without receive credits") \
     X(ACK_AHEAD, "ack-ahead", "VITCP-3.2-ACK-VALID-RR", "Reliable Reception ACKs a message not yet received") \
     X(BAD_CRC_ACCEPTED, "bad-crc-accepted", "VITCP-3.6-BAD-CRC-REACTION", "treats a segment with a bad CRC as good") \
-    X(NO_CLOSE_ON_DISCONNECT, "no-close-on-disconnect", "VITCP-2.2.2.2.2-CLOSE-TCP-ON-VI-CLOSE", "VipDisconnect leaves the TCP connection open")
+    X(NO_CLOSE_ON_DISCONNECT, "no-close-on-disconnect", "VITCP-2.2.2.2.2-CLOSE-TCP-ON-VI-CLOSE", "VipDisconnect leaves the TCP connection open") \
+    X(URGENT_BSD, "urgent-bsd", "VITCP-3.7-URGENT-RFC1122", "designates each segment's first byte as urgent the BSD way (pointer one past it)") \
+    X(URGENT_MID, "urgent-mid", "VITCP-3.7-URGENT-FIRST-BYTE", "designates a byte inside each segment as urgent") \
+    X(URGENT_UNOFFERED, "urgent-unoffered", "VITCP-3.7-URGENT-ONLY-IF-OFFERED", "designates urgent data although the peer never sent the Urgent Marker option")
 
 enum vipl_fault {
     VIPL_FAULT_NONE = 0,

@@ -118,6 +118,7 @@ VIP_RETURN conn_accept_locked(struct vipl_conn *c, struct vipl_vi *vi)
     vw_vitcp_framer_set_crc(&vi->framer, crc ? VW_VITCP_CRC_ON : VW_VITCP_CRC_OFF);
     vi->attrs.MaxTransferSize = mtu;
     vi->peer_window = c->req_ce.rdma_read_window;
+    vi->peer_urgent = c->req_ce.opt_urgent;
     vi->peer_dfc = (c->req_ce.attrs & VW_VITCP_ATTR_DFC) != 0;
     vi->rx_expected = c->req_hdr.msg_num + 1;
     vi->rx_last_ok = c->req_hdr.msg_num;

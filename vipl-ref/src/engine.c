@@ -239,18 +239,41 @@ static bool emit_direct(struct vipl_vi *vi, const struct vw_vitcp_enc *enc)
     return true;
 }
 
+/* The urgent faults: how many of a segment's first bytes to send as TCP
+ * urgent data. A socket can only designate urgent data the BSD way (the
+ * pointer one past the last byte sent with MSG_OOB), which is why a
+ * conforming provider never does (VITCP-3.7-URGENT-NEVER-IF-UNSURE). */
+static size_t fault_urgent_len(const struct vipl_vi *vi)
+{
+    switch (fault(vi)) {
+    case VIPL_FAULT_URGENT_BSD: return vi->peer_urgent ? 1 : 0;  /* RFC 1122: designates byte 1 */
+    case VIPL_FAULT_URGENT_MID: return vi->peer_urgent ? 9 : 0;  /* designates byte 9 */
+    case VIPL_FAULT_URGENT_UNOFFERED: return vi->peer_urgent ? 0 : 1;
+    default: return 0;
+    }
+}
+
 static void emit(struct vipl_vi *vi, struct vw_vitcp_enc *enc)
 {
-    if (emit_direct(vi, enc))
+    size_t urgent = enc->with_ce ? 0 : fault_urgent_len(vi); /* data phase only */
+    if (!urgent && emit_direct(vi, enc))
         return;
     size_t need = vw_vitcp_encoded_len(enc);
     if (!out_reserve(vi, need))
         return;
+    bool at_stream_end = out_pending(vi) == 0; /* the segment's first byte is the next one sent */
     size_t n = vw_vitcp_encode(enc, vi->out + vi->out_len, vi->out_cap - vi->out_len);
     vi->out_len += n;
     vi->tx_queued += n;
     vi->nic->stats.SegmentsSent++;
     vi->nic->stats.BytesSent += n;
+    if (urgent && at_stream_end && vi->fd >= 0 && n > urgent) {
+        ssize_t w = send(vi->fd, vi->out + vi->out_off, urgent, MSG_OOB | MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0) {
+            vi->out_off += (size_t)w;
+            vi->tx_written += (uint64_t)w;
+        }
+    }
 }
 
 /* Common header fields of a data-phase segment (V14-V17). */
@@ -627,6 +650,7 @@ static void vi_open(struct vipl_vi *vi, const struct vw_vitcp_hdr *peer_hdr, con
     vi->attrs.MaxTransferSize = mtu; /* A2 */
     vi->peer_window = peer_ce->rdma_read_window;
     vi->peer_dfc = (peer_ce->attrs & VW_VITCP_ATTR_DFC) != 0;
+    vi->peer_urgent = peer_ce->opt_urgent;
     vi->rx_expected = peer_hdr->msg_num + 1;
     vi->rx_last_ok = peer_hdr->msg_num;
     vi->peer_rx_posted = peer_hdr->rx_desc_posted;

@@ -121,6 +121,7 @@ struct vipl_vi {
     bool framer_ready;
     struct vw_vitcp_framer framer;
     bool crc;             /* CRC trailer negotiated */
+    bool peer_urgent;     /* the peer sent the Urgent Marker option (3.7) */
     bool p2p;             /* peer-to-peer connection */
     bool peer_req;        /* the last request was VipConnectPeerRequest */
     bool dfc_sender;      /* we set the DFC bit: we are flow-controlled */

@@ -43,6 +43,19 @@
  *   data=written          payload equals the last RdmaWrite's data at its offset
  *   check TYPE ...        compare more fields of the segment the last expect
  *                         or await matched (its own [ID]: a second rule)
+ *   relay                 the case runs through the packet relay (relay.h):
+ *                         the tester connects from a network namespace of
+ *                         its own, the relay records the real TCP segments of
+ *                         both sides, and after the case the lint's rules
+ *                         judge the target's segments (urgent pointers,
+ *                         retransmissions); without a relay (not root, a
+ *                         target on another host) the case is skipped
+ *   packet drop target 2  a packet action (implies relay): drop (or
+ *   packet duplicate tester 1-2   duplicate) a side's Nth data segment, or
+ *                         N to M (TCP segments with payload, first
+ *                         transmissions, counted from the connection's
+ *                         start: the target's ConnectAccept is its 1st); a
+ *                         dropped segment makes its TCP retransmit it
  * In an expected RdmaReadResponse, msg=+N counts from the tester's initial
  * number (the response carries the request's number).
  */
@@ -52,6 +65,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "conform/relay.h"
 #include "conform/report.h"
 #include "vitcp/vitcp.h"
 
@@ -138,6 +152,7 @@ struct cf_step {
 };
 
 #define CF_MAX_STEPS 64
+#define CF_MAX_PACKET_ACTIONS 8
 
 struct cf_case {
     char id[CF_ID_MAX];
@@ -150,6 +165,9 @@ struct cf_case {
     bool hostile;           /* after it, check that the target still accepts */
     bool passive;           /* role passive: the implementation connects to the tester */
     bool needs_region;      /* uses the target's RDMA region */
+    bool relay;             /* runs through the packet relay (relay.h) */
+    struct cf_relay_action packet[CF_MAX_PACKET_ACTIONS];
+    unsigned npacket;
     struct cf_step steps[CF_MAX_STEPS];
     unsigned nsteps;
     /* Capture-based cases (NAME.pcap[ng] + NAME.meta, see capcase.h). */

@@ -42,6 +42,13 @@ struct cf_engine {
     char connect_cmd[1024];
     bool connect_cmd_output;     /* let the command's stdout through */
     unsigned accept_ms;          /* wait for the implementation to connect */
+    /* The packet relay (relay.h) for 'relay' cases: opened at the first
+     * such case unless use_relay is off; without it those cases are
+     * skipped, relay_why saying why. */
+    bool use_relay;
+    bool relay_tried;
+    struct cf_relay *relay;
+    char relay_why[400];
 };
 
 /* Defaults; then parse "HOST:PORT" ("[v6]:PORT" too). Returns 0 or -1. */
@@ -50,7 +57,7 @@ int cf_engine_set_target(struct cf_engine *e, const char *host_port);
 
 /* Listen on port ("0": any; the chosen one is in listen_port). 0 or -1. */
 int cf_engine_listen(struct cf_engine *e, const char *port, char *why, size_t whylen);
-/* Close the listening socket. */
+/* Close the listening socket and the packet relay. */
 void cf_engine_close(struct cf_engine *e);
 
 /* Run one case; fills res (verdict, frames, message). */

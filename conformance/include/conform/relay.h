@@ -1,0 +1,92 @@
+/*
+ * The packet relay: a small test network for cases that a byte stream
+ * cannot express: loss, retransmission, duplicates, and the TCP header of
+ * every segment (the urgent pointer, 3.7).
+ *
+ * The tester's connections leave from a network namespace the relay
+ * creates. A TUN device in that namespace and a TUN device on the target's
+ * host are joined by the relay itself, a thread that forwards every IP
+ * packet between them. The relay sees the real packets of both sides: it
+ * keeps them (with their times, for the run's capture and for the lint
+ * rules) and applies the case's packet actions: drop a side's Nth data
+ * segment, so that its TCP retransmits it, or send it twice.
+ *
+ * This replaces 'tc netem' (not every kernel has sch_netem) and is exact:
+ * a case names which segment is lost, not a probability. The namespace and
+ * both devices exist only while the relay holds their descriptors, so
+ * nothing is left behind even when the process is killed. Needs root
+ * (CAP_NET_ADMIN, CAP_SYS_ADMIN) and /dev/net/tun; the target must run on
+ * this host and listen on all its addresses (it is reached at the relay's
+ * address, 198.18.0.0/15, RFC 2544's benchmark range).
+ */
+#ifndef CONFORM_RELAY_H
+#define CONFORM_RELAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cf_relay;
+
+/* The two sides of a relayed connection. */
+enum cf_relay_side { CF_RELAY_TESTER, CF_RELAY_TARGET };
+
+enum cf_relay_verb { CF_RELAY_DROP, CF_RELAY_DUPLICATE };
+
+/* "drop target 2-3": the target's 2nd and 3rd data segments (TCP segments
+ * with payload, first transmissions only, counted from the connection's
+ * start) are not forwarded. */
+struct cf_relay_action {
+    enum cf_relay_verb verb;
+    enum cf_relay_side side;
+    unsigned first, last; /* 1-based, inclusive */
+};
+
+/* One packet the relay saw, whole IPv4 packet. */
+struct cf_relay_packet {
+    uint64_t usec;              /* CLOCK_REALTIME, microseconds */
+    enum cf_relay_side from;
+    bool dropped, duplicated;   /* what an action did to it */
+    size_t len;
+    uint8_t *data;
+};
+
+/* Create the namespace, the devices and the forwarding thread. NULL with
+ * the reason in why (not root, no /dev/net/tun...). */
+struct cf_relay *cf_relay_open(char *why, size_t whylen);
+/* Stop the thread; the namespace and devices go with the descriptors. */
+void cf_relay_close(struct cf_relay *r);
+
+/* The target's address as the tester reaches it ("198.18.x.y"). */
+const char *cf_relay_target_addr(const struct cf_relay *r);
+/* socket(2) in the tester's namespace. -1 with errno on failure. */
+int cf_relay_socket(struct cf_relay *r, int domain, int type, int protocol);
+
+/* Start a new recording with these actions (copied; at most 8): earlier
+ * packets are forgotten and the segment counts start again. */
+int cf_relay_begin(struct cf_relay *r, const struct cf_relay_action *actions, unsigned n);
+/* Packets seen since cf_relay_begin. */
+size_t cf_relay_count(struct cf_relay *r);
+/* Take the recording (the caller frees it with cf_relay_packets_free) and
+ * how many times each action took effect (done[i] for actions[i]). */
+struct cf_relay_packet *cf_relay_take(struct cf_relay *r, size_t *count, unsigned *done, unsigned ndone);
+void cf_relay_packets_free(struct cf_relay_packet *p, size_t count);
+
+/* "drop target 2", "duplicate tester 1-3". 0, or -1 with the reason. */
+int cf_relay_action_parse(const char *verb, const char *side, const char *range,
+                          struct cf_relay_action *out, char *why, size_t whylen);
+/* "drop target 2-3" (for messages and the capture's comments). */
+void cf_relay_action_text(const struct cf_relay_action *a, char *out, size_t n);
+
+/* A recording as capture frames (relay_record.c): each packet behind an
+ * Ethernet header, at its own time, with a pcapng comment on the packets an
+ * action dropped or duplicated. 0, or -1 if writing failed. */
+struct vn_pcap_writer;
+int cf_relay_write(struct vn_pcap_writer *w, const struct cf_relay_packet *p, size_t count);
+/* Judge a recording with the lint's rules (VI/TCP on target_port): writes
+ * it to a temporary capture and lints that. 0, or -1 with the reason. */
+struct cf_lint_result;
+int cf_relay_lint(const struct cf_relay_packet *p, size_t count, uint16_t target_port,
+                  struct cf_lint_result *res, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,507 @@
+/* The packet relay (see conform/relay.h). */
+#include "conform/relay.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vitcp/bytes.h"
+
+#define RELAY_ACTIONS_MAX 8
+#define RELAY_CONNS_MAX 16
+#define RELAY_RECORD_MAX (64u * 1024u * 1024u) /* bytes kept per recording */
+#define PACKET_MAX 65536
+
+/* The /15 of RFC 2544: never routed, so never somebody's real address. */
+#define RELAY_NET 0xC6120000u /* 198.18.0.0 */
+#define RELAY_NET_SIZE 0x20000u
+
+/* One TCP connection's data high-water marks, to tell a first
+ * transmission (counted, subject to actions) from a retransmission. */
+struct relay_conn {
+    uint16_t tester_port, target_port;
+    bool known[2];
+    uint32_t high[2]; /* next new sequence number of each side */
+};
+
+struct cf_relay {
+    int root_ns, tester_ns;
+    int tun[2]; /* [CF_RELAY_TESTER]: the device in the tester's namespace */
+    int stop_fd;
+    pthread_t thread;
+    bool thread_on;
+    uint32_t tester_ip, target_ip; /* host order */
+    char target_text[INET_ADDRSTRLEN];
+
+    pthread_mutex_t lock; /* guards everything below */
+    struct cf_relay_action act[RELAY_ACTIONS_MAX];
+    unsigned nact;
+    unsigned done[RELAY_ACTIONS_MAX];
+    unsigned data_count[2]; /* first transmissions with payload, per side */
+    struct relay_conn conn[RELAY_CONNS_MAX];
+    unsigned nconn;
+    struct cf_relay_packet *pk;
+    size_t npk, cap;
+    size_t recorded_bytes;
+};
+
+/* ------------------------------------------------------------ devices */
+
+static int tun_create(char *name, size_t namelen)
+{
+    int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    ifr.ifr_flags = IFF_TUN | IFF_NO_PI; /* no offloads: whole packets, real checksums */
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "vcrelay%%d");
+    if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    snprintf(name, namelen, "%s", ifr.ifr_name);
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    return fd;
+}
+
+static void put_addr(struct sockaddr *sa, uint32_t ip)
+{
+    struct sockaddr_in sin;
+    memset(&sin, 0, sizeof sin);
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(ip);
+    memcpy(sa, &sin, sizeof sin);
+}
+
+/* A point-to-point link: local address, the peer's, up. In the calling
+ * thread's namespace. */
+static int link_up(const char *name, uint32_t local, uint32_t peer)
+{
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -1;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", name);
+    int rc = -1;
+    put_addr(&ifr.ifr_addr, local);
+    if (ioctl(s, SIOCSIFADDR, &ifr) < 0)
+        goto out;
+    put_addr(&ifr.ifr_dstaddr, peer);
+    if (ioctl(s, SIOCSIFDSTADDR, &ifr) < 0)
+        goto out;
+    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+        goto out;
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+        goto out;
+    rc = 0;
+out:;
+    int e = errno;
+    close(s);
+    errno = e;
+    return rc;
+}
+
+/* Is ip already an address of this namespace? */
+static bool address_in_use(uint32_t ip)
+{
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return false;
+    struct sockaddr_in sin;
+    memset(&sin, 0, sizeof sin);
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(ip);
+    bool used = bind(s, (struct sockaddr *)&sin, sizeof sin) == 0;
+    close(s);
+    return used;
+}
+
+/* ------------------------------------------------------------ forwarding */
+
+static struct relay_conn *conn_for(struct cf_relay *r, uint16_t tester_port, uint16_t target_port)
+{
+    for (unsigned i = 0; i < r->nconn; i++)
+        if (r->conn[i].tester_port == tester_port && r->conn[i].target_port == target_port)
+            return &r->conn[i];
+    unsigned i = r->nconn < RELAY_CONNS_MAX ? r->nconn++ : RELAY_CONNS_MAX - 1; /* reuse the last */
+    memset(&r->conn[i], 0, sizeof r->conn[i]);
+    r->conn[i].tester_port = tester_port;
+    r->conn[i].target_port = target_port;
+    return &r->conn[i];
+}
+
+static bool seq_after(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) > 0;
+}
+
+/* What to do with a packet from side: 0 drop, 1 forward, 2 forward twice.
+ * Counts first transmissions with payload and applies the actions. */
+static int judge(struct cf_relay *r, enum cf_relay_side side, const uint8_t *p, size_t len, bool *dropped,
+                 bool *duplicated)
+{
+    *dropped = *duplicated = false;
+    if (len < 20 || (p[0] >> 4) != 4)
+        return 1;
+    size_t ihl = (size_t)(p[0] & 0x0F) * 4u;
+    size_t total = vw_get_be16(p + 2);
+    if (p[9] != IPPROTO_TCP || ihl < 20 || total > len || total < ihl + 20 ||
+        (vw_get_be16(p + 6) & 0x3FFF) != 0)
+        return 1; /* not a whole TCP segment: pass it on untouched */
+    const uint8_t *t = p + ihl;
+    size_t thl = (size_t)(t[12] >> 4) * 4u;
+    if (thl < 20 || ihl + thl > total)
+        return 1;
+    uint16_t sport = vw_get_be16(t), dport = vw_get_be16(t + 2);
+    uint32_t seq = vw_get_be32(t + 4);
+    uint8_t flags = t[13];
+    size_t payload = total - ihl - thl;
+    struct relay_conn *c = side == CF_RELAY_TESTER ? conn_for(r, sport, dport) : conn_for(r, dport, sport);
+    if (flags & 0x02) { /* SYN: the data starts after it */
+        c->known[side] = true;
+        c->high[side] = seq + 1;
+        return 1;
+    }
+    if (payload == 0)
+        return 1;
+    uint32_t end = seq + (uint32_t)payload;
+    if (c->known[side] && !seq_after(end, c->high[side]))
+        return 1; /* a retransmission: always forwarded */
+    c->known[side] = true;
+    c->high[side] = end;
+    unsigned n = ++r->data_count[side];
+    int verdict = 1;
+    for (unsigned i = 0; i < r->nact; i++) {
+        const struct cf_relay_action *a = &r->act[i];
+        if (a->side != side || n < a->first || n > a->last)
+            continue;
+        r->done[i]++;
+        if (a->verb == CF_RELAY_DROP) {
+            *dropped = true;
+            verdict = 0;
+        } else if (verdict == 1) {
+            *duplicated = true;
+            verdict = 2;
+        }
+    }
+    return verdict;
+}
+
+static uint64_t now_usec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void record(struct cf_relay *r, enum cf_relay_side from, const uint8_t *p, size_t len, bool dropped,
+                   bool duplicated)
+{
+    if (r->recorded_bytes + len > RELAY_RECORD_MAX)
+        return;
+    if (r->npk == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 256;
+        struct cf_relay_packet *n = realloc(r->pk, cap * sizeof *n);
+        if (!n)
+            return;
+        r->pk = n;
+        r->cap = cap;
+    }
+    uint8_t *copy = malloc(len);
+    if (!copy)
+        return;
+    memcpy(copy, p, len);
+    r->pk[r->npk++] = (struct cf_relay_packet){now_usec(), from, dropped, duplicated, len, copy};
+    r->recorded_bytes += len;
+}
+
+static void forward(struct cf_relay *r, enum cf_relay_side from, const uint8_t *p, size_t len)
+{
+    /* IPv4 only: the link is IPv4, anything else is the kernel's chatter. */
+    if (len < 20 || (p[0] >> 4) != 4)
+        return;
+    bool dropped, duplicated;
+    pthread_mutex_lock(&r->lock);
+    int copies = judge(r, from, p, len, &dropped, &duplicated);
+    record(r, from, p, len, dropped, false);
+    if (copies == 2)
+        record(r, from, p, len, false, duplicated); /* the second copy carries the mark */
+    pthread_mutex_unlock(&r->lock);
+    int out = r->tun[from == CF_RELAY_TESTER ? CF_RELAY_TARGET : CF_RELAY_TESTER];
+    for (int i = 0; i < copies; i++)
+        if (write(out, p, len) < 0) {
+            /* a full device queue loses the packet, as a wire would */
+        }
+}
+
+static void *relay_main(void *arg)
+{
+    struct cf_relay *r = arg;
+    uint8_t *buf = malloc(PACKET_MAX);
+    if (!buf)
+        return NULL;
+    for (;;) {
+        struct pollfd p[3] = {{r->tun[0], POLLIN, 0}, {r->tun[1], POLLIN, 0}, {r->stop_fd, POLLIN, 0}};
+        if (poll(p, 3, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (p[2].revents)
+            break;
+        for (int s = 0; s < 2; s++) {
+            if (!(p[s].revents & POLLIN))
+                continue;
+            for (int k = 0; k < 64; k++) { /* bounded: the other side gets its turn */
+                ssize_t n = read(r->tun[s], buf, PACKET_MAX);
+                if (n <= 0)
+                    break;
+                forward(r, (enum cf_relay_side)s, buf, (size_t)n);
+            }
+        }
+    }
+    free(buf);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ set-up */
+
+static int fail(char *why, size_t whylen, const char *fmt, const char *what)
+{
+    snprintf(why, whylen, fmt, what, strerror(errno));
+    return -1;
+}
+
+/* Make the tester's namespace and its device; back in the root one. */
+static int make_tester_side(struct cf_relay *r, char *why, size_t whylen)
+{
+    char name[IFNAMSIZ];
+    if (unshare(CLONE_NEWNET) < 0)
+        return fail(why, whylen, "%s: %s (the packet relay needs root)", "cannot create a network namespace");
+    int rc = -1;
+    r->tester_ns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (r->tester_ns < 0)
+        fail(why, whylen, "%s: %s", "cannot open the new namespace");
+    else if ((r->tun[CF_RELAY_TESTER] = tun_create(name, sizeof name)) < 0)
+        fail(why, whylen, "%s: %s", "cannot create a TUN device (/dev/net/tun)");
+    else if (link_up(name, r->tester_ip, r->target_ip) < 0)
+        fail(why, whylen, "%s: %s", "cannot configure the tester's TUN device");
+    else
+        rc = 0;
+    if (setns(r->root_ns, CLONE_NEWNET) < 0) {
+        fail(why, whylen, "%s: %s", "cannot return to the original namespace");
+        return -1;
+    }
+    return rc;
+}
+
+struct cf_relay *cf_relay_open(char *why, size_t whylen)
+{
+    struct cf_relay *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(why, whylen, "out of memory");
+        return NULL;
+    }
+    r->root_ns = r->tester_ns = r->tun[0] = r->tun[1] = r->stop_fd = -1;
+    pthread_mutex_init(&r->lock, NULL);
+    /* An address pair of our own, from the process id; skip pairs in use. */
+    uint32_t slot = ((uint32_t)getpid() * 2u) % (RELAY_NET_SIZE - 4u) + 2u;
+    for (int tries = 0; tries < 64; tries++, slot = (slot + 2u) % (RELAY_NET_SIZE - 4u) + 2u) {
+        r->tester_ip = RELAY_NET + slot;
+        r->target_ip = r->tester_ip + 1;
+        if (!address_in_use(r->target_ip) && !address_in_use(r->tester_ip))
+            break;
+    }
+    struct in_addr a = {htonl(r->target_ip)};
+    inet_ntop(AF_INET, &a, r->target_text, sizeof r->target_text);
+    char name[IFNAMSIZ];
+    r->root_ns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (r->root_ns < 0) {
+        fail(why, whylen, "%s: %s", "cannot open this process's network namespace");
+        goto bad;
+    }
+    if (make_tester_side(r, why, whylen) < 0)
+        goto bad;
+    if ((r->tun[CF_RELAY_TARGET] = tun_create(name, sizeof name)) < 0) {
+        fail(why, whylen, "%s: %s", "cannot create a TUN device (/dev/net/tun)");
+        goto bad;
+    }
+    if (link_up(name, r->target_ip, r->tester_ip) < 0) {
+        fail(why, whylen, "%s: %s", "cannot configure the target side's TUN device");
+        goto bad;
+    }
+    r->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (r->stop_fd < 0) {
+        fail(why, whylen, "%s: %s", "cannot create an eventfd");
+        goto bad;
+    }
+    int e = pthread_create(&r->thread, NULL, relay_main, r);
+    if (e != 0) {
+        errno = e;
+        fail(why, whylen, "%s: %s", "cannot start the relay thread");
+        goto bad;
+    }
+    r->thread_on = true;
+    return r;
+bad:
+    cf_relay_close(r);
+    return NULL;
+}
+
+void cf_relay_close(struct cf_relay *r)
+{
+    if (!r)
+        return;
+    if (r->thread_on) {
+        uint64_t one = 1;
+        if (write(r->stop_fd, &one, sizeof one) < 0) {
+            /* cannot happen for an eventfd below its maximum */
+        }
+        pthread_join(r->thread, NULL);
+    }
+    int fds[] = {r->stop_fd, r->tun[0], r->tun[1], r->tester_ns, r->root_ns};
+    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    cf_relay_packets_free(r->pk, r->npk);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+}
+
+const char *cf_relay_target_addr(const struct cf_relay *r)
+{
+    return r->target_text;
+}
+
+int cf_relay_socket(struct cf_relay *r, int domain, int type, int protocol)
+{
+    if (setns(r->tester_ns, CLONE_NEWNET) < 0)
+        return -1;
+    int fd = socket(domain, type, protocol);
+    int e = errno;
+    if (setns(r->root_ns, CLONE_NEWNET) < 0) {
+        /* Staying in the tester's namespace would misroute everything after. */
+        abort();
+    }
+    errno = e;
+    return fd;
+}
+
+/* ------------------------------------------------------------ recordings */
+
+int cf_relay_begin(struct cf_relay *r, const struct cf_relay_action *actions, unsigned n)
+{
+    if (n > RELAY_ACTIONS_MAX)
+        return -1;
+    pthread_mutex_lock(&r->lock);
+    cf_relay_packets_free(r->pk, r->npk);
+    r->pk = NULL;
+    r->npk = r->cap = r->recorded_bytes = 0;
+    if (n)
+        memcpy(r->act, actions, n * sizeof *actions);
+    r->nact = n;
+    memset(r->done, 0, sizeof r->done);
+    memset(r->data_count, 0, sizeof r->data_count);
+    r->nconn = 0;
+    pthread_mutex_unlock(&r->lock);
+    return 0;
+}
+
+size_t cf_relay_count(struct cf_relay *r)
+{
+    pthread_mutex_lock(&r->lock);
+    size_t n = r->npk;
+    pthread_mutex_unlock(&r->lock);
+    return n;
+}
+
+struct cf_relay_packet *cf_relay_take(struct cf_relay *r, size_t *count, unsigned *done, unsigned ndone)
+{
+    pthread_mutex_lock(&r->lock);
+    struct cf_relay_packet *p = r->pk;
+    *count = r->npk;
+    for (unsigned i = 0; i < ndone; i++)
+        done[i] = i < r->nact ? r->done[i] : 0;
+    r->pk = NULL;
+    r->npk = r->cap = r->recorded_bytes = 0;
+    r->nact = 0;
+    pthread_mutex_unlock(&r->lock);
+    return p;
+}
+
+void cf_relay_packets_free(struct cf_relay_packet *p, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free(p[i].data);
+    free(p);
+}
+
+/* ------------------------------------------------------------ actions */
+
+int cf_relay_action_parse(const char *verb, const char *side, const char *range,
+                          struct cf_relay_action *out, char *why, size_t whylen)
+{
+    memset(out, 0, sizeof *out);
+    if (strcmp(verb, "drop") == 0)
+        out->verb = CF_RELAY_DROP;
+    else if (strcmp(verb, "duplicate") == 0)
+        out->verb = CF_RELAY_DUPLICATE;
+    else {
+        snprintf(why, whylen, "packet action '%s': drop or duplicate", verb);
+        return -1;
+    }
+    if (strcmp(side, "tester") == 0)
+        out->side = CF_RELAY_TESTER;
+    else if (strcmp(side, "target") == 0)
+        out->side = CF_RELAY_TARGET;
+    else {
+        snprintf(why, whylen, "packet side '%s': tester or target", side);
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    unsigned long first = strtoul(range, &end, 10), last = first;
+    if (*end == '-') {
+        const char *l = end + 1;
+        last = strtoul(l, &end, 10);
+        if (end == l)
+            last = 0;
+    }
+    if (errno || end == range || *end || first < 1 || last < first || last > 1000000) {
+        snprintf(why, whylen, "packet segments '%s': N or N-M, counting data segments from 1", range);
+        return -1;
+    }
+    out->first = (unsigned)first;
+    out->last = (unsigned)last;
+    return 0;
+}
+
+void cf_relay_action_text(const struct cf_relay_action *a, char *out, size_t n)
+{
+    const char *verb = a->verb == CF_RELAY_DROP ? "drop" : "duplicate";
+    const char *side = a->side == CF_RELAY_TESTER ? "tester" : "target";
+    if (a->first == a->last)
+        snprintf(out, n, "%s %s %u", verb, side, a->first);
+    else
+        snprintf(out, n, "%s %s %u-%u", verb, side, a->first, a->last);
+}
