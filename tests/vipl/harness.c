@@ -55,6 +55,14 @@ VIP_VI_ATTRIBUTES h_attrs(struct h_nic *n, VIP_RELIABILITY_LEVEL level)
     return a;
 }
 
+VIP_VI_HANDLE h_vi_create(struct h_nic *n, VIP_RELIABILITY_LEVEL level)
+{
+    VIP_VI_HANDLE vi;
+    VIP_VI_ATTRIBUTES a = h_attrs(n, level);
+    assert_int_equal(VipCreateVi(n->nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
+    return vi;
+}
+
 VIP_NET_ADDRESS *h_addr(uint16_t port, const char *disc)
 {
     (void)port;

@@ -30,6 +30,8 @@ void h_nic_close(struct h_nic *n);
 VIP_DESCRIPTOR *h_desc(struct h_nic *n, unsigned i);
 VIP_VI_ATTRIBUTES h_attrs(struct h_nic *n, VIP_RELIABILITY_LEVEL level);
 VIP_NET_ADDRESS *h_addr(uint16_t port_unused, const char *disc);
+/* A VI on n with h_attrs(n, level), no CQs (VipCreateVi must succeed). */
+VIP_VI_HANDLE h_vi_create(struct h_nic *n, VIP_RELIABILITY_LEVEL level);
 /* Open both NICs (with option strings), create VIs at level and connect them;
  * b posts b_recvs receives (each 64 KiB of b's data) before accepting. */
 void h_pair_open(struct h_pair *p, const char *opts_a, const char *opts_b, VIP_RELIABILITY_LEVEL level,

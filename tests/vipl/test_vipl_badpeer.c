@@ -34,9 +34,7 @@ static void nic_still_works(struct h_nic *srv)
 {
     struct h_nic cli;
     h_nic_open(&cli, NULL);
-    VIP_VI_HANDLE vi;
-    VIP_VI_ATTRIBUTES a = h_attrs(&cli, VIP_SERVICE_RELIABLE_DELIVERY);
-    assert_int_equal(VipCreateVi(cli.nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
+    VIP_VI_HANDLE vi = h_vi_create(&cli, VIP_SERVICE_RELIABLE_DELIVERY);
     /* nobody waits: the NIC must still answer NoMatch */
     assert_int_equal(h_connect(&cli, vi, srv->port, "nobody", 3000), VIP_NO_MATCH);
     assert_int_equal(VipDestroyVi(vi), VIP_SUCCESS);
@@ -224,9 +222,7 @@ static void bad_data_after_accept(int kind)
     raw_listen(&rs);
     struct h_nic cli;
     h_nic_open(&cli, NULL);
-    VIP_VI_HANDLE vi;
-    VIP_VI_ATTRIBUTES a = h_attrs(&cli, VIP_SERVICE_RELIABLE_DELIVERY);
-    assert_int_equal(VipCreateVi(cli.nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
+    VIP_VI_HANDLE vi = h_vi_create(&cli, VIP_SERVICE_RELIABLE_DELIVERY);
     h_post_recv(&cli, vi, 0, 0, 1000);
     struct h_connector c = {.n = &cli, .vi = vi, .port = rs.port, .disc = "raw", .timeout_ms = 3000};
     h_connect_start(&c);

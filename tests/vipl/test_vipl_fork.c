@@ -353,9 +353,7 @@ static void test_kill_during_ce_active(void **state)
     pid_t pid = spawn(CHILD_NO_ACCEPT, NULL, 0, &h);
     struct h_nic n;
     h_nic_open(&n, NULL);
-    VIP_VI_HANDLE vi;
-    VIP_VI_ATTRIBUTES a = h_attrs(&n, RD);
-    assert_int_equal(VipCreateVi(n.nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
+    VIP_VI_HANDLE vi = h_vi_create(&n, RD);
     struct h_connector c = {.n = &n, .vi = vi, .port = h.port, .disc = "fork", .timeout_ms = 10000};
     h_connect_start(&c);
     for (int i = 0; i < 100 && h_vi_state(vi) != VIP_STATE_CONNECT_PENDING; i++)
@@ -387,9 +385,7 @@ static void test_kill_during_ce_passive(void **state)
     free(local);
     kill_child(pid);
     usleep(50000);
-    VIP_VI_HANDLE vi;
-    VIP_VI_ATTRIBUTES a = h_attrs(&n, RD);
-    assert_int_equal(VipCreateVi(n.nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
+    VIP_VI_HANDLE vi = h_vi_create(&n, RD);
     h_post_recv(&n, vi, 0, 0, 1000);
     assert_int_equal(VipConnectAccept(conn, vi), VIP_SUCCESS);
     VIP_DESCRIPTOR *d = h_wait_recv(vi);

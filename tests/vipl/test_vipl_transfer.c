@@ -478,10 +478,7 @@ static void test_reject_and_level_mismatch(void **state)
     struct h_nic a, b;
     h_nic_open(&a, NULL);
     h_nic_open(&b, NULL);
-    VIP_VI_HANDLE va, vb;
-    VIP_VI_ATTRIBUTES at = h_attrs(&a, RD), bt = h_attrs(&b, RR);
-    assert_int_equal(VipCreateVi(a.nic, &at, NULL, NULL, &va), VIP_SUCCESS);
-    assert_int_equal(VipCreateVi(b.nic, &bt, NULL, NULL, &vb), VIP_SUCCESS);
+    VIP_VI_HANDLE va = h_vi_create(&a, RD), vb = h_vi_create(&b, RR);
     struct waiter w = {.nic = b.nic, .disc = "svc", .reject = 1};
     pthread_t t;
     pthread_create(&t, NULL, wait_thread, &w);
@@ -514,10 +511,7 @@ static void test_peer_to_peer(void **state)
     struct h_nic a, b;
     h_nic_open(&a, NULL);
     h_nic_open(&b, NULL);
-    VIP_VI_HANDLE va, vb;
-    VIP_VI_ATTRIBUTES at = h_attrs(&a, RD), bt = h_attrs(&b, RD);
-    assert_int_equal(VipCreateVi(a.nic, &at, NULL, NULL, &va), VIP_SUCCESS);
-    assert_int_equal(VipCreateVi(b.nic, &bt, NULL, NULL, &vb), VIP_SUCCESS);
+    VIP_VI_HANDLE va = h_vi_create(&a, RD), vb = h_vi_create(&b, RD);
     /* same host: the greater discriminator ("b-side") is active (V20) */
     ViplNicSetRemotePort(a.nic, b.port);
     ViplNicSetRemotePort(b.nic, a.port);
