@@ -20,6 +20,22 @@
 #include "vitcp/vitcp.h"
 #include "vitcp/warp.h"
 
+static struct vn_pcap_writer *open_writer(const char *path)
+{
+    char err[256];
+    struct vn_pcap_writer *w = vn_pcap_open(path, err, sizeof err);
+    assert_non_null(w);
+    return w;
+}
+
+/* Lint path into *r (freed by the caller); the test fails if lint cannot read it. */
+static void lint_ok(const char *path, const struct cf_lint_options *o, struct cf_lint_result *r)
+{
+    char err[256];
+    if (cf_lint_file(path, o, r, err, sizeof err) != 0)
+        fail_msg("lint %s: %s", path, err);
+}
+
 enum flaw { GOOD, WRONG_OFFSET, BAD_CRC, MTU_GREATER, DATA_AFTER_REJECT };
 
 static void put(struct vn_tcp_flow *f, enum vn_dir dir, struct vw_vitcp_enc *enc)
@@ -43,9 +59,7 @@ static void ce(struct vw_vitcp_enc *e, unsigned type, uint32_t mtu, uint8_t *opt
 
 static void write_capture(const char *path, enum flaw flaw, unsigned messages)
 {
-    char err[256];
-    struct vn_pcap_writer *w = vn_pcap_open(path, err, sizeof err);
-    assert_non_null(w);
+    struct vn_pcap_writer *w = open_writer(path);
     struct vn_tcp_flow f;
     assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 40000, "10.0.0.2", 5995), 0);
     assert_int_equal(vn_tcp_handshake(&f), 0);
@@ -115,8 +129,7 @@ static void good_capture_has_no_errors(void **state)
     (void)state;
     write_capture("lint-good.pcap", GOOD, 3);
     struct cf_lint_result r;
-    char err[256];
-    assert_int_equal(cf_lint_file("lint-good.pcap", NULL, &r, err, sizeof err), 0);
+    lint_ok("lint-good.pcap", NULL, &r);
     for (size_t i = 0; i < r.count; i++)
         print_message("  %s %s\n", vw_req_id(r.issues[i].req), r.issues[i].detail);
     assert_int_equal(r.errors, 0);
@@ -137,8 +150,7 @@ static void each_malformed_capture_fails_exactly_its_rule(void **state)
     for (size_t k = 0; k < sizeof flaws / sizeof flaws[0]; k++) {
         write_capture("lint-bad.pcap", flaws[k].flaw, 2);
         struct cf_lint_result r;
-        char err[256];
-        assert_int_equal(cf_lint_file("lint-bad.pcap", NULL, &r, err, sizeof err), 0);
+        lint_ok("lint-bad.pcap", NULL, &r);
         enum vw_req rules[8];
         size_t n = error_rules(&r, rules, 8);
         if (n != 1 || strcmp(vw_req_id(rules[0]), flaws[k].rule) != 0) {
@@ -190,9 +202,7 @@ static void urgent_pointers(void **state)
         {false, 0, "VITCP-3.7-URGENT-ONLY-IF-OFFERED"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        char err[256];
-        struct vn_pcap_writer *w = vn_pcap_open("lint-urgent.pcap", err, sizeof err);
-        assert_non_null(w);
+        struct vn_pcap_writer *w = open_writer("lint-urgent.pcap");
         struct vn_tcp_flow f;
         assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 40000, "10.0.0.2", 5995), 0);
         assert_int_equal(vn_tcp_handshake(&f), 0);
@@ -219,7 +229,7 @@ static void urgent_pointers(void **state)
         assert_int_equal(vn_pcap_close(w), 0);
 
         struct cf_lint_result r;
-        assert_int_equal(cf_lint_file("lint-urgent.pcap", NULL, &r, err, sizeof err), 0);
+        lint_ok("lint-urgent.pcap", NULL, &r);
         enum vw_req rules[8];
         size_t n = error_rules(&r, rules, 8);
         bool ok = cases[k].rule ? n == 1 && strcmp(vw_req_id(rules[0]), cases[k].rule) == 0 : n == 0;
@@ -247,8 +257,7 @@ static void lint_throughput(void **state)
     double mb = (double)ftell(f) / 1e6;
     fclose(f);
     struct cf_lint_result r;
-    char err[256];
-    assert_int_equal(cf_lint_file("lint-big.pcap", NULL, &r, err, sizeof err), 0);
+    lint_ok("lint-big.pcap", NULL, &r);
     assert_int_equal(r.errors, 0);
     print_message("lint: %.1f MB in %.3f s = %.0f MB/s (this build's flags)\n", mb, r.seconds, mb / r.seconds);
     cf_lint_result_free(&r);
@@ -294,9 +303,7 @@ static void sample_captures_yield_their_named_rules(void **state)
         char path[512];
         snprintf(path, sizeof path, "%s/%s", CAPTURES_DIR, name);
         struct cf_lint_result r;
-        char err[256];
-        if (cf_lint_file(path, NULL, &r, err, sizeof err) != 0)
-            fail_msg("%s: %s", name, err);
+        lint_ok(path, NULL, &r);
         bool ok = true, found = want == VW_REQ_NONE;
         for (size_t i = 0; i < r.count; i++) {
             const struct cf_lint_issue *is = &r.issues[i];
@@ -349,10 +356,10 @@ static void sample_findings_name_frame_and_protocol(void **state)
         {"eep-frames-udp.pcap", CF_LINT_EEP, NULL, 0},
     };
     for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
-        char path[512], err[256];
+        char path[512];
         snprintf(path, sizeof path, "%s/%s", CAPTURES_DIR, want[k].file);
         struct cf_lint_result r;
-        assert_int_equal(cf_lint_file(path, NULL, &r, err, sizeof err), 0);
+        lint_ok(path, NULL, &r);
         if (!want[k].rule) {
             assert_int_equal(r.eep_messages, 11);
             assert_int_equal(r.errors, 0);
@@ -372,14 +379,6 @@ static void sample_findings_name_frame_and_protocol(void **state)
 }
 
 /* ------------------------------- ports and recognition, built captures */
-
-static struct vn_pcap_writer *open_writer(const char *path)
-{
-    char err[256];
-    struct vn_pcap_writer *w = vn_pcap_open(path, err, sizeof err);
-    assert_non_null(w);
-    return w;
-}
 
 static void put_warp(struct vn_tcp_flow *f, enum vn_dir dir, uint32_t ssn)
 {
@@ -410,8 +409,7 @@ static void warp_on_another_port_needs_the_option(void **state)
     assert_int_equal(vn_pcap_close(w), 0);
 
     struct cf_lint_result r;
-    char err[256];
-    assert_int_equal(cf_lint_file("lint-warp.pcap", NULL, &r, err, sizeof err), 0);
+    lint_ok("lint-warp.pcap", NULL, &r);
     assert_int_equal(r.warp_connections, 0);
     assert_int_equal(r.errors, 0);
     cf_lint_result_free(&r);
@@ -419,7 +417,7 @@ static void warp_on_another_port_needs_the_option(void **state)
     struct cf_lint_options o;
     cf_lint_options_init(&o);
     o.warp_port = 7001;
-    assert_int_equal(cf_lint_file("lint-warp.pcap", &o, &r, err, sizeof err), 0);
+    lint_ok("lint-warp.pcap", &o, &r);
     assert_int_equal(r.warp_connections, 1);
     assert_int_equal(r.warp_chunks, 4);
     assert_int_equal(r.errors, 1);
@@ -466,8 +464,7 @@ static void ift_by_magic_and_indication_first(void **state)
     assert_int_equal(vn_pcap_close(w), 0);
 
     struct cf_lint_result r;
-    char err[256];
-    assert_int_equal(cf_lint_file("lint-ift.pcap", NULL, &r, err, sizeof err), 0);
+    lint_ok("lint-ift.pcap", NULL, &r);
     print_issues(&r);
     assert_int_equal(r.ift_connections, 2);
     assert_int_equal(r.ift_pdus, 3);
@@ -479,7 +476,7 @@ static void ift_by_magic_and_indication_first(void **state)
     struct cf_lint_options o;
     cf_lint_options_init(&o);
     o.ift_port = 1;
-    assert_int_equal(cf_lint_file("lint-ift.pcap", &o, &r, err, sizeof err), 0);
+    lint_ok("lint-ift.pcap", &o, &r);
     assert_int_equal(r.ift_connections, 1);
     assert_int_equal(r.errors, 0);
     cf_lint_result_free(&r);
@@ -505,15 +502,14 @@ static void eep_udp_port_option(void **state)
     assert_int_equal(vn_pcap_close(w), 0);
 
     struct cf_lint_result r;
-    char err[256];
-    assert_int_equal(cf_lint_file("lint-eep.pcap", NULL, &r, err, sizeof err), 0);
+    lint_ok("lint-eep.pcap", NULL, &r);
     assert_int_equal(r.eep_messages, 0);
     assert_int_equal(r.errors, 0);
     cf_lint_result_free(&r);
     struct cf_lint_options o;
     cf_lint_options_init(&o);
     o.eep_udp_port = 7002;
-    assert_int_equal(cf_lint_file("lint-eep.pcap", &o, &r, err, sizeof err), 0);
+    lint_ok("lint-eep.pcap", &o, &r);
     print_issues(&r);
     assert_int_equal(r.eep_messages, 2);
     assert_int_equal(r.errors, 1);
@@ -541,8 +537,7 @@ static void many_open_warp_connections_are_bounded(void **state)
         vn_tcp_close(&f[i]);
     assert_int_equal(vn_pcap_close(w), 0);
     struct cf_lint_result r;
-    char err[256];
-    assert_int_equal(cf_lint_file("lint-many-warp.pcap", NULL, &r, err, sizeof err), 0);
+    lint_ok("lint-many-warp.pcap", NULL, &r);
     assert_int_equal(r.warp_connections, 1024);
     assert_int_equal(r.warp_chunks, 1024);
     assert_int_equal(r.errors, 0);

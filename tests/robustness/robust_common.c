@@ -35,6 +35,17 @@ void rb_fill(struct rb_rng *r, uint8_t *buf, size_t len)
     }
 }
 
+size_t rb_insert_junk(struct rb_rng *r, void *out, const void *in, size_t len, size_t max_junk)
+{
+    size_t at = (size_t)rb_below(r, len + 1), k = 1 + (size_t)rb_below(r, max_junk);
+    uint8_t *o = out;
+    const uint8_t *i = in;
+    memcpy(o, i, at);
+    rb_fill(r, o + at, k);
+    memcpy(o + at + k, i + at, len - at);
+    return len + k;
+}
+
 void rb_tmpdir(char *out, size_t cap, const char *tag)
 {
     const char *t = getenv("TMPDIR");

@@ -31,6 +31,9 @@ static inline uint64_t rb_next(struct rb_rng *r)
 /* Uniform in [0, n) (n > 0). */
 static inline uint64_t rb_below(struct rb_rng *r, uint64_t n) { return rb_next(r) % n; }
 void rb_fill(struct rb_rng *r, uint8_t *buf, size_t len);
+/* out = in[0..len) with 1..max_junk random bytes (NULs included) inserted
+ * at a random place; out has room for len + max_junk. The new length. */
+size_t rb_insert_junk(struct rb_rng *r, void *out, const void *in, size_t len, size_t max_junk);
 
 /* -------------------------------------------------------------- files */
 

@@ -301,14 +301,9 @@ static void test_random_damage(void **state)
             }
             break;
         }
-        case 3: { /* binary junk at a random place */
-            size_t at = (size_t)rb_below(&r, len + 1), k = 1 + (size_t)rb_below(&r, 40);
-            memcpy(buf, t, at);
-            rb_fill(&r, (uint8_t *)buf + at, k);
-            memcpy(buf + at + k, t + at, len - at);
-            n = len + k;
+        case 3: /* binary junk at a random place */
+            n = rb_insert_junk(&r, buf, t, len, 40);
             break;
-        }
         case 4: { /* byte flips */
             memcpy(buf, t, len);
             n = len;

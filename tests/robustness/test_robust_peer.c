@@ -11,11 +11,8 @@
  * are built with the wire library's encoder (vw_vitcp_encode).
  */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -31,11 +28,10 @@
 
 #include <cmocka.h>
 
+#include "raw_client.h"
 #include "robust_common.h"
-#include "vitcp/vitcp.h"
 
 #define DISC "robust"
-#define MY_MSG0 1000u
 
 struct peer {
     pid_t pid;
@@ -162,7 +158,9 @@ static int stop_peer(void **state)
 
 /* --------------------------------------------------------- the client */
 
-/* Sockets a test opened: closed by the teardown when an assertion
+/* The raw VI/TCP client of tests/vipl/raw_client.h. What raw_send_enc and
+ * raw_send_all return is not checked: the peer may close on us.
+ * Sockets a test opened: closed by the teardown when an assertion
  * jumped out, so one failure does not hold the (serial) peer busy. */
 static int open_fds[64];
 static unsigned n_open;
@@ -209,119 +207,30 @@ static void sock_close(int fd)
 
 static int tcp_connect(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int fd = raw_connect(P.port);
     if (n_open < 64)
         open_fds[n_open++] = fd;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(P.port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0)
-        fail_msg("cannot connect to vipl-peer: %s", strerror(errno));
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return fd;
 }
 
 /* Close with a reset (abortive close). */
 static void tcp_reset(int fd)
 {
-    struct linger l = {1, 0};
-    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-    sock_close(fd);
-}
-
-static void send_all(int fd, const void *buf, size_t n)
-{
-    const uint8_t *p = buf;
-    while (n) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k <= 0)
-            return; /* the peer may have closed on us: that is allowed */
-        p += k, n -= (size_t)k;
-    }
-}
-
-static size_t encode(struct vw_vitcp_enc *e, uint8_t *buf, size_t cap)
-{
-    size_t n = vw_vitcp_encode(e, buf, cap);
-    assert_true(n > 0);
-    return n;
-}
-
-static void send_enc(int fd, struct vw_vitcp_enc *e)
-{
-    static uint8_t buf[70000];
-    send_all(fd, buf, encode(e, buf, sizeof buf));
+    untrack(fd);
+    raw_reset(fd);
 }
 
 static void request(struct vw_vitcp_enc *e, uint32_t mtu, bool crc)
 {
     static uint8_t opts[16];
-    vw_vitcp_enc_init(e, VW_VITCP_CONNECT_REQUEST, crc); /* a CE with the CRC option carries the trailer */
-    e->hdr.msg_num = MY_MSG0;
-    e->ce.attrs = VW_VITCP_ATTR_RELIABLE_DELIVERY | VW_VITCP_ATTR_RDMA_WRITE | VW_VITCP_ATTR_RDMA_READ;
-    e->ce.mtu = mtu;
+    raw_request(e, DISC, mtu, crc); /* a CE with the CRC option carries the trailer */
+    e->ce.attrs |= VW_VITCP_ATTR_RDMA_WRITE | VW_VITCP_ATTR_RDMA_READ;
     e->ce.rdma_read_window = 4;
-    e->ce.called_disc_len = (uint16_t)strlen(DISC);
-    memcpy(e->ce.called_disc, DISC, strlen(DISC));
     e->ce.calling_disc_len = 3;
     memcpy(e->ce.calling_disc, "bad", 3);
     if (crc) {
         e->ce.options_len = vw_vitcp_opts_build(opts, sizeof opts, true, false, true);
         e->ce.options = opts;
-    }
-}
-
-/* Read one whole segment within ms; its length, 0 on close/timeout. */
-static size_t read_seg(int fd, uint8_t *buf, size_t cap, int ms)
-{
-    size_t have = 0, want = 4;
-    while (have < want) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, ms) <= 0)
-            return 0;
-        ssize_t n = recv(fd, buf + have, want - have, 0);
-        if (n <= 0)
-            return 0;
-        have += (size_t)n;
-        if (have == 4) {
-            want = vw_vitcp_peek_seg_len(buf, 4);
-            if (want < 24 || want > cap)
-                return 0;
-        }
-    }
-    return have;
-}
-
-/* The next segment other than a NOP, decoded. */
-static bool next_seg(int fd, bool crc, uint8_t *buf, size_t cap, struct vw_vitcp_seg *s)
-{
-    for (;;) {
-        size_t n = read_seg(fd, buf, cap, 5000);
-        if (n == 0)
-            return false;
-        if (vw_vitcp_decode(buf, n, crc ? VW_VITCP_CRC_ON : VW_VITCP_CRC_OFF, s, NULL) != VW_REQ_NONE)
-            fail_msg("vipl-peer sent a segment that does not decode");
-        if (s->hdr.type != VW_VITCP_NOP)
-            return true;
-    }
-}
-
-/* Wait until the peer closes (EOF or reset) or ms pass, draining. */
-static bool wait_close(int fd, int ms)
-{
-    uint8_t b[4096];
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        int left = ms - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
-        if (left <= 0)
-            return false;
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, left) <= 0)
-            return false;
-        if (recv(fd, b, sizeof b, 0) <= 0)
-            return true;
     }
 }
 
@@ -331,10 +240,10 @@ static int open_conn(bool crc, uint32_t mtu)
     int fd = tcp_connect();
     struct vw_vitcp_enc e;
     request(&e, mtu, crc);
-    send_enc(fd, &e);
+    raw_send_enc(fd, &e);
     static uint8_t buf[70000];
     struct vw_vitcp_seg s;
-    if (!next_seg(fd, false, buf, sizeof buf, &s) || s.hdr.type != VW_VITCP_CONNECT_ACCEPT)
+    if (!raw_next_seg(fd, false, buf, sizeof buf, &s) || s.hdr.type != VW_VITCP_CONNECT_ACCEPT)
         fail_msg("vipl-peer did not accept a valid ConnectRequest");
     return fd;
 }
@@ -350,7 +259,7 @@ static void send_msg(int fd, bool crc, unsigned type, uint32_t msg, const uint8_
     e.rdma.addr = addr;
     e.rdma.handle = handle;
     e.rdma.length = rlen;
-    send_enc(fd, &e);
+    raw_send_enc(fd, &e);
 }
 
 /* RDMA read [addr, addr+len) and collect the response bytes; true when
@@ -362,7 +271,7 @@ static bool rdma_read(int fd, bool crc, uint32_t msg, uint64_t addr, uint32_t le
     struct vw_vitcp_seg s;
     size_t got = 0;
     while (got < len) {
-        if (!next_seg(fd, crc, buf, sizeof buf, &s) || s.hdr.type != VW_VITCP_RDMA_READ_RESP)
+        if (!raw_next_seg(fd, crc, buf, sizeof buf, &s) || s.hdr.type != VW_VITCP_RDMA_READ_RESP)
             return false;
         if (s.hdr.data_offset + s.payload_len > len)
             fail_msg("read response beyond the requested length");
@@ -386,14 +295,14 @@ static void check_alive(const char *after)
     int fd = open_conn(crc, 65536);
     uint8_t data[300], back[300];
     rb_fill(&R, data, sizeof data);
-    send_msg(fd, crc, VW_VITCP_SEND, MY_MSG0 + 1, data, sizeof data, 0, 0, 0);
+    send_msg(fd, crc, VW_VITCP_SEND, RAW_MSG0 + 1, data, sizeof data, 0, 0, 0);
     static uint8_t buf[70000];
     struct vw_vitcp_seg s;
-    if (!next_seg(fd, crc, buf, sizeof buf, &s) || s.hdr.type != VW_VITCP_SEND || s.payload_len != sizeof data ||
+    if (!raw_next_seg(fd, crc, buf, sizeof buf, &s) || s.hdr.type != VW_VITCP_SEND || s.payload_len != sizeof data ||
         memcmp(s.payload, data, sizeof data) != 0)
         fail_msg("vipl-peer did not echo a Send after %s", after);
     uint32_t off = (uint32_t)rb_below(&R, P.region_len - sizeof back);
-    if (!rdma_read(fd, crc, MY_MSG0 + 2, P.region_addr + off, sizeof back, back))
+    if (!rdma_read(fd, crc, RAW_MSG0 + 2, P.region_addr + off, sizeof back, back))
         fail_msg("vipl-peer did not answer an RDMA read after %s", after);
     for (size_t i = 0; i < sizeof back; i++)
         if (back[i] != (uint8_t)((off + i) & 0xFF))
@@ -415,9 +324,9 @@ static void test_baseline(void **state)
     int fd = open_conn(false, 65536);
     uint8_t pat[1000], back[1000];
     rb_fill(&R, pat, sizeof pat);
-    send_msg(fd, false, VW_VITCP_RDMA_WRITE, MY_MSG0 + 1, pat, sizeof pat, P.region_addr + 5000,
+    send_msg(fd, false, VW_VITCP_RDMA_WRITE, RAW_MSG0 + 1, pat, sizeof pat, P.region_addr + 5000,
              P.region_handle, sizeof pat);
-    assert_true(rdma_read(fd, false, MY_MSG0 + 2, P.region_addr + 5000, sizeof back, back));
+    assert_true(rdma_read(fd, false, RAW_MSG0 + 2, P.region_addr + 5000, sizeof back, back));
     assert_memory_equal(back, pat, sizeof pat);
     tcp_reset(fd);
 }
@@ -432,11 +341,11 @@ static void test_garbage_before_ce(void **state)
         rb_fill(&R, junk, n);
         if (i == 0)
             memset(junk, 0xFF, n); /* Segment Length 0xFFFF, version 0xFF */
-        send_all(fd, junk, n);
+        raw_send_all(fd, junk, n);
         if (i % 2)
             tcp_reset(fd);
         else {
-            wait_close(fd, 1000); /* a junk "header" may announce bytes the peer then waits for */
+            raw_wait_close(fd, 1000); /* a junk "header" may announce bytes the peer then waits for */
             sock_close(fd);
         }
     }
@@ -449,11 +358,11 @@ static void test_truncated_ce(void **state)
     static uint8_t buf[1000];
     struct vw_vitcp_enc e;
     request(&e, 65536, true);
-    size_t n = encode(&e, buf, sizeof buf);
+    size_t n = raw_encode(&e, buf, sizeof buf);
     static const size_t cuts[] = {1, 3, 4, 23, 24, 25, 100, 163, 164};
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
         int fd = tcp_connect();
-        send_all(fd, buf, cuts[i] < n ? cuts[i] : n - 1);
+        raw_send_all(fd, buf, cuts[i] < n ? cuts[i] : n - 1);
         if (i % 2)
             tcp_reset(fd);
         else
@@ -467,16 +376,16 @@ static void test_truncated_ce(void **state)
         e.keep_seg_len = true;
         e.hdr.seg_len = lens[i];
         int fd = tcp_connect();
-        send_enc(fd, &e);
-        wait_close(fd, 3000);
+        raw_send_enc(fd, &e);
+        raw_wait_close(fd, 3000);
         sock_close(fd);
     }
     request(&e, 65536, false);
     e.ce.called_disc_len = 0xFFFF;
     e.ce.calling_disc_len = 0x8000;
     int fd = tcp_connect();
-    send_enc(fd, &e);
-    wait_close(fd, 3000);
+    raw_send_enc(fd, &e);
+    raw_wait_close(fd, 3000);
     sock_close(fd);
     check_alive("truncated and mis-sized CE headers");
 }
@@ -492,7 +401,7 @@ static void test_absurd_lengths_after_connect(void **state)
         uint8_t data[100];
         rb_fill(&R, data, sizeof data);
         vw_vitcp_enc_init(&e, i % 3 == 0 ? VW_VITCP_RDMA_WRITE : VW_VITCP_SEND, crc);
-        e.hdr.msg_num = MY_MSG0 + 1;
+        e.hdr.msg_num = RAW_MSG0 + 1;
         e.payload = data;
         e.payload_len = sizeof data;
         e.rdma.addr = P.region_addr;
@@ -500,7 +409,7 @@ static void test_absurd_lengths_after_connect(void **state)
         e.rdma.length = sizeof data;
         e.keep_seg_len = true;
         e.hdr.seg_len = lens[i];
-        send_enc(fd, &e);
+        raw_send_enc(fd, &e);
         if (lens[i] >= 24) {
             /* A length the peer may wait on (the bytes after a short
              * segment are read as the next header): end our side
@@ -511,7 +420,7 @@ static void test_absurd_lengths_after_connect(void **state)
             }
             shutdown(fd, SHUT_WR);
         }
-        if (!wait_close(fd, 5000))
+        if (!raw_wait_close(fd, 5000))
             fail_msg("Segment Length %u (%s): vipl-peer did not close", lens[i], i % 3 == 0 ? "RdmaWrite" : "Send");
         sock_close(fd);
     }
@@ -526,26 +435,26 @@ static void test_beyond_mtu(void **state)
     static uint8_t data[65000];
     rb_fill(&R, data, sizeof data);
     int fd = open_conn(false, 1024);
-    send_msg(fd, false, VW_VITCP_SEND, MY_MSG0 + 1, data, 60000, 0, 0, 0);
-    assert_true(wait_close(fd, 5000));
+    send_msg(fd, false, VW_VITCP_SEND, RAW_MSG0 + 1, data, 60000, 0, 0, 0);
+    assert_true(raw_wait_close(fd, 5000));
     sock_close(fd);
     fd = open_conn(false, 1024);
     for (uint32_t k = 0; k < 40; k++) {
         struct vw_vitcp_enc e;
         vw_vitcp_enc_init(&e, VW_VITCP_SEND, false);
-        e.hdr.msg_num = MY_MSG0 + 1;
+        e.hdr.msg_num = RAW_MSG0 + 1;
         e.hdr.data_offset = k * 1000;
         e.hdr.flags = k == 39 ? VW_VITCP_FLAG_EOM : 0;
         e.payload = data;
         e.payload_len = 1000;
-        send_enc(fd, &e);
+        raw_send_enc(fd, &e);
     }
-    assert_true(wait_close(fd, 5000));
+    assert_true(raw_wait_close(fd, 5000));
     sock_close(fd);
     /* An RDMA write over the MTU into the region */
     fd = open_conn(false, 1024);
-    send_msg(fd, false, VW_VITCP_RDMA_WRITE, MY_MSG0 + 1, data, 30000, P.region_addr, P.region_handle, 30000);
-    assert_true(wait_close(fd, 5000));
+    send_msg(fd, false, VW_VITCP_RDMA_WRITE, RAW_MSG0 + 1, data, 30000, P.region_addr, P.region_handle, 30000);
+    assert_true(raw_wait_close(fd, 5000));
     sock_close(fd);
     check_alive("messages beyond the MTU");
 }
@@ -576,10 +485,10 @@ static void test_wild_rdma(void **state)
         for (int op = 0; op < 2; op++) {
             int fd = open_conn(false, 65536);
             if (op == 0) /* write 16..64 bytes (RDMA Length says otherwise) */
-                send_msg(fd, false, VW_VITCP_RDMA_WRITE, MY_MSG0 + 1, data, 16 + (i % 3) * 24, wild[i].addr,
+                send_msg(fd, false, VW_VITCP_RDMA_WRITE, RAW_MSG0 + 1, data, 16 + (i % 3) * 24, wild[i].addr,
                          wild[i].handle, wild[i].len);
             else
-                send_msg(fd, false, VW_VITCP_RDMA_READ_REQ, MY_MSG0 + 1, NULL, 0, wild[i].addr, wild[i].handle,
+                send_msg(fd, false, VW_VITCP_RDMA_READ_REQ, RAW_MSG0 + 1, NULL, 0, wild[i].addr, wild[i].handle,
                          wild[i].len);
             /* Refused at RD: the peer answers as A8 says (or raises the
              * error) and closes (docs/vipl.md); it must not read or write
@@ -587,10 +496,10 @@ static void test_wild_rdma(void **state)
             if (op == 1 && wild[i].len == 0) {
                 static uint8_t buf[70000];
                 struct vw_vitcp_seg sg;
-                if (!next_seg(fd, false, buf, sizeof buf, &sg) || sg.hdr.type != VW_VITCP_RDMA_READ_RESP ||
+                if (!raw_next_seg(fd, false, buf, sizeof buf, &sg) || sg.hdr.type != VW_VITCP_RDMA_READ_RESP ||
                     sg.payload_len != 0)
                     fail_msg("a zero-length RDMA read got no empty response");
-            } else if (!wait_close(fd, 5000))
+            } else if (!raw_wait_close(fd, 5000))
                 fail_msg("vipl-peer kept the connection after a wild RDMA %s addr 0x%llx handle %u length %u",
                          op ? "read" : "write", (unsigned long long)wild[i].addr, wild[i].handle, wild[i].len);
             tcp_reset(fd);
@@ -611,22 +520,22 @@ static void test_broken_messages(void **state)
     /* 1: wrong data offsets in a multi-segment message */
     int fd = open_conn(false, 65536);
     vw_vitcp_enc_init(&e, VW_VITCP_SEND, false);
-    e.hdr.msg_num = MY_MSG0 + 1, e.hdr.flags = 0, e.payload = data, e.payload_len = 100;
-    send_enc(fd, &e);
+    e.hdr.msg_num = RAW_MSG0 + 1, e.hdr.flags = 0, e.payload = data, e.payload_len = 100;
+    raw_send_enc(fd, &e);
     e.hdr.data_offset = 0xFFFFFF00u, e.hdr.flags = VW_VITCP_FLAG_EOM;
-    send_enc(fd, &e);
-    assert_true(wait_close(fd, 5000));
+    raw_send_enc(fd, &e);
+    assert_true(raw_wait_close(fd, 5000));
     sock_close(fd);
     /* 2: message numbers jump, unknown type, version 2, a second request */
     static const int variant[] = {0, 1, 2, 3, 4};
     for (size_t v = 0; v < sizeof variant / sizeof variant[0]; v++) {
         fd = open_conn(false, 65536);
         vw_vitcp_enc_init(&e, VW_VITCP_SEND, false);
-        e.hdr.msg_num = MY_MSG0 + 1;
+        e.hdr.msg_num = RAW_MSG0 + 1;
         e.payload = data;
         e.payload_len = 50;
         if (v == 0)
-            e.hdr.msg_num = MY_MSG0 + 77;
+            e.hdr.msg_num = RAW_MSG0 + 77;
         if (v == 1)
             e.hdr.type = 31;
         if (v == 2)
@@ -637,18 +546,18 @@ static void test_broken_messages(void **state)
             vw_vitcp_enc_init(&e, VW_VITCP_RDMA_READ_RESP, false);
             e.hdr.msg_num = 12345, e.payload = data, e.payload_len = 200;
         }
-        send_enc(fd, &e);
-        wait_close(fd, 3000);
+        raw_send_enc(fd, &e);
+        raw_wait_close(fd, 3000);
         tcp_reset(fd);
     }
     /* 3: mid-segment abrupt close of a valid Send */
     static uint8_t buf[2000];
     vw_vitcp_enc_init(&e, VW_VITCP_SEND, false);
-    e.hdr.msg_num = MY_MSG0 + 1, e.payload = data, e.payload_len = sizeof data;
-    size_t n = encode(&e, buf, sizeof buf);
+    e.hdr.msg_num = RAW_MSG0 + 1, e.payload = data, e.payload_len = sizeof data;
+    size_t n = raw_encode(&e, buf, sizeof buf);
     for (size_t cut = 1; cut < n; cut += 97) {
         fd = open_conn(false, 65536);
-        send_all(fd, buf, cut);
+        raw_send_all(fd, buf, cut);
         if (cut % 2)
             tcp_reset(fd);
         else
@@ -665,15 +574,15 @@ static void test_random_bytes_after_connect(void **state)
         int fd = open_conn(crc, 65536);
         /* a valid Send first, so the junk lands in a live connection */
         uint8_t junk[3000];
-        send_msg(fd, crc, VW_VITCP_SEND, MY_MSG0 + 1, junk, 10, 0, 0, 0);
+        send_msg(fd, crc, VW_VITCP_SEND, RAW_MSG0 + 1, junk, 10, 0, 0, 0);
         size_t n = 1 + (size_t)rb_below(&R, sizeof junk);
         rb_fill(&R, junk, n);
         if (n >= 4 && rb_below(&R, 2)) { /* looks like a header: version 1, a known type */
             junk[0] = 1;
             junk[1] = (uint8_t)rb_below(&R, 9) | 0x80;
         }
-        send_all(fd, junk, n);
-        wait_close(fd, 300);
+        raw_send_all(fd, junk, n);
+        raw_wait_close(fd, 300);
         tcp_reset(fd);
     }
     check_alive("random bytes in live connections");

@@ -77,14 +77,9 @@ static void test_script_damage(void **state)
             n = at + wl + blen - e;
             break;
         }
-        case 2: { /* binary junk, NULs included */
-            size_t at = (size_t)rb_below(&r, blen + 1), k = 1 + (size_t)rb_below(&r, 30);
-            memcpy(buf, base, at);
-            rb_fill(&r, (uint8_t *)buf + at, k);
-            memcpy(buf + at + k, base + at, blen - at);
-            n = blen + k;
+        case 2: /* binary junk, NULs included */
+            n = rb_insert_junk(&r, buf, base, blen, 30);
             break;
-        }
         case 3: { /* an overlong line */
             size_t k = 400 + (size_t)rb_below(&r, 800);
             memcpy(buf, base, blen);

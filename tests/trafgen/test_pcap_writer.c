@@ -53,6 +53,17 @@ static void make_tmp(void)
     close(fd);
 }
 
+/* A pcap writer on a fresh tmp_path. */
+static struct vn_pcap_writer *open_tmp_writer(void)
+{
+    make_tmp();
+    char err[256];
+    struct vn_pcap_writer *w = vn_pcap_open(tmp_path, err, sizeof err);
+    if (w == NULL)
+        fail_msg("cannot write %s: %s", tmp_path, err);
+    return w;
+}
+
 /* Verify the IPv4 header and TCP checksums of a frame; return the TCP header. */
 static const uint8_t *check_ipv4_tcp(const struct frame *fr, size_t *payload_len)
 {
@@ -75,10 +86,7 @@ static const uint8_t *check_ipv4_tcp(const struct frame *fr, size_t *payload_len
 static void test_tcp_conversation(void **state)
 {
     (void)state;
-    make_tmp();
-    char err[256];
-    struct vn_pcap_writer *w = vn_pcap_open(tmp_path, err, sizeof err);
-    assert_non_null(w);
+    struct vn_pcap_writer *w = open_tmp_writer();
     struct vn_tcp_flow f;
     assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 40000, "10.0.0.2", 5995), 0);
     uint8_t data[3000];
@@ -141,10 +149,7 @@ static void test_tcp_conversation(void **state)
 static void test_out_of_order_gap_rst(void **state)
 {
     (void)state;
-    make_tmp();
-    char err[256];
-    struct vn_pcap_writer *w = vn_pcap_open(tmp_path, err, sizeof err);
-    assert_non_null(w);
+    struct vn_pcap_writer *w = open_tmp_writer();
     struct vn_tcp_flow f;
     assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 1, "10.0.0.2", 2), 0);
     const uint8_t a[10] = "0123456789";
@@ -171,10 +176,7 @@ static void test_out_of_order_gap_rst(void **state)
 static void test_ipv6_udp_eth_vlan(void **state)
 {
     (void)state;
-    make_tmp();
-    char err[256];
-    struct vn_pcap_writer *w = vn_pcap_open(tmp_path, err, sizeof err);
-    assert_non_null(w);
+    struct vn_pcap_writer *w = open_tmp_writer();
     struct vn_tcp_flow f;
     assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "fd00::1", 1234, "fd00::2", 5995), 0);
     f.vlan = 42;
@@ -230,10 +232,7 @@ static void test_ipv6_udp_eth_vlan(void **state)
 static void test_tcp_timestamps(void **state)
 {
     (void)state;
-    make_tmp();
-    char err[256];
-    struct vn_pcap_writer *w = vn_pcap_open(tmp_path, err, sizeof err);
-    assert_non_null(w);
+    struct vn_pcap_writer *w = open_tmp_writer();
     struct vn_tcp_flow f;
     assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 1, "10.0.0.2", 2), 0);
     f.timestamps = true;

@@ -20,6 +20,16 @@ static size_t enc(const struct vw_vitcp_enc *e)
     return n;
 }
 
+/* A one-segment Send of p[0..len), with or without the CRC trailer, in buf; its length. */
+static size_t enc_send(const uint8_t *p, size_t len, bool crc)
+{
+    struct vw_vitcp_enc e;
+    vw_vitcp_enc_init(&e, VW_VITCP_SEND, crc);
+    e.payload = p;
+    e.payload_len = len;
+    return enc(&e);
+}
+
 static void test_type_table(void **state)
 {
     (void)state;
@@ -422,23 +432,16 @@ static void test_crc_readings(void **state)
 static void test_auto_trailer(void **state)
 {
     (void)state;
-    struct vw_vitcp_enc e;
     struct vw_vitcp_seg s;
     struct vw_findings f;
     static const uint8_t p[32] = {1, 2, 3};
-    vw_vitcp_enc_init(&e, VW_VITCP_SEND, true);
-    e.payload = p;
-    e.payload_len = sizeof p;
-    size_t n = enc(&e);
+    size_t n = enc_send(p, sizeof p, true);
     vw_findings_clear(&f);
     assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_AUTO, &s, &f), VW_REQ_NONE);
     assert_true(s.has_crc);
     assert_int_equal(s.payload_len, sizeof p);
     assert_true(vw_findings_has(&f, VW_REQ_VITCP_3_6_CRC_ONLY_IF_NEGOTIATED));
-    vw_vitcp_enc_init(&e, VW_VITCP_SEND, false);
-    e.payload = p;
-    e.payload_len = sizeof p;
-    n = enc(&e);
+    n = enc_send(p, sizeof p, false);
     assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_AUTO, &s, NULL), VW_REQ_NONE);
     assert_false(s.has_crc);
     assert_int_equal(s.payload_len, sizeof p);
@@ -448,14 +451,10 @@ static void test_auto_trailer(void **state)
 static void test_unnegotiated_trailer(void **state)
 {
     (void)state;
-    struct vw_vitcp_enc e;
     struct vw_vitcp_seg s;
     struct vw_findings f;
     static const uint8_t p[40] = {9, 8, 7};
-    vw_vitcp_enc_init(&e, VW_VITCP_SEND, true);
-    e.payload = p;
-    e.payload_len = sizeof p;
-    size_t n = enc(&e);
+    size_t n = enc_send(p, sizeof p, true);
     vw_findings_clear(&f);
     assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &s, &f), VW_REQ_NONE);
     assert_true(s.has_crc);
@@ -464,10 +463,7 @@ static void test_unnegotiated_trailer(void **state)
     assert_int_equal(f.item[0].req, VW_REQ_VITCP_3_6_CRC_ONLY_IF_NEGOTIATED);
     assert_int_equal(f.item[0].severity, VW_SEV_ERROR);
     /* without a trailer nothing is reported */
-    vw_vitcp_enc_init(&e, VW_VITCP_SEND, false);
-    e.payload = p;
-    e.payload_len = sizeof p;
-    n = enc(&e);
+    n = enc_send(p, sizeof p, false);
     vw_findings_clear(&f);
     assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &s, &f), VW_REQ_NONE);
     assert_false(s.has_crc);

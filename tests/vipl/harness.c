@@ -1,6 +1,4 @@
 #include "harness.h"
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 static void count_errors(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *ed)
@@ -57,6 +53,14 @@ VIP_VI_ATTRIBUTES h_attrs(struct h_nic *n, VIP_RELIABILITY_LEVEL level)
                            .EnableRdmaWrite = VIP_TRUE,
                            .EnableRdmaRead = (level & ~VIP_SERVICE_DFC) != VIP_SERVICE_UNRELIABLE};
     return a;
+}
+
+VIP_VI_HANDLE h_vi_create(struct h_nic *n, VIP_RELIABILITY_LEVEL level)
+{
+    VIP_VI_HANDLE vi;
+    VIP_VI_ATTRIBUTES a = h_attrs(n, level);
+    assert_int_equal(VipCreateVi(n->nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
+    return vi;
 }
 
 VIP_NET_ADDRESS *h_addr(uint16_t port, const char *disc)
@@ -181,11 +185,41 @@ void h_post_send(struct h_nic *n, VIP_VI_HANDLE vi, unsigned slot, unsigned op, 
     assert_int_equal(VipPostSend(vi, d, n->dmh), VIP_SUCCESS);
 }
 
-int h_tcp_connect(uint16_t port)
+static void *connect_thread(void *arg)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    return fd;
+    struct h_connector *c = arg;
+    c->rc = h_connect(c->n, c->vi, c->port, c->disc, c->timeout_ms);
+    return NULL;
+}
+
+void h_connect_start(struct h_connector *c)
+{
+    assert_int_equal(pthread_create(&c->thread, NULL, connect_thread, c), 0);
+}
+
+VIP_RETURN h_connect_join(struct h_connector *c)
+{
+    assert_int_equal(pthread_join(c->thread, NULL), 0);
+    return c->rc;
+}
+
+VIP_DESCRIPTOR *h_wait_send(VIP_VI_HANDLE vi)
+{
+    VIP_DESCRIPTOR *d = NULL;
+    assert_int_equal(VipSendWait(vi, 5000, &d), VIP_SUCCESS);
+    return d;
+}
+
+VIP_DESCRIPTOR *h_wait_recv(VIP_VI_HANDLE vi)
+{
+    VIP_DESCRIPTOR *d = NULL;
+    assert_int_equal(VipRecvWait(vi, 5000, &d), VIP_SUCCESS);
+    return d;
+}
+
+VIP_VI_STATE h_vi_state(VIP_VI_HANDLE vi)
+{
+    VIP_VI_STATE st;
+    assert_int_equal(VipQueryVi(vi, &st, NULL, NULL, NULL), VIP_SUCCESS);
+    return st;
 }

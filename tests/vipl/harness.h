@@ -3,6 +3,7 @@
 #ifndef VIPL_HARNESS_H
 #define VIPL_HARNESS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "vipl.h"
@@ -29,6 +30,8 @@ void h_nic_close(struct h_nic *n);
 VIP_DESCRIPTOR *h_desc(struct h_nic *n, unsigned i);
 VIP_VI_ATTRIBUTES h_attrs(struct h_nic *n, VIP_RELIABILITY_LEVEL level);
 VIP_NET_ADDRESS *h_addr(uint16_t port_unused, const char *disc);
+/* A VI on n with h_attrs(n, level), no CQs (VipCreateVi must succeed). */
+VIP_VI_HANDLE h_vi_create(struct h_nic *n, VIP_RELIABILITY_LEVEL level);
 /* Open both NICs (with option strings), create VIs at level and connect them;
  * b posts b_recvs receives (each 64 KiB of b's data) before accepting. */
 void h_pair_open(struct h_pair *p, const char *opts_a, const char *opts_b, VIP_RELIABILITY_LEVEL level,
@@ -39,13 +42,31 @@ void h_pair_open_enables(struct h_pair *p, const char *opts_a, const char *opts_
 void h_pair_close(struct h_pair *p);
 /* Connect vi on nic a to b's port with discriminator; returns the result. */
 VIP_RETURN h_connect(struct h_nic *a, VIP_VI_HANDLE vi, uint16_t port, const char *disc, unsigned timeout_ms);
+/* h_connect in a thread of its own, for tests that meanwhile play the other
+ * side or kill it: fill n, vi, port, disc and timeout_ms, start, then join
+ * for the result. */
+struct h_connector {
+    struct h_nic *n;
+    VIP_VI_HANDLE vi;
+    uint16_t port;
+    const char *disc;
+    unsigned timeout_ms;
+    VIP_RETURN rc;
+    pthread_t thread;
+};
+void h_connect_start(struct h_connector *c);
+VIP_RETURN h_connect_join(struct h_connector *c);
 /* Post a receive of len bytes at data offset off using descriptor slot i. */
 void h_post_recv(struct h_nic *n, VIP_VI_HANDLE vi, unsigned slot, uint32_t off, uint32_t len);
 void h_post_send(struct h_nic *n, VIP_VI_HANDLE vi, unsigned slot, unsigned op, uint32_t off, uint32_t len,
                  int imm, uint32_t immv, uint64_t raddr, VIP_MEM_HANDLE rh);
+/* The next completed send / receive descriptor; the test fails unless one
+ * completes within 5 s. */
+VIP_DESCRIPTOR *h_wait_send(VIP_VI_HANDLE vi);
+VIP_DESCRIPTOR *h_wait_recv(VIP_VI_HANDLE vi);
+/* The VI's state (VipQueryVi must succeed). */
+VIP_VI_STATE h_vi_state(VIP_VI_HANDLE vi);
 /* Drain queues and destroy. */
 void h_vi_destroy(VIP_VI_HANDLE vi);
-/* A raw TCP connection to a port (for malformed-peer tests). */
-int h_tcp_connect(uint16_t port);
 
 #endif

@@ -160,9 +160,7 @@ static void test_post_on_idle_vi_and_waits(void **state)
     (void)state;
     struct h_nic n;
     h_nic_open(&n, NULL);
-    VIP_VI_HANDLE vi;
-    VIP_VI_ATTRIBUTES a = h_attrs(&n, VIP_SERVICE_RELIABLE_DELIVERY);
-    assert_int_equal(VipCreateVi(n.nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
+    VIP_VI_HANDLE vi = h_vi_create(&n, VIP_SERVICE_RELIABLE_DELIVERY);
     VIP_DESCRIPTOR *d;
     assert_int_equal(VipSendDone(vi, &d), VIP_NOT_DONE);
     assert_int_equal(VipSendDone(vi, NULL), VIP_INVALID_PARAMETER);
@@ -248,9 +246,7 @@ static void test_connection_errors(void **state)
     struct h_nic a, b;
     h_nic_open(&a, NULL);
     h_nic_open(&b, "grace=100");
-    VIP_VI_HANDLE vi;
-    VIP_VI_ATTRIBUTES at = h_attrs(&a, VIP_SERVICE_RELIABLE_DELIVERY);
-    assert_int_equal(VipCreateVi(a.nic, &at, NULL, NULL, &vi), VIP_SUCCESS);
+    VIP_VI_HANDLE vi = h_vi_create(&a, VIP_SERVICE_RELIABLE_DELIVERY);
     /* A3: nobody waits for "nobody" -> ConnectNoMatch after the grace (A4) */
     assert_int_equal(h_connect(&a, vi, b.port, "nobody", 3000), VIP_NO_MATCH);
     /* A3: a closed port -> VIP_NOT_REACHABLE (b's port after b closes) */

@@ -4,7 +4,6 @@
  * VITCP-3.3-MTU-LESSER, VITCP-3.2-MSG-NUM-SEQ, VITCP-3.2-SEG-LEN-MIN. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,56 +15,18 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "harness.h"
-#include "vitcp/vitcp.h"
+#include "raw_client.h"
 
-/* Read one whole segment (<= cap bytes) within 3 s; its length, or 0 on
- * EOF/reset/timeout. */
-static size_t read_segment(int fd, uint8_t *buf, size_t cap)
-{
-    size_t have = 0, want = 4;
-    while (have < want) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 3000) <= 0)
-            return 0;
-        ssize_t n = recv(fd, buf + have, want - have, 0);
-        if (n <= 0)
-            return 0;
-        have += (size_t)n;
-        if (have == 4) {
-            want = vw_vitcp_peek_seg_len(buf, 4);
-            if (want < 4 || want > cap)
-                return 0;
-        }
-    }
-    return have;
-}
-
-/* true when the peer closes (EOF or reset) within 3 s without sending. */
-static bool closed_without_answer(int fd)
-{
-    uint8_t b[64];
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    if (poll(&p, 1, 3000) <= 0)
-        return false;
-    return recv(fd, b, sizeof b, 0) <= 0;
-}
-
-static void send_enc(int fd, struct vw_vitcp_enc *enc)
+/* A request's answer, which must be a lone header (V6: no CE header, no
+ * trailer without CRC); its type. */
+static unsigned lone_header_answer(int fd)
 {
     uint8_t buf[512];
-    size_t n = vw_vitcp_encode(enc, buf, sizeof buf);
-    assert_true(n > 0);
-    assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
-}
-
-static void request_enc(struct vw_vitcp_enc *enc, const char *called, uint32_t mtu)
-{
-    vw_vitcp_enc_init(enc, VW_VITCP_CONNECT_REQUEST, false);
-    enc->hdr.msg_num = 1000;
-    enc->ce.attrs = VW_VITCP_ATTR_RELIABLE_DELIVERY;
-    enc->ce.mtu = mtu;
-    enc->ce.called_disc_len = (uint16_t)strlen(called);
-    memcpy(enc->ce.called_disc, called, strlen(called));
+    size_t n = raw_read_seg(fd, buf, sizeof buf, 3000);
+    assert_int_equal(n, 24);
+    struct vw_vitcp_seg seg;
+    assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &seg, NULL), VW_REQ_NONE);
+    return seg.hdr.type;
 }
 
 /* After the bad peer, the NIC still connects a well-behaved VI. */
@@ -73,13 +34,21 @@ static void nic_still_works(struct h_nic *srv)
 {
     struct h_nic cli;
     h_nic_open(&cli, NULL);
-    VIP_VI_HANDLE vi;
-    VIP_VI_ATTRIBUTES a = h_attrs(&cli, VIP_SERVICE_RELIABLE_DELIVERY);
-    assert_int_equal(VipCreateVi(cli.nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
+    VIP_VI_HANDLE vi = h_vi_create(&cli, VIP_SERVICE_RELIABLE_DELIVERY);
     /* nobody waits: the NIC must still answer NoMatch */
     assert_int_equal(h_connect(&cli, vi, srv->port, "nobody", 3000), VIP_NO_MATCH);
     assert_int_equal(VipDestroyVi(vi), VIP_SUCCESS);
     h_nic_close(&cli);
+}
+
+/* The listener closes a connection that opens with bytes[0..n), without
+ * answering (VITCP-4-MALFORMED-CLOSE). */
+static void closed_unanswered(struct h_nic *srv, const uint8_t *bytes, size_t n)
+{
+    int fd = raw_connect(srv->port);
+    assert_true(raw_send_all(fd, bytes, n));
+    assert_true(raw_closed_silently(fd, 3000));
+    close(fd);
 }
 
 static void test_garbage_to_listener(void **state)
@@ -87,14 +56,11 @@ static void test_garbage_to_listener(void **state)
     (void)state;
     struct h_nic srv;
     h_nic_open(&srv, "grace=100");
-    int fd = h_tcp_connect(srv.port);
     uint8_t junk[100];
     for (int i = 0; i < 100; i++)
         junk[i] = (uint8_t)(i * 37 + 11);
     junk[2] = 0, junk[3] = 5; /* Segment Length 5: below 24 (VITCP-3.2-SEG-LEN-MIN) */
-    send(fd, junk, sizeof junk, MSG_NOSIGNAL);
-    assert_true(closed_without_answer(fd));
-    close(fd);
+    closed_unanswered(&srv, junk, sizeof junk);
     nic_still_works(&srv);
     h_nic_close(&srv);
 }
@@ -104,19 +70,14 @@ static void test_bad_version_request(void **state)
     (void)state;
     struct h_nic srv;
     h_nic_open(&srv, "grace=100");
-    int fd = h_tcp_connect(srv.port);
     struct vw_vitcp_enc enc;
-    request_enc(&enc, "x", 65536);
+    uint8_t seg[512];
+    raw_request(&enc, "x", 65536, false);
     enc.hdr.version = 2; /* V24: close without answering */
-    send_enc(fd, &enc);
-    assert_true(closed_without_answer(fd));
-    close(fd);
+    closed_unanswered(&srv, seg, raw_encode(&enc, seg, sizeof seg));
     /* a data segment instead of a ConnectRequest: V19 protocol error */
-    fd = h_tcp_connect(srv.port);
     vw_vitcp_enc_init(&enc, VW_VITCP_SEND, false);
-    send_enc(fd, &enc);
-    assert_true(closed_without_answer(fd));
-    close(fd);
+    closed_unanswered(&srv, seg, raw_encode(&enc, seg, sizeof seg));
     nic_still_works(&srv);
     h_nic_close(&srv);
 }
@@ -138,36 +99,36 @@ static void *wait_svc(void *arg)
     return NULL;
 }
 
+/* The request enc, sent while a consumer waits for "svc" at srv, is refused
+ * with ConnectReject, the connection then closed (VITCP-4-CLOSE-AFTER-REFUSE),
+ * and the consumer never sees it. */
+static void refused_at_wait(struct h_nic *srv, const struct vw_vitcp_enc *enc)
+{
+    struct wait_arg w = {.nic = srv->nic};
+    pthread_t t;
+    pthread_create(&t, NULL, wait_svc, &w);
+    int fd = raw_connect(srv->port);
+    assert_true(raw_send_enc(fd, enc));
+    assert_int_equal(lone_header_answer(fd), VW_VITCP_CONNECT_REJECT);
+    assert_true(raw_closed_silently(fd, 3000));
+    close(fd);
+    pthread_join(t, NULL);
+    assert_int_equal(w.rc, VIP_TIMEOUT);
+}
+
 static void test_unacceptable_attributes_and_unknown_disc(void **state)
 {
     (void)state;
     struct h_nic srv;
     h_nic_open(&srv, "grace=100");
-    struct wait_arg w = {.nic = srv.nic};
-    pthread_t t;
-    pthread_create(&t, NULL, wait_svc, &w);
-    int fd = h_tcp_connect(srv.port);
     struct vw_vitcp_enc enc;
-    request_enc(&enc, "svc", 0); /* MTU 0 at a matching discriminator -> ConnectReject (V19) */
-    send_enc(fd, &enc);
-    uint8_t buf[512];
-    size_t n = read_segment(fd, buf, sizeof buf);
-    assert_int_equal(n, 24); /* V6: no CE header, no trailer without CRC */
-    struct vw_vitcp_seg seg;
-    assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &seg, NULL), VW_REQ_NONE);
-    assert_int_equal(seg.hdr.type, VW_VITCP_CONNECT_REJECT);
-    assert_true(closed_without_answer(fd)); /* VITCP-4-CLOSE-AFTER-REFUSE */
-    close(fd);
-    pthread_join(t, NULL);
-    assert_int_equal(w.rc, VIP_TIMEOUT); /* the consumer never saw it */
+    raw_request(&enc, "svc", 0, false); /* MTU 0 at a matching discriminator -> ConnectReject (V19) */
+    refused_at_wait(&srv, &enc);
     /* unknown discriminator -> ConnectNoMatch after the grace period */
-    fd = h_tcp_connect(srv.port);
-    request_enc(&enc, "unknown", 65536);
-    send_enc(fd, &enc);
-    n = read_segment(fd, buf, sizeof buf);
-    assert_int_equal(n, 24);
-    assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &seg, NULL), VW_REQ_NONE);
-    assert_int_equal(seg.hdr.type, VW_VITCP_CONNECT_NOMATCH);
+    int fd = raw_connect(srv.port);
+    raw_request(&enc, "unknown", 65536, false);
+    assert_true(raw_send_enc(fd, &enc));
+    assert_int_equal(lone_header_answer(fd), VW_VITCP_CONNECT_NOMATCH);
     close(fd);
     h_nic_close(&srv);
 }
@@ -181,24 +142,10 @@ static void test_p2p_request_at_client_server_wait(void **state)
     (void)state;
     struct h_nic srv;
     h_nic_open(&srv, "grace=10000");
-    struct wait_arg w = {.nic = srv.nic};
-    pthread_t t;
-    pthread_create(&t, NULL, wait_svc, &w);
-    int fd = h_tcp_connect(srv.port);
     struct vw_vitcp_enc enc;
-    request_enc(&enc, "svc", 65536);
+    raw_request(&enc, "svc", 65536, false);
     enc.ce.attrs |= VW_VITCP_ATTR_P2P;
-    send_enc(fd, &enc);
-    uint8_t buf[512];
-    size_t n = read_segment(fd, buf, sizeof buf);
-    assert_int_equal(n, 24);
-    struct vw_vitcp_seg seg;
-    assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &seg, NULL), VW_REQ_NONE);
-    assert_int_equal(seg.hdr.type, VW_VITCP_CONNECT_REJECT);
-    assert_true(closed_without_answer(fd)); /* VITCP-4-CLOSE-AFTER-REFUSE */
-    close(fd);
-    pthread_join(t, NULL);
-    assert_int_equal(w.rc, VIP_TIMEOUT);
+    refused_at_wait(&srv, &enc);
     h_nic_close(&srv);
 }
 
@@ -220,20 +167,6 @@ static void raw_listen(struct raw_server *r)
     r->port = ntohs(a.sin_port);
 }
 
-struct connector {
-    struct h_nic *n;
-    VIP_VI_HANDLE vi;
-    uint16_t port;
-    VIP_RETURN rc;
-};
-
-static void *connect_thread(void *arg)
-{
-    struct connector *c = arg;
-    c->rc = h_connect(c->n, c->vi, c->port, "raw", 3000);
-    return NULL;
-}
-
 /* Accept the VI's TCP connection, read its ConnectRequest, answer with an
  * accept whose MTU is mtu_delta above the request's. Returns the fd. */
 static int raw_accept(struct raw_server *r, int32_t mtu_delta, struct vw_vitcp_seg *req_out)
@@ -241,7 +174,7 @@ static int raw_accept(struct raw_server *r, int32_t mtu_delta, struct vw_vitcp_s
     int fd = accept(r->lfd, NULL, NULL);
     assert_true(fd >= 0);
     static uint8_t buf[1024];
-    size_t n = read_segment(fd, buf, sizeof buf);
+    size_t n = raw_read_seg(fd, buf, sizeof buf, 3000);
     assert_true(n > 0);
     struct vw_vitcp_seg req;
     assert_int_equal(vw_vitcp_decode(buf, n, VW_VITCP_CRC_OFF, &req, NULL), VW_REQ_NONE);
@@ -255,7 +188,7 @@ static int raw_accept(struct raw_server *r, int32_t mtu_delta, struct vw_vitcp_s
     enc.ce.options = NULL;
     enc.ce.options_len = 0;
     enc.ce.mtu = (uint32_t)((int64_t)req.ce.mtu + mtu_delta);
-    send_enc(fd, &enc);
+    assert_true(raw_send_enc(fd, &enc));
     *req_out = req;
     return fd;
 }
@@ -271,14 +204,12 @@ static void test_accept_with_larger_mtu(void **state)
     VIP_VI_ATTRIBUTES a = h_attrs(&cli, VIP_SERVICE_RELIABLE_DELIVERY);
     a.MaxTransferSize = 40000;
     assert_int_equal(VipCreateVi(cli.nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
-    struct connector c = {.n = &cli, .vi = vi, .port = rs.port};
-    pthread_t t;
-    pthread_create(&t, NULL, connect_thread, &c);
+    struct h_connector c = {.n = &cli, .vi = vi, .port = rs.port, .disc = "raw", .timeout_ms = 3000};
+    h_connect_start(&c);
     struct vw_vitcp_seg req;
     int fd = raw_accept(&rs, +1, &req); /* VITCP-3.3-MTU-LESSER broken */
-    pthread_join(t, NULL);
+    assert_int_equal(h_connect_join(&c), VIP_REJECT);
     assert_int_equal(req.ce.mtu, 40000);
-    assert_int_equal(c.rc, VIP_REJECT);
     close(fd);
     assert_int_equal(VipDestroyVi(vi), VIP_SUCCESS);
     h_nic_close(&cli);
@@ -291,17 +222,13 @@ static void bad_data_after_accept(int kind)
     raw_listen(&rs);
     struct h_nic cli;
     h_nic_open(&cli, NULL);
-    VIP_VI_HANDLE vi;
-    VIP_VI_ATTRIBUTES a = h_attrs(&cli, VIP_SERVICE_RELIABLE_DELIVERY);
-    assert_int_equal(VipCreateVi(cli.nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
+    VIP_VI_HANDLE vi = h_vi_create(&cli, VIP_SERVICE_RELIABLE_DELIVERY);
     h_post_recv(&cli, vi, 0, 0, 1000);
-    struct connector c = {.n = &cli, .vi = vi, .port = rs.port};
-    pthread_t t;
-    pthread_create(&t, NULL, connect_thread, &c);
+    struct h_connector c = {.n = &cli, .vi = vi, .port = rs.port, .disc = "raw", .timeout_ms = 3000};
+    h_connect_start(&c);
     struct vw_vitcp_seg req;
     int fd = raw_accept(&rs, -1, &req);
-    pthread_join(t, NULL);
-    assert_int_equal(c.rc, VIP_SUCCESS);
+    assert_int_equal(h_connect_join(&c), VIP_SUCCESS);
     VIP_VI_ATTRIBUTES q;
     VipQueryVi(vi, NULL, &q, NULL, NULL);
     assert_int_equal(q.MaxTransferSize, req.ce.mtu - 1); /* A2: the agreed MTU */
@@ -312,21 +239,19 @@ static void bad_data_after_accept(int kind)
         enc.hdr.msg_num = 5000 + 7;
         enc.payload = payload;
         enc.payload_len = sizeof payload;
-        send_enc(fd, &enc);
+        assert_true(raw_send_enc(fd, &enc));
     } else if (kind == 1) { /* Segment Length 3 */
         static const uint8_t junk[24] = {1, 0, 0, 3};
-        send(fd, junk, sizeof junk, MSG_NOSIGNAL);
+        raw_send_all(fd, junk, sizeof junk);
     } else if (kind == 3) { /* mid-message: the first segment of a two-segment Send, then RST */
         vw_vitcp_enc_init(&enc, VW_VITCP_SEND, false);
         enc.hdr.msg_num = 5001; /* the accept was 5000 */
         enc.hdr.flags &= (uint8_t)~VW_VITCP_FLAG_EOM;
         enc.payload = payload;
         enc.payload_len = sizeof payload;
-        send_enc(fd, &enc);
+        assert_true(raw_send_enc(fd, &enc));
         usleep(50000);
-        struct linger lg = {1, 0};
-        setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-        close(fd);
+        raw_reset(fd);
         fd = -1;
     } else if (kind == 4) { /* mid-segment: half of a Send segment, then FIN */
         vw_vitcp_enc_init(&enc, VW_VITCP_SEND, false);
@@ -334,9 +259,8 @@ static void bad_data_after_accept(int kind)
         enc.payload = payload;
         enc.payload_len = sizeof payload;
         uint8_t buf[128];
-        size_t n = vw_vitcp_encode(&enc, buf, sizeof buf);
-        assert_true(n > 30);
-        assert_int_equal(send(fd, buf, 30, MSG_NOSIGNAL), 30);
+        assert_true(raw_encode(&enc, buf, sizeof buf) > 30);
+        assert_true(raw_send_all(fd, buf, 30));
         usleep(50000);
         close(fd);
         fd = -1;
@@ -348,7 +272,7 @@ static void bad_data_after_accept(int kind)
         enc.rdma.length = sizeof payload;
         enc.payload = payload;
         enc.payload_len = sizeof payload;
-        send_enc(fd, &enc);
+        assert_true(raw_send_enc(fd, &enc));
     }
     VIP_DESCRIPTOR *d;
     assert_int_equal(VipRecvWait(vi, 3000, &d), VIP_SUCCESS);
@@ -360,7 +284,7 @@ static void bad_data_after_accept(int kind)
         usleep(5000);
     assert_true(cli.async_errors[kind == 2 ? VIP_ERROR_RDMAW_PROT : VIP_ERROR_CONN_LOST] >= 1);
     if (fd >= 0) {
-        assert_true(closed_without_answer(fd)); /* VITCP-2.2.2.2.2-CLOSE-TCP-ON-VI-CLOSE */
+        assert_true(raw_closed_silently(fd, 3000)); /* VITCP-2.2.2.2.2-CLOSE-TCP-ON-VI-CLOSE */
         close(fd);
     }
     h_vi_destroy(vi);

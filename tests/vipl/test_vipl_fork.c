@@ -5,7 +5,6 @@
  * only if every check of its own passed; under ASan its exit status also
  * carries LeakSanitizer's verdict, so both processes are checked for leaks. */
 #include <errno.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -217,27 +216,6 @@ static VIP_VI_HANDLE connect_to(struct h_nic *n, VIP_RELIABILITY_LEVEL level, co
     return vi;
 }
 
-static VIP_DESCRIPTOR *wait_send(VIP_VI_HANDLE vi)
-{
-    VIP_DESCRIPTOR *d = NULL;
-    assert_int_equal(VipSendWait(vi, 5000, &d), VIP_SUCCESS);
-    return d;
-}
-
-static VIP_DESCRIPTOR *wait_recv(VIP_VI_HANDLE vi)
-{
-    VIP_DESCRIPTOR *d = NULL;
-    assert_int_equal(VipRecvWait(vi, 5000, &d), VIP_SUCCESS);
-    return d;
-}
-
-static VIP_VI_STATE state_of(VIP_VI_HANDLE vi)
-{
-    VIP_VI_STATE st;
-    assert_int_equal(VipQueryVi(vi, &st, NULL, NULL, NULL), VIP_SUCCESS);
-    return st;
-}
-
 /* Send, RDMA Write without and with immediate data, RDMA Read (not at
  * Unreliable, VIA 2.5.1), each checked in the other process's memory. */
 static void transfers_at(VIP_RELIABILITY_LEVEL level)
@@ -252,8 +230,8 @@ static void transfers_at(VIP_RELIABILITY_LEVEL level)
     for (unsigned i = 0; i < 3000; i++)
         src[i] = (uint8_t)(i * 13 + 1);
     h_post_send(&n, vi, 20, VIP_CONTROL_OP_SENDRECV, 8 * REGION, 3000, 1, 0xC0FFEE, 0, 0);
-    assert_int_equal(wait_send(vi)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_SEND);
-    VIP_DESCRIPTOR *d = wait_recv(vi);
+    assert_int_equal(h_wait_send(vi)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_SEND);
+    VIP_DESCRIPTOR *d = h_wait_recv(vi);
     assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE | VIP_STATUS_IMMEDIATE);
     assert_int_equal(d->CS.Length, 3000);
     assert_int_equal(d->CS.ImmediateData, 0xC0FFEE);
@@ -262,14 +240,14 @@ static void transfers_at(VIP_RELIABILITY_LEVEL level)
     for (unsigned i = 0; i < 3000; i++)
         src[i] = (uint8_t)(0xA0 ^ i);
     h_post_send(&n, vi, 21, VIP_CONTROL_OP_RDMAWRITE, 8 * REGION, 3000, 0, 0, h.region + 1000, h.handle);
-    assert_int_equal(wait_send(vi)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_WRITE);
+    assert_int_equal(h_wait_send(vi)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_WRITE);
     /* RDMA Write with immediate data 4000: region[0..500), then the child
      * sends region[0..4000) back */
     uint8_t *src2 = src + 4096;
     memset(src2, 0x77, 500);
     h_post_send(&n, vi, 22, VIP_CONTROL_OP_RDMAWRITE, 8 * REGION + 4096, 500, 1, 4000, h.region, h.handle);
-    assert_int_equal(wait_send(vi)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_WRITE);
-    d = wait_recv(vi);
+    assert_int_equal(h_wait_send(vi)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_WRITE);
+    d = h_wait_recv(vi);
     assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE | VIP_STATUS_IMMEDIATE);
     assert_int_equal(d->CS.Length, 4000);
     const uint8_t *got = n.data + REGION;
@@ -281,14 +259,14 @@ static void transfers_at(VIP_RELIABILITY_LEVEL level)
     if (level != UN) {
         memset(n.data + 9 * REGION, 0, 2000);
         h_post_send(&n, vi, 23, VIP_CONTROL_OP_RDMAREAD, 9 * REGION, 2000, 0, 0, h.region + 5000, h.handle);
-        assert_int_equal(wait_send(vi)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_READ);
+        assert_int_equal(h_wait_send(vi)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_READ);
         for (unsigned i = 0; i < 2000; i++)
             assert_int_equal(n.data[9 * REGION + i], (uint8_t)(5000 + i));
     }
     /* "q": the child disconnects and exits 0 if all its checks passed */
     n.data[8 * REGION] = 'q';
     h_post_send(&n, vi, 24, VIP_CONTROL_OP_SENDRECV, 8 * REGION, 1, 0, 0, 0, 0);
-    wait_send(vi);
+    h_wait_send(vi);
     int st = reap(pid);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
@@ -305,15 +283,15 @@ static void test_fork_reliable_reception(void **s) { (void)s; transfers_at(RR); 
  * VITCP-2.2.2.2.2-CLOSE-VI-ON-TCP-CLOSE). */
 static void expect_lost(struct h_nic *n, VIP_VI_HANDLE vi)
 {
-    for (int i = 0; i < 300 && state_of(vi) != VIP_STATE_ERROR; i++)
+    for (int i = 0; i < 300 && h_vi_state(vi) != VIP_STATE_ERROR; i++)
         usleep(10000);
-    assert_int_equal(state_of(vi), VIP_STATE_ERROR);
+    assert_int_equal(h_vi_state(vi), VIP_STATE_ERROR);
     for (int i = 0; i < 300 && !__atomic_load_n(&n->async_errors[VIP_ERROR_CONN_LOST], __ATOMIC_SEQ_CST); i++)
         usleep(10000);
     assert_true(n->async_errors[VIP_ERROR_CONN_LOST] >= 1);
     /* later sends complete at once, flushed */
     h_post_send(n, vi, 30, VIP_CONTROL_OP_SENDRECV, 0, 10, 0, 0, 0, 0);
-    VIP_DESCRIPTOR *d = wait_send(vi);
+    VIP_DESCRIPTOR *d = h_wait_send(vi);
     assert_true(d->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR);
 }
 
@@ -328,11 +306,11 @@ static void test_kill_connected_idle(void **state)
         h_nic_open(&n, NULL);
         VIP_VI_HANDLE vi = connect_to(&n, level, &h, 2);
         h_post_send(&n, vi, 20, VIP_CONTROL_OP_SENDRECV, 8 * REGION, 10, 0, 0, 0, 0);
-        wait_send(vi);
-        assert_int_equal(wait_recv(vi)->CS.Length, 10); /* connected and echoing */
+        h_wait_send(vi);
+        assert_int_equal(h_wait_recv(vi)->CS.Length, 10); /* connected and echoing */
         kill_child(pid);
         /* the second posted receive is flushed */
-        VIP_DESCRIPTOR *d = wait_recv(vi);
+        VIP_DESCRIPTOR *d = h_wait_recv(vi);
         assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_DESC_FLUSHED_ERROR | VIP_STATUS_OP_RECEIVE);
         expect_lost(&n, vi);
         h_vi_destroy(vi);
@@ -355,29 +333,15 @@ static void test_kill_with_read_outstanding(void **state)
     VIP_DESCRIPTOR *d;
     assert_int_equal(VipSendWait(vi, 100, &d), VIP_TIMEOUT); /* outstanding */
     kill_child(pid);
-    d = wait_send(vi);
+    d = h_wait_send(vi);
     assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_DESC_FLUSHED_ERROR | VIP_STATUS_OP_RDMA_READ);
     for (unsigned i = 0; i < 1000; i++)
         assert_int_equal(n.data[9 * REGION + i], 0xAB); /* nothing placed */
-    d = wait_recv(vi);
+    d = h_wait_recv(vi);
     assert_true(d->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR);
     expect_lost(&n, vi);
     h_vi_destroy(vi);
     h_nic_close(&n);
-}
-
-struct connector {
-    struct h_nic *n;
-    VIP_VI_HANDLE vi;
-    uint16_t port;
-    VIP_RETURN rc;
-};
-
-static void *connect_thread(void *arg)
-{
-    struct connector *c = arg;
-    c->rc = h_connect(c->n, c->vi, c->port, "fork", 10000);
-    return NULL;
 }
 
 /* During the CE exchange, active side: the peer holds our ConnectRequest
@@ -389,19 +353,15 @@ static void test_kill_during_ce_active(void **state)
     pid_t pid = spawn(CHILD_NO_ACCEPT, NULL, 0, &h);
     struct h_nic n;
     h_nic_open(&n, NULL);
-    VIP_VI_HANDLE vi;
-    VIP_VI_ATTRIBUTES a = h_attrs(&n, RD);
-    assert_int_equal(VipCreateVi(n.nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
-    struct connector c = {.n = &n, .vi = vi, .port = h.port};
-    pthread_t t;
-    pthread_create(&t, NULL, connect_thread, &c);
-    for (int i = 0; i < 100 && state_of(vi) != VIP_STATE_CONNECT_PENDING; i++)
+    VIP_VI_HANDLE vi = h_vi_create(&n, RD);
+    struct h_connector c = {.n = &n, .vi = vi, .port = h.port, .disc = "fork", .timeout_ms = 10000};
+    h_connect_start(&c);
+    for (int i = 0; i < 100 && h_vi_state(vi) != VIP_STATE_CONNECT_PENDING; i++)
         usleep(5000);
     usleep(100000); /* the request reaches the child's held connection */
     kill_child(pid);
-    pthread_join(t, NULL);
-    assert_int_equal(c.rc, VIP_NOT_REACHABLE);
-    assert_int_equal(state_of(vi), VIP_STATE_IDLE);
+    assert_int_equal(h_connect_join(&c), VIP_NOT_REACHABLE);
+    assert_int_equal(h_vi_state(vi), VIP_STATE_IDLE);
     assert_int_equal(VipDestroyVi(vi), VIP_SUCCESS);
     h_nic_close(&n);
 }
@@ -425,12 +385,10 @@ static void test_kill_during_ce_passive(void **state)
     free(local);
     kill_child(pid);
     usleep(50000);
-    VIP_VI_HANDLE vi;
-    VIP_VI_ATTRIBUTES a = h_attrs(&n, RD);
-    assert_int_equal(VipCreateVi(n.nic, &a, NULL, NULL, &vi), VIP_SUCCESS);
+    VIP_VI_HANDLE vi = h_vi_create(&n, RD);
     h_post_recv(&n, vi, 0, 0, 1000);
     assert_int_equal(VipConnectAccept(conn, vi), VIP_SUCCESS);
-    VIP_DESCRIPTOR *d = wait_recv(vi);
+    VIP_DESCRIPTOR *d = h_wait_recv(vi);
     assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_DESC_FLUSHED_ERROR | VIP_STATUS_OP_RECEIVE);
     expect_lost(&n, vi);
     h_vi_destroy(vi);

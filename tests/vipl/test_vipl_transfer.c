@@ -17,31 +17,10 @@
 #define RR VIP_SERVICE_RELIABLE_RECEPTION
 #define UN VIP_SERVICE_UNRELIABLE
 
-static VIP_DESCRIPTOR *wait_send(VIP_VI_HANDLE vi)
-{
-    VIP_DESCRIPTOR *d = NULL;
-    assert_int_equal(VipSendWait(vi, 5000, &d), VIP_SUCCESS);
-    return d;
-}
-
-static VIP_DESCRIPTOR *wait_recv(VIP_VI_HANDLE vi)
-{
-    VIP_DESCRIPTOR *d = NULL;
-    assert_int_equal(VipRecvWait(vi, 5000, &d), VIP_SUCCESS);
-    return d;
-}
-
 static void fill(uint8_t *p, size_t n, unsigned seed)
 {
     for (size_t i = 0; i < n; i++)
         p[i] = (uint8_t)(i * 7 + seed);
-}
-
-static VIP_VI_STATE vi_state(VIP_VI_HANDLE vi)
-{
-    VIP_VI_STATE st;
-    assert_int_equal(VipQueryVi(vi, &st, NULL, NULL, NULL), VIP_SUCCESS);
-    return st;
 }
 
 static void send_recv_at(VIP_RELIABILITY_LEVEL level, const char *opts)
@@ -54,9 +33,9 @@ static void send_recv_at(VIP_RELIABILITY_LEVEL level, const char *opts)
     /* a small send with immediate data */
     fill(p.a.data, 100, 1);
     h_post_send(&p.a, p.va, 10, VIP_CONTROL_OP_SENDRECV, 0, 100, 1, 0xCAFEBABE, 0, 0);
-    VIP_DESCRIPTOR *d = wait_send(p.va);
+    VIP_DESCRIPTOR *d = h_wait_send(p.va);
     assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_SEND);
-    d = wait_recv(p.vb);
+    d = h_wait_recv(p.vb);
     assert_ptr_equal(d, h_desc(&p.b, 0));
     assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE | VIP_STATUS_IMMEDIATE);
     assert_int_equal(d->CS.Length, 100);
@@ -65,8 +44,8 @@ static void send_recv_at(VIP_RELIABILITY_LEVEL level, const char *opts)
     /* a 60000-byte send without immediate data */
     fill(p.a.data + 1000, 60000, 2);
     h_post_send(&p.a, p.va, 11, VIP_CONTROL_OP_SENDRECV, 1000, 60000, 0, 0, 0, 0);
-    wait_send(p.va);
-    d = wait_recv(p.vb);
+    h_wait_send(p.va);
+    d = h_wait_recv(p.vb);
     assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE);
     assert_int_equal(d->CS.Length, 60000);
     assert_memory_equal(p.b.data + 65536, p.a.data + 1000, 60000);
@@ -104,8 +83,8 @@ static void test_multi_segment_descriptors(void **state)
         off += lens[i];
     }
     assert_int_equal(VipPostSend(p.va, d, p.a.dmh), VIP_SUCCESS);
-    assert_int_equal(wait_send(p.va)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_SEND);
-    VIP_DESCRIPTOR *got = wait_recv(p.vb);
+    assert_int_equal(h_wait_send(p.va)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_SEND);
+    VIP_DESCRIPTOR *got = h_wait_recv(p.vb);
     assert_int_equal(got->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE);
     assert_int_equal(got->CS.Length, total);
     assert_memory_equal(p.b.data + 300000, p.a.data, 100000);
@@ -125,13 +104,13 @@ static void test_message_too_large_for_receive(void **state)
     h_post_recv(&p.b, p.vb, 1, 100, 10);
     h_post_send(&p.a, p.va, 10, VIP_CONTROL_OP_SENDRECV, 0, 11, 0, 0, 0, 0);
     h_post_send(&p.a, p.va, 11, VIP_CONTROL_OP_SENDRECV, 0, 9, 0, 0, 0, 0);
-    VIP_DESCRIPTOR *d = wait_recv(p.vb);
+    VIP_DESCRIPTOR *d = h_wait_recv(p.vb);
     assert_int_equal(d->CS.Status & VIP_STATUS_ERROR_MASK, VIP_STATUS_LENGTH_ERROR);
     /* Unreliable carries on (VIA 2.5.1) */
-    d = wait_recv(p.vb);
+    d = h_wait_recv(p.vb);
     assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE);
     assert_int_equal(d->CS.Length, 9);
-    assert_int_equal(vi_state(p.vb), VIP_STATE_CONNECTED);
+    assert_int_equal(h_vi_state(p.vb), VIP_STATE_CONNECTED);
     h_pair_close(&p);
 }
 
@@ -142,11 +121,11 @@ static void rdma_write_and_read(VIP_RELIABILITY_LEVEL level)
     fill(p.a.data, 100000, 9);
     uint64_t target = (uint64_t)(uintptr_t)(p.b.data + 200000);
     h_post_send(&p.a, p.va, 10, VIP_CONTROL_OP_RDMAWRITE, 0, 100000, 0, 0, target, p.b.bmh);
-    assert_int_equal(wait_send(p.va)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_WRITE);
+    assert_int_equal(h_wait_send(p.va)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_WRITE);
     /* with immediate data: consumes a receive on the target */
     h_post_send(&p.a, p.va, 11, VIP_CONTROL_OP_RDMAWRITE, 100000, 16, 1, 77, target + 100000, p.b.bmh);
-    wait_send(p.va);
-    VIP_DESCRIPTOR *d = wait_recv(p.vb);
+    h_wait_send(p.va);
+    VIP_DESCRIPTOR *d = h_wait_recv(p.vb);
     assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_REMOTE_RDMA_WRITE | VIP_STATUS_IMMEDIATE);
     assert_int_equal(d->CS.ImmediateData, 77);
     assert_memory_equal(p.b.data + 200000, p.a.data, 100000); /* written before the IDV write completed */
@@ -154,12 +133,12 @@ static void rdma_write_and_read(VIP_RELIABILITY_LEVEL level)
     if (level != UN) {
         /* RDMA Read back into a's buffer at 500000 */
         h_post_send(&p.a, p.va, 12, VIP_CONTROL_OP_RDMAREAD, 500000, 100000, 0, 0, target, p.b.bmh);
-        d = wait_send(p.va);
+        d = h_wait_send(p.va);
         assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_READ);
         assert_memory_equal(p.a.data + 500000, p.a.data, 100000);
     } else {
         h_post_send(&p.a, p.va, 12, VIP_CONTROL_OP_RDMAREAD, 500000, 10, 0, 0, target, p.b.bmh);
-        d = wait_send(p.va); /* VIA 2.5.1: no RDMA Read at Unreliable */
+        d = h_wait_send(p.va); /* VIA 2.5.1: no RDMA Read at Unreliable */
         assert_int_equal(d->CS.Status & VIP_STATUS_ERROR_MASK, VIP_STATUS_FORMAT_ERROR);
     }
     h_pair_close(&p);
@@ -181,12 +160,12 @@ static void test_large_writes_without_answers(void **state)
     for (unsigned k = 0; k < 16; k++) {
         fill(p.a.data, H_DATA_LEN, k);
         h_post_send(&p.a, p.va, 10 + (k % 2), VIP_CONTROL_OP_RDMAWRITE, 0, H_DATA_LEN, 0, 0, target, p.b.bmh);
-        assert_int_equal(wait_send(p.va)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_WRITE);
+        assert_int_equal(h_wait_send(p.va)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_WRITE);
     }
     /* the last write is placed once a Send behind it arrives */
     h_post_send(&p.a, p.va, 12, VIP_CONTROL_OP_SENDRECV, 0, 4, 0, 0, 0, 0);
-    wait_send(p.va);
-    wait_recv(p.vb);
+    h_wait_send(p.va);
+    h_wait_recv(p.vb);
     assert_memory_equal(p.b.data + 4, p.a.data + 4, H_DATA_LEN - 4);
     h_pair_close(&p);
 }
@@ -211,14 +190,14 @@ static void test_read_window_and_fence(void **state)
     f->DS[0].Local.Handle = p.a.bmh;
     assert_int_equal(VipPostSend(p.va, f, p.a.dmh), VIP_SUCCESS);
     for (unsigned i = 0; i < 4; i++) {
-        VIP_DESCRIPTOR *d = wait_send(p.va);
+        VIP_DESCRIPTOR *d = h_wait_send(p.va);
         assert_ptr_equal(d, h_desc(&p.a, 10 + i));
         assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RDMA_READ);
     }
-    assert_int_equal(wait_send(p.va)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_SEND);
-    assert_int_equal(wait_recv(p.vb)->CS.Length, 0);
+    assert_int_equal(h_wait_send(p.va)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_SEND);
+    assert_int_equal(h_wait_recv(p.vb)->CS.Length, 0);
     assert_memory_equal(p.a.data + 700000, p.b.data, 4000);
-    assert_int_equal(vi_state(p.vb), VIP_STATE_CONNECTED);
+    assert_int_equal(h_vi_state(p.vb), VIP_STATE_CONNECTED);
     h_pair_close(&p);
 }
 
@@ -235,13 +214,13 @@ static void test_rdma_protection_rr(void **state)
     assert_int_equal(VipRegisterMem(p.b.nic, guarded, sizeof guarded, &ma, &gmh), VIP_SUCCESS);
     memset(p.a.data, 0xEE, 64);
     h_post_send(&p.a, p.va, 10, VIP_CONTROL_OP_RDMAWRITE, 0, 64, 0, 0, (uint64_t)(uintptr_t)guarded, gmh);
-    VIP_DESCRIPTOR *d = wait_send(p.va);
+    VIP_DESCRIPTOR *d = h_wait_send(p.va);
     assert_int_equal(d->CS.Status & VIP_STATUS_ERROR_MASK, VIP_STATUS_RDMA_PROT_ERROR);
     for (size_t i = 0; i < sizeof guarded; i++)
         assert_int_equal(guarded[i], 0);
-    for (int i = 0; i < 100 && vi_state(p.va) != VIP_STATE_ERROR; i++)
+    for (int i = 0; i < 100 && h_vi_state(p.va) != VIP_STATE_ERROR; i++)
         usleep(10000);
-    assert_int_equal(vi_state(p.va), VIP_STATE_ERROR); /* A7: the VI then enters Error */
+    assert_int_equal(h_vi_state(p.va), VIP_STATE_ERROR); /* A7: the VI then enters Error */
     assert_int_equal(VipDeregisterMem(p.b.nic, guarded, gmh), VIP_SUCCESS);
     h_pair_close(&p);
 }
@@ -254,13 +233,13 @@ static void test_rdma_protection_rd(void **state)
     /* past the end of b's registered 1 MiB: refused, nothing written */
     uint64_t beyond = (uint64_t)(uintptr_t)(p.b.data + H_DATA_LEN - 8);
     h_post_send(&p.a, p.va, 10, VIP_CONTROL_OP_RDMAWRITE, 0, 64, 0, 0, beyond, p.b.bmh);
-    wait_send(p.va); /* RD: done once written to the socket (A6) */
-    for (int i = 0; i < 200 && vi_state(p.vb) != VIP_STATE_ERROR; i++)
+    h_wait_send(p.va); /* RD: done once written to the socket (A6) */
+    for (int i = 0; i < 200 && h_vi_state(p.vb) != VIP_STATE_ERROR; i++)
         usleep(10000);
-    assert_int_equal(vi_state(p.vb), VIP_STATE_ERROR); /* A8: the target enters Error and closes */
-    for (int i = 0; i < 200 && vi_state(p.va) != VIP_STATE_ERROR; i++)
+    assert_int_equal(h_vi_state(p.vb), VIP_STATE_ERROR); /* A8: the target enters Error and closes */
+    for (int i = 0; i < 200 && h_vi_state(p.va) != VIP_STATE_ERROR; i++)
         usleep(10000);
-    assert_int_equal(vi_state(p.va), VIP_STATE_ERROR);
+    assert_int_equal(h_vi_state(p.va), VIP_STATE_ERROR);
     /* the handlers run after the state change, outside the NIC lock */
     for (int i = 0; i < 200 && (!__atomic_load_n(&p.b.async_errors[VIP_ERROR_RDMAW_PROT], __ATOMIC_SEQ_CST) ||
                                 !__atomic_load_n(&p.a.async_errors[VIP_ERROR_CONN_LOST], __ATOMIC_SEQ_CST));
@@ -286,7 +265,7 @@ static void test_rdma_read_refused(void **state)
     assert_int_equal(VipRegisterMem(p.b.nic, secret, sizeof secret, &ma, &smh), VIP_SUCCESS);
     memset(p.a.data, 0x11, 256);
     h_post_send(&p.a, p.va, 10, VIP_CONTROL_OP_RDMAREAD, 0, 256, 0, 0, (uint64_t)(uintptr_t)secret, smh);
-    VIP_DESCRIPTOR *d = wait_send(p.va);
+    VIP_DESCRIPTOR *d = h_wait_send(p.va);
     assert_int_equal(d->CS.Status & VIP_STATUS_ERROR_MASK, VIP_STATUS_RDMA_PROT_ERROR);
     for (int i = 0; i < 256; i++)
         assert_int_not_equal(p.a.data[i], 0x5C); /* nothing of the secret arrived */
@@ -321,7 +300,7 @@ static void protection_case(bool read, enum prot_case c)
     VIP_MEM_HANDLE rh = c == P_WRONG_HANDLE ? tmh + 77 : tmh;
     memset(p.a.data, 0xEE, 4096);
     h_post_send(&p.a, p.va, 10, read ? VIP_CONTROL_OP_RDMAREAD : VIP_CONTROL_OP_RDMAWRITE, 0, 200, 0, 0, raddr, rh);
-    VIP_DESCRIPTOR *d = wait_send(p.va);
+    VIP_DESCRIPTOR *d = h_wait_send(p.va);
     assert_int_equal(d->CS.Status & VIP_STATUS_ERROR_MASK, VIP_STATUS_RDMA_PROT_ERROR);
     assert_int_equal(d->CS.Status & VIP_STATUS_OP_MASK, read ? VIP_STATUS_OP_RDMA_READ : VIP_STATUS_OP_RDMA_WRITE);
     for (unsigned i = 0; i < LEN; i++)
@@ -332,18 +311,18 @@ static void protection_case(bool read, enum prot_case c)
         /* decision 3: the target announced read window 0, so the read is
          * refused locally and nothing is sent; like any local error at RR it
          * breaks the connection (VIA 2.5.2) */
-        for (int i = 0; i < 300 && vi_state(p.va) != VIP_STATE_ERROR; i++)
+        for (int i = 0; i < 300 && h_vi_state(p.va) != VIP_STATE_ERROR; i++)
             usleep(10000);
-        assert_int_equal(vi_state(p.va), VIP_STATE_ERROR);
+        assert_int_equal(h_vi_state(p.va), VIP_STATE_ERROR);
         assert_int_equal(p.b.async_errors[VIP_ERROR_RDMAR_PROT], 0);
     } else {
         unsigned code = read ? VIP_ERROR_RDMAR_PROT : VIP_ERROR_RDMAW_PROT;
         for (int i = 0; i < 300 && !__atomic_load_n(&p.b.async_errors[code], __ATOMIC_SEQ_CST); i++)
             usleep(10000);
         assert_true(p.b.async_errors[code] >= 1);
-        for (int i = 0; i < 300 && vi_state(p.va) != VIP_STATE_ERROR; i++)
+        for (int i = 0; i < 300 && h_vi_state(p.va) != VIP_STATE_ERROR; i++)
             usleep(10000);
-        assert_int_equal(vi_state(p.va), VIP_STATE_ERROR); /* A7/A8: RR closes after the error ACK */
+        assert_int_equal(h_vi_state(p.va), VIP_STATE_ERROR); /* A7/A8: RR closes after the error ACK */
     }
     h_pair_close(&p);
     free(target);
@@ -369,8 +348,8 @@ static void test_crc_negotiation(void **state)
         VIPL_STATISTICS before, after;
         VipQuerySystemManagementInfo(p.b.nic, VIPL_SMI_STATISTICS, &before);
         h_post_send(&p.a, p.va, 10, VIP_CONTROL_OP_SENDRECV, 0, 100, 0, 0, 0, 0);
-        wait_send(p.va);
-        wait_recv(p.vb);
+        h_wait_send(p.va);
+        h_wait_recv(p.vb);
         VipQuerySystemManagementInfo(p.b.nic, VIPL_SMI_STATISTICS, &after);
         bytes[crc] = after.BytesReceived - before.BytesReceived;
         h_pair_close(&p);
@@ -386,11 +365,11 @@ static void test_crc_mismatch(void **state)
     struct h_pair p;
     h_pair_open(&p, "fault=bad-crc", NULL, RD, 2);
     h_post_send(&p.a, p.va, 10, VIP_CONTROL_OP_SENDRECV, 0, 50, 0, 0, 0, 0);
-    VIP_DESCRIPTOR *d = wait_recv(p.vb);
+    VIP_DESCRIPTOR *d = h_wait_recv(p.vb);
     assert_true(d->CS.Status & VIP_STATUS_TRANSPORT_ERROR);
-    for (int i = 0; i < 200 && vi_state(p.vb) != VIP_STATE_ERROR; i++)
+    for (int i = 0; i < 200 && h_vi_state(p.vb) != VIP_STATE_ERROR; i++)
         usleep(10000);
-    assert_int_equal(vi_state(p.vb), VIP_STATE_ERROR);
+    assert_int_equal(h_vi_state(p.vb), VIP_STATE_ERROR);
     VIPL_STATISTICS st;
     VipQuerySystemManagementInfo(p.b.nic, VIPL_SMI_STATISTICS, &st);
     assert_int_equal(st.CrcErrors, 1);
@@ -405,17 +384,17 @@ static void test_descriptor_flow_control(void **state)
     h_pair_open(&p, NULL, NULL, RD | VIP_SERVICE_DFC, 2);
     for (unsigned i = 0; i < 5; i++)
         h_post_send(&p.a, p.va, 10 + i, VIP_CONTROL_OP_SENDRECV, i * 10, 10, 0, 0, 0, 0);
-    wait_send(p.va);
-    wait_send(p.va);
+    h_wait_send(p.va);
+    h_wait_send(p.va);
     VIP_DESCRIPTOR *d;
     assert_int_equal(VipSendWait(p.va, 150, &d), VIP_TIMEOUT); /* no third credit */
     for (unsigned i = 0; i < 2; i++)
-        assert_int_equal(wait_recv(p.vb)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE);
+        assert_int_equal(h_wait_recv(p.vb)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE);
     for (unsigned i = 2; i < 5; i++)
         h_post_recv(&p.b, p.vb, i, i * 65536u, 100);
     for (unsigned i = 2; i < 5; i++) {
-        assert_int_equal(wait_send(p.va)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_SEND);
-        assert_int_equal(wait_recv(p.vb)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE);
+        assert_int_equal(h_wait_send(p.va)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_SEND);
+        assert_int_equal(h_wait_recv(p.vb)->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE);
     }
     assert_int_equal(p.b.async_errors[VIP_ERROR_RECVQ_EMPTY], 0);
     h_pair_close(&p);
@@ -428,14 +407,14 @@ static void test_receive_queue_empty(void **state)
     struct h_pair p;
     h_pair_open(&p, NULL, NULL, UN, 0);
     h_post_send(&p.a, p.va, 10, VIP_CONTROL_OP_SENDRECV, 0, 10, 0, 0, 0, 0);
-    wait_send(p.va);
+    h_wait_send(p.va);
     for (int i = 0; i < 200 && p.b.async_errors[VIP_ERROR_RECVQ_EMPTY] == 0; i++)
         usleep(5000);
     assert_int_equal(p.b.async_errors[VIP_ERROR_RECVQ_EMPTY], 1);
     h_post_recv(&p.b, p.vb, 0, 0, 100);
     h_post_send(&p.a, p.va, 11, VIP_CONTROL_OP_SENDRECV, 0, 10, 0, 0, 0, 0);
-    assert_int_equal(wait_recv(p.vb)->CS.Length, 10);
-    assert_int_equal(vi_state(p.vb), VIP_STATE_CONNECTED);
+    assert_int_equal(h_wait_recv(p.vb)->CS.Length, 10);
+    assert_int_equal(h_vi_state(p.vb), VIP_STATE_CONNECTED);
     h_pair_close(&p);
 }
 
@@ -447,16 +426,16 @@ static void test_peer_disconnect(void **state)
     h_pair_open(&p, NULL, NULL, RD, 0);
     h_post_recv(&p.a, p.va, 0, 0, 100);
     assert_int_equal(VipDisconnect(p.vb), VIP_SUCCESS);
-    assert_int_equal(vi_state(p.vb), VIP_STATE_IDLE);
-    VIP_DESCRIPTOR *d = wait_recv(p.va);
+    assert_int_equal(h_vi_state(p.vb), VIP_STATE_IDLE);
+    VIP_DESCRIPTOR *d = h_wait_recv(p.va);
     assert_int_equal(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_DESC_FLUSHED_ERROR | VIP_STATUS_OP_RECEIVE);
-    assert_int_equal(vi_state(p.va), VIP_STATE_ERROR);
+    assert_int_equal(h_vi_state(p.va), VIP_STATE_ERROR);
     for (int i = 0; i < 100 && p.a.async_errors[VIP_ERROR_CONN_LOST] == 0; i++)
         usleep(5000);
     assert_int_equal(p.a.async_errors[VIP_ERROR_CONN_LOST], 1);
     /* VIA 5.4: a send posted in Error completes in error */
     h_post_send(&p.a, p.va, 10, VIP_CONTROL_OP_SENDRECV, 0, 10, 0, 0, 0, 0);
-    assert_true(wait_send(p.va)->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR);
+    assert_true(h_wait_send(p.va)->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR);
     h_pair_close(&p);
 }
 
@@ -499,10 +478,7 @@ static void test_reject_and_level_mismatch(void **state)
     struct h_nic a, b;
     h_nic_open(&a, NULL);
     h_nic_open(&b, NULL);
-    VIP_VI_HANDLE va, vb;
-    VIP_VI_ATTRIBUTES at = h_attrs(&a, RD), bt = h_attrs(&b, RR);
-    assert_int_equal(VipCreateVi(a.nic, &at, NULL, NULL, &va), VIP_SUCCESS);
-    assert_int_equal(VipCreateVi(b.nic, &bt, NULL, NULL, &vb), VIP_SUCCESS);
+    VIP_VI_HANDLE va = h_vi_create(&a, RD), vb = h_vi_create(&b, RR);
     struct waiter w = {.nic = b.nic, .disc = "svc", .reject = 1};
     pthread_t t;
     pthread_create(&t, NULL, wait_thread, &w);
@@ -535,10 +511,7 @@ static void test_peer_to_peer(void **state)
     struct h_nic a, b;
     h_nic_open(&a, NULL);
     h_nic_open(&b, NULL);
-    VIP_VI_HANDLE va, vb;
-    VIP_VI_ATTRIBUTES at = h_attrs(&a, RD), bt = h_attrs(&b, RD);
-    assert_int_equal(VipCreateVi(a.nic, &at, NULL, NULL, &va), VIP_SUCCESS);
-    assert_int_equal(VipCreateVi(b.nic, &bt, NULL, NULL, &vb), VIP_SUCCESS);
+    VIP_VI_HANDLE va = h_vi_create(&a, RD), vb = h_vi_create(&b, RD);
     /* same host: the greater discriminator ("b-side") is active (V20) */
     ViplNicSetRemotePort(a.nic, b.port);
     ViplNicSetRemotePort(b.nic, a.port);
@@ -556,7 +529,7 @@ static void test_peer_to_peer(void **state)
     /* data flows both ways */
     h_post_recv(&a, va, 0, 0, 100);
     h_post_send(&b, vb, 10, VIP_CONTROL_OP_SENDRECV, 0, 33, 0, 0, 0, 0);
-    assert_int_equal(wait_recv(va)->CS.Length, 33);
+    assert_int_equal(h_wait_recv(va)->CS.Length, 33);
     h_vi_destroy(va);
     h_vi_destroy(vb);
     h_nic_close(&a);
