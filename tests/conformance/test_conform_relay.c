@@ -18,10 +18,13 @@
 #include <cmocka.h>
 
 #include "conform/case.h"
+#include "conform/lint.h"
 #include "conform/relay.h"
 #include "vitcp/bytes.h"
 #include "vitcp/pcap_reader.h"
 #include "vitcp/pcap_writer.h"
+#include "vitcp/tcp_flow.h"
+#include "vitcp/vitcp.h"
 
 static void actions_parse_and_print(void **state)
 {
@@ -89,6 +92,89 @@ static void case_lines(void **state)
         if (!strstr(err, bad[i].err))
             fail_msg("case %zu: '%s' does not contain '%s'", i, err, bad[i].err);
     }
+}
+
+/* A recording, built without a network: netio's flow writes Ethernet
+ * frames, the sink keeps their IP packets as the relay would. */
+struct recording {
+    struct cf_relay_packet pk[32];
+    size_t n;
+};
+
+static int keep_packet(void *ctx, const uint8_t *frame, size_t len)
+{
+    struct recording *rec = ctx;
+    assert_true(rec->n < 32 && len > 14);
+    struct cf_relay_packet *p = &rec->pk[rec->n++];
+    p->usec = 1000000000000000ull + rec->n;
+    p->from = frame[14 + 15] == 1 ? CF_RELAY_TESTER : CF_RELAY_TARGET; /* source 10.0.0.1: the tester */
+    p->len = len - 14;
+    p->data = malloc(p->len);
+    memcpy(p->data, frame + 14, p->len);
+    return 0;
+}
+
+static void put_seg(struct vn_tcp_flow *f, enum vn_dir dir, struct vw_vitcp_enc *e, uint8_t *buf, size_t *len)
+{
+    *len = vw_vitcp_encode(e, buf, 256);
+    assert_true(*len > 0);
+    assert_int_equal(vn_tcp_send(f, dir, buf, *len), 0);
+}
+
+/* ConnectRequest, ConnectAccept, the target's Send, then that Send again at
+ * the same stream offset: unchanged, or with one payload byte changed. */
+static size_t lint_retransmission(bool differ, struct cf_lint_result *res)
+{
+    struct recording rec = {0};
+    struct vn_tcp_flow f;
+    struct vn_sink sink = {keep_packet, &rec};
+    assert_int_equal(vn_tcp_flow_init(&f, sink, "10.0.0.1", 40000, "10.0.0.2", 5995), 0);
+    assert_int_equal(vn_tcp_handshake(&f), 0);
+    uint8_t buf[256], payload[40];
+    size_t len;
+    memset(payload, 0x5A, sizeof payload);
+    struct vw_vitcp_enc e;
+    vw_vitcp_enc_init(&e, VW_VITCP_CONNECT_REQUEST, false);
+    e.ce.attrs = VW_VITCP_ATTR_RELIABLE_DELIVERY;
+    e.ce.mtu = 65536;
+    put_seg(&f, VN_C2S, &e, buf, &len);
+    vw_vitcp_enc_init(&e, VW_VITCP_CONNECT_ACCEPT, false);
+    e.ce.attrs = VW_VITCP_ATTR_RELIABLE_DELIVERY;
+    e.ce.mtu = 65536;
+    put_seg(&f, VN_S2C, &e, buf, &len);
+    uint64_t at = f.next_off[VN_S2C];
+    vw_vitcp_enc_init(&e, VW_VITCP_SEND, false);
+    e.hdr.msg_num = 1;
+    e.hdr.flags |= VW_VITCP_FLAG_EOM;
+    e.payload = payload;
+    e.payload_len = sizeof payload;
+    put_seg(&f, VN_S2C, &e, buf, &len);
+    if (differ)
+        buf[len - 1] ^= 0xFF;
+    assert_int_equal(vn_tcp_send_at(&f, VN_S2C, at, buf, len), 0);
+    assert_int_equal(vn_tcp_close(&f), 0);
+    char why[256];
+    assert_int_equal(cf_relay_lint(rec.pk, rec.n, 5995, res, why, sizeof why), 0);
+    for (size_t i = 0; i < rec.n; i++)
+        free(rec.pk[i].data);
+    return cf_lint_count(res, VW_REQ_VITCP_2_2_RETX_SAME_DATA, VW_SEV_ERROR);
+}
+
+static void recording_is_judged_by_the_lint(void **state)
+{
+    (void)state;
+    struct cf_lint_result res;
+    memset(&res, 0, sizeof res);
+    assert_int_equal(lint_retransmission(false, &res), 0);
+    assert_int_equal(res.errors, 0);
+    cf_lint_result_free(&res);
+    memset(&res, 0, sizeof res);
+    assert_int_equal(lint_retransmission(true, &res), 1);
+    bool target_side = false;
+    for (size_t i = 0; i < res.count; i++)
+        target_side |= res.issues[i].req == VW_REQ_VITCP_2_2_RETX_SAME_DATA && res.issues[i].dir == 1;
+    assert_true(target_side); /* the engine fails a case on the target's findings (dir 1) */
+    cf_lint_result_free(&res);
 }
 
 /* ------------------------------------------------------------ as root */
@@ -272,6 +358,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(actions_parse_and_print),
         cmocka_unit_test(case_lines),
+        cmocka_unit_test(recording_is_judged_by_the_lint),
         cmocka_unit_test(dropped_segment_is_retransmitted_unchanged),
         cmocka_unit_test(duplicated_segment_reaches_the_application_once),
     };
