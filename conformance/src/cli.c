@@ -23,12 +23,14 @@ static const char usage[] =
     "                         [--cases DIR] [--only SEL]... [--skip SEL]...\n"
     "                         [--json FILE] [--junit FILE] [--capture FILE] [--discriminator D]\n"
     "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN]\n"
-    "                         [--no-relay] [--quiet]\n"
+    "                         [--no-relay | --relay-all] [--quiet]\n"
     "  --target runs the active cases (the tester connects); --listen the passive ones (role passive:\n"
     "  the implementation connects; CMD is started for each case, {port} replaced by the port).\n"
     "  Packet-level cases (loss, retransmission, urgent pointers) run through a packet relay from a\n"
     "  network namespace of the tester's (root, a target on this host listening on all addresses);\n"
-    "  --no-relay skips them. A capture FILE.pcapng gets comments on the packets the relay acted on.\n"
+    "  --no-relay skips them; --relay-all runs every active case through the relay, so the capture holds\n"
+    "  the real packets and the lint's rules judge every segment the target sent. A capture FILE.pcapng\n"
+    "  gets comments on the packets the relay acted on.\n"
     "       vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
     "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
     "  (--warp-port, 5997) and PacketWay EEP (Ethertype 0x88B5, UDP --eep-port, 5998).\n"
@@ -139,6 +141,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         if (strcmp(a, "--no-survival") == 0) { e.check_survival = false; continue; }
         if (strcmp(a, "--no-announce") == 0) { e.announce = false; continue; }
         if (strcmp(a, "--no-relay") == 0) { e.use_relay = false; continue; }
+        if (strcmp(a, "--relay-all") == 0) { e.relay_all = true; continue; }
         if (strncmp(a, "--", 2) != 0)
             return usage_error(err, "unexpected argument '%s' for run", a);
         static const char *const with_value[] = {"--target", "--cases", "--only", "--skip", "--json",
@@ -199,6 +202,8 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     }
     if (!have_target && !listen_port)
         return usage_error(err, "run needs --target HOST:PORT or --listen PORT%s", "");
+    if (e.relay_all && !e.use_relay)
+        return usage_error(err, "--relay-all and --no-relay contradict each other%s", "");
     if (e.connect_cmd[0] && !listen_port)
         return usage_error(err, "--connect-cmd needs --listen%s", "");
 

@@ -1460,7 +1460,7 @@ static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_
     struct run r;
     run_init(&r, e, c, res);
     r.liveness_only = liveness_only;
-    if (c->relay && !liveness_only) {
+    if ((c->relay || (e->relay_all && !c->passive)) && !liveness_only) {
         if (!relay_ready(e)) {
             res->verdict = CF_SKIP;
             snprintf(res->message, sizeof res->message, "%s: needs the packet relay: %s", c->file, e->relay_why);

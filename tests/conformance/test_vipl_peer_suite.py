@@ -123,7 +123,7 @@ def region_of(log):
     return "%s:%x:%s" % (m.group(1), int(m.group(2)), m.group(3))
 
 
-def run_suite(peer_args):
+def run_suite(peer_args, conform_args=()):
     """Run the whole suite against a fresh vipl-peer with peer_args: the active
     cases against `vipl-peer --port`, the passive (listen-mode) ones against
     `vipl-peer --connect`. Returns (exit status, JSON report, text, peer log,
@@ -138,7 +138,7 @@ def run_suite(peer_args):
         cmd = [CONFORM, "run", "--target", "127.0.0.1:%d" % peer.port, "--listen", "0",
                "--connect-cmd", connect_cmd, "--no-announce", "--region", region_of(peer.output()),
                "--cases", CASES,
-               "--json", rep.name, "--quiet"]
+               "--json", rep.name, "--quiet"] + list(conform_args)
         for s in SKIP:
             cmd += ["--skip", s]
         try:
@@ -222,6 +222,24 @@ class VIPLPeerSuite(unittest.TestCase):
         self.assertEqual(rc, 0, text)
         self.assertEqual(status, 0, "vipl-peer did not stop cleanly on SIGTERM:\n" + log)
         print("normal mode: %d cases pass" % len(ran))
+
+    def test_every_case_through_the_relay(self):
+        """--relay-all: every active case on real packets, each segment the
+        target sent judged by the lint's rules too; the capture holds them."""
+        with tempfile.TemporaryDirectory() as tmp:
+            cap = os.path.join(tmp, "run.pcapng")
+            rc, report, text, log, status = run_suite([], ["--relay-all", "--capture", cap])
+            self.assertIsNotNone(report, "no JSON report:\n" + text)
+            if relay_skipped(report):
+                self.skipTest(relay_skipped(report)[0]["message"])
+            self.assertEqual(failing(report), [], "failing cases:\n" + describe(failing(report)) + "\n" + text)
+            self.assertEqual(rc, 0, text)
+            lint = subprocess.run([CONFORM, "lint", "--json", cap], stdout=subprocess.PIPE, text=True, timeout=60)
+            summary = json.loads(lint.stdout)["summary"]
+            # Real packets of every active case: at least a SYN, SYN-ACK and one segment each way per case.
+            active = [c for c in report["cases"] if c["verdict"] == "pass" and not c["id"].startswith("active-")]
+            self.assertGreaterEqual(summary["frames"], 5 * len(active), lint.stdout[-2000:])
+            self.assertGreaterEqual(summary["vitcp_connections"], len(active) - 5, lint.stdout[-2000:])
 
     def test_each_fault_fails_its_rule(self):
         faults = list_faults()

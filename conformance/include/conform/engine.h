@@ -46,6 +46,7 @@ struct cf_engine {
      * such case unless use_relay is off; without it those cases are
      * skipped, relay_why saying why. */
     bool use_relay;
+    bool relay_all;              /* every active case through the relay (--relay-all) */
     bool relay_tried;
     struct cf_relay *relay;
     char relay_why[400];
