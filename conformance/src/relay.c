@@ -267,7 +267,9 @@ static void *relay_main(void *arg)
                 continue;
             break;
         }
-        if (p[2].revents)
+        /* Stop on the request, or if a device broke (its errors would
+         * otherwise wake poll forever); cases then time out with a reason. */
+        if (p[2].revents || ((p[0].revents | p[1].revents) & (POLLERR | POLLHUP | POLLNVAL)))
             break;
         for (int s = 0; s < 2; s++) {
             if (!(p[s].revents & POLLIN))
