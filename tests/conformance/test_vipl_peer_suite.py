@@ -51,6 +51,11 @@ RELAY_ONLY = {"urgent-bsd", "urgent-mid"}
 def relay_skipped(report):
     return [c for c in report["cases"] if c["verdict"] == "skip" and "needs the packet relay" in c["message"]]
 
+# Cases that no fault of vipl-peer fails, and why (the test checks that the
+# list is exactly the cases no fault run failed).
+NO_FAULT_FAILS = {
+}
+
 # Other IDs a fault legitimately makes a case fail with, and why.
 RELATED = {
     # C5: a missing trailer after CRC negotiation reads as a bad CRC, and a
@@ -64,6 +69,10 @@ RELATED = {
     # Reliable Reception the UTE acknowledgement (A10). A target that takes
     # the segment as good does neither.
     "bad-crc-accepted": {"VITCP-3.6-BAD-CRC-CLOSE-RELIABLE", "VITCP-3.6-BAD-CRC-ACK-UTE"},
+    # One fault for every first segment a provider must close on (V10, V19,
+    # V24): the over-long discriminator (051) and data before the request
+    # (060) name their own rules first.
+    "keep-malformed-open": {"VITCP-3.3-DISC-LEN-MAX", "VITCP-4-UNEXPECTED-CLOSE"},
 }
 
 
@@ -282,6 +291,21 @@ class VIPLPeerSuite(unittest.TestCase):
             if not mine:
                 print("fault %-24s %-38s caught by %s" % (name, rid, ", ".join(c["id"] for c in naming)))
             problems += mine
+        # Every case must be failed by some fault, or say why none can.
+        failed_somewhere = set()
+        ran = set()
+        for _, (rc, report, text, log, status) in results.items():
+            if report:
+                ran |= {c["id"] for c in report["cases"] if c["verdict"] != "skip"}
+                failed_somewhere |= {c["id"] for c in failing(report)}
+        never = ran - failed_somewhere
+        self.assertEqual(never - set(NO_FAULT_FAILS), set(),
+                         "cases no fault fails and NO_FAULT_FAILS does not explain: %s" % sorted(never - set(NO_FAULT_FAILS)))
+        stale = {c for c in NO_FAULT_FAILS if c in failed_somewhere}
+        self.assertEqual(stale, set(), "NO_FAULT_FAILS lists cases a fault fails now: %s" % sorted(stale))
+        print("cases no fault can fail:")
+        for case, why in sorted(NO_FAULT_FAILS.items()):
+            print("  %-28s %s" % (case, why))
         slow = sorted(RUN_SECONDS.items(), key=lambda kv: -kv[1])[:3]
         print("slowest runs: " + ", ".join("%s %.1f s" % kv for kv in slow))
         print("faults no case can catch yet:")

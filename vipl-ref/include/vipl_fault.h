@@ -35,7 +35,8 @@
     X(NO_CLOSE_ON_DISCONNECT, "no-close-on-disconnect", "VITCP-2.2.2.2.2-CLOSE-TCP-ON-VI-CLOSE", "VipDisconnect leaves the TCP connection open") \
     X(URGENT_BSD, "urgent-bsd", "VITCP-3.7-URGENT-RFC1122", "designates each segment's first byte as urgent the BSD way (pointer one past it)") \
     X(URGENT_MID, "urgent-mid", "VITCP-3.7-URGENT-FIRST-BYTE", "designates a byte inside each segment as urgent") \
-    X(URGENT_UNOFFERED, "urgent-unoffered", "VITCP-3.7-URGENT-ONLY-IF-OFFERED", "designates urgent data although the peer never sent the Urgent Marker option")
+    X(URGENT_UNOFFERED, "urgent-unoffered", "VITCP-3.7-URGENT-ONLY-IF-OFFERED", "designates urgent data although the peer never sent the Urgent Marker option") \
+    X(KEEP_MALFORMED_OPEN, "keep-malformed-open", "VITCP-4-MALFORMED-CLOSE", "ignores a malformed or unexpected first segment and keeps TCP open")
 
 enum vipl_fault {
     VIPL_FAULT_NONE = 0,

@@ -153,6 +153,8 @@ static void conn_on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t 
         seg->ce.calling_disc_len > VW_VITCP_DISC_MAX || seg->ce.called_disc_len > VW_VITCP_DISC_MAX ||
         (seg->ce.opt_crc && !seg->crc_ok)) {
         c->nic->stats.ProtocolErrors++;
+        if (c->nic->fault == VIPL_FAULT_KEEP_MALFORMED_OPEN)
+            return; /* ignores it and keeps waiting, TCP open */
         c->dead = true;
         return;
     }
