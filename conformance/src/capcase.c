@@ -21,7 +21,10 @@ struct meta {
     size_t errlen;
     /* directives */
     char capture[512];
+    bool passive;        /* role passive: the implementation connects */
     bool tester_server;
+    unsigned tester_line; /* line of an explicit 'tester' (0: none) */
+    enum { DISC_DEFAULT, DISC_RUN, DISC_CAPTURE } disc;
     bool wild[CF_F_COUNT];
     bool wild_type[VW_VITCP_TYPE_COUNT][CF_F_COUNT];
     bool wild_data;
@@ -152,14 +155,14 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
     if (strcmp(k, "role") == 0) {
         if (n != 2 || (strcmp(tok[1], "active") != 0 && strcmp(tok[1], "passive") != 0))
             return meta_fail(m, "'role' is active or passive");
-        if (strcmp(tok[1], "passive") == 0)
-            return meta_fail(m, "role passive is not supported for capture cases yet (the tester connects)");
+        m->passive = c->passive = tok[1][0] == 'p';
         return 0;
     }
     if (strcmp(k, "tester") == 0) {
         if (n != 2 || (strcmp(tok[1], "client") != 0 && strcmp(tok[1], "server") != 0))
             return meta_fail(m, "'tester' is client or server");
         m->tester_server = tok[1][0] == 's';
+        m->tester_line = m->line;
         return 0;
     }
     if (strcmp(k, "verdict") == 0) {
@@ -188,9 +191,7 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
     if (strcmp(k, "discriminator") == 0) {
         if (n != 2 || (strcmp(tok[1], "capture") != 0 && strcmp(tok[1], "run") != 0))
             return meta_fail(m, "'discriminator' is capture or run");
-        c->replay_run_disc = tok[1][0] == 'r';
-        if (c->replay_run_disc)
-            m->wild[CF_F_CALLED_LEN] = true; /* the accept copies what the tester sent */
+        m->disc = tok[1][0] == 'r' ? DISC_RUN : DISC_CAPTURE;
         return 0;
     }
     if (strcmp(k, "nops") == 0) {
@@ -227,6 +228,30 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
         return 0;
     }
     return meta_fail(m, "unknown directive '%s'", k);
+}
+
+/* What the role implies, once every line is read: role passive makes the
+ * tester the capture's server, and the implementation's discriminators (its
+ * own configuration, not the capture's) wildcards unless 'discriminator
+ * capture' asks for them. */
+static int settle_role(struct meta *m, struct cf_case *c)
+{
+    if (m->passive) {
+        if (m->tester_line && !m->tester_server) {
+            m->line = m->tester_line;
+            return meta_fail(m, "'tester client' needs role active: with role passive the implementation "
+                                "connects to the tester, which plays the capture's server");
+        }
+        m->tester_server = true;
+        if (m->disc != DISC_CAPTURE) {
+            m->wild_type[VW_VITCP_CONNECT_REQUEST][CF_F_CALLING_LEN] = true;
+            m->wild_type[VW_VITCP_CONNECT_REQUEST][CF_F_CALLED_LEN] = true;
+        }
+    } else if (m->disc == DISC_RUN) {
+        c->replay_run_disc = true;
+        m->wild[CF_F_CALLED_LEN] = true; /* the accept copies what the tester sent */
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------ capture */
@@ -392,7 +417,9 @@ static void expect_from(const struct meta *m, const struct cf_case *c, struct cf
     st->kind = CF_STEP_EXPECT;
     st->type = type;
     st->wait_ms = m->timing_ms;
-    bool len_wild = is_wild(m, type, CF_F_PAYLOAD) || is_wild(m, type, CF_F_CRC) || is_wild(m, type, CF_F_SEGLEN);
+    /* a CE segment's length also follows its discriminators */
+    bool len_wild = is_wild(m, type, CF_F_PAYLOAD) || is_wild(m, type, CF_F_CRC) || is_wild(m, type, CF_F_SEGLEN) ||
+                    (s->has_ce && (is_wild(m, type, CF_F_CALLING_LEN) || is_wild(m, type, CF_F_CALLED_LEN)));
     struct {
         enum cf_field f;
         int64_t v;
@@ -452,6 +479,28 @@ static void set_pdu(struct cf_step *st, size_t i, const struct cap_pdu *p)
     st->cap_data_off = p->off + p->payload_off;
 }
 
+static bool same_disc(const uint8_t *a, unsigned alen, const uint8_t *b, unsigned blen)
+{
+    return alen == blen && memcmp(a, b, alen < VW_VITCP_DISC_MAX ? alen : VW_VITCP_DISC_MAX) == 0;
+}
+
+/* Role passive: what the captured ConnectAccept derived from the captured
+ * request (copied discriminators, the same level, an MTU not above the
+ * request's), the replayed one derives from the live request. An accept that
+ * broke a rule in the capture is replayed breaking it. */
+static unsigned answer_derivation(const struct vw_vitcp_ce *req, const struct vw_vitcp_ce *acc)
+{
+    unsigned how = 0;
+    if (same_disc(req->calling_disc, req->calling_disc_len, acc->calling_disc, acc->calling_disc_len) &&
+        same_disc(req->called_disc, req->called_disc_len, acc->called_disc, acc->called_disc_len))
+        how |= CF_ANSWER_DISC;
+    if ((req->attrs & VW_VITCP_ATTR_RELIABILITY_MASK) == (acc->attrs & VW_VITCP_ATTR_RELIABILITY_MASK))
+        how |= CF_ANSWER_LEVEL;
+    if (acc->mtu <= req->mtu)
+        how |= CF_ANSWER_MTU;
+    return how;
+}
+
 static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
 {
     int tester_side = m->tester_server ? 1 : 0;
@@ -469,14 +518,19 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
             c->cap_target_init = p->seg.hdr.msg_num;
         }
     }
-    if (!x->npdus || x->pdus[0].side != tester_side || x->pdus[0].seg.hdr.type != VW_VITCP_CONNECT_REQUEST)
-        return meta_fail(m, "%s: the tester's side (%s) must send the first PDU, a ConnectRequest "
-                            "(role active)", m->capture, m->tester_server ? "server" : "client");
+    /* role active: the tester's side opens with its ConnectRequest; role
+     * passive: the implementation's side does, and the tester answers */
+    int opener = m->passive ? 1 - tester_side : tester_side;
+    if (!x->npdus || x->pdus[0].side != opener || x->pdus[0].seg.hdr.type != VW_VITCP_CONNECT_REQUEST)
+        return meta_fail(m, "%s: the %s side (%s) must send the first PDU, a ConnectRequest (role %s)", m->capture,
+                         m->passive ? "implementation's" : "tester's",
+                         (opener == 1) ? "server" : "client", m->passive ? "passive" : "active");
     struct cf_step *st = NULL;
     unsigned echoes = 0;
+    bool tester_sent = false; /* the tester has sent a Send (role passive, 'echo') */
     if (add_step(m, c, &st) < 0)
         return -1;
-    st->kind = CF_STEP_CONNECT;
+    st->kind = m->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT;
     for (size_t i = 0; i < x->npdus; i++) {
         const struct cap_pdu *p = &x->pdus[i];
         unsigned t = p->seg.hdr.type;
@@ -488,6 +542,9 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
             st->replay_crc = p->seg.has_crc;
             st->noeom = !(p->seg.hdr.flags & VW_VITCP_FLAG_EOM);
             set_pdu(st, i, p);
+            if (m->passive && t == VW_VITCP_CONNECT_ACCEPT)
+                st->replay_answer = answer_derivation(&x->pdus[0].seg.ce, &p->seg.ce);
+            tester_sent |= t == VW_VITCP_SEND;
             if (m->echo && t == VW_VITCP_SEND && (p->seg.hdr.flags & VW_VITCP_FLAG_EOM)) {
                 /* vipl-peer echoes each Send: one echo segment of the
                  * whole message, its own next number */
@@ -519,12 +576,16 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
         } else {
             if (t == VW_VITCP_NOP && !m->compare_nops)
                 continue;
-            if (m->echo && t == VW_VITCP_SEND)
-                continue; /* replaced by the echoes */
+            /* replaced by the echoes; with role passive the implementation's
+             * own Sends before the tester's first one are compared as captured */
+            if (m->echo && t == VW_VITCP_SEND && (tester_sent || !m->passive))
+                continue;
             if (add_step(m, c, &st) < 0)
                 return -1;
             expect_from(m, c, st, p);
             set_pdu(st, i, p);
+            if (m->echo && t == VW_VITCP_SEND && (p->seg.hdr.flags & VW_VITCP_FLAG_EOM))
+                echoes++; /* the echoes number on after it */
         }
     }
     if (m->end != END_NONE) {
@@ -617,6 +678,8 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
         s = next;
     }
     m->line = 0;
+    if (settle_role(m, out) < 0)
+        goto done;
     if (!out->nreqs) {
         snprintf(err, errlen, "%s: no 'require' line (a case must name the requirement IDs it tests)", meta_path);
         goto done;
@@ -687,6 +750,10 @@ void cf_capcase_describe(FILE *out, const struct cf_case *c)
             fprintf(out, " %s=%s%lld", cf_field_name(mt->field), mt->relative && mt->value >= 0 ? "+" : "",
                     (long long)mt->value);
         }
+        if (st->replay_answer)
+            fprintf(out, " answers the live request:%s%s%s", (st->replay_answer & CF_ANSWER_DISC) ? " disc" : "",
+                    (st->replay_answer & CF_ANSWER_LEVEL) ? " level" : "",
+                    (st->replay_answer & CF_ANSWER_MTU) ? " mtu" : "");
         if (st->data_capture)
             fputs(" data=capture", out);
         if (st->data_echo)

@@ -526,6 +526,27 @@ static void keep_sent(struct run *r, unsigned type, uint32_t offset, const uint8
     }
 }
 
+/* Role passive: a replayed ConnectAccept answers the live request as the
+ * captured one answered the captured request (st->replay_answer, capcase.c). */
+static void answer_live_request(const struct run *r, const struct cf_step *st, struct vw_vitcp_enc *enc)
+{
+    const struct vw_vitcp_ce *req = &r->session.conn.request_ce;
+    if (!r->c->passive || !r->target_ce_known || enc->hdr.type != VW_VITCP_CONNECT_ACCEPT)
+        return;
+    if (st->replay_answer & CF_ANSWER_DISC) {
+        memcpy(enc->ce.calling_disc, req->calling_disc, VW_VITCP_DISC_MAX);
+        memcpy(enc->ce.called_disc, req->called_disc, VW_VITCP_DISC_MAX);
+        enc->ce.calling_disc_len = req->calling_disc_len > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : req->calling_disc_len;
+        enc->ce.called_disc_len = req->called_disc_len > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : req->called_disc_len;
+        enc->keep_seg_len = false;
+    }
+    if (st->replay_answer & CF_ANSWER_LEVEL)
+        enc->ce.attrs = (uint16_t)((enc->ce.attrs & ~VW_VITCP_ATTR_RELIABILITY_MASK) |
+                                   (req->attrs & VW_VITCP_ATTR_RELIABILITY_MASK));
+    if ((st->replay_answer & CF_ANSWER_MTU) && req->mtu < enc->ce.mtu)
+        enc->ce.mtu = req->mtu;
+}
+
 /*
  * A capture case's PDU of the tester's side, re-encoded by the wire library
  * with the capture's fields, payload and options. Its own message numbers
@@ -574,6 +595,8 @@ static uint8_t *build_replay(struct run *r, const struct cf_step *st, size_t *ou
         enc.ce.called_disc_len = (uint16_t)dl;
         enc.keep_seg_len = false; /* the segment's length is the encoder's */
     }
+    if (st->replay_answer)
+        answer_live_request(r, st, &enc);
     if (c->cap_target_init_known && r->target_init_known && t != VW_VITCP_CONNECT_REQUEST) {
         enc.hdr.msg_ack = seg.hdr.msg_ack - c->cap_target_init + r->target_init;
         if (t == VW_VITCP_RDMA_READ_RESP)
