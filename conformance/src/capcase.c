@@ -29,6 +29,11 @@ struct meta {
     bool wild_type[VW_VITCP_TYPE_COUNT][CF_F_COUNT];
     bool wild_data;
     bool wild_data_type[VW_VITCP_TYPE_COUNT];
+    /* 'rule ID FIELD...': the requirement a difference in the field breaks
+     * (VW_REQ_NONE: the case's first one) */
+    enum vw_req rule[CF_F_COUNT];
+    enum vw_req rule_type[VW_VITCP_TYPE_COUNT][CF_F_COUNT];
+    unsigned rule_line;
     bool echo;
     bool compare_nops;
     unsigned timing_ms;
@@ -107,6 +112,37 @@ static int wildcard(struct meta *m, const char *w)
     return 0;
 }
 
+/* 'rule ID FIELD...' (FIELD or TYPE:FIELD, as in 'wildcard'). */
+static int rule_line(struct meta *m, char **tok, int n)
+{
+    if (n < 3)
+        return meta_fail(m, "'rule' needs a requirement ID and field names");
+    enum vw_req r = vw_req_by_id(tok[1]);
+    if (r == VW_REQ_NONE)
+        return meta_fail(m, "unknown requirement ID '%s'", tok[1]);
+    for (int i = 2; i < n; i++) {
+        const char *w = tok[i];
+        int type = -1;
+        const char *colon = strchr(w, ':');
+        if (colon) {
+            type = type_by_name(w, (size_t)(colon - w));
+            if (type < 0)
+                return meta_fail(m, "unknown segment type in '%s'", w);
+            w = colon + 1;
+        }
+        int f = cf_field_by_name(w);
+        if (f < 0)
+            return meta_fail(m, "unknown field '%s' (a rule names header fields: msg, eom, imm, payload, ...)", w);
+        if (type < 0)
+            m->rule[f] = r;
+        else
+            m->rule_type[type][f] = r;
+    }
+    if (!m->rule_line)
+        m->rule_line = m->line;
+    return 0;
+}
+
 static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
 {
     const char *k = tok[0];
@@ -179,6 +215,8 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
                 return -1;
         return 0;
     }
+    if (strcmp(k, "rule") == 0)
+        return rule_line(m, tok, n);
     if (strcmp(k, "echo") == 0 || strcmp(k, "hostile") == 0) {
         if (n != 1)
             return meta_fail(m, "'%s' takes no value", k);
@@ -234,6 +272,23 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
  * tester the capture's server, and the implementation's discriminators (its
  * own configuration, not the capture's) wildcards unless 'discriminator
  * capture' asks for them. */
+/* Every 'rule' names one of the case's requirements. */
+static int check_rules(struct meta *m, const struct cf_case *c)
+{
+    for (unsigned t = 0; t <= VW_VITCP_TYPE_COUNT; t++)
+        for (unsigned f = 0; f < CF_F_COUNT; f++) {
+            enum vw_req r = t < VW_VITCP_TYPE_COUNT ? m->rule_type[t][f] : m->rule[f];
+            bool listed = r == VW_REQ_NONE;
+            for (unsigned i = 0; i < c->nreqs && !listed; i++)
+                listed = c->reqs[i] == r;
+            if (!listed) {
+                m->line = m->rule_line;
+                return meta_fail(m, "'rule %s': the case's 'require' lines must name it", vw_req_id(r));
+            }
+        }
+    return 0;
+}
+
 static int settle_role(struct meta *m, struct cf_case *c)
 {
     if (m->passive) {
@@ -479,6 +534,48 @@ static void set_pdu(struct cf_step *st, size_t i, const struct cap_pdu *p)
     st->cap_data_off = p->off + p->payload_off;
 }
 
+static enum vw_req rule_of(const struct meta *m, unsigned type, enum cf_field f)
+{
+    if (type < VW_VITCP_TYPE_COUNT && m->rule_type[type][f] != VW_REQ_NONE)
+        return m->rule_type[type][f];
+    return m->rule[f];
+}
+
+/* The fields of expect step idx that have a 'rule' move into check steps
+ * right after it, one per requirement: the expect compares the rest first,
+ * and a difference in a ruled field names its rule (as C24's checks). */
+static int split_rules(struct meta *m, struct cf_case *c, unsigned idx)
+{
+    for (;;) {
+        const struct cf_step *ex = &c->steps[idx];
+        enum vw_req req = VW_REQ_NONE;
+        for (unsigned k = 0; k < ex->nmatch && req == VW_REQ_NONE; k++)
+            req = rule_of(m, ex->type, ex->match[k].field);
+        if (req == VW_REQ_NONE)
+            return 0;
+        struct cf_step *chk;
+        if (add_step(m, c, &chk) < 0)
+            return -1;
+        struct cf_step *e = &c->steps[idx];
+        chk->kind = CF_STEP_CHECK;
+        chk->type = e->type;
+        chk->req = req;
+        chk->cap_pdu = e->cap_pdu;
+        chk->line = e->line;
+        chk->pdu_off = e->pdu_off;
+        chk->pdu_len = e->pdu_len;
+        chk->cap_data_off = e->cap_data_off;
+        unsigned keep = 0;
+        for (unsigned k = 0; k < e->nmatch; k++) {
+            if (rule_of(m, e->type, e->match[k].field) == req)
+                chk->match[chk->nmatch++] = e->match[k];
+            else
+                e->match[keep++] = e->match[k];
+        }
+        e->nmatch = keep;
+    }
+}
+
 static bool same_disc(const uint8_t *a, unsigned alen, const uint8_t *b, unsigned blen)
 {
     return alen == blen && memcmp(a, b, alen < VW_VITCP_DISC_MAX ? alen : VW_VITCP_DISC_MAX) == 0;
@@ -572,6 +669,8 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
                 echoes++;
                 if (!is_wild(m, VW_VITCP_SEND, CF_F_MSG))
                     add_match(st, CF_F_MSG, echoes, true);
+                if (split_rules(m, c, c->nsteps - 1) < 0)
+                    return -1;
             }
         } else {
             if (t == VW_VITCP_NOP && !m->compare_nops)
@@ -584,6 +683,8 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
                 return -1;
             expect_from(m, c, st, p);
             set_pdu(st, i, p);
+            if (split_rules(m, c, c->nsteps - 1) < 0)
+                return -1;
             if (m->echo && t == VW_VITCP_SEND && (p->seg.hdr.flags & VW_VITCP_FLAG_EOM))
                 echoes++; /* the echoes number on after it */
         }
@@ -684,6 +785,8 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
         snprintf(err, errlen, "%s: no 'require' line (a case must name the requirement IDs it tests)", meta_path);
         goto done;
     }
+    if (check_rules(m, out) < 0)
+        goto done;
     /* Names relative to the meta file's folder. */
     const char *slash = strrchr(meta_path, '/');
     size_t dirlen = slash ? (size_t)(slash - meta_path) + 1 : 0;
@@ -740,7 +843,7 @@ void cf_capcase_describe(FILE *out, const struct cf_case *c)
         static const char *const kinds[] = {"connect", "send", "expect", "expect-close", "expect-open",
                                             "close", "wait", "accept", "check"};
         fprintf(out, "  %2u %-12s", i, kinds[st->kind]);
-        if (st->kind == CF_STEP_SEND || st->kind == CF_STEP_EXPECT)
+        if (st->kind == CF_STEP_SEND || st->kind == CF_STEP_EXPECT || st->kind == CF_STEP_CHECK)
             fprintf(out, " %s", vw_vitcp_type_name(st->type));
         if (st->cap_pdu)
             fprintf(out, " (%scapture PDU %u, frame %u, %zu bytes)", st->data_echo ? "echo of " : "", st->cap_pdu,
@@ -758,6 +861,8 @@ void cf_capcase_describe(FILE *out, const struct cf_case *c)
             fputs(" data=capture", out);
         if (st->data_echo)
             fputs(" data=echo", out);
+        if (c->nreqs && st->req != c->reqs[0])
+            fprintf(out, " [%s]", vw_req_id(st->req));
         fputc('\n', out);
     }
 }
