@@ -41,6 +41,7 @@ struct rx_seg {
     size_t len;
     struct vw_vitcp_seg seg; /* pointers rebased into raw */
     unsigned frame;
+    unsigned index;          /* its number among the target's segments (PDU #) */
 };
 
 struct run {
@@ -370,6 +371,7 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
     if (seg->ce.options)
         q->seg.ce.options = q->raw + (seg->ce.options - raw);
     q->frame = frame;
+    q->index = index;
     r->qcount++;
 }
 
@@ -926,7 +928,7 @@ static int segment_matches(struct run *r, const struct cf_step *st, const struct
                            size_t msglen)
 {
     const struct vw_vitcp_seg *s = &q->seg;
-    unsigned pdu = r->rx_index - r->qcount + 1;
+    unsigned pdu = q->index;
     char got[256];
     describe(s, got, sizeof got);
     if (st->type != CF_TYPE_ANY && s->hdr.type != st->type) {
