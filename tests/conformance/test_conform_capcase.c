@@ -303,6 +303,23 @@ static void passive_meta_compiles_to_accept_and_steps(void **state)
     cf_case_free(c);
     free(c);
 
+    /* 'echo' with role passive: the implementation's own message before the
+     * tester's first Send is compared as captured, the echo of the tester's
+     * Send numbers on after it */
+    snprintf(text, sizeof text, "capture %s/310-capture-active-request.pcapng\nrequire VITCP-4.2-REQUEST-FIRST\n"
+             "role passive\necho\n", CONFORM_CASES_DIR);
+    write_file("cc-pecho.meta", text);
+    c = load("cc-pecho.meta");
+    assert_int_equal(c->nsteps, 7);
+    assert_true(c->steps[3].data_capture);
+    assert_int_equal(find_match(&c->steps[3], CF_F_MSG)->value, 1);
+    assert_int_equal(c->steps[4].kind, CF_STEP_SEND);
+    assert_true(c->steps[5].data_echo);
+    assert_int_equal(find_match(&c->steps[5], CF_F_MSG)->value, 2);
+    assert_int_equal(find_match(&c->steps[5], CF_F_IMM)->value, 7);
+    cf_case_free(c);
+    free(c);
+
     /* a client-opened capture also plays with role passive: the tester is
      * its server (300's trafgen server) */
     snprintf(text, sizeof text, "capture %s/300-capture-connect.pcapng\nrequire VITCP-4.2-REQUEST-FIRST\n"
