@@ -21,11 +21,19 @@ struct meta {
     size_t errlen;
     /* directives */
     char capture[512];
+    bool passive;        /* role passive: the implementation connects */
     bool tester_server;
+    unsigned tester_line; /* line of an explicit 'tester' (0: none) */
+    enum { DISC_DEFAULT, DISC_RUN, DISC_CAPTURE } disc;
     bool wild[CF_F_COUNT];
     bool wild_type[VW_VITCP_TYPE_COUNT][CF_F_COUNT];
     bool wild_data;
     bool wild_data_type[VW_VITCP_TYPE_COUNT];
+    /* 'rule ID FIELD...': the requirement a difference in the field breaks
+     * (VW_REQ_NONE: the case's first one) */
+    enum vw_req rule[CF_F_COUNT];
+    enum vw_req rule_type[VW_VITCP_TYPE_COUNT][CF_F_COUNT];
+    unsigned rule_line;
     bool echo;
     bool compare_nops;
     unsigned timing_ms;
@@ -104,6 +112,37 @@ static int wildcard(struct meta *m, const char *w)
     return 0;
 }
 
+/* 'rule ID FIELD...' (FIELD or TYPE:FIELD, as in 'wildcard'). */
+static int rule_line(struct meta *m, char **tok, int n)
+{
+    if (n < 3)
+        return meta_fail(m, "'rule' needs a requirement ID and field names");
+    enum vw_req r = vw_req_by_id(tok[1]);
+    if (r == VW_REQ_NONE)
+        return meta_fail(m, "unknown requirement ID '%s'", tok[1]);
+    for (int i = 2; i < n; i++) {
+        const char *w = tok[i];
+        int type = -1;
+        const char *colon = strchr(w, ':');
+        if (colon) {
+            type = type_by_name(w, (size_t)(colon - w));
+            if (type < 0)
+                return meta_fail(m, "unknown segment type in '%s'", w);
+            w = colon + 1;
+        }
+        int f = cf_field_by_name(w);
+        if (f < 0)
+            return meta_fail(m, "unknown field '%s' (a rule names header fields: msg, eom, imm, payload, ...)", w);
+        if (type < 0)
+            m->rule[f] = r;
+        else
+            m->rule_type[type][f] = r;
+    }
+    if (!m->rule_line)
+        m->rule_line = m->line;
+    return 0;
+}
+
 static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
 {
     const char *k = tok[0];
@@ -152,14 +191,14 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
     if (strcmp(k, "role") == 0) {
         if (n != 2 || (strcmp(tok[1], "active") != 0 && strcmp(tok[1], "passive") != 0))
             return meta_fail(m, "'role' is active or passive");
-        if (strcmp(tok[1], "passive") == 0)
-            return meta_fail(m, "role passive is not supported for capture cases yet (the tester connects)");
+        m->passive = c->passive = tok[1][0] == 'p';
         return 0;
     }
     if (strcmp(k, "tester") == 0) {
         if (n != 2 || (strcmp(tok[1], "client") != 0 && strcmp(tok[1], "server") != 0))
             return meta_fail(m, "'tester' is client or server");
         m->tester_server = tok[1][0] == 's';
+        m->tester_line = m->line;
         return 0;
     }
     if (strcmp(k, "verdict") == 0) {
@@ -176,6 +215,8 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
                 return -1;
         return 0;
     }
+    if (strcmp(k, "rule") == 0)
+        return rule_line(m, tok, n);
     if (strcmp(k, "echo") == 0 || strcmp(k, "hostile") == 0) {
         if (n != 1)
             return meta_fail(m, "'%s' takes no value", k);
@@ -188,9 +229,7 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
     if (strcmp(k, "discriminator") == 0) {
         if (n != 2 || (strcmp(tok[1], "capture") != 0 && strcmp(tok[1], "run") != 0))
             return meta_fail(m, "'discriminator' is capture or run");
-        c->replay_run_disc = tok[1][0] == 'r';
-        if (c->replay_run_disc)
-            m->wild[CF_F_CALLED_LEN] = true; /* the accept copies what the tester sent */
+        m->disc = tok[1][0] == 'r' ? DISC_RUN : DISC_CAPTURE;
         return 0;
     }
     if (strcmp(k, "nops") == 0) {
@@ -227,6 +266,47 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
         return 0;
     }
     return meta_fail(m, "unknown directive '%s'", k);
+}
+
+/* What the role implies, once every line is read: role passive makes the
+ * tester the capture's server, and the implementation's discriminators (its
+ * own configuration, not the capture's) wildcards unless 'discriminator
+ * capture' asks for them. */
+/* Every 'rule' names one of the case's requirements. */
+static int check_rules(struct meta *m, const struct cf_case *c)
+{
+    for (unsigned t = 0; t <= VW_VITCP_TYPE_COUNT; t++)
+        for (unsigned f = 0; f < CF_F_COUNT; f++) {
+            enum vw_req r = t < VW_VITCP_TYPE_COUNT ? m->rule_type[t][f] : m->rule[f];
+            bool listed = r == VW_REQ_NONE;
+            for (unsigned i = 0; i < c->nreqs && !listed; i++)
+                listed = c->reqs[i] == r;
+            if (!listed) {
+                m->line = m->rule_line;
+                return meta_fail(m, "'rule %s': the case's 'require' lines must name it", vw_req_id(r));
+            }
+        }
+    return 0;
+}
+
+static int settle_role(struct meta *m, struct cf_case *c)
+{
+    if (m->passive) {
+        if (m->tester_line && !m->tester_server) {
+            m->line = m->tester_line;
+            return meta_fail(m, "'tester client' needs role active: with role passive the implementation "
+                                "connects to the tester, which plays the capture's server");
+        }
+        m->tester_server = true;
+        if (m->disc != DISC_CAPTURE) {
+            m->wild_type[VW_VITCP_CONNECT_REQUEST][CF_F_CALLING_LEN] = true;
+            m->wild_type[VW_VITCP_CONNECT_REQUEST][CF_F_CALLED_LEN] = true;
+        }
+    } else if (m->disc == DISC_RUN) {
+        c->replay_run_disc = true;
+        m->wild[CF_F_CALLED_LEN] = true; /* the accept copies what the tester sent */
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------ capture */
@@ -392,7 +472,9 @@ static void expect_from(const struct meta *m, const struct cf_case *c, struct cf
     st->kind = CF_STEP_EXPECT;
     st->type = type;
     st->wait_ms = m->timing_ms;
-    bool len_wild = is_wild(m, type, CF_F_PAYLOAD) || is_wild(m, type, CF_F_CRC) || is_wild(m, type, CF_F_SEGLEN);
+    /* a CE segment's length also follows its discriminators */
+    bool len_wild = is_wild(m, type, CF_F_PAYLOAD) || is_wild(m, type, CF_F_CRC) || is_wild(m, type, CF_F_SEGLEN) ||
+                    (s->has_ce && (is_wild(m, type, CF_F_CALLING_LEN) || is_wild(m, type, CF_F_CALLED_LEN)));
     struct {
         enum cf_field f;
         int64_t v;
@@ -452,6 +534,70 @@ static void set_pdu(struct cf_step *st, size_t i, const struct cap_pdu *p)
     st->cap_data_off = p->off + p->payload_off;
 }
 
+static enum vw_req rule_of(const struct meta *m, unsigned type, enum cf_field f)
+{
+    if (type < VW_VITCP_TYPE_COUNT && m->rule_type[type][f] != VW_REQ_NONE)
+        return m->rule_type[type][f];
+    return m->rule[f];
+}
+
+/* The fields of expect step idx that have a 'rule' move into check steps
+ * right after it, one per requirement: the expect compares the rest first,
+ * and a difference in a ruled field names its rule (as C24's checks). */
+static int split_rules(struct meta *m, struct cf_case *c, unsigned idx)
+{
+    for (;;) {
+        const struct cf_step *ex = &c->steps[idx];
+        enum vw_req req = VW_REQ_NONE;
+        for (unsigned k = 0; k < ex->nmatch && req == VW_REQ_NONE; k++)
+            req = rule_of(m, ex->type, ex->match[k].field);
+        if (req == VW_REQ_NONE)
+            return 0;
+        struct cf_step *chk;
+        if (add_step(m, c, &chk) < 0)
+            return -1;
+        struct cf_step *e = &c->steps[idx];
+        chk->kind = CF_STEP_CHECK;
+        chk->type = e->type;
+        chk->req = req;
+        chk->cap_pdu = e->cap_pdu;
+        chk->line = e->line;
+        chk->pdu_off = e->pdu_off;
+        chk->pdu_len = e->pdu_len;
+        chk->cap_data_off = e->cap_data_off;
+        unsigned keep = 0;
+        for (unsigned k = 0; k < e->nmatch; k++) {
+            if (rule_of(m, e->type, e->match[k].field) == req)
+                chk->match[chk->nmatch++] = e->match[k];
+            else
+                e->match[keep++] = e->match[k];
+        }
+        e->nmatch = keep;
+    }
+}
+
+static bool same_disc(const uint8_t *a, unsigned alen, const uint8_t *b, unsigned blen)
+{
+    return alen == blen && memcmp(a, b, alen < VW_VITCP_DISC_MAX ? alen : VW_VITCP_DISC_MAX) == 0;
+}
+
+/* Role passive: what the captured ConnectAccept derived from the captured
+ * request (copied discriminators, the same level, an MTU not above the
+ * request's), the replayed one derives from the live request. An accept that
+ * broke a rule in the capture is replayed breaking it. */
+static unsigned answer_derivation(const struct vw_vitcp_ce *req, const struct vw_vitcp_ce *acc)
+{
+    unsigned how = 0;
+    if (same_disc(req->calling_disc, req->calling_disc_len, acc->calling_disc, acc->calling_disc_len) &&
+        same_disc(req->called_disc, req->called_disc_len, acc->called_disc, acc->called_disc_len))
+        how |= CF_ANSWER_DISC;
+    if ((req->attrs & VW_VITCP_ATTR_RELIABILITY_MASK) == (acc->attrs & VW_VITCP_ATTR_RELIABILITY_MASK))
+        how |= CF_ANSWER_LEVEL;
+    if (acc->mtu <= req->mtu)
+        how |= CF_ANSWER_MTU;
+    return how;
+}
+
 static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
 {
     int tester_side = m->tester_server ? 1 : 0;
@@ -469,14 +615,19 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
             c->cap_target_init = p->seg.hdr.msg_num;
         }
     }
-    if (!x->npdus || x->pdus[0].side != tester_side || x->pdus[0].seg.hdr.type != VW_VITCP_CONNECT_REQUEST)
-        return meta_fail(m, "%s: the tester's side (%s) must send the first PDU, a ConnectRequest "
-                            "(role active)", m->capture, m->tester_server ? "server" : "client");
+    /* role active: the tester's side opens with its ConnectRequest; role
+     * passive: the implementation's side does, and the tester answers */
+    int opener = m->passive ? 1 - tester_side : tester_side;
+    if (!x->npdus || x->pdus[0].side != opener || x->pdus[0].seg.hdr.type != VW_VITCP_CONNECT_REQUEST)
+        return meta_fail(m, "%s: the %s side (%s) must send the first PDU, a ConnectRequest (role %s)", m->capture,
+                         m->passive ? "implementation's" : "tester's",
+                         (opener == 1) ? "server" : "client", m->passive ? "passive" : "active");
     struct cf_step *st = NULL;
     unsigned echoes = 0;
+    bool tester_sent = false; /* the tester has sent a Send (role passive, 'echo') */
     if (add_step(m, c, &st) < 0)
         return -1;
-    st->kind = CF_STEP_CONNECT;
+    st->kind = m->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT;
     for (size_t i = 0; i < x->npdus; i++) {
         const struct cap_pdu *p = &x->pdus[i];
         unsigned t = p->seg.hdr.type;
@@ -488,6 +639,9 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
             st->replay_crc = p->seg.has_crc;
             st->noeom = !(p->seg.hdr.flags & VW_VITCP_FLAG_EOM);
             set_pdu(st, i, p);
+            if (m->passive && t == VW_VITCP_CONNECT_ACCEPT)
+                st->replay_answer = answer_derivation(&x->pdus[0].seg.ce, &p->seg.ce);
+            tester_sent |= t == VW_VITCP_SEND;
             if (m->echo && t == VW_VITCP_SEND && (p->seg.hdr.flags & VW_VITCP_FLAG_EOM)) {
                 /* vipl-peer echoes each Send: one echo segment of the
                  * whole message, its own next number */
@@ -515,16 +669,24 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
                 echoes++;
                 if (!is_wild(m, VW_VITCP_SEND, CF_F_MSG))
                     add_match(st, CF_F_MSG, echoes, true);
+                if (split_rules(m, c, c->nsteps - 1) < 0)
+                    return -1;
             }
         } else {
             if (t == VW_VITCP_NOP && !m->compare_nops)
                 continue;
-            if (m->echo && t == VW_VITCP_SEND)
-                continue; /* replaced by the echoes */
+            /* replaced by the echoes; with role passive the implementation's
+             * own Sends before the tester's first one are compared as captured */
+            if (m->echo && t == VW_VITCP_SEND && (tester_sent || !m->passive))
+                continue;
             if (add_step(m, c, &st) < 0)
                 return -1;
             expect_from(m, c, st, p);
             set_pdu(st, i, p);
+            if (split_rules(m, c, c->nsteps - 1) < 0)
+                return -1;
+            if (m->echo && t == VW_VITCP_SEND && (p->seg.hdr.flags & VW_VITCP_FLAG_EOM))
+                echoes++; /* the echoes number on after it */
         }
     }
     if (m->end != END_NONE) {
@@ -617,10 +779,14 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
         s = next;
     }
     m->line = 0;
+    if (settle_role(m, out) < 0)
+        goto done;
     if (!out->nreqs) {
         snprintf(err, errlen, "%s: no 'require' line (a case must name the requirement IDs it tests)", meta_path);
         goto done;
     }
+    if (check_rules(m, out) < 0)
+        goto done;
     /* Names relative to the meta file's folder. */
     const char *slash = strrchr(meta_path, '/');
     size_t dirlen = slash ? (size_t)(slash - meta_path) + 1 : 0;
@@ -677,7 +843,7 @@ void cf_capcase_describe(FILE *out, const struct cf_case *c)
         static const char *const kinds[] = {"connect", "send", "expect", "expect-close", "expect-open",
                                             "close", "wait", "accept", "check"};
         fprintf(out, "  %2u %-12s", i, kinds[st->kind]);
-        if (st->kind == CF_STEP_SEND || st->kind == CF_STEP_EXPECT)
+        if (st->kind == CF_STEP_SEND || st->kind == CF_STEP_EXPECT || st->kind == CF_STEP_CHECK)
             fprintf(out, " %s", vw_vitcp_type_name(st->type));
         if (st->cap_pdu)
             fprintf(out, " (%scapture PDU %u, frame %u, %zu bytes)", st->data_echo ? "echo of " : "", st->cap_pdu,
@@ -687,10 +853,16 @@ void cf_capcase_describe(FILE *out, const struct cf_case *c)
             fprintf(out, " %s=%s%lld", cf_field_name(mt->field), mt->relative && mt->value >= 0 ? "+" : "",
                     (long long)mt->value);
         }
+        if (st->replay_answer)
+            fprintf(out, " answers the live request:%s%s%s", (st->replay_answer & CF_ANSWER_DISC) ? " disc" : "",
+                    (st->replay_answer & CF_ANSWER_LEVEL) ? " level" : "",
+                    (st->replay_answer & CF_ANSWER_MTU) ? " mtu" : "");
         if (st->data_capture)
             fputs(" data=capture", out);
         if (st->data_echo)
             fputs(" data=echo", out);
+        if (c->nreqs && st->req != c->reqs[0])
+            fprintf(out, " [%s]", vw_req_id(st->req));
         fputc('\n', out);
     }
 }

@@ -62,9 +62,10 @@ static void correct_implementation_passes(void **state)
     assert_non_null(strstr(o.text, "PASS    active-reject"));
     assert_non_null(strstr(o.text, "PASS    active-crc-one-way"));
     assert_non_null(strstr(o.text, "PASS    active-disconnect-close"));
+    assert_non_null(strstr(o.text, "PASS    capture-active-request")); /* role passive capture case */
     /* only passive cases ran (no --target) */
     assert_null(strstr(o.text, "accept-basic"));
-    assert_non_null(strstr(o.text, "Ran 9: 9 passing"));
+    assert_non_null(strstr(o.text, "Ran 10: 10 passing"));
     free(o.text);
 }
 

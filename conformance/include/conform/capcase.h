@@ -10,15 +10,32 @@
  * expect compared field by field (message numbers relative to each side's
  * initial number, payload bytes exact) except the wildcard fields.
  *
+ * Role passive (listen mode, vitcp-conform run --listen): the
+ * implementation connects and sends the capture's first PDU, a
+ * ConnectRequest; the tester plays the capture's server. The case starts
+ * with an accept step, the request becomes an expect (its Message Number
+ * is the initial number the others count from, never compared; its
+ * discriminators are the implementation's configuration: calling_len,
+ * called_len, and so seglen, are wildcards unless 'discriminator
+ * capture'), and the captured ConnectAccept answers the live request: what
+ * it derived from the captured request it derives from the live one -
+ * both discriminators when it copied them (V9), the reliability level
+ * when it matched, the MTU lowered to the request's when it was not above
+ * the captured request's; its Message ACK names the live request. An
+ * accept that broke one of these in the capture is replayed breaking it.
+ *
  * NAME.meta, one directive per line, '#' comments:
  *
  *   case      send-echo-capture      # id (default: NAME)
  *   title     ...                    # free text
  *   section   4.3
  *   require   VITCP-4.3-ACCEPT-ON-MATCH VITCP-3.2-MSG-NUM-SEQ   # at least one
- *   role      active                 # the tester connects (the only role so far)
+ *   role      active                 # active (default): the tester connects;
+ *                                    # passive: the implementation connects
  *   tester    client                 # the capture side the tester plays: client
- *                                    # (sent the SYN / first bytes) or server
+ *                                    # (sent the SYN / first bytes; the default
+ *                                    # for role active) or server (the default,
+ *                                    # and the only one, for role passive)
  *   capture   other.pcapng           # default NAME.pcapng, else NAME.pcap
  *   verdict   pass                   # pass: a conforming target matches; fail:
  *                                    # the replay must find a difference
@@ -27,14 +44,24 @@
  *                                    # called_len addr handle rlen payload crc
  *                                    # opt.crc ... ; 'data': payload bytes)
  *   wildcard  Send:imm               # a field of one segment type only
+ *   rule      VITCP-3.2-EOM-LAST Send:eom   # a difference in these fields (FIELD or
+ *                                    # TYPE:FIELD) breaks this requirement, one of
+ *                                    # the 'require' IDs (default: the first);
+ *                                    # compared right after the others
  *   echo                             # the target echoes each Send of the tester
  *                                    # (vipl-peer): expect the echo after every
  *                                    # tester message ending with EOM, instead of
  *                                    # the capture's Sends of the other side
+ *                                    # (role passive: those after the tester's
+ *                                    # first Send; the implementation's own
+ *                                    # messages before it are compared)
  *   discriminator run                # the ConnectRequest's Called Discriminator is
  *                                    # the run's (--discriminator, default
  *                                    # vitcp-conform), not the captured one; the
- *                                    # answer's called_len is then a wildcard
+ *                                    # answer's called_len is then a wildcard.
+ *                                    # Role passive: 'run' (default) leaves the
+ *                                    # request's discriminators uncompared,
+ *                                    # 'capture' compares their lengths
  *   nops      skip                   # skip (default): the other side's NOPs are
  *                                    # not expected; compare: they are
  *   timing    2000                   # ms allowed for each answer (default --slack)
@@ -45,7 +72,10 @@
  *   hostile                          # check the target survives afterwards
  *
  * Segment Length follows the payload and the trailer: a wildcard on
- * payload, data or crc also makes seglen a wildcard.
+ * payload, data or crc also makes seglen a wildcard, and in a CE segment
+ * one on calling_len or called_len. A difference from the capture is
+ * reported after the bytes already in flight went through the session: a
+ * rule they break (the rest of an oversized message) is reported instead.
  */
 #ifndef CONFORM_CAPCASE_H
 #define CONFORM_CAPCASE_H

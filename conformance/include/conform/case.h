@@ -149,6 +149,16 @@ struct cf_step {
     size_t cap_data_off;    /* its payload's offset in the blob */
     bool replay_crc;        /* SEND: the captured segment has a trailer */
     bool data_capture;      /* EXPECT: payload bytes equal the captured ones */
+    unsigned replay_answer; /* SEND of a ConnectAccept (role passive): CF_ANSWER_*
+                               fields taken from the live ConnectRequest */
+};
+
+/* What a replayed ConnectAccept derives from the live request, because the
+ * captured accept derived it from the captured request (capcase.h). */
+enum {
+    CF_ANSWER_DISC = 1u,  /* both discriminators copied (V9) */
+    CF_ANSWER_LEVEL = 2u, /* the same reliability level */
+    CF_ANSWER_MTU = 4u,   /* not above the request's MTU */
 };
 
 #define CF_MAX_STEPS 64
