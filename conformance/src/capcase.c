@@ -85,16 +85,25 @@ static int type_by_name(const char *name, size_t len)
     return -1;
 }
 
+/* "TYPE:FIELD" or "FIELD": the type (-1: every type) and the field's name. */
+static int split_type(struct meta *m, const char **w, int *type)
+{
+    *type = -1;
+    const char *colon = strchr(*w, ':');
+    if (!colon)
+        return 0;
+    *type = type_by_name(*w, (size_t)(colon - *w));
+    if (*type < 0)
+        return meta_fail(m, "unknown segment type in '%s'", *w);
+    *w = colon + 1;
+    return 0;
+}
+
 static int wildcard(struct meta *m, const char *w)
 {
-    int type = -1;
-    const char *colon = strchr(w, ':');
-    if (colon) {
-        type = type_by_name(w, (size_t)(colon - w));
-        if (type < 0)
-            return meta_fail(m, "unknown segment type in '%s'", w);
-        w = colon + 1;
-    }
+    int type;
+    if (split_type(m, &w, &type) < 0)
+        return -1;
     if (strcmp(w, "data") == 0) {
         if (type < 0)
             m->wild_data = true;
@@ -122,14 +131,9 @@ static int rule_line(struct meta *m, char **tok, int n)
         return meta_fail(m, "unknown requirement ID '%s'", tok[1]);
     for (int i = 2; i < n; i++) {
         const char *w = tok[i];
-        int type = -1;
-        const char *colon = strchr(w, ':');
-        if (colon) {
-            type = type_by_name(w, (size_t)(colon - w));
-            if (type < 0)
-                return meta_fail(m, "unknown segment type in '%s'", w);
-            w = colon + 1;
-        }
+        int type;
+        if (split_type(m, &w, &type) < 0)
+            return -1;
         int f = cf_field_by_name(w);
         if (f < 0)
             return meta_fail(m, "unknown field '%s' (a rule names header fields: msg, eom, imm, payload, ...)", w);
