@@ -23,14 +23,15 @@ static const char usage[] =
     "                         [--cases DIR] [--only SEL]... [--skip SEL]...\n"
     "                         [--json FILE] [--junit FILE] [--capture FILE] [--discriminator D]\n"
     "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN]\n"
-    "                         [--no-relay | --relay-all] [--quiet]\n"
+    "                         [--no-relay | --relay-all] [--no-capture] [--quiet]\n"
     "  --target runs the active cases (the tester connects); --listen the passive ones (role passive:\n"
     "  the implementation connects; CMD is started for each case, {port} replaced by the port).\n"
     "  Packet-level cases (loss, retransmission, urgent pointers) run through a packet relay from a\n"
     "  network namespace of the tester's (root, a target on this host listening on all addresses);\n"
     "  --no-relay skips them; --relay-all runs every active case through the relay, so the capture holds\n"
     "  the real packets and the lint's rules judge every segment the target sent. A capture FILE.pcapng\n"
-    "  gets comments on the packets the relay acted on.\n"
+    "  gets comments on the packets the relay acted on. Without --capture, a run that writes --json or\n"
+    "  --junit to a file records its capture beside it (r.json -> r.pcapng) unless --no-capture.\n"
     "       vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
     "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
     "  (--warp-port, 5997) and PacketWay EEP (Ethertype 0x88B5, UDP --eep-port, 5998).\n"
@@ -77,6 +78,21 @@ static FILE *open_out(const char *path, FILE *err)
     if (!f)
         fprintf(err, "vitcp-conform: cannot write %s\n", path);
     return f;
+}
+
+/* The capture's path beside the first report written to a file: the
+ * report's name without its extension, plus ".pcapng". false when both
+ * go to stdout (or neither is asked for). */
+static bool beside_reports(const char *json, const char *junit, char *out, size_t n)
+{
+    const char *report = json && strcmp(json, "-") != 0 ? json : junit && strcmp(junit, "-") != 0 ? junit : NULL;
+    if (!report)
+        return false;
+    const char *slash = strrchr(report, '/');
+    const char *dot = strrchr(report, '.');
+    size_t stem = dot && dot > (slash ? slash + 1 : report) ? (size_t)(dot - report) : strlen(report);
+    int w = snprintf(out, n, "%.*s.pcapng", (int)stem, report);
+    return w > 0 && (size_t)w < n;
 }
 
 static int cmd_list(int argc, char **argv, FILE *out, FILE *err)
@@ -134,7 +150,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     const char *cases_dir = CF_CASES_DIR, *json = NULL, *junit = NULL, *capture = NULL, *listen_port = NULL;
     const char *only[MAX_SELECTORS + 1] = {0}, *skip[MAX_SELECTORS + 1] = {0};
     size_t nonly = 0, nskip = 0;
-    bool have_target = false, quiet = false;
+    bool have_target = false, quiet = false, no_capture = false;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v;
         if (strcmp(a, "--quiet") == 0) { quiet = true; continue; }
@@ -142,6 +158,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         if (strcmp(a, "--no-announce") == 0) { e.announce = false; continue; }
         if (strcmp(a, "--no-relay") == 0) { e.use_relay = false; continue; }
         if (strcmp(a, "--relay-all") == 0) { e.relay_all = true; continue; }
+        if (strcmp(a, "--no-capture") == 0) { no_capture = true; continue; }
         if (strncmp(a, "--", 2) != 0)
             return usage_error(err, "unexpected argument '%s' for run", a);
         static const char *const with_value[] = {"--target", "--cases", "--only", "--skip", "--json",
@@ -202,6 +219,12 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     }
     if (!have_target && !listen_port)
         return usage_error(err, "run needs --target HOST:PORT or --listen PORT%s", "");
+    if (capture && no_capture)
+        return usage_error(err, "--capture and --no-capture contradict each other%s", "");
+    /* The evidence goes beside the reports: r.json -> r.pcapng. */
+    char beside[sizeof ((struct cf_report *)0)->capture];
+    if (!capture && !no_capture && beside_reports(json, junit, beside, sizeof beside))
+        capture = beside;
     if (e.relay_all && !e.use_relay)
         return usage_error(err, "--relay-all and --no-relay contradict each other%s", "");
     if (e.connect_cmd[0] && !listen_port)

@@ -232,6 +232,30 @@ class VIPLPeerSuite(unittest.TestCase):
         self.assertEqual(status, 0, "vipl-peer did not stop cleanly on SIGTERM:\n" + log)
         print("normal mode: %d cases pass" % len(ran))
 
+    def test_capture_beside_the_reports(self):
+        """Without --capture, the run's capture lands beside its JSON report
+        (r.json -> r.pcapng), the report names it, and it holds the run."""
+        peer = Peer([])
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                rep = os.path.join(tmp, "r.json")
+                p = subprocess.run([CONFORM, "run", "--target", "127.0.0.1:%d" % peer.port, "--cases", CASES,
+                                    "--only", "accept-basic", "--only", "send-numbering", "--json", rep, "--quiet"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+                self.assertEqual(p.returncode, 0, p.stdout)
+                cap = os.path.join(tmp, "r.pcapng")
+                with open(rep) as f:
+                    self.assertEqual(json.load(f)["summary"]["capture"], cap)
+                lint = subprocess.run([CONFORM, "lint", "--json", cap], stdout=subprocess.PIPE, text=True, timeout=60)
+                self.assertEqual(json.loads(lint.stdout)["summary"]["vitcp_connections"], 2, lint.stdout[-1000:])
+                p = subprocess.run([CONFORM, "run", "--target", "127.0.0.1:%d" % peer.port, "--cases", CASES,
+                                    "--only", "accept-basic", "--json", os.path.join(tmp, "n.json"), "--no-capture",
+                                    "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+                self.assertEqual(p.returncode, 0, p.stdout)
+                self.assertFalse(os.path.exists(os.path.join(tmp, "n.pcapng")))
+        finally:
+            peer.stop()
+
     def test_every_case_through_the_relay(self):
         """--relay-all: every active case on real packets, each segment the
         target sent judged by the lint's rules too; the capture holds them."""

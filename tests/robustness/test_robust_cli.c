@@ -85,6 +85,8 @@ static const struct cli_case cases[] = {
     {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--slack", "-5"}, 2, "-5", NULL},
     {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--slack", "99999999999999999999"}, 2, "--slack", NULL},
     {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--cases", "/nonexistent"}, 2, "/nonexistent", NULL},
+    {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--relay-all", "--no-relay"}, 2, "contradict", NULL},
+    {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--capture", "x.pcap", "--no-capture"}, 2, "contradict", NULL},
     {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--discriminator",
                "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}, 2, "64", NULL},
     {CONFORM, {"lint"}, 2, "capture", NULL},
