@@ -89,16 +89,26 @@ static void nego_after_b(struct vw_ift_nego *n)
     assert_true(vw_ift_nego_indication(n, 1, &ind, &fs));
 }
 
+/* A reader of A's side (0) with what it delivered. */
+struct reading {
+    struct vw_ift_nego nego;
+    struct seen got;
+    struct vw_ift_reader r;
+};
+
+static void start(struct reading *t, size_t limit, unsigned stop_after)
+{
+    nego_after_b(&t->nego);
+    t->got = (struct seen){.nego = &t->nego, .stop_after = stop_after};
+    vw_ift_reader_init(&t->r, &t->nego, 0, limit);
+}
+
 /* Read s[0..n) as chunks cut at cut1 and cut2 (cut1 <= cut2), then
  * finish; returns the bytes of an unfinished PDU left at the end. */
 static size_t read_cut(const uint8_t *s, size_t n, size_t cut1, size_t cut2, struct seen *out)
 {
-    struct vw_ift_nego nego;
-    nego_after_b(&nego);
-    memset(out, 0, sizeof *out);
-    out->nego = &nego;
-    struct vw_ift_reader r;
-    vw_ift_reader_init(&r, &nego, 0, VW_IFT_READ_LIMIT_MAX);
+    struct reading t;
+    start(&t, VW_IFT_READ_LIMIT_MAX, 0);
     const size_t cuts[4] = {0, cut1, cut2, n};
     for (int i = 0; i < 3; i++) {
         size_t len = cuts[i + 1] - cuts[i];
@@ -106,13 +116,14 @@ static size_t read_cut(const uint8_t *s, size_t n, size_t cut1, size_t cut2, str
         uint8_t *chunk = malloc(len ? len : 1);
         assert_non_null(chunk);
         memcpy(chunk, s + cuts[i], len);
-        assert_int_equal(vw_ift_reader_feed(&r, chunk, len, on_pdu, out), VW_IFT_READ_OK);
+        assert_int_equal(vw_ift_reader_feed(&t.r, chunk, len, on_pdu, &t.got), VW_IFT_READ_OK);
         free(chunk);
     }
-    assert_int_equal(vw_ift_reader_finish(&r, on_pdu, out), VW_IFT_READ_OK);
-    assert_int_equal(r.stream_off + r.have, n);
-    size_t left = r.have;
-    vw_ift_reader_free(&r);
+    assert_int_equal(vw_ift_reader_finish(&t.r, on_pdu, &t.got), VW_IFT_READ_OK);
+    assert_int_equal(t.r.stream_off + t.r.have, n);
+    size_t left = t.r.have;
+    vw_ift_reader_free(&t.r);
+    *out = t.got;
     out->nego = NULL;
     return left;
 }
@@ -126,6 +137,22 @@ static void assert_same(const struct seen *a, const struct seen *b)
         assert_int_equal(a->ind[i], b->ind[i]);
         assert_int_equal(a->crc_as_negotiated[i], b->crc_as_negotiated[i]);
         assert_int_equal(a->err[i], b->err[i]);
+    }
+}
+
+/* The indication and three frames of lens, back to back, each decoded
+ * with no error and with crc[i] IFT-5.1-CRC-AS-NEGOTIATED findings. */
+static void assert_stream(const struct seen *got, const size_t *lens, const unsigned *crc)
+{
+    assert_int_equal(got->n, 4);
+    uint64_t off = 0;
+    for (unsigned i = 0; i < 4; i++) {
+        assert_int_equal(got->len[i], lens[i]);
+        assert_int_equal(got->off[i], off);
+        assert_int_equal(got->ind[i], i == 0);
+        assert_int_equal(got->err[i], VW_REQ_NONE);
+        assert_int_equal(got->crc_as_negotiated[i], crc[i]);
+        off += lens[i];
     }
 }
 
@@ -152,17 +179,9 @@ static void test_every_split_as_one_feed(void **state)
         size_t lens[4];
         size_t n = kept_stream(s, sizeof s, modes[m][0], modes[m][1], lens);
         struct seen whole;
+        const unsigned none[4] = {0};
         assert_int_equal(read_cut(s, n, n, n, &whole), 0);
-        assert_int_equal(whole.n, 4);
-        uint64_t off = 0;
-        for (unsigned i = 0; i < 4; i++) {
-            assert_int_equal(whole.len[i], lens[i]);
-            assert_int_equal(whole.off[i], off);
-            assert_int_equal(whole.ind[i], i == 0);
-            assert_int_equal(whole.crc_as_negotiated[i], 0);
-            assert_int_equal(whole.err[i], VW_REQ_NONE);
-            off += lens[i];
-        }
+        assert_stream(&whole, lens, none);
         for (size_t c1 = 0; c1 <= n; c1++)
             for (size_t c2 = c1; c2 <= n; c2 += 7) {
                 struct seen cut;
@@ -180,21 +199,18 @@ static void test_kept_announcement_not_held_back(void **state)
     uint8_t s[512];
     size_t lens[4];
     size_t n = kept_stream(s, sizeof s, true, true, lens);
-    struct vw_ift_nego nego;
-    nego_after_b(&nego);
-    struct seen got = {.nego = &nego};
-    struct vw_ift_reader r;
-    vw_ift_reader_init(&r, &nego, 0, VW_IFT_READ_LIMIT_MAX);
+    struct reading t;
+    start(&t, VW_IFT_READ_LIMIT_MAX, 0);
     size_t pos = 0;
     for (unsigned i = 0; i < 4; i++) {
-        assert_int_equal(vw_ift_reader_feed(&r, s + pos, lens[i], on_pdu, &got), VW_IFT_READ_OK);
+        assert_int_equal(vw_ift_reader_feed(&t.r, s + pos, lens[i], on_pdu, &t.got), VW_IFT_READ_OK);
         pos += lens[i];
-        assert_int_equal(got.n, i + 1);
+        assert_int_equal(t.got.n, i + 1);
     }
     assert_int_equal(pos, n);
-    assert_int_equal(r.have, 0);
-    assert_null(r.buf); /* nothing was ever split: no buffer */
-    vw_ift_reader_free(&r);
+    assert_int_equal(t.r.have, 0);
+    assert_null(t.r.buf); /* nothing was ever split: no buffer */
+    vw_ift_reader_free(&t.r);
 }
 
 /* A announces both CRCs, then sends a frame with the header CRC only, one
@@ -212,29 +228,18 @@ static void test_broken_crc_announcement(void **state)
 
     struct seen whole;
     assert_int_equal(read_cut(s, n, n, n, &whole), 0);
-    assert_int_equal(whole.n, 4);
-    uint64_t off = 0;
-    for (unsigned i = 0; i < 4; i++) {
-        assert_int_equal(whole.len[i], lens[i]);
-        assert_int_equal(whole.err[i], VW_REQ_NONE);
-        assert_int_equal(whole.off[i], off);
-        assert_int_equal(whole.crc_as_negotiated[i], findings[i]);
-        off += lens[i];
-    }
+    assert_stream(&whole, lens, findings);
 
     /* The last frame is settled only by the end of the stream. */
-    struct vw_ift_nego nego;
-    nego_after_b(&nego);
-    struct seen got = {.nego = &nego};
-    struct vw_ift_reader r;
-    vw_ift_reader_init(&r, &nego, 0, VW_IFT_READ_LIMIT_MAX);
-    assert_int_equal(vw_ift_reader_feed(&r, s, n, on_pdu, &got), VW_IFT_READ_OK);
-    assert_int_equal(got.n, 3);
-    assert_int_equal(r.have, lens[3]);
-    assert_int_equal(vw_ift_reader_finish(&r, on_pdu, &got), VW_IFT_READ_OK);
-    assert_int_equal(got.n, 4);
-    assert_int_equal(got.len[3], lens[3]);
-    vw_ift_reader_free(&r);
+    struct reading t;
+    start(&t, VW_IFT_READ_LIMIT_MAX, 0);
+    assert_int_equal(vw_ift_reader_feed(&t.r, s, n, on_pdu, &t.got), VW_IFT_READ_OK);
+    assert_int_equal(t.got.n, 3);
+    assert_int_equal(t.r.have, lens[3]);
+    assert_int_equal(vw_ift_reader_finish(&t.r, on_pdu, &t.got), VW_IFT_READ_OK);
+    assert_int_equal(t.got.n, 4);
+    assert_int_equal(t.got.len[3], lens[3]);
+    vw_ift_reader_free(&t.r);
 
     /* Every split gives the same frames but one: a chunk that ends exactly
      * where the announced layout would end the short frame (the reader
@@ -268,26 +273,23 @@ static void test_pdu_over_limit(void **state)
     n += put_frame(s + n, sizeof s - n, false, true, big);
 
     for (int bytewise = 0; bytewise < 2; bytewise++) {
-        struct vw_ift_nego nego;
-        nego_after_b(&nego);
-        struct seen got = {.nego = &nego};
-        struct vw_ift_reader r;
-        vw_ift_reader_init(&r, &nego, 0, limit);
+        struct reading t;
+        start(&t, limit, 0);
         enum vw_ift_read_status st = VW_IFT_READ_OK;
         if (bytewise)
             for (size_t i = 0; i < n && st == VW_IFT_READ_OK; i++)
-                st = vw_ift_reader_feed(&r, s + i, 1, on_pdu, &got);
+                st = vw_ift_reader_feed(&t.r, s + i, 1, on_pdu, &t.got);
         else
-            st = vw_ift_reader_feed(&r, s, n, on_pdu, &got);
+            st = vw_ift_reader_feed(&t.r, s, n, on_pdu, &t.got);
         assert_int_equal(st, VW_IFT_READ_TOO_LARGE);
-        assert_int_equal(got.n, 2);
-        assert_int_equal(got.len[1], small);
-        assert_true(r.cap <= limit + VW_IFT_FRAME_HDR_LEN + 2 * VW_IFT_CRC_LEN);
+        assert_int_equal(t.got.n, 2);
+        assert_int_equal(t.got.len[1], small);
+        assert_true(t.r.cap <= limit + VW_IFT_FRAME_HDR_LEN + 2 * VW_IFT_CRC_LEN);
         /* sticky: nothing more is read */
-        assert_int_equal(vw_ift_reader_feed(&r, s, n, on_pdu, &got), VW_IFT_READ_TOO_LARGE);
-        assert_int_equal(vw_ift_reader_finish(&r, on_pdu, &got), VW_IFT_READ_TOO_LARGE);
-        assert_int_equal(got.n, 2);
-        vw_ift_reader_free(&r);
+        assert_int_equal(vw_ift_reader_feed(&t.r, s, n, on_pdu, &t.got), VW_IFT_READ_TOO_LARGE);
+        assert_int_equal(vw_ift_reader_finish(&t.r, on_pdu, &t.got), VW_IFT_READ_TOO_LARGE);
+        assert_int_equal(t.got.n, 2);
+        vw_ift_reader_free(&t.r);
     }
 }
 
@@ -296,68 +298,58 @@ static void test_pdu_over_limit(void **state)
 static void test_largest_frames_bounded(void **state)
 {
     (void)state;
-    struct vw_ift_nego nego;
-    nego_after_b(&nego);
-    struct seen got = {.nego = &nego};
-    struct vw_ift_reader r;
-    vw_ift_reader_init(&r, &nego, 0, VW_IFT_READ_LIMIT_MAX);
+    struct reading t;
+    start(&t, VW_IFT_READ_LIMIT_MAX, 0);
     uint8_t ind[VW_IFT_IND_LEN];
     put_ind(ind, 1, A_VTAG, true, true);
-    assert_int_equal(vw_ift_reader_feed(&r, ind, sizeof ind, on_pdu, &got), VW_IFT_READ_OK);
+    assert_int_equal(vw_ift_reader_feed(&t.r, ind, sizeof ind, on_pdu, &t.got), VW_IFT_READ_OK);
     /* sizes 0xFFFF/0xFFFF, then bytes that never show the VTag */
     uint8_t *junk = malloc(4096);
     assert_non_null(junk);
     memset(junk, 0xFF, 4096);
     for (int i = 0; i < 200; i++)
-        assert_int_equal(vw_ift_reader_feed(&r, junk, 4096, on_pdu, &got), VW_IFT_READ_OK);
+        assert_int_equal(vw_ift_reader_feed(&t.r, junk, 4096, on_pdu, &t.got), VW_IFT_READ_OK);
     free(junk);
-    assert_true(got.n >= 2);
-    assert_true(r.cap <= VW_IFT_FRAME_MAX + VW_IFT_FRAME_HDR_LEN + 2 * VW_IFT_CRC_LEN);
-    vw_ift_reader_free(&r);
+    assert_true(t.got.n >= 2);
+    assert_true(t.r.cap <= VW_IFT_FRAME_MAX + VW_IFT_FRAME_HDR_LEN + 2 * VW_IFT_CRC_LEN);
+    vw_ift_reader_free(&t.r);
 }
 
 static void test_errors_stick(void **state)
 {
     (void)state;
-    struct vw_ift_nego nego;
-    nego_after_b(&nego);
-    struct seen got = {.nego = &nego};
-    struct vw_ift_reader r;
+    struct reading t;
 
     /* a direction that does not start with an indication (I7) */
     uint8_t s[512];
     size_t f = put_frame(s, sizeof s, false, false, "early");
-    vw_ift_reader_init(&r, &nego, 0, VW_IFT_READ_LIMIT_MAX);
-    assert_int_equal(vw_ift_reader_feed(&r, s, 3, on_pdu, &got), VW_IFT_READ_OK);
-    assert_int_equal(vw_ift_reader_feed(&r, s + 3, f - 3, on_pdu, &got), VW_IFT_READ_NOT_INDICATION);
-    assert_int_equal(vw_ift_reader_feed(&r, s, f, on_pdu, &got), VW_IFT_READ_NOT_INDICATION);
-    assert_int_equal(got.n, 0);
-    vw_ift_reader_free(&r);
+    start(&t, VW_IFT_READ_LIMIT_MAX, 0);
+    assert_int_equal(vw_ift_reader_feed(&t.r, s, 3, on_pdu, &t.got), VW_IFT_READ_OK);
+    assert_int_equal(vw_ift_reader_feed(&t.r, s + 3, f - 3, on_pdu, &t.got), VW_IFT_READ_NOT_INDICATION);
+    assert_int_equal(vw_ift_reader_feed(&t.r, s, f, on_pdu, &t.got), VW_IFT_READ_NOT_INDICATION);
+    assert_int_equal(t.got.n, 0);
+    vw_ift_reader_free(&t.r);
 
     /* the callback stops the reader; the buffer it held is freed (ASan) */
     size_t lens[4];
     size_t n = kept_stream(s, sizeof s, true, false, lens);
-    nego_after_b(&nego);
-    got = (struct seen){.nego = &nego, .stop_after = 2};
-    vw_ift_reader_init(&r, &nego, 0, VW_IFT_READ_LIMIT_MAX);
-    assert_int_equal(vw_ift_reader_feed(&r, s, lens[0] + 3, on_pdu, &got), VW_IFT_READ_OK);
-    assert_non_null(r.buf);
-    assert_int_equal(vw_ift_reader_feed(&r, s + lens[0] + 3, n - lens[0] - 3, on_pdu, &got),
+    start(&t, VW_IFT_READ_LIMIT_MAX, 2);
+    assert_int_equal(vw_ift_reader_feed(&t.r, s, lens[0] + 3, on_pdu, &t.got), VW_IFT_READ_OK);
+    assert_non_null(t.r.buf);
+    assert_int_equal(vw_ift_reader_feed(&t.r, s + lens[0] + 3, n - lens[0] - 3, on_pdu, &t.got),
                      VW_IFT_READ_STOPPED);
-    assert_int_equal(got.n, 2);
-    assert_int_equal(r.stream_off, lens[0] + lens[1]);
-    vw_ift_reader_free(&r);
-    vw_ift_reader_free(&r); /* freeing twice is harmless */
+    assert_int_equal(t.got.n, 2);
+    assert_int_equal(t.r.stream_off, lens[0] + lens[1]);
+    vw_ift_reader_free(&t.r);
+    vw_ift_reader_free(&t.r); /* freeing twice is harmless */
 
     /* an unfinished PDU at the end stays in the reader */
-    nego_after_b(&nego);
-    got = (struct seen){.nego = &nego};
-    vw_ift_reader_init(&r, &nego, 0, VW_IFT_READ_LIMIT_MAX);
-    assert_int_equal(vw_ift_reader_feed(&r, s, n - 1, on_pdu, &got), VW_IFT_READ_OK);
-    assert_int_equal(vw_ift_reader_finish(&r, on_pdu, &got), VW_IFT_READ_OK);
-    assert_int_equal(got.n, 3);
-    assert_int_equal(r.have, lens[3] - 1);
-    vw_ift_reader_free(&r);
+    start(&t, VW_IFT_READ_LIMIT_MAX, 0);
+    assert_int_equal(vw_ift_reader_feed(&t.r, s, n - 1, on_pdu, &t.got), VW_IFT_READ_OK);
+    assert_int_equal(vw_ift_reader_finish(&t.r, on_pdu, &t.got), VW_IFT_READ_OK);
+    assert_int_equal(t.got.n, 3);
+    assert_int_equal(t.r.have, lens[3] - 1);
+    vw_ift_reader_free(&t.r);
 }
 
 int main(void)
