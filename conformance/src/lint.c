@@ -10,7 +10,6 @@
 #include <time.h>
 
 #include "conform/report.h"
-#include "vitcp/bytes.h"
 #include "vitcp/ift_stream.h"
 #include "vitcp/pcap_reader.h"
 #include "vitcp/pktway.h"
@@ -19,13 +18,19 @@
 
 enum conn_kind { KIND_UNKNOWN, KIND_VITCP, KIND_IFT, KIND_WARP, KIND_OTHER };
 
-/* One direction of an IFT connection: bytes not yet framed. */
-struct ift_side {
-    uint8_t *buf;
-    size_t have, cap;
-};
-
 #define LINT_URGENT_MAX 16
+
+/* The capture frames of an IFT side's last segments (by the reader's
+ * stream offset of their first byte), to name the frame that completed
+ * each PDU: the reader settles a frame whose sender broke its CRC
+ * announcement only when bytes after it arrive, at most a frame header and
+ * two CRCs later, so the last 16 non-empty segments always hold its end. */
+#define IFT_SEGMENTS_KEPT 16
+struct ift_segments {
+    uint64_t start[IFT_SEGMENTS_KEPT];
+    uint64_t frame[IFT_SEGMENTS_KEPT];
+    unsigned count;  /* segments recorded, the last IFT_SEGMENTS_KEPT of them kept */
+};
 
 struct lint_conn {
     enum conn_kind kind;
@@ -42,7 +47,8 @@ struct lint_conn {
     uint64_t urgent_frame[2][LINT_URGENT_MAX];
     unsigned nurgent[2];
     struct vw_ift_nego ift;
-    struct ift_side ift_side[2];
+    struct vw_ift_reader ift_reader[2];
+    struct ift_segments ift_segments[2];
     struct vw_warp_framer warp[2];
 };
 
@@ -223,28 +229,18 @@ static void on_warp(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
 /* ---------------------------------------------------------------- IFT */
 
 /*
- * IFT is framed as the dissector frames it (dissector/packet-ift.c): each
- * side's first bytes are its adaption indication (I7), then frames sized by
- * the sender's HC/PC; when the sender broke its own announcement and the
- * bytes at hand end (or the next frame with the receiver's VTag starts)
- * where another CRC layout ends the frame, that layout is taken, so the
- * stream stays in step and vw_ift_frame_decode_as_sent names the rule
- * (IFT-5.1-CRC-AS-NEGOTIATED). The wire library's vw_ift_conn framer would
- * lose framing on such a frame.
+ * IFT is framed by the wire library's reader (vw_ift_reader): each side's
+ * first bytes are its adaption indication (I7), then frames sized by the
+ * sender's HC/PC; when the sender broke its own announcement, the frame
+ * ends where the next frame with the receiver's VTag starts (or the
+ * stream ends), so the stream stays in step and
+ * vw_ift_frame_decode_as_sent names the rule (IFT-5.1-CRC-AS-NEGOTIATED).
+ * The wire library's vw_ift_conn framer would lose framing on such a frame.
  */
-static size_t ift_pdu_len(const struct lint_conn *lc, int dir, const uint8_t *p, size_t have)
-{
-    if (!lc->ift.ind_seen[dir] || vw_get_be32(p) == VW_IFT_MAGIC)
-        return VW_IFT_IND_LEN;
-    if (have < VW_IFT_FRAME_HDR_LEN)
-        return 0;
-    struct vw_ift_frame_mode m = {0};
-    vw_ift_nego_mode(&lc->ift, dir, &m);
-    return vw_ift_frame_len_in_step(p, have, &m);
-}
 
 /* One whole PDU of side dir; false when the rest of the side cannot be framed. */
-static bool ift_pdu(struct lint_ctx *c, struct lint_conn *lc, int dir, const uint8_t *raw, size_t len)
+static bool ift_pdu(struct lint_ctx *c, struct lint_conn *lc, int dir, const uint8_t *raw, size_t len,
+                    bool is_indication)
 {
     struct vw_findings fs;
     vw_findings_clear(&fs);
@@ -268,7 +264,7 @@ static bool ift_pdu(struct lint_ctx *c, struct lint_conn *lc, int dir, const uin
         }
         return true;
     }
-    if (len == VW_IFT_IND_LEN && vw_get_be32(raw) == VW_IFT_MAGIC) {
+    if (is_indication) {
         /* a later indication: the phase rules name it */
         struct vw_ift_ind ind;
         enum vw_req err = vw_ift_ind_decode(raw, len, &ind, &fs);
@@ -286,50 +282,88 @@ static bool ift_pdu(struct lint_ctx *c, struct lint_conn *lc, int dir, const uin
     return err == VW_REQ_NONE;
 }
 
+struct ift_read_call {
+    struct lint_ctx *c;
+    struct lint_conn *lc;
+    int dir;
+};
+
+/* The frame of the segment that holds stream byte off (else the frame at hand). */
+static uint64_t ift_frame_of(const struct lint_ctx *c, const struct ift_segments *segs, uint64_t off)
+{
+    unsigned kept = segs->count < IFT_SEGMENTS_KEPT ? segs->count : IFT_SEGMENTS_KEPT;
+    for (unsigned i = 1; i <= kept; i++) {
+        unsigned slot = (segs->count - i) % IFT_SEGMENTS_KEPT;
+        if (segs->start[slot] <= off)
+            return segs->frame[slot];
+    }
+    return c->cur_frame;
+}
+
+static bool on_ift_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t stream_off, bool is_indication)
+{
+    struct ift_read_call *call = ctx;
+    struct lint_ctx *c = call->c;
+    uint64_t now = c->cur_frame;
+    c->cur_frame = ift_frame_of(c, &call->lc->ift_segments[call->dir], stream_off + len - 1);
+    bool go_on = ift_pdu(c, call->lc, call->dir, raw, len, is_indication);
+    c->cur_frame = now;
+    return go_on;
+}
+
+/* Side dir stops being checked when its reader stopped: say why. */
+static void ift_read_status(struct lint_ctx *c, struct lint_conn *lc, int dir, enum vw_ift_read_status st)
+{
+    switch (st) {
+    case VW_IFT_READ_OK:
+        return;
+    case VW_IFT_READ_NOT_INDICATION:
+        add_issue(c, c->cur_frame, dir, VW_REQ_IFT_4_INDICATION_FIRST, VW_SEV_ERROR,
+                  "the first bytes of this direction are not an adaption indication (no magic "
+                  "0x52444450): the rest of this direction is not checked");
+        break;
+    case VW_IFT_READ_STOPPED:
+        add_issue(c, c->cur_frame, dir, VW_REQ_NONE, VW_SEV_NOTE,
+                  "IFT framing lost: the rest of this direction is not checked");
+        break;
+    case VW_IFT_READ_TOO_LARGE:
+        add_issue(c, c->cur_frame, dir, VW_REQ_NONE, VW_SEV_NOTE,
+                  "IFT PDU longer than any frame can be: the rest of this direction is not checked");
+        break;
+    case VW_IFT_READ_NO_MEMORY:
+        c->oom = true;
+        break;
+    }
+    lc->dead[dir] = true;
+}
+
 static void ift_feed(struct lint_ctx *c, struct lint_conn *lc, int dir, const uint8_t *data, size_t len)
 {
-    struct ift_side *s = &lc->ift_side[dir];
-    if (s->have + len > s->cap) {
-        size_t cap = (s->have + len) * 2;
-        uint8_t *b = realloc(s->buf, cap);
-        if (!b) {
-            c->oom = true;
-            lc->dead[dir] = true;
-            return;
-        }
-        s->buf = b;
-        s->cap = cap;
-    }
-    memcpy(s->buf + s->have, data, len);
-    s->have += len;
-    size_t pos = 0;
-    while (s->have - pos >= 4) {
-        const uint8_t *p = s->buf + pos;
-        if (!lc->ift.ind_seen[dir] && vw_get_be32(p) != VW_IFT_MAGIC) {
-            add_issue(c, c->cur_frame, dir, VW_REQ_IFT_4_INDICATION_FIRST, VW_SEV_ERROR,
-                      "the first bytes of this direction are not an adaption indication (no magic "
-                      "0x52444450): the rest of this direction is not checked");
-            lc->dead[dir] = true;
-            break;
-        }
-        size_t n = ift_pdu_len(lc, dir, p, s->have - pos);
-        if (n == 0 || n > s->have - pos)
-            break;
-        pos += n;
-        if (!ift_pdu(c, lc, dir, p, n)) {
-            if (!lc->dead[dir])
-                add_issue(c, c->cur_frame, dir, VW_REQ_NONE, VW_SEV_NOTE,
-                          "IFT framing lost: the rest of this direction is not checked");
-            lc->dead[dir] = true;
-            break;
-        }
-    }
-    if (lc->dead[dir]) {
-        s->have = 0;
+    struct vw_ift_reader *r = &lc->ift_reader[dir];
+    struct ift_segments *segs = &lc->ift_segments[dir];
+    if (len == 0)
         return;
+    segs->start[segs->count % IFT_SEGMENTS_KEPT] = r->stream_off + r->have;
+    segs->frame[segs->count % IFT_SEGMENTS_KEPT] = c->cur_frame;
+    segs->count++;
+    struct ift_read_call call = {c, lc, dir};
+    ift_read_status(c, lc, dir, vw_ift_reader_feed(r, data, len, on_ift_pdu, &call));
+}
+
+/* The connection closed: frames only its end settles, then what is left. */
+static void ift_finish(struct lint_ctx *c, struct lint_conn *lc, uint64_t frame)
+{
+    for (int d = 0; d < 2; d++) {
+        if (lc->dead[d])
+            continue;
+        c->cur_dir = d;
+        struct ift_read_call call = {c, lc, d};
+        ift_read_status(c, lc, d, vw_ift_reader_finish(&lc->ift_reader[d], on_ift_pdu, &call));
+        if (!lc->dead[d] && lc->ift_reader[d].have)
+            add_issue(c, frame, d, VW_REQ_NONE, VW_SEV_NOTE,
+                      "%zu bytes of an unfinished IFT PDU at the end of the connection",
+                      lc->ift_reader[d].have);
     }
-    memmove(s->buf, s->buf + pos, s->have - pos);
-    s->have -= pos;
 }
 
 /* ---------------------------------------------------------- connections */
@@ -341,9 +375,8 @@ static void conn_free(struct lint_conn *lc)
         vw_vitcp_session_free(&lc->session);
         break;
     case KIND_IFT:
-        free(lc->ift_side[0].buf);
-        free(lc->ift_side[1].buf);
-        memset(lc->ift_side, 0, sizeof lc->ift_side);
+        vw_ift_reader_free(&lc->ift_reader[0]);
+        vw_ift_reader_free(&lc->ift_reader[1]);
         break;
     case KIND_WARP:
         vw_warp_framer_free(&lc->warp[0]);
@@ -401,6 +434,9 @@ static void classify(struct lint_ctx *c, struct lint_conn *lc, const struct vn_t
                       "connection %u: capture starts mid-stream; connection state rules are relaxed", ev->conn);
     } else if (k == KIND_IFT) {
         vw_ift_nego_init(&lc->ift);
+        vw_ift_reader_init(&lc->ift_reader[0], &lc->ift, 0, VW_IFT_READ_LIMIT_MAX);
+        vw_ift_reader_init(&lc->ift_reader[1], &lc->ift, 1, VW_IFT_READ_LIMIT_MAX);
+        memset(lc->ift_segments, 0, sizeof lc->ift_segments);
         c->res->ift_connections++;
     } else if (k == KIND_WARP) {
         if (vw_warp_framer_init(&lc->warp[0]) != 0) {
@@ -510,11 +546,8 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
                 add_issue(c, ev->frame, -1, fs.item[i].req, fs.item[i].severity, "at close: %s",
                           fs.item[i].detail);
         }
-        for (int d = 0; d < 2; d++)
-            if (lc->kind == KIND_IFT && lc->ift_side[d].have && !lc->dead[d])
-                add_issue(c, ev->frame, d, VW_REQ_NONE, VW_SEV_NOTE,
-                          "%zu bytes of an unfinished IFT PDU at the end of the connection",
-                          lc->ift_side[d].have);
+        if (lc->kind == KIND_IFT)
+            ift_finish(c, lc, ev->frame);
         if (lc->kind == KIND_IFT || lc->kind == KIND_WARP)
             c->open_framed--;
         conn_free(lc);

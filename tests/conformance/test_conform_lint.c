@@ -482,6 +482,58 @@ static void ift_by_magic_and_indication_first(void **state)
     cf_lint_result_free(&r);
 }
 
+/* TCP segmentation does not change IFT framing: segments that end four
+ * bytes before a frame's end (where a layout with one CRC fewer would end)
+ * leave frames that keep their announcement alone, and a last frame that
+ * broke it is still framed at the close and reported at its own packet. */
+static void ift_segmentation_keeps_framing(void **state)
+{
+    (void)state;
+    struct vn_pcap_writer *w = open_writer("lint-ift-segments.pcap");
+    struct vn_tcp_flow f;
+    assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 40000, "10.0.0.2", 5996), 0);
+    assert_int_equal(vn_tcp_handshake(&f), 0);
+    struct vw_ift_ind_enc ie;
+    uint8_t ind[64];
+    vw_ift_ind_enc_init(&ie, 0, 0x1111, true, true);
+    assert_int_equal(vw_ift_ind_encode(&ie, ind, sizeof ind), 64);
+    assert_int_equal(vn_tcp_send(&f, VN_C2S, ind, sizeof ind), 0); /* frame 4 */
+    vw_ift_ind_enc_init(&ie, 1, 0x2222, true, true);
+    assert_int_equal(vw_ift_ind_encode(&ie, ind, sizeof ind), 64);
+    assert_int_equal(vn_tcp_send(&f, VN_S2C, ind, sizeof ind), 0); /* frame 5 */
+    uint8_t ddp[VW_DDP_UNTAGGED_HDR_LEN] = {0x41, 0x43}, payload[100] = {0};
+    uint8_t stream[512];
+    size_t ends[3], n = 0;
+    for (int i = 0; i < 3; i++) {
+        struct vw_ift_frame_enc fe;
+        vw_ift_frame_enc_init(&fe, 0x2222, true, i < 2, ddp, sizeof ddp, payload, sizeof payload);
+        size_t len = vw_ift_frame_encode(&fe, stream + n, sizeof stream - n);
+        assert_true(len > 0);
+        n += len;
+        ends[i] = n;
+    }
+    /* frames 6, 7, 8: the last holds the end of frame 2 and frame 3, which
+     * carries no payload CRC although its sender announced PC */
+    const size_t cuts[4] = {0, ends[0] - 4, ends[1] - 4, ends[2]};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(vn_tcp_send(&f, VN_C2S, stream + cuts[i], cuts[i + 1] - cuts[i]), 0);
+    vn_tcp_close(&f);
+    assert_int_equal(vn_pcap_close(w), 0);
+
+    struct cf_lint_result r;
+    char err[256];
+    assert_int_equal(cf_lint_file("lint-ift-segments.pcap", NULL, &r, err, sizeof err), 0);
+    print_issues(&r);
+    assert_int_equal(r.ift_connections, 1);
+    assert_int_equal(r.ift_pdus, 5);
+    assert_int_equal(r.errors, 1);
+    assert_int_equal(cf_lint_count(&r, VW_REQ_IFT_5_1_CRC_AS_NEGOTIATED, VW_SEV_ERROR), 1);
+    for (size_t i = 0; i < r.count; i++)
+        if (r.issues[i].req == VW_REQ_IFT_5_1_CRC_AS_NEGOTIATED)
+            assert_int_equal(r.issues[i].frame, 8);
+    cf_lint_result_free(&r);
+}
+
 /* EEP over UDP on another port needs --eep-port; a datagram that is no
  * EEP message names the decoder's rule. */
 static void eep_udp_port_option(void **state)
@@ -560,6 +612,7 @@ int main(void)
         cmocka_unit_test(sample_findings_name_frame_and_protocol),
         cmocka_unit_test(warp_on_another_port_needs_the_option),
         cmocka_unit_test(ift_by_magic_and_indication_first),
+        cmocka_unit_test(ift_segmentation_keeps_framing),
         cmocka_unit_test(eep_udp_port_option),
         cmocka_unit_test(many_open_warp_connections_are_bounded),
     };

@@ -5,31 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vitcp/bytes.h"
 #include "vitcp/ift_stream.h"
 #include "vitcp/pcap_reader.h"
 #include "vitcp/pktway.h"
 #include "vitcp/vitcp_stream.h"
 #include "vitcp/warp_stream.h"
 
-/* IFT is framed as the dissector frames it: a frame is sized by its
- * sender's HC/PC, unless the bytes at hand end (or the next frame with the
- * receiver's VTag starts) where another CRC layout would end it; the wire
- * library (vw_ift_frame_decode_as_sent, vw_ift_nego) then names the rule.
- * The stock framer (vw_ift_conn) would lose framing on such a frame. */
-struct ift_side {
-    uint8_t *buf;
-    size_t have, cap;
-    bool dead;
-};
-
 struct ctx {
     struct decoded *d;
     enum tg_proto proto;
     bool ready;
     struct vw_vitcp_session vitcp;
+    /* IFT is read as the lint reads it (vw_ift_reader): a frame whose
+     * sender broke its CRC announcement keeps the stream in step and
+     * vw_ift_frame_decode_as_sent names the rule; the stock framer
+     * (vw_ift_conn) would lose framing on it. */
     struct vw_ift_nego ift;
-    struct ift_side ift_side[2];
+    struct vw_ift_reader ift_reader[2];
     struct vw_warp_framer warp[2];
 };
 
@@ -69,23 +61,12 @@ static void feed_error(struct ctx *x, enum vw_req e)
     }
 }
 
-static size_t ift_pdu_len(const struct ctx *x, int dir, const uint8_t *p, size_t have)
-{
-    if (have >= 4 && vw_get_be32(p) == VW_IFT_MAGIC)
-        return VW_IFT_IND_LEN;
-    if (have < VW_IFT_FRAME_HDR_LEN)
-        return 0;
-    struct vw_ift_frame_mode m = {0};
-    vw_ift_nego_mode(&x->ift, dir, &m);
-    return vw_ift_frame_len_in_step(p, have, &m);
-}
-
-static void ift_pdu(struct ctx *x, int dir, const uint8_t *raw, size_t len)
+static void ift_pdu(struct ctx *x, int dir, const uint8_t *raw, size_t len, bool is_indication)
 {
     struct vw_findings f;
     vw_findings_clear(&f);
     enum vw_req err;
-    if (len == VW_IFT_IND_LEN && vw_get_be32(raw) == VW_IFT_MAGIC) {
+    if (is_indication) {
         struct vw_ift_ind ind;
         err = vw_ift_ind_decode(raw, len, &ind, &f);
         if (err == VW_REQ_NONE)
@@ -100,40 +81,33 @@ static void ift_pdu(struct ctx *x, int dir, const uint8_t *raw, size_t len)
     add_all(x->d, err, &f);
 }
 
+struct ift_read_call {
+    struct ctx *x;
+    int dir;
+};
+
+static bool on_ift_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t stream_off, bool is_indication)
+{
+    (void)stream_off;
+    struct ift_read_call *call = ctx;
+    ift_pdu(call->x, call->dir, raw, len, is_indication);
+    return true;
+}
+
+static void ift_read_error(struct ctx *x, enum vw_ift_read_status st)
+{
+    if (st == VW_IFT_READ_NOT_INDICATION)
+        feed_error(x, VW_REQ_IFT_4_INDICATION_FIRST); /* as the wire framer: fatal */
+    else if (st != VW_IFT_READ_OK)
+        feed_error(x, VW_REQ_IFT_5_1_FRAME_TRUNCATED);
+}
+
 static void ift_feed(struct ctx *x, int dir, const uint8_t *data, size_t len)
 {
-    struct ift_side *s = &x->ift_side[dir];
-    if (s->dead)
-        return;
-    if (s->have + len > s->cap) {
-        size_t cap = (s->have + len) * 2;
-        uint8_t *b = realloc(s->buf, cap);
-        if (b == NULL) {
-            feed_error(x, VW_REQ_IFT_5_1_FRAME_TRUNCATED);
-            s->dead = true;
-            return;
-        }
-        s->buf = b;
-        s->cap = cap;
-    }
-    memcpy(s->buf + s->have, data, len);
-    s->have += len;
-    size_t pos = 0;
-    while (s->have - pos >= 4) {
-        const uint8_t *p = s->buf + pos;
-        if (!x->ift.ind_seen[dir] && vw_get_be32(p) != VW_IFT_MAGIC) {
-            feed_error(x, VW_REQ_IFT_4_INDICATION_FIRST); /* as the wire framer: fatal */
-            s->dead = true;
-            return;
-        }
-        size_t n = ift_pdu_len(x, dir, p, s->have - pos);
-        if (n == 0 || n > s->have - pos)
-            break;
-        ift_pdu(x, dir, p, n);
-        pos += n;
-    }
-    memmove(s->buf, s->buf + pos, s->have - pos);
-    s->have -= pos;
+    struct ift_read_call call = {x, dir};
+    struct vw_ift_reader *r = &x->ift_reader[dir];
+    if (r->status == VW_IFT_READ_OK)
+        ift_read_error(x, vw_ift_reader_feed(r, data, len, on_ift_pdu, &call));
 }
 
 static void on_warp(void *c, const uint8_t *raw, size_t len, uint64_t off,
@@ -156,6 +130,8 @@ static void on_tcp(void *c, const struct vn_tcp_event *ev)
         else if (x->proto == TG_IFT)
         {
             vw_ift_nego_init(&x->ift);
+            vw_ift_reader_init(&x->ift_reader[0], &x->ift, 0, VW_IFT_READ_LIMIT_MAX);
+            vw_ift_reader_init(&x->ift_reader[1], &x->ift, 1, VW_IFT_READ_LIMIT_MAX);
             x->ready = true;
         }
         else if (x->proto == TG_WARP)
@@ -183,6 +159,11 @@ static void on_tcp(void *c, const struct vn_tcp_event *ev)
         x->d->gaps++;
         break;
     case VN_TCP_CLOSE:
+        for (int d = 0; x->ready && x->proto == TG_IFT && d < 2; d++) {
+            struct ift_read_call call = {x, d};
+            if (x->ift_reader[d].status == VW_IFT_READ_OK)
+                ift_read_error(x, vw_ift_reader_finish(&x->ift_reader[d], on_ift_pdu, &call));
+        }
         if (x->ready && x->proto == TG_VITCP) {
             struct vw_findings f;
             vw_findings_clear(&f);
@@ -223,8 +204,8 @@ int decode_capture(const char *path, enum tg_proto proto, struct decoded *d)
         if (proto == TG_VITCP)
             vw_vitcp_session_free(&x.vitcp);
         else if (proto == TG_IFT) {
-            free(x.ift_side[0].buf);
-            free(x.ift_side[1].buf);
+            vw_ift_reader_free(&x.ift_reader[0]);
+            vw_ift_reader_free(&x.ift_reader[1]);
         } else if (proto == TG_WARP) {
             vw_warp_framer_free(&x.warp[0]);
             vw_warp_framer_free(&x.warp[1]);

@@ -217,8 +217,8 @@ static inline size_t vw_ift_peek_frame_len(const uint8_t *buf, size_t len,
 }
 
 /*
- * Frame length for a reader that frames a stream itself (dissector, lint):
- * the length under mode, unless the sender broke its own HC/PC announcement
+ * Frame length for a reader that frames a stream itself (the dissector;
+ * vw_ift_reader for the lint): the length under mode, unless the sender broke its own HC/PC announcement
  * and another CRC layout ends exactly at the bytes at hand or where a frame
  * carrying the expected VTag starts; then that layout's length, so the stream
  * stays in step and vw_ift_frame_decode_as_sent names the rule

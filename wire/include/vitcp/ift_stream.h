@@ -92,6 +92,64 @@ void vw_ift_nego_frame(const struct vw_ift_nego *n, int dir, struct vw_findings 
  * hc/pc untouched) when dir's own indication is not known. */
 bool vw_ift_nego_mode(const struct vw_ift_nego *n, int dir, struct vw_ift_frame_mode *mode);
 
+/* ------------------------------------------------------------- reader */
+
+/*
+ * Reading one direction of a connection as an observer (the lint, test
+ * decoders): bytes in any chunking become whole PDUs, each with its stream
+ * offset; the caller decodes them and feeds its vw_ift_nego, whose mode for
+ * this direction sizes every later frame. Unlike vw_ift_framer, which
+ * stops where a sender breaks its CRC announcement (a receiver must close,
+ * I8), the reader keeps in step with such a sender: a frame's length
+ * follows vw_ift_frame_len_in_step. The layout is chosen only once the
+ * bytes after the frame show it (the next frame's VTag, or the end of the
+ * stream at vw_ift_reader_finish), so chunking does not change the frames;
+ * one exception keeps live streams flowing: a frame that ends exactly
+ * where the caller's chunk ends is taken as announced at once.
+ */
+
+enum vw_ift_read_status {
+    VW_IFT_READ_OK,
+    VW_IFT_READ_NOT_INDICATION, /* the direction does not start with an indication (IFT-4-INDICATION-FIRST) */
+    VW_IFT_READ_TOO_LARGE,      /* a PDU longer than the reader's limit */
+    VW_IFT_READ_NO_MEMORY,
+    VW_IFT_READ_STOPPED,        /* the callback asked to stop */
+};
+
+/* Every PDU fits: the longest frame the 16-bit sizes allow. */
+#define VW_IFT_READ_LIMIT_MAX VW_IFT_FRAME_MAX
+
+/* One whole PDU of the direction; raw is valid only during the call.
+ * is_indication: it starts with the magic (the first one always does).
+ * Return false to stop reading (VW_IFT_READ_STOPPED). */
+typedef bool (*vw_ift_read_cb)(void *ctx, const uint8_t *raw, size_t len, uint64_t stream_off,
+                               bool is_indication);
+
+struct vw_ift_reader {
+    const struct vw_ift_nego *nego; /* the caller's; read for each frame's mode */
+    int dir;                        /* the side whose bytes this reader gets */
+    size_t limit;                   /* longest PDU accepted */
+    uint8_t *buf;                   /* bytes of a PDU not yet decidable or whole; NULL until needed */
+    size_t have, cap;
+    uint64_t stream_off;            /* offset of the first byte not yet delivered */
+    enum vw_ift_read_status status; /* sticky */
+};
+
+/* limit: longest PDU to accept (at least VW_IFT_IND_LEN; VW_IFT_READ_LIMIT_MAX
+ * accepts all); the buffer never exceeds it by more than a frame header and
+ * two CRCs. Allocates nothing. */
+void vw_ift_reader_init(struct vw_ift_reader *r, const struct vw_ift_nego *nego, int dir, size_t limit);
+void vw_ift_reader_free(struct vw_ift_reader *r);
+/* Feed the direction's next bytes; cb gets every PDU whose length they
+ * settle. Returns the (sticky) status; after an error nothing more is read.
+ * Never reads outside data[0..len). */
+enum vw_ift_read_status vw_ift_reader_feed(struct vw_ift_reader *r, const uint8_t *data, size_t len,
+                                           vw_ift_read_cb cb, void *ctx);
+/* The stream ended: deliver the PDUs whose length the end settles (a frame
+ * that broke its announcement and is the last one). What then remains in
+ * r->have is an unfinished PDU. */
+enum vw_ift_read_status vw_ift_reader_finish(struct vw_ift_reader *r, vw_ift_read_cb cb, void *ctx);
+
 struct vw_ift_conn {
     struct vw_ift_framer dir[2];
     struct vw_ift_nego nego;
