@@ -196,6 +196,8 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
         if (n != 2 || (strcmp(tok[1], "active") != 0 && strcmp(tok[1], "passive") != 0))
             return meta_fail(m, "'role' is active or passive");
         m->passive = c->passive = tok[1][0] == 'p';
+        if (c->passive && c->relay)
+            return meta_fail(m, "role passive: the case's 'relay'/'packet' lines need role active");
         return 0;
     }
     if (strcmp(k, "tester") == 0) {
@@ -221,6 +223,25 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
     }
     if (strcmp(k, "rule") == 0)
         return rule_line(m, tok, n);
+    if (strcmp(k, "relay") == 0 || strcmp(k, "packet") == 0) {
+        /* As in case scripts (case.h): the replay runs through the packet relay. */
+        char why[160];
+        if (c->passive)
+            return meta_fail(m, "'%s' needs role active: the relay carries the tester's connections", k);
+        if (k[0] == 'r' && n != 1)
+            return meta_fail(m, "'relay' takes no value");
+        if (k[0] == 'p') {
+            if (n != 4)
+                return meta_fail(m, "'packet' takes drop|duplicate, tester|target and N or N-M");
+            if (c->npacket == CF_MAX_PACKET_ACTIONS)
+                return meta_fail(m, "too many packet actions (at most %d)", CF_MAX_PACKET_ACTIONS);
+            if (cf_relay_action_parse(tok[1], tok[2], tok[3], &c->packet[c->npacket], why, sizeof why) < 0)
+                return meta_fail(m, "%s", why);
+            c->npacket++;
+        }
+        c->relay = true;
+        return 0;
+    }
     if (strcmp(k, "echo") == 0 || strcmp(k, "hostile") == 0) {
         if (n != 1)
             return meta_fail(m, "'%s' takes no value", k);
@@ -842,6 +863,15 @@ void cf_capcase_describe(FILE *out, const struct cf_case *c)
 {
     fprintf(out, "case %s (%s): %u steps%s\n", c->id, c->file, c->nsteps,
             c->expect_fail ? ", expected verdict fail" : "");
+    if (c->relay) {
+        fprintf(out, "  through the packet relay");
+        for (unsigned i = 0; i < c->npacket; i++) {
+            char text[64];
+            cf_relay_action_text(&c->packet[i], text, sizeof text);
+            fprintf(out, "%s%s", i ? ", " : ": ", text);
+        }
+        fputc('\n', out);
+    }
     for (unsigned i = 0; i < c->nsteps; i++) {
         const struct cf_step *st = &c->steps[i];
         static const char *const kinds[] = {"connect", "send", "expect", "expect-close", "expect-open",

@@ -161,6 +161,30 @@ static void payload_is_compared_with_the_capture(void **state)
     free(c);
 }
 
+/* 'packet' lines: the replay goes through the packet relay with those
+ * actions; the shipped 304 (301's capture, losing a segment each way) too. */
+static void packet_lines_set_relay_actions(void **state)
+{
+    (void)state;
+    write_meta("cc-loss.meta", "301-capture-send-echo.pcapng", "echo\npacket drop target 2-3\npacket duplicate tester 2\n");
+    struct cf_case *c = load("cc-loss.meta");
+    assert_true(c->relay);
+    assert_int_equal(c->npacket, 2);
+    assert_int_equal(c->packet[0].side, CF_RELAY_TARGET);
+    assert_int_equal(c->packet[0].first, 2);
+    assert_int_equal(c->packet[0].last, 3);
+    assert_int_equal(c->packet[1].verb, CF_RELAY_DUPLICATE);
+    cf_case_free(c);
+    free(c);
+    char path[512];
+    snprintf(path, sizeof path, "%s/304-capture-send-echo-loss.meta", CONFORM_CASES_DIR);
+    c = load(path);
+    assert_true(c->relay);
+    assert_int_equal(c->npacket, 2);
+    cf_case_free(c);
+    free(c);
+}
+
 static void damaged_metadata_is_refused(void **state)
 {
     (void)state;
@@ -188,6 +212,11 @@ static void damaged_metadata_is_refused(void **state)
         {"require VITCP-4.3-ACCEPT-ON-MATCH\nrule VITCP-4.3-ACCEPT-ON-MATCH Sned:eom\n",
          "bad.meta:2: unknown segment type in 'Sned:eom'"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\nrole listen\n", "bad.meta:2: 'role' is active or passive"},
+        {"require VITCP-4.3-ACCEPT-ON-MATCH\npacket drop target\n", "bad.meta:2: 'packet' takes drop|duplicate"},
+        {"require VITCP-4.3-ACCEPT-ON-MATCH\npacket drop target 0\n", "bad.meta:2: packet segments '0'"},
+        {"require VITCP-4.3-ACCEPT-ON-MATCH\nrelay on\n", "bad.meta:2: 'relay' takes no value"},
+        {"require VITCP-4.3-ACCEPT-ON-MATCH\nrole passive\npacket drop target 1\n", "bad.meta:3: 'packet' needs role active"},
+        {"require VITCP-4.3-ACCEPT-ON-MATCH\nrelay\nrole passive\n", "bad.meta:3: role passive: the case's 'relay'"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\ncapture /nonexistent/x.pcapng\n", "/nonexistent/x.pcapng"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\n", "bad.pcap"}, /* no bad.pcapng / bad.pcap next to it */
     };
@@ -465,6 +494,7 @@ int main(void)
         cmocka_unit_test(mismatch_names_capture_pdu_and_values),
         cmocka_unit_test(payload_is_compared_with_the_capture),
         cmocka_unit_test(damaged_metadata_is_refused),
+        cmocka_unit_test(packet_lines_set_relay_actions),
         cmocka_unit_test(run_records_are_not_case_metadata),
         cmocka_unit_test(passive_meta_compiles_to_accept_and_steps),
         cmocka_unit_test(passive_case_catches_differences),
