@@ -83,7 +83,7 @@ echo "vipl-peer listens on $pport, region $region (ADDR:HANDLE:LEN, hex address 
 # case active-disconnect-close sees whether the disconnect closed TCP.
 "$conform" run --target "127.0.0.1:$pport" --skip VITCP-4.3-INCOMING-TIMEOUT \
   --no-announce --region "$region" \
-  --listen 0 --connect-cmd "$(printf '%q' "$peer") --connect 127.0.0.1:{port} --linger 3000" \
+  --listen 0 --connect-cmd "$(printf '%q' "$peer") --connect {host}:{port} --linger 3000" \
   --json "$out/conformance.json" --junit "$out/conformance.xml" --capture "$out/conformance.pcap" || true
 echo
 echo "Demo outputs are in $out (captures, conformance.json, conformance.xml)."

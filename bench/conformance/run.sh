@@ -49,7 +49,7 @@ if line=$(grep -m1 '^event=region' "$tmp/peer.log"); then
   region=${raddr#addr=0x}:$(printf '%x' "${rhandle#handle=}"):${rlen#len=}
 fi
 full=(--no-announce --region "$region" --listen 0
-      --connect-cmd "$(printf '%q' "$peer") --connect 127.0.0.1:{port} --linger 3000")
+      --connect-cmd "$(printf '%q' "$peer") --connect {host}:{port} --linger 3000")
 skip=()
 "$conform" list 2>/dev/null | grep '^VITCP-4.3-INCOMING-TIMEOUT' >/dev/null && skip=(--skip VITCP-4.3-INCOMING-TIMEOUT)
 cases=()

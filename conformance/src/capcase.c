@@ -196,8 +196,6 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
         if (n != 2 || (strcmp(tok[1], "active") != 0 && strcmp(tok[1], "passive") != 0))
             return meta_fail(m, "'role' is active or passive");
         m->passive = c->passive = tok[1][0] == 'p';
-        if (c->passive && c->relay)
-            return meta_fail(m, "role passive: the case's 'relay'/'packet' lines need role active");
         return 0;
     }
     if (strcmp(k, "tester") == 0) {
@@ -226,8 +224,6 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
     if (strcmp(k, "relay") == 0 || strcmp(k, "packet") == 0) {
         /* As in case scripts (case.h): the replay runs through the packet relay. */
         char why[160];
-        if (c->passive)
-            return meta_fail(m, "'%s' needs role active: the relay carries the tester's connections", k);
         if (k[0] == 'r' && n != 1)
             return meta_fail(m, "'relay' takes no value");
         if (k[0] == 'p') {

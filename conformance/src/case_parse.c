@@ -338,7 +338,6 @@ static int add_req(struct parser *p, enum vw_req *reqs, unsigned *n, const char 
 }
 
 #define MAX_TOKENS 40
-#define RELAY_ACTIVE_ONLY "'relay'/'packet' cases are role active: the relay carries the tester's connections"
 
 static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
 {
@@ -385,12 +384,8 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         if (ntok != 2 || (strcmp(tok[1], "active") != 0 && strcmp(tok[1], "passive") != 0))
             return fail(p, "'role' takes active (the tester connects) or passive (the tester listens)");
         c->passive = tok[1][0] == 'p';
-        if (c->passive && c->relay)
-            return fail(p, RELAY_ACTIVE_ONLY);
         return 0;
     }
-    if ((strcmp(kw, "relay") == 0 || strcmp(kw, "packet") == 0) && c->passive)
-        return fail(p, RELAY_ACTIVE_ONLY);
     if (strcmp(kw, "relay") == 0) {
         if (ntok != 1)
             return fail(p, "'relay' takes nothing");

@@ -102,6 +102,7 @@ void cf_engine_init(struct cf_engine *e)
     e->listen_fd = -1;
     e->accept_ms = 5000;
     e->use_relay = true;
+    e->relay_listen_fd = -1;
 }
 
 int cf_engine_set_target(struct cf_engine *e, const char *hp)
@@ -303,40 +304,92 @@ static bool host_is_local(const char *host)
     return local;
 }
 
-/* Open the relay at the first case that needs it; false (reason in
- * relay_why) when there is none. */
-static bool relay_ready(struct cf_engine *e)
+/* Create the relay once; false (reason in why) when there is none. */
+static bool relay_open_once(struct cf_engine *e, char *why, size_t whylen)
 {
-    if (e->relay_tried)
-        return e->relay != NULL;
-    e->relay_tried = true;
+    if (e->relay)
+        return true;
+    if (e->relay_open_failed[0]) {
+        snprintf(why, whylen, "%s", e->relay_open_failed);
+        return false;
+    }
+    char reason[256];
+    e->relay = e->use_relay ? cf_relay_open(reason, sizeof reason) : NULL;
+    if (!e->relay)
+        snprintf(e->relay_open_failed, sizeof e->relay_open_failed, "%s%s",
+                 e->use_relay ? "no packet relay: " : "the packet relay is off (--no-relay)",
+                 e->use_relay ? reason : "");
+    snprintf(why, whylen, "%s", e->relay_open_failed);
+    return e->relay != NULL;
+}
+
+/* Can active cases use the relay? Decided at the first one: the target
+ * must be on this host and answer at the relay's address of it. */
+static bool relay_ready_active(struct cf_engine *e)
+{
+    if (e->relay_active)
+        return e->relay_active > 0;
+    e->relay_active = -1;
     if (!e->use_relay) {
-        snprintf(e->relay_why, sizeof e->relay_why, "the packet relay is off (--no-relay)");
+        snprintf(e->relay_why_active, sizeof e->relay_why_active, "the packet relay is off (--no-relay)");
         return false;
     }
     if (!host_is_local(e->host)) {
-        snprintf(e->relay_why, sizeof e->relay_why,
+        snprintf(e->relay_why_active, sizeof e->relay_why_active,
                  "the packet relay reaches only a target on this host (%s is not an IPv4 address of it)",
                  e->host);
         return false;
     }
-    char why[256];
-    e->relay = cf_relay_open(why, sizeof why);
-    if (!e->relay) {
-        snprintf(e->relay_why, sizeof e->relay_why, "no packet relay: %s", why);
+    char why[300];
+    if (!relay_open_once(e, why, sizeof why)) {
+        snprintf(e->relay_why_active, sizeof e->relay_why_active, "%s", why);
         return false;
     }
     int fd = connect_relayed(e, e->slack_ms, why, sizeof why);
     if (fd < 0) {
-        snprintf(e->relay_why, sizeof e->relay_why, "%s", why);
-        cf_relay_close(e->relay);
-        e->relay = NULL;
+        snprintf(e->relay_why_active, sizeof e->relay_why_active, "%s", why);
         return false;
     }
     close(fd);
     /* Let the probe's closing segments pass before a case's recording starts. */
     struct timespec pause = {0, 30L * 1000000L};
     nanosleep(&pause, NULL);
+    e->relay_active = 1;
+    return true;
+}
+
+/* Can passive cases use the relay? The tester listens in its namespace, on
+ * its relay address and the --listen port, and the connect command must
+ * say where to connect with {host}. */
+static bool relay_ready_passive(struct cf_engine *e)
+{
+    if (e->relay_passive)
+        return e->relay_passive > 0;
+    e->relay_passive = -1;
+    char why[300];
+    if (!strstr(e->connect_cmd, "{host}")) {
+        snprintf(e->relay_why_passive, sizeof e->relay_why_passive,
+                 "--connect-cmd must connect to {host}:{port} for cases through the packet relay");
+        return false;
+    }
+    if (!relay_open_once(e, why, sizeof why)) {
+        snprintf(e->relay_why_passive, sizeof e->relay_why_passive, "%s", why);
+        return false;
+    }
+    int fd = cf_relay_socket(e->relay, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(e->listen_port)};
+    inet_pton(AF_INET, cf_relay_tester_addr(e->relay), &a.sin_addr);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 8) < 0) {
+        snprintf(e->relay_why_passive, sizeof e->relay_why_passive, "cannot listen on %s:%u behind the relay: %s",
+                 cf_relay_tester_addr(e->relay), e->listen_port, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    e->relay_listen_fd = fd;
+    e->relay_passive = 1;
     return true;
 }
 
@@ -1231,20 +1284,27 @@ void cf_engine_close(struct cf_engine *e)
     if (e->listen_fd >= 0)
         close(e->listen_fd);
     e->listen_fd = -1;
+    if (e->relay_listen_fd >= 0)
+        close(e->relay_listen_fd);
+    e->relay_listen_fd = -1;
     cf_relay_close(e->relay);
     e->relay = NULL;
-    e->relay_tried = false;
+    e->relay_open_failed[0] = 0;
+    e->relay_active = e->relay_passive = 0;
 }
 
 /* Start the --connect-cmd (with {port} replaced) in its own process group. */
-static pid_t spawn_connector(struct cf_engine *e, char *why, size_t whylen)
+static pid_t spawn_connector(struct cf_engine *e, const char *host, char *why, size_t whylen)
 {
-    char cmd[sizeof e->connect_cmd + 64], port[8];
+    char cmd[sizeof e->connect_cmd + 256], port[8];
     snprintf(port, sizeof port, "%u", e->listen_port);
     size_t o = 0;
-    for (const char *c = e->connect_cmd; *c && o + 8 < sizeof cmd;) {
+    for (const char *c = e->connect_cmd; *c && o + 24 < sizeof cmd;) {
         if (strncmp(c, "{port}", 6) == 0) {
             o += (size_t)snprintf(cmd + o, sizeof cmd - o, "%s", port);
+            c += 6;
+        } else if (strncmp(c, "{host}", 6) == 0) {
+            o += (size_t)snprintf(cmd + o, sizeof cmd - o, "%s", host);
             c += 6;
         } else {
             cmd[o++] = *c++;
@@ -1267,6 +1327,7 @@ static pid_t spawn_connector(struct cf_engine *e, char *why, size_t whylen)
             close(null);
         }
         setenv("VITCP_CONFORM_PORT", port, 1);
+        setenv("VITCP_CONFORM_HOST", host, 1);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
@@ -1295,18 +1356,21 @@ static void do_accept(struct run *r, const struct cf_step *st)
         decide(r, CF_FAIL, st->req, "case error: a passive case needs --listen");
         return;
     }
+    /* Through the relay the tester listens in its namespace. */
+    int lfd = r->via_relay ? r->e->relay_listen_fd : r->e->listen_fd;
     /* Anything left from an earlier case's implementation is stale. */
     for (;;) {
-        struct pollfd p = {r->e->listen_fd, POLLIN, 0};
+        struct pollfd p = {lfd, POLLIN, 0};
         if (poll(&p, 1, 0) <= 0)
             break;
-        int stale = accept(r->e->listen_fd, NULL, NULL);
+        int stale = accept(lfd, NULL, NULL);
         if (stale < 0)
             break;
         close(stale);
     }
     if (r->e->connect_cmd[0]) {
-        r->child = spawn_connector(r->e, why, sizeof why);
+        r->child = spawn_connector(r->e, r->via_relay ? cf_relay_tester_addr(r->e->relay) : "127.0.0.1", why,
+                                   sizeof why);
         if (r->child < 0) {
             r->child = 0;
             decide(r, CF_FAIL, st->req, "%s", why);
@@ -1314,20 +1378,21 @@ static void do_accept(struct run *r, const struct cf_step *st)
         }
     }
     unsigned wait = st->wait_ms ? st->wait_ms : r->e->accept_ms;
-    struct pollfd p = {r->e->listen_fd, POLLIN, 0};
+    struct pollfd p = {lfd, POLLIN, 0};
     int n = poll(&p, 1, (int)(wait < (unsigned)ms_until(r->deadline) ? wait : (unsigned)ms_until(r->deadline)));
     if (n <= 0) {
         decide(r, CF_TIMEOUT, st->req, "the implementation did not connect to port %u within %u ms",
                r->e->listen_port, wait);
         return;
     }
-    r->fd = accept4(r->e->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    r->fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (r->fd < 0) {
         decide(r, CF_FAIL, st->req, "accept: %s", strerror(errno));
         return;
     }
     tune_socket(r->fd);
-    capture_open(r);
+    if (!r->via_relay)
+        capture_open(r);
 }
 
 /* ------------------------------------------------------------ cases */
@@ -1443,14 +1508,18 @@ static void judge_recording(struct run *r, const struct cf_relay_packet *pk, siz
     struct cf_lint_result lr;
     memset(&lr, 0, sizeof lr);
     char why[300];
-    if (cf_relay_lint(pk, n, (uint16_t)atoi(r->e->port), &lr, why, sizeof why) < 0) {
+    /* The server's port makes the connection VI/TCP for the lint; the
+     * side that sent first is the implementation in passive cases. */
+    uint16_t port = r->c->passive ? r->e->listen_port : (uint16_t)atoi(r->e->port);
+    int target_dir = r->c->passive ? 0 : 1;
+    if (cf_relay_lint(pk, n, port, &lr, why, sizeof why) < 0) {
         decide(r, CF_FAIL, r->c->reqs[0], "%s", why);
         cf_lint_result_free(&lr);
         return;
     }
     for (size_t i = 0; i < lr.count; i++) {
         const struct cf_lint_issue *is = &lr.issues[i];
-        if (is->dir != 1 || is->req == VW_REQ_NONE) /* 1: the target, which did not send first */
+        if (is->dir != target_dir || is->req == VW_REQ_NONE)
             continue;
         unsigned frame = r->relay_base + (unsigned)is->frame;
         if (is->severity == VW_SEV_ERROR) {
@@ -1498,10 +1567,11 @@ static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_
     struct run r;
     run_init(&r, e, c, res);
     r.liveness_only = liveness_only;
-    if ((c->relay || (e->relay_all && !c->passive)) && !liveness_only) {
-        if (!relay_ready(e)) {
+    if ((c->relay || e->relay_all) && !liveness_only) {
+        if (!(c->passive ? relay_ready_passive(e) : relay_ready_active(e))) {
             res->verdict = CF_SKIP;
-            snprintf(res->message, sizeof res->message, "%s: needs the packet relay: %s", c->file, e->relay_why);
+            snprintf(res->message, sizeof res->message, "%s: needs the packet relay: %s", c->file,
+                     c->passive ? e->relay_why_passive : e->relay_why_active);
             return 0;
         }
         r.via_relay = true;

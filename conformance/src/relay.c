@@ -45,7 +45,7 @@ struct cf_relay {
     pthread_t thread;
     bool thread_on;
     uint32_t tester_ip, target_ip; /* host order */
-    char target_text[INET_ADDRSTRLEN];
+    char target_text[INET_ADDRSTRLEN], tester_text[INET_ADDRSTRLEN];
 
     pthread_mutex_t lock; /* guards everything below */
     struct cf_relay_action act[RELAY_ACTIONS_MAX];
@@ -334,8 +334,9 @@ struct cf_relay *cf_relay_open(char *why, size_t whylen)
         if (!address_in_use(r->target_ip) && !address_in_use(r->tester_ip))
             break;
     }
-    struct in_addr a = {htonl(r->target_ip)};
+    struct in_addr a = {htonl(r->target_ip)}, t = {htonl(r->tester_ip)};
     inet_ntop(AF_INET, &a, r->target_text, sizeof r->target_text);
+    inet_ntop(AF_INET, &t, r->tester_text, sizeof r->tester_text);
     char name[IFNAMSIZ];
     r->root_ns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     if (r->root_ns < 0) {
@@ -393,6 +394,11 @@ void cf_relay_close(struct cf_relay *r)
 const char *cf_relay_target_addr(const struct cf_relay *r)
 {
     return r->target_text;
+}
+
+const char *cf_relay_tester_addr(const struct cf_relay *r)
+{
+    return r->tester_text;
 }
 
 int cf_relay_socket(struct cf_relay *r, int domain, int type, int protocol)

@@ -215,8 +215,6 @@ static void damaged_metadata_is_refused(void **state)
         {"require VITCP-4.3-ACCEPT-ON-MATCH\npacket drop target\n", "bad.meta:2: 'packet' takes drop|duplicate"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\npacket drop target 0\n", "bad.meta:2: packet segments '0'"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\nrelay on\n", "bad.meta:2: 'relay' takes no value"},
-        {"require VITCP-4.3-ACCEPT-ON-MATCH\nrole passive\npacket drop target 1\n", "bad.meta:3: 'packet' needs role active"},
-        {"require VITCP-4.3-ACCEPT-ON-MATCH\nrelay\nrole passive\n", "bad.meta:3: role passive: the case's 'relay'"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\ncapture /nonexistent/x.pcapng\n", "/nonexistent/x.pcapng"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\n", "bad.pcap"}, /* no bad.pcapng / bad.pcap next to it */
     };

@@ -70,8 +70,8 @@
  *                                    # closes, default), expect-close (the target
  *                                    # must close), none
  *   hostile                          # check the target survives afterwards
- *   packet    drop target 2          # role active: replay through the packet
- *   relay                            # relay, with these actions (case.h)
+ *   packet    drop target 2          # replay through the packet relay, with
+ *   relay                            # these actions (case.h)
  *
  * Segment Length follows the payload and the trailer: a wildcard on
  * payload, data or crc also makes seglen a wildcard, and in a CE segment

@@ -49,7 +49,8 @@
  *                         both sides, and after the case the lint's rules
  *                         judge the target's segments (urgent pointers,
  *                         retransmissions); without a relay (not root, a
- *                         target on another host) the case is skipped
+ *                         target on another host, a --connect-cmd without
+ *                         {host} for role passive) the case is skipped
  *   packet drop target 2  a packet action (implies relay): drop (or
  *   packet duplicate tester 1-2   duplicate) a side's Nth data segment, or
  *                         N to M (TCP segments with payload, first

@@ -35,21 +35,26 @@ struct cf_engine {
     uint64_t region_addr;
     uint32_t region_handle, region_len;
     /* Listen mode: passive cases (role passive) accept the implementation's
-     * connection; connect_cmd ("{port}" replaced, also in $VITCP_CONFORM_PORT)
-     * is started for each case in its own process group and ended after it. */
+     * connection; connect_cmd ("{port}" and "{host}" replaced, also in
+     * $VITCP_CONFORM_PORT and $VITCP_CONFORM_HOST; host is 127.0.0.1, or the
+     * tester's relay address for cases through the relay) is started for
+     * each case in its own process group and ended after it. */
     int listen_fd;               /* -1: no listen mode */
     unsigned short listen_port;
     char connect_cmd[1024];
     bool connect_cmd_output;     /* let the command's stdout through */
     unsigned accept_ms;          /* wait for the implementation to connect */
     /* The packet relay (relay.h) for 'relay' cases: opened at the first
-     * such case unless use_relay is off; without it those cases are
-     * skipped, relay_why saying why. */
+     * such case unless use_relay is off. Whether each role can use it is
+     * decided once (relay_active/relay_passive: 0 not yet, 1 yes, -1 no,
+     * the reason in relay_why_*); cases that cannot are skipped. */
     bool use_relay;
-    bool relay_all;              /* every active case through the relay (--relay-all) */
-    bool relay_tried;
+    bool relay_all;              /* every case through the relay (--relay-all) */
     struct cf_relay *relay;
-    char relay_why[400];
+    char relay_open_failed[300];
+    int relay_active, relay_passive;
+    char relay_why_active[400], relay_why_passive[400];
+    int relay_listen_fd;         /* passive cases: the tester's listener behind the relay */
 };
 
 /* Defaults; then parse "HOST:PORT" ("[v6]:PORT" too). Returns 0 or -1. */

@@ -57,8 +57,10 @@ struct cf_relay *cf_relay_open(char *why, size_t whylen);
 /* Stop the thread; the namespace and devices go with the descriptors. */
 void cf_relay_close(struct cf_relay *r);
 
-/* The target's address as the tester reaches it ("198.18.x.y"). */
+/* The target's address as the tester reaches it ("198.18.x.y"), and the
+ * tester's own address (where an implementation connects to it). */
 const char *cf_relay_target_addr(const struct cf_relay *r);
+const char *cf_relay_tester_addr(const struct cf_relay *r);
 /* socket(2) in the tester's namespace. -1 with errno on failure. */
 int cf_relay_socket(struct cf_relay *r, int domain, int type, int protocol);
 
