@@ -574,7 +574,7 @@ static int split_rules(struct meta *m, struct cf_case *c, unsigned idx)
             req = rule_of(m, ex->type, ex->match[k].field);
         if (req == VW_REQ_NONE)
             return 0;
-        struct cf_step *chk;
+        struct cf_step *chk = NULL;
         if (add_step(m, c, &chk) < 0)
             return -1;
         struct cf_step *e = &c->steps[idx];
