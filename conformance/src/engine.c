@@ -1501,6 +1501,18 @@ static void result_init(struct cf_result *res, const struct cf_case *c)
     res->verdict = CF_PASS;
 }
 
+/* Does an IPv4 TCP packet of a recording carry payload? */
+static bool relay_packet_has_payload(const struct cf_relay_packet *p)
+{
+    if (p->len < 40 || (p->data[0] >> 4) != 4 || p->data[9] != IPPROTO_TCP)
+        return false;
+    size_t ihl = (size_t)(p->data[0] & 0x0F) * 4u, total = vw_get_be16(p->data + 2);
+    if (ihl < 20 || total > p->len || ihl + 20 > total)
+        return false;
+    size_t thl = (size_t)(p->data[ihl + 12] >> 4) * 4u;
+    return thl >= 20 && ihl + thl < total;
+}
+
 /* The lint's findings about the target's segments in a relay case's
  * recording: errors fail the case (first one wins), warnings are advisory. */
 static void judge_recording(struct run *r, const struct cf_relay_packet *pk, size_t n)
@@ -1508,10 +1520,16 @@ static void judge_recording(struct run *r, const struct cf_relay_packet *pk, siz
     struct cf_lint_result lr;
     memset(&lr, 0, sizeof lr);
     char why[300];
-    /* The server's port makes the connection VI/TCP for the lint; the
-     * side that sent first is the implementation in passive cases. */
+    /* The server's port makes the connection VI/TCP for the lint, whose
+     * directions count from the side that sent the first bytes: the target
+     * is direction 0 if its packet carried them. */
     uint16_t port = r->c->passive ? r->e->listen_port : (uint16_t)atoi(r->e->port);
-    int target_dir = r->c->passive ? 0 : 1;
+    int target_dir = 1;
+    for (size_t i = 0; i < n; i++)
+        if (relay_packet_has_payload(&pk[i])) {
+            target_dir = pk[i].from == CF_RELAY_TARGET ? 0 : 1;
+            break;
+        }
     if (cf_relay_lint(pk, n, port, &lr, why, sizeof why) < 0) {
         decide(r, CF_FAIL, r->c->reqs[0], "%s", why);
         cf_lint_result_free(&lr);
@@ -1551,13 +1569,17 @@ static void relay_finish(struct run *r)
     if (r->e->capture)
         cf_relay_write(r->e->capture, pk, n); /* a write error shows when the run closes the file */
     judge_recording(r, pk, n);
-    for (unsigned i = 0; i < r->c->npacket; i++)
-        if (!done[i]) {
+    for (unsigned i = 0; i < r->c->npacket; i++) {
+        const struct cf_relay_action *a = &r->c->packet[i];
+        unsigned want = a->last - a->first + 1;
+        if (done[i] != want) {
             char text[64];
-            cf_relay_action_text(&r->c->packet[i], text, sizeof text);
-            decide(r, CF_FAIL, r->c->reqs[0], "the relay never applied 'packet %s': the %s sent fewer data segments",
-                   text, r->c->packet[i].side == CF_RELAY_TESTER ? "tester" : "target");
+            cf_relay_action_text(a, text, sizeof text);
+            decide(r, CF_FAIL, r->c->reqs[0],
+                   "the relay applied 'packet %s' to %u of its %u segments: the %s sent fewer data segments", text,
+                   done[i], want, a->side == CF_RELAY_TESTER ? "tester" : "target");
         }
+    }
     cf_relay_packets_free(pk, n);
 }
 
@@ -1575,6 +1597,7 @@ static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_
             return 0;
         }
         r.via_relay = true;
+        r.deadline = after_ms(c->timeout_ms); /* setting up the relay is not the case's time */
         r.relay_base = e->capture ? (unsigned)vn_pcap_frames(e->capture) : 0;
         cf_relay_begin(e->relay, c->packet, c->npacket);
     }

@@ -182,12 +182,13 @@ static int judge(struct cf_relay *r, enum cf_relay_side side, const uint8_t *p, 
         c->high[side] = seq + 1;
         return 1;
     }
-    if (payload == 0)
+    /* Only connections whose SYN this recording saw are counted: a late
+     * segment of an earlier case's connection must not take an action. */
+    if (payload == 0 || !c->known[side])
         return 1;
     uint32_t end = seq + (uint32_t)payload;
-    if (c->known[side] && !seq_after(end, c->high[side]))
+    if (!seq_after(end, c->high[side]))
         return 1; /* a retransmission: always forwarded */
-    c->known[side] = true;
     c->high[side] = end;
     unsigned n = ++r->data_count[side];
     int verdict = 1;
@@ -326,12 +327,13 @@ struct cf_relay *cf_relay_open(char *why, size_t whylen)
     }
     r->root_ns = r->tester_ns = r->tun[0] = r->tun[1] = r->stop_fd = -1;
     pthread_mutex_init(&r->lock, NULL);
-    /* An address pair of our own, from the process id; skip pairs in use. */
+    /* An address pair of our own, from the process id; skip a pair whose
+     * target-side address this host already has (another run's relay). */
     uint32_t slot = ((uint32_t)getpid() * 2u) % (RELAY_NET_SIZE - 4u) + 2u;
     for (int tries = 0; tries < 64; tries++, slot = (slot + 2u) % (RELAY_NET_SIZE - 4u) + 2u) {
         r->tester_ip = RELAY_NET + slot;
         r->target_ip = r->tester_ip + 1;
-        if (!address_in_use(r->target_ip) && !address_in_use(r->tester_ip))
+        if (!address_in_use(r->target_ip))
             break;
     }
     struct in_addr a = {htonl(r->target_ip)}, t = {htonl(r->tester_ip)};

@@ -149,6 +149,8 @@ def run_suite(peer_args, conform_args=()):
                "--connect-cmd", connect_cmd, "--no-announce", "--region", region_of(peer.output()),
                "--cases", CASES,
                "--json", rep.name, "--quiet"] + list(conform_args)
+        if "--capture" not in conform_args:
+            cmd.append("--no-capture")  # else r.pcapng lands beside the temporary report
         for s in SKIP:
             cmd += ["--skip", s]
         try:
