@@ -224,17 +224,10 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
     if (strcmp(k, "relay") == 0 || strcmp(k, "packet") == 0) {
         /* As in case scripts (case.h): the replay runs through the packet relay. */
         char why[160];
-        if (k[0] == 'r' && n != 1)
+        if (k[0] == 'p')
+            return cf_case_add_packet(c, tok, n, why, sizeof why) < 0 ? meta_fail(m, "%s", why) : 0;
+        if (n != 1)
             return meta_fail(m, "'relay' takes no value");
-        if (k[0] == 'p') {
-            if (n != 4)
-                return meta_fail(m, "'packet' takes drop|duplicate, tester|target and N or N-M");
-            if (c->npacket == CF_MAX_PACKET_ACTIONS)
-                return meta_fail(m, "too many packet actions (at most %d)", CF_MAX_PACKET_ACTIONS);
-            if (cf_relay_action_parse(tok[1], tok[2], tok[3], &c->packet[c->npacket], why, sizeof why) < 0)
-                return meta_fail(m, "%s", why);
-            c->npacket++;
-        }
         c->relay = true;
         return 0;
     }

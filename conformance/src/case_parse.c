@@ -337,6 +337,23 @@ static int add_req(struct parser *p, enum vw_req *reqs, unsigned *n, const char 
     return 0;
 }
 
+int cf_case_add_packet(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen)
+{
+    if (ntok != 4) {
+        snprintf(why, whylen, "'packet' takes drop|duplicate, tester|target and N or N-M");
+        return -1;
+    }
+    if (c->npacket == CF_MAX_PACKET_ACTIONS) {
+        snprintf(why, whylen, "too many packet actions (at most %d)", CF_MAX_PACKET_ACTIONS);
+        return -1;
+    }
+    if (cf_relay_action_parse(tok[1], tok[2], tok[3], &c->packet[c->npacket], why, whylen) < 0)
+        return -1;
+    c->npacket++;
+    c->relay = true;
+    return 0;
+}
+
 #define MAX_TOKENS 40
 
 static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
@@ -394,15 +411,7 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
     }
     if (strcmp(kw, "packet") == 0) {
         char why[160];
-        if (ntok != 4)
-            return fail(p, "'packet' takes drop|duplicate, tester|target and N or N-M");
-        if (c->npacket == CF_MAX_PACKET_ACTIONS)
-            return fail(p, "too many packet actions (at most %d)", CF_MAX_PACKET_ACTIONS);
-        if (cf_relay_action_parse(tok[1], tok[2], tok[3], &c->packet[c->npacket], why, sizeof why) < 0)
-            return fail(p, "%s", why);
-        c->npacket++;
-        c->relay = true;
-        return 0;
+        return cf_case_add_packet(c, tok, ntok, why, sizeof why) < 0 ? fail(p, "%s", why) : 0;
     }
     if (strcmp(kw, "needs") == 0) {
         if (ntok != 2 || strcmp(tok[1], "region") != 0)

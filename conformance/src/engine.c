@@ -1501,18 +1501,6 @@ static void result_init(struct cf_result *res, const struct cf_case *c)
     res->verdict = CF_PASS;
 }
 
-/* Does an IPv4 TCP packet of a recording carry payload? */
-static bool relay_packet_has_payload(const struct cf_relay_packet *p)
-{
-    if (p->len < 40 || (p->data[0] >> 4) != 4 || p->data[9] != IPPROTO_TCP)
-        return false;
-    size_t ihl = (size_t)(p->data[0] & 0x0F) * 4u, total = vw_get_be16(p->data + 2);
-    if (ihl < 20 || total > p->len || ihl + 20 > total)
-        return false;
-    size_t thl = (size_t)(p->data[ihl + 12] >> 4) * 4u;
-    return thl >= 20 && ihl + thl < total;
-}
-
 /* The lint's findings about the target's segments in a relay case's
  * recording: errors fail the case (first one wins), warnings are advisory. */
 static void judge_recording(struct run *r, const struct cf_relay_packet *pk, size_t n)
@@ -1526,7 +1514,7 @@ static void judge_recording(struct run *r, const struct cf_relay_packet *pk, siz
     uint16_t port = r->c->passive ? r->e->listen_port : (uint16_t)atoi(r->e->port);
     int target_dir = 1;
     for (size_t i = 0; i < n; i++)
-        if (relay_packet_has_payload(&pk[i])) {
+        if (cf_relay_payload(&pk[i], NULL) > 0) {
             target_dir = pk[i].from == CF_RELAY_TARGET ? 0 : 1;
             break;
         }

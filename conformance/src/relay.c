@@ -157,25 +157,47 @@ static bool seq_after(uint32_t a, uint32_t b)
 
 /* What to do with a packet from side: 0 drop, 1 forward, 2 forward twice.
  * Counts first transmissions with payload and applies the actions. */
-static int judge(struct cf_relay *r, enum cf_relay_side side, const uint8_t *p, size_t len, bool *dropped,
-                 bool *duplicated)
+/* The TCP header of a whole, unfragmented IPv4 TCP packet (NULL if it is
+ * not one) and its payload's length. */
+static const uint8_t *tcp_header(const uint8_t *p, size_t len, size_t *payload_len)
 {
-    *dropped = *duplicated = false;
     if (len < 20 || (p[0] >> 4) != 4)
-        return 1;
+        return NULL;
     size_t ihl = (size_t)(p[0] & 0x0F) * 4u;
     size_t total = vw_get_be16(p + 2);
     if (p[9] != IPPROTO_TCP || ihl < 20 || total > len || total < ihl + 20 ||
         (vw_get_be16(p + 6) & 0x3FFF) != 0)
-        return 1; /* not a whole TCP segment: pass it on untouched */
+        return NULL;
     const uint8_t *t = p + ihl;
     size_t thl = (size_t)(t[12] >> 4) * 4u;
     if (thl < 20 || ihl + thl > total)
-        return 1;
+        return NULL;
+    *payload_len = total - ihl - thl;
+    return t;
+}
+
+size_t cf_relay_payload(const struct cf_relay_packet *p, const uint8_t **payload)
+{
+    size_t n = 0;
+    const uint8_t *t = tcp_header(p->data, p->len, &n);
+    if (!t)
+        return 0;
+    if (payload)
+        *payload = t + (size_t)(t[12] >> 4) * 4u;
+    return n;
+}
+
+static int judge(struct cf_relay *r, enum cf_relay_side side, const uint8_t *p, size_t len, bool *dropped,
+                 bool *duplicated)
+{
+    *dropped = *duplicated = false;
+    size_t payload;
+    const uint8_t *t = tcp_header(p, len, &payload);
+    if (!t)
+        return 1; /* not a whole TCP segment: pass it on untouched */
     uint16_t sport = vw_get_be16(t), dport = vw_get_be16(t + 2);
     uint32_t seq = vw_get_be32(t + 4);
     uint8_t flags = t[13];
-    size_t payload = total - ihl - thl;
     struct relay_conn *c = side == CF_RELAY_TESTER ? conn_for(r, sport, dport) : conn_for(r, dport, sport);
     if (flags & 0x02) { /* SYN: the data starts after it */
         c->known[side] = true;

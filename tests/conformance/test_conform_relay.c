@@ -248,14 +248,11 @@ static const struct cf_relay_packet *nth_payload(const struct cf_relay_packet *p
                                                  unsigned k, size_t *plen, const uint8_t **payload)
 {
     for (size_t i = 0; i < n; i++) {
-        const uint8_t *p = pk[i].data;
-        size_t ihl = (size_t)(p[0] & 15) * 4, thl = (size_t)(p[ihl + 12] >> 4) * 4;
-        size_t len = vw_get_be16(p + 2) - ihl - thl;
+        size_t len = cf_relay_payload(&pk[i], payload);
         if (pk[i].from != from || len == 0)
             continue;
         if (k-- == 0) {
             *plen = len;
-            *payload = p + ihl + thl;
             return &pk[i];
         }
     }

@@ -194,6 +194,10 @@ struct cf_case {
 /* Parse one case script. Returns 0, or -1 with "file:line: reason" in err. */
 int cf_case_parse(const char *text, const char *file, struct cf_case *out, char *err,
                   size_t errlen);
+/* A 'packet VERB SIDE RANGE' line (tok[0] is "packet"), in a case script or
+ * a capture case's metadata: adds the action, and the case runs through the
+ * relay. 0, or -1 with the reason in why. */
+int cf_case_add_packet(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen);
 /* Read and parse a file (at most 64 KiB). */
 int cf_case_load(const char *path, struct cf_case *out, char *err, size_t errlen);
 

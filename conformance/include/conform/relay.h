@@ -73,6 +73,9 @@ size_t cf_relay_count(struct cf_relay *r);
  * how many times each action took effect (done[i] for actions[i]). */
 struct cf_relay_packet *cf_relay_take(struct cf_relay *r, size_t *count, unsigned *done, unsigned ndone);
 void cf_relay_packets_free(struct cf_relay_packet *p, size_t count);
+/* The TCP payload's length of a recorded packet (0: none, or not a whole
+ * IPv4 TCP segment); where it starts in *payload (may be NULL). */
+size_t cf_relay_payload(const struct cf_relay_packet *p, const uint8_t **payload);
 
 /* "drop target 2", "duplicate tester 1-3". 0, or -1 with the reason. */
 int cf_relay_action_parse(const char *verb, const char *side, const char *range,
