@@ -14,17 +14,14 @@
 #   Environment: REPS (default 3: best lint and cat time), CASES (a cases
 #   directory for vitcp-conform run --cases; default: its own).
 set -euo pipefail
-build=$(cd "${1:?usage: run.sh BUILD_DIR [--smoke]}" && pwd)
-smoke=0
-[ "${2:-}" = "--smoke" ] && smoke=1
+. "$(dirname "$0")/../lib.sh"
+bench_args "$@"
 conform="$build/conformance/vitcp-conform"
 peer="$build/vipl-ref/vipl-peer"
 trafgen="$build/trafgen/vitcp-trafgen"
-for f in "$conform" "$peer" "$trafgen"; do
-  [ -x "$f" ] || { echo "bench_conformance: missing $f (build it first)" >&2; exit 2; }
-done
+bench_need bench_conformance -x "$conform" "$peer" "$trafgen"
 if [ $smoke -eq 1 ]; then count=20 reps=1; else count=4250 reps=${REPS:-3}; fi
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
+bench_load
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-conformance.XXXXXX")
 peer_pid=
 cleanup() {

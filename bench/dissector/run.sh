@@ -18,16 +18,13 @@
 #   Use a Release build without sanitizers for figures; --smoke only proves it works.
 #   Environment: REPS (default 3), BENCH_TMP (default $TMPDIR or /tmp).
 set -euo pipefail
-build=$(cd "${1:?usage: run.sh BUILD_DIR [--smoke]}" && pwd)
-smoke=0
-[ "${2:-}" = "--smoke" ] && smoke=1
+. "$(dirname "$0")/../lib.sh"
+bench_args "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 tshark_sh="$here/../../scripts/tshark-vitcp.sh"
 trafgen="$build/trafgen/vitcp-trafgen"
 capconv="$build/bench/dissector/bench_capconv"
-for f in "$trafgen" "$capconv" "$build/plugins/epan/vitcp.so"; do
-  [ -e "$f" ] || { echo "bench_dissector: missing $f (build it first)" >&2; exit 2; }
-done
+bench_need bench_dissector -e "$trafgen" "$capconv" "$build/plugins/epan/vitcp.so"
 command -v tshark >/dev/null || { echo "bench_dissector: tshark is not installed" >&2; exit 2; }
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -15,19 +15,18 @@
 #   the device is printed: measure on the disk you care about) and are deleted
 #   at the end.
 set -euo pipefail
-build=$(cd "${1:?usage: run.sh BUILD_DIR [--smoke]}" && pwd)
-smoke=0
-[ "${2:-}" = "--smoke" ] && smoke=1
+. "$(dirname "$0")/../lib.sh"
+bench_args "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 trafgen="$build/trafgen/vitcp-trafgen"
 python=${PYTHON:-/usr/bin/python3}
-[ -x "$trafgen" ] || { echo "bench_trafgen: missing $trafgen (build it first)" >&2; exit 2; }
+bench_need bench_trafgen -x "$trafgen"
 "$python" -c 'import scapy' 2>/dev/null || { echo "bench_trafgen: $python cannot import scapy (python3-scapy)" >&2; exit 2; }
 
 # One repetition is 2 x 10 segments of 1424 bytes (28.5 KB of VI/TCP, 30 KB of pcap).
 if [ $smoke -eq 1 ]; then reps_tg=70 reps_scapy=7 dd_mb=2 reps=1; else reps_tg=35000 reps_scapy=700 dd_mb=1024 reps=${REPS:-2}; fi
 base=${BENCH_TMP:-${TMPDIR:-/tmp}}
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
+bench_load
 tmp=$(mktemp -d "$base/bench-trafgen.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 avail=$(df -Pk "$tmp" | awk 'NR == 2 { print $4 }')

@@ -10,16 +10,13 @@
 #   (cmake --build BUILD_DIR --target bench_vipl builds them and runs this).
 #   Environment: REPS (default 5).
 set -euo pipefail
-build=$(cd "${1:?usage: run.sh BUILD_DIR [--smoke]}" && pwd)
-smoke=0
-[ "${2:-}" = "--smoke" ] && smoke=1
+. "$(dirname "$0")/../lib.sh"
+bench_args "$@"
 vipl="$build/vipl-ref/vipl-pingpong"
 tcp="$build/bench/vipl/tcp_pingpong"
-for f in "$vipl" "$tcp"; do
-  [ -x "$f" ] || { echo "bench_vipl: missing $f (build it first)" >&2; exit 2; }
-done
+bench_need bench_vipl -x "$vipl" "$tcp"
 if [ $smoke -eq 1 ]; then reps=1 iters=(--iters 50); else reps=${REPS:-5} iters=(); fi
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
+bench_load
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-vipl.XXXXXX")
 pids=()
 cleanup() {
