@@ -597,8 +597,42 @@ static void on_notice(void *ctx, uint64_t frame, const char *msg)
     add_issue(c, frame, -1, VW_REQ_NONE, VW_SEV_NOTE, "%s", msg);
 }
 
-int cf_lint_file(const char *path, const struct cf_lint_options *o, struct cf_lint_result *res,
-                 char *err, size_t errlen)
+/* Where a lint's frames come from: a capture file, or frames in memory. */
+typedef int (*frame_source)(const void *src, const struct vn_reader_callbacks *cb, struct vn_reader_stats *st,
+                            char *err, size_t errlen);
+
+static int frames_of_file(const void *src, const struct vn_reader_callbacks *cb, struct vn_reader_stats *st,
+                          char *err, size_t errlen)
+{
+    return vn_pcap_read(src, cb, NULL, st, err, errlen);
+}
+
+struct memory_frames {
+    int linktype;
+    const struct cf_lint_frame *frame;
+    size_t count;
+};
+
+static int frames_of_memory(const void *src, const struct vn_reader_callbacks *cb, struct vn_reader_stats *st,
+                            char *err, size_t errlen)
+{
+    const struct memory_frames *m = src;
+    memset(st, 0, sizeof *st);
+    struct vn_reader *r = vn_reader_new(m->linktype, cb, NULL);
+    if (!r) {
+        snprintf(err, errlen, "cannot read link type %d (unsupported, or out of memory)", m->linktype);
+        return -1;
+    }
+    for (size_t i = 0; i < m->count; i++)
+        vn_reader_feed(r, m->frame[i].ts_usec, m->frame[i].data, m->frame[i].len, m->frame[i].len);
+    vn_reader_finish(r);
+    *st = *vn_reader_stats(r);
+    vn_reader_free(r);
+    return 0;
+}
+
+static int lint_run(frame_source read, const void *src, const char *what, const struct cf_lint_options *o,
+                    struct cf_lint_result *res, char *err, size_t errlen)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -611,7 +645,7 @@ int cf_lint_file(const char *path, const struct cf_lint_options *o, struct cf_li
     struct lint_ctx c = {.opt = o, .res = res};
     struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = on_datagram, .notice = on_notice, .ctx = &c};
     struct vn_reader_stats st;
-    int rc = vn_pcap_read(path, &cb, NULL, &st, err, errlen);
+    int rc = read(src, &cb, &st, err, errlen);
     res->frames = st.frames;
     for (size_t i = 0; i < c.nconns; i++) {
         if (c.conns[i])
@@ -620,12 +654,25 @@ int cf_lint_file(const char *path, const struct cf_lint_options *o, struct cf_li
     }
     free(c.conns);
     if (c.oom && rc == 0) {
-        snprintf(err, errlen, "out of memory while linting %s", path);
+        snprintf(err, errlen, "out of memory while linting %s", what);
         rc = -1;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     res->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     return rc;
+}
+
+int cf_lint_file(const char *path, const struct cf_lint_options *o, struct cf_lint_result *res,
+                 char *err, size_t errlen)
+{
+    return lint_run(frames_of_file, path, path, o, res, err, errlen);
+}
+
+int cf_lint_frames(int linktype, const struct cf_lint_frame *frames, size_t count,
+                   const struct cf_lint_options *o, struct cf_lint_result *res, char *err, size_t errlen)
+{
+    struct memory_frames m = {linktype, frames, count};
+    return lint_run(frames_of_memory, &m, "the frames", o, res, err, errlen);
 }
 
 void cf_lint_result_free(struct cf_lint_result *res)

@@ -2,16 +2,15 @@
  * and judged by the lint's rules (see conform/relay.h). */
 #include "conform/relay.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "conform/lint.h"
 #include "vitcp/pcap_writer.h"
 
 #define ETH_HEADER 14
+#define LINKTYPE_RAW 101 /* bare IP packets, as the relay keeps them */
 
 int cf_relay_write(struct vn_pcap_writer *w, const struct cf_relay_packet *p, size_t count)
 {
@@ -52,31 +51,21 @@ int cf_relay_write(struct vn_pcap_writer *w, const struct cf_relay_packet *p, si
 int cf_relay_lint(const struct cf_relay_packet *p, size_t count, uint16_t target_port,
                   struct cf_lint_result *res, char *why, size_t whylen)
 {
-    const char *dir = getenv("TMPDIR");
-    char path[512];
-    snprintf(path, sizeof path, "%s/vitcp-conform-relay-XXXXXX", dir && *dir ? dir : "/tmp");
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        snprintf(why, whylen, "cannot create a temporary capture in %s: %s", dir && *dir ? dir : "/tmp",
-                 strerror(errno));
+    struct cf_lint_frame *frames = calloc(count ? count : 1, sizeof *frames);
+    if (!frames) {
+        memset(res, 0, sizeof *res);
+        snprintf(why, whylen, "out of memory for the relay's recording");
         return -1;
     }
-    close(fd);
+    for (size_t i = 0; i < count; i++)
+        frames[i] = (struct cf_lint_frame){p[i].usec, p[i].data, p[i].len};
+    struct cf_lint_options o;
+    cf_lint_options_init(&o);
+    o.vitcp_port = target_port;
     char err[256];
-    int rc = -1;
-    struct vn_pcap_writer *w = vn_capture_open(path, VN_CAPTURE_PCAP, NULL, err, sizeof err);
-    if (!w) {
-        snprintf(why, whylen, "cannot write the relay's recording: %s", err);
-    } else if ((cf_relay_write(w, p, count) < 0) | (vn_pcap_close(w) < 0)) {
-        snprintf(why, whylen, "cannot write the relay's recording to %s", path);
-    } else {
-        struct cf_lint_options o;
-        cf_lint_options_init(&o);
-        o.vitcp_port = target_port;
-        rc = cf_lint_file(path, &o, res, err, sizeof err);
-        if (rc < 0)
-            snprintf(why, whylen, "cannot lint the relay's recording: %s", err);
-    }
-    unlink(path);
+    int rc = cf_lint_frames(LINKTYPE_RAW, frames, count, &o, res, err, sizeof err);
+    if (rc < 0)
+        snprintf(why, whylen, "cannot lint the relay's recording: %s", err);
+    free(frames);
     return rc;
 }

@@ -176,6 +176,18 @@ static void garbage_file_is_a_clear_error(void **state)
     assert_int_equal(cf_lint_file("lint-garbage.pcap", NULL, &r, err, sizeof err), -1);
     assert_true(strlen(err) > 0);
     cf_lint_result_free(&r);
+    /* Frames in memory of a link type the reader does not take: the same. */
+    static const uint8_t junk[] = {1, 2, 3};
+    struct cf_lint_frame fr = {1, junk, sizeof junk};
+    assert_int_equal(cf_lint_frames(9999, &fr, 1, NULL, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "link type 9999"));
+    assert_int_equal(r.frames, 0);
+    cf_lint_result_free(&r);
+    /* Bare IP (LINKTYPE_RAW): a junk packet is a frame, not an error. */
+    assert_int_equal(cf_lint_frames(101, &fr, 1, NULL, &r, err, sizeof err), 0);
+    assert_int_equal(r.frames, 1);
+    assert_int_equal(r.errors, 0);
+    cf_lint_result_free(&r);
 }
 
 /* One VI segment in one TCP segment, with URG and urgent pointer up when

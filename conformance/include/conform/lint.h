@@ -52,6 +52,16 @@ void cf_lint_options_init(struct cf_lint_options *o);
  * file cannot be read at all (reason in err; result holds what was read). */
 int cf_lint_file(const char *path, const struct cf_lint_options *o, struct cf_lint_result *res,
                  char *err, size_t errlen);
+/* The same over frames already in memory (a live recording), of a link
+ * type netio's reader takes (101, LINKTYPE_RAW: bare IP packets); frame
+ * numbers count from 1 in the array's order. */
+struct cf_lint_frame {
+    uint64_t ts_usec;
+    const uint8_t *data;
+    size_t len;
+};
+int cf_lint_frames(int linktype, const struct cf_lint_frame *frames, size_t count,
+                   const struct cf_lint_options *o, struct cf_lint_result *res, char *err, size_t errlen);
 void cf_lint_result_free(struct cf_lint_result *res);
 
 /* Number of issues of at least severity sev naming req. */
