@@ -6,16 +6,13 @@
 #include <string.h>
 
 #include "conform/capcase.h"
+#include "conform/cases_dir.h"
 #include "conform/case.h"
 #include "conform/coverage.h"
 #include "conform/engine.h"
 #include "conform/lint.h"
 #include "conform/report.h"
 #include "vitcp/pcap_writer.h"
-
-#ifndef CF_CASES_DIR
-#define CF_CASES_DIR "conformance/cases"
-#endif
 
 static const char usage[] =
     "usage: vitcp-conform list [--json] [--protocol VITCP|IFT|EEP|WARP|VIA] [--level LEVEL] [--cases DIR]\n"
@@ -99,7 +96,7 @@ static bool beside_reports(const char *json, const char *junit, char *out, size_
 static int cmd_list(int argc, char **argv, FILE *out, FILE *err)
 {
     bool json = false;
-    const char *cases_dir = CF_CASES_DIR;
+    const char *cases_dir = cf_default_cases_dir();
     struct cf_list_filter f = {NULL, -1};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -148,7 +145,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
 {
     struct cf_engine e;
     cf_engine_init(&e);
-    const char *cases_dir = CF_CASES_DIR, *json = NULL, *junit = NULL, *capture = NULL, *listen_port = NULL;
+    const char *cases_dir = cf_default_cases_dir(), *json = NULL, *junit = NULL, *capture = NULL, *listen_port = NULL;
     const char *only[MAX_SELECTORS + 1] = {0}, *skip[MAX_SELECTORS + 1] = {0};
     size_t nonly = 0, nskip = 0;
     bool have_target = false, quiet = false, no_capture = false;

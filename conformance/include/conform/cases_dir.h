@@ -1,0 +1,10 @@
+/* Where vitcp-conform finds its cases when --cases is not given. */
+#ifndef CONFORM_CASES_DIR_H
+#define CONFORM_CASES_DIR_H
+
+/* The installed cases (share/vitcp/cases beside the program's own prefix,
+ * so an installed or relocated vitcp-conform finds its own), else the
+ * source tree's cases folder this build was configured from. */
+const char *cf_default_cases_dir(void);
+
+#endif

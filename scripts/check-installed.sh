@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Installs a vitcp .deb with apt on a fresh Debian 12 (as root) and checks it
+# the way an ordinary user meets it: the plugin loads in the system tshark and
+# decodes an installed sample capture, vitcp-conform finds its installed cases
+# and passes against vipl-peer, the man pages render, every program and
+# subcommand answers --help, and a VIPL program builds with pkg-config and runs
+# against libvipl.so. Prints "N passed, M failed" last; exit 1 on any failure.
+# Usage (as root, in the fresh root): check-installed.sh ./vitcp_VERSION_ARCH.deb
+set -uo pipefail
+deb=${1:?usage: check-installed.sh VITCP.deb}
+user=vitcpuser
+passed=0 failed=0
+log=/var/log/vitcp-check-installed.log
+
+check() { # check NAME CMD...: one verdict line
+  local name=$1; shift
+  if "$@" >>"$log" 2>&1; then
+    echo "check-installed: PASS $name"; passed=$((passed + 1))
+  else
+    echo "check-installed: FAIL $name (log: $log)"; failed=$((failed + 1))
+    tail -n 15 "$log" | sed 's/^/    /'
+  fi
+}
+as_user() { setpriv --reuid="$user" --regid="$user" --init-groups env -i HOME="/home/$user" \
+  PATH=/usr/bin:/bin LANG=C.UTF-8 "$@"; }
+
+export DEBIAN_FRONTEND=noninteractive
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+echo "check-installed: apt install $deb (with its recommends), and gcc + pkg-config for a VIPL program"
+apt-get update >"$log" 2>&1 || { tail "$log"; exit 1; }
+if ! apt-get install -y "$deb" gcc libc6-dev pkg-config >>"$log" 2>&1; then
+  tail -n 30 "$log"; echo "0 passed, 1 failed"; exit 1
+fi
+useradd --create-home "$user"
+home=/home/$user
+
+plugin_listed() { as_user tshark -G plugins | tee /dev/stderr | grep -E '^vitcp\.so.*/usr/lib/.*/wireshark/plugins/4\.0/epan/vitcp\.so'; }
+check "tshark -G plugins lists the installed vitcp.so" plugin_listed
+
+decodes() {
+  local out
+  out=$(as_user tshark -r /usr/share/vitcp/captures/vitcp-full.pcap -Y vitcp) || return 1
+  echo "$out" | head -5
+  [ "$(echo "$out" | grep -c 'VITCP')" -ge 10 ] && ! echo "$out" | grep -q 'Dissector bug'
+}
+check "tshark decodes /usr/share/vitcp/captures/vitcp-full.pcap" decodes
+
+conform_passes() {
+  local port=$((20000 + RANDOM % 20000)) plog=$home/vipl-peer.log rc
+  as_user vipl-peer --port "$port" >"$plog" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 100); do grep -q '^event=listening' "$plog" && break; sleep 0.1; done
+  local region line raddr rhandle rlen
+  line=$(grep -m1 '^event=region' "$plog") || { kill $pid; return 1; }
+  read -r _ raddr rhandle rlen <<<"$line"
+  region=${raddr#addr=0x}:$(printf '%x' "${rhandle#handle=}"):${rlen#len=}
+  # No --cases: the installed program must find /usr/share/vitcp/cases itself.
+  (cd "$home" && as_user vitcp-conform run --target "127.0.0.1:$port" --region "$region" \
+     --no-announce --skip VITCP-4.3-INCOMING-TIMEOUT --json "$home/report.json")
+  rc=$?
+  kill $pid 2>/dev/null; wait $pid 2>/dev/null
+  return $rc
+}
+check "vitcp-conform run (installed cases) passes against vipl-peer" conform_passes
+
+cases_found() { as_user vitcp-conform list | grep -q 'VITCP-3.6-CRC-ONLY-IF-NEGOTIATED' &&
+  [ -f /usr/share/vitcp/cases/010-accept-basic.case ]; }
+check "the conformance cases are installed under /usr/share/vitcp/cases" cases_found
+
+man_renders() {
+  local p
+  for p in vitcp-conform vitcp-trafgen vipl-peer vipl-pingpong; do
+    as_user env MANPAGER=cat MANWIDTH=80 man "$p" | grep -q "^NAME" || { echo "man $p"; return 1; }
+  done
+}
+check "man pages render (man vitcp-conform, vitcp-trafgen, vipl-peer, vipl-pingpong)" man_renders
+
+help_everywhere() {
+  local c
+  for c in "vitcp-conform --help" "vitcp-conform run --help" "vitcp-conform lint --help" \
+           "vitcp-conform list --help" "vitcp-conform show --help" "vitcp-trafgen --help" \
+           "vipl-peer --help" "vipl-pingpong --help"; do
+    # shellcheck disable=SC2086
+    as_user $c | grep -qi 'usage' || { echo "no usage from: $c"; return 1; }
+  done
+}
+check "--help on every program and subcommand" help_everywhere
+
+vipl_program() {
+  cat >"$home/hello_vipl.c" <<'EOF'
+#include <stdio.h>
+#include <vipl.h>
+int main(void)
+{
+    VIP_NIC_HANDLE nic;
+    VIP_NIC_ATTRIBUTES attrs;
+    VIP_PROTECTION_HANDLE ptag;
+    VIP_VI_HANDLE vi;
+    if (VipOpenNic("127.0.0.1:0", &nic) != VIP_SUCCESS) return 1;
+    if (VipQueryNic(nic, &attrs) != VIP_SUCCESS) return 2;
+    if (VipCreatePtag(nic, &ptag) != VIP_SUCCESS) return 3;
+    VIP_VI_ATTRIBUTES va = {VIP_SERVICE_RELIABLE_DELIVERY, 65536, 0, ptag, VIP_TRUE, VIP_TRUE};
+    VIP_RETURN r = VipCreateVi(nic, &va, NULL, NULL, &vi);
+    if (r != VIP_SUCCESS) { printf("VipCreateVi: %s\n", ViplReturnName(r)); return 4; }
+    printf("nic %s mtu %lu levels 0x%x\n", attrs.Name, (unsigned long)attrs.NativeMTU,
+           (unsigned)attrs.ReliabilityLevelSupport);
+    VipDestroyVi(vi);
+    VipDestroyPtag(nic, ptag);
+    return VipCloseNic(nic) == VIP_SUCCESS ? 0 : 5;
+}
+EOF
+  chown "$user:" "$home/hello_vipl.c"
+  as_user sh -c 'cd ~ && cc -Wall -Werror hello_vipl.c $(pkg-config --cflags --libs vipl) -o hello_vipl && ./hello_vipl' &&
+    as_user sh -c 'ldd ~/hello_vipl' | grep -q 'libvipl.so.1 => /usr/lib/'
+}
+check "a VIPL program builds with pkg-config vipl and runs on libvipl.so.1" vipl_program
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

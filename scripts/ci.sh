@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# CI: the README's two commands, exactly as written, as root, on a fresh
+# Debian 12 root holding a clean clone of this commit; then the vitcp .deb
+# built there is installed in another fresh root and checked as an ordinary
+# user would use it (scripts/check-installed.sh). A missing install step fails
+# here, as it would for a new user.
+#
+# Where no fresh root can be made (not root, no debootstrap, no Debian archive,
+# no namespaces), the two commands run in place instead, and this says so
+# loudly: that run cannot prove the README on a new machine.
+# Usage: scripts/ci.sh          (scripts/run.sh ci; .ci/run)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+fresh_root=$here/scripts/fresh-root.sh
+t0=$(date +%s)
+timings=()
+timed() { # timed NAME CMD...: run CMD, remember how long it took
+  local name=$1 s rc=0; shift
+  s=$(date +%s)
+  "$@" || rc=$?
+  timings+=("$name $(( $(date +%s) - s ))s")
+  return $rc
+}
+report_time() {
+  echo "ci: times: ${timings[*]:-}; total $(( $(date +%s) - t0 ))s"
+}
+
+loud() {
+  printf '\n'
+  printf '!%.0s' $(seq 1 78); printf '\n'
+  printf '!! %s\n' "$@"
+  printf '!%.0s' $(seq 1 78); printf '\n\n'
+}
+
+in_place() {
+  loud "ci: NO FRESH ROOT: $1" \
+       "ci: running the README's commands in place; this does NOT prove that they" \
+       "ci: work on a new Debian 12 machine (packages installed by hand hide here)."
+  cd "$here"
+  timed demo bash scripts/run.sh demo
+  timed test bash scripts/run.sh test
+  report_time
+  exit 0
+}
+
+# Can this machine make a fresh root at all?
+[ "$(id -u)" -eq 0 ] || in_place "not root"
+if ! command -v debootstrap >/dev/null; then
+  echo "ci: apt-get install debootstrap (the fresh root's builder)"
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap; } >/dev/null 2>&1; then
+    in_place "debootstrap cannot be installed"
+  fi
+fi
+unshare --mount --pid --fork true 2>/dev/null || in_place "no mount/PID namespaces (unshare failed)"
+
+work=$(mktemp -d /var/tmp/vitcp-ci.XXXXXX)
+cleanup() {
+  local rc=$?
+  bash "$fresh_root" remove "$work/root" || rc=1
+  bash "$fresh_root" remove "$work/install-root" || rc=1
+  rm -rf "$work"
+  exit $rc
+}
+trap cleanup EXIT
+
+if ! timed fresh-root bash "$fresh_root" new "$work/root"; then
+  in_place "debootstrap could not build a Debian 12 root (no archive reachable?)"
+fi
+commit=$(git -C "$here" rev-parse HEAD)
+git clone --quiet --no-local "$here" "$work/root/root/vitcp"
+git -C "$work/root/root/vitcp" checkout --quiet --detach "$commit"
+echo "ci: fresh Debian 12 root with a clean clone of $commit in /root/vitcp"
+
+in_root() { bash "$fresh_root" exec "$work/root" bash -c "cd /root/vitcp && $1"; }
+echo "ci: # bash scripts/run.sh demo"
+timed demo in_root 'bash scripts/run.sh demo'
+echo "ci: # bash scripts/run.sh test"
+timed test in_root 'bash scripts/run.sh test'
+echo "ci: # bash scripts/run.sh package"
+timed package in_root 'bash scripts/run.sh package'
+
+# The package, in a second fresh root that never saw the sources.
+debs=("$work"/root/root/vitcp/build-pkg/vitcp_*.deb)
+[ -f "${debs[0]}" ] || { echo "ci: no .deb was built" >&2; exit 1; }
+cp "${debs[@]}" "$work/"
+bash "$fresh_root" remove "$work/root"
+timed install-root bash "$fresh_root" new "$work/install-root"
+cp "${debs[@]}" "$work/install-root/root/"
+cp "$here/scripts/check-installed.sh" "$work/install-root/root/"
+echo "ci: # apt install ./$(basename "${debs[0]}") in a fresh root, then check it as a user"
+timed install-check bash "$fresh_root" exec "$work/install-root" bash /root/check-installed.sh /root/"$(basename "${debs[0]}")"
+report_time
