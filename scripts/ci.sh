@@ -82,11 +82,11 @@ timed package in_root 'bash scripts/run.sh package'
 # The package, in a second fresh root that never saw the sources.
 debs=("$work"/root/root/vitcp/build-pkg/vitcp_*.deb)
 [ -f "${debs[0]}" ] || { echo "ci: no .deb was built" >&2; exit 1; }
-cp "${debs[@]}" "$work/"
+deb=$(basename "${debs[0]}")
+cp "${debs[0]}" "$work/$deb"
 bash "$fresh_root" remove "$work/root"
 timed install-root bash "$fresh_root" new "$work/install-root"
-cp "${debs[@]}" "$work/install-root/root/"
-cp "$here/scripts/check-installed.sh" "$work/install-root/root/"
-echo "ci: # apt install ./$(basename "${debs[0]}") in a fresh root, then check it as a user"
-timed install-check bash "$fresh_root" exec "$work/install-root" bash /root/check-installed.sh /root/"$(basename "${debs[0]}")"
+cp "$work/$deb" "$here/scripts/check-installed.sh" "$work/install-root/root/"
+echo "ci: # apt install ./$deb in a fresh root, then check it as a user"
+timed install-check bash "$fresh_root" exec "$work/install-root" bash /root/check-installed.sh "/root/$deb"
 report_time

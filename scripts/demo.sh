@@ -39,7 +39,10 @@ port=$((20000 + RANDOM % 20000))
 live=$out/pingpong-loopback.pcapng
 step "2. two reference providers talk VI/TCP over loopback (port $port), recorded with dumpcap"
 if [ "$(id -u)" -eq 0 ] && command -v dumpcap >/dev/null; then
-  dumpcap -q -B 64 -i lo -f "tcp port $port" -w "$live" 2>/dev/null &
+  # A 128 MiB kernel buffer, and a recorded run small enough (--count 64
+  # messages in the bandwidth phase instead of 256 MiB worth) that dumpcap
+  # keeps up on 2 cores: the lint below must see no capture gap.
+  dumpcap -q -B 128 -i lo -f "tcp port $port" -w "$live" 2>"$out/dumpcap.log" &
   pids+=($!)
   sleep 1
   capturing=1
@@ -50,12 +53,13 @@ fi
 "$pingpong" --server --port "$port" --crc on &
 pids+=($!)
 sleep 0.5
-"$pingpong" --client 127.0.0.1 --port "$port" --sizes 4,1024,65536 --op send --crc on --iters 20 --csv
-"$pingpong" --client 127.0.0.1 --port "$port" --sizes 65536 --op write --crc on --iters 20 --csv | tail -n +2
+"$pingpong" --client 127.0.0.1 --port "$port" --sizes 4,1024,65536 --op send --crc on --iters 20 --count 64 --csv
+"$pingpong" --client 127.0.0.1 --port "$port" --sizes 65536 --op write --crc on --iters 20 --count 64 --csv | tail -n +2
 if [ "$capturing" = 1 ]; then
   sleep 1
   kill "${pids[0]}" 2>/dev/null || true
   wait "${pids[0]}" 2>/dev/null || true
+  grep -h 'received/dropped' "$out/dumpcap.log" || true
   echo "... the recording, decoded (first segments):"
   tshark_vitcp -r "$live" -d "tcp.port==$port,vitcp" -Y vitcp | head -12 || true
   step "2b. vitcp-conform lint of the recording"

@@ -49,7 +49,7 @@ install_deps() { # install_deps PACKAGE...
   export DEBIAN_FRONTEND=noninteractive
   # tshark asks whether non-root users may capture; answer no without a prompt.
   echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
-  echo "run.sh: apt-get update (log: $logs/apt.log)"
+  echo "run.sh: apt-get update (log: $logs/apt-update.log)"
   quietly "$logs/apt-update.log" apt-get update
   echo "run.sh: installing ${#missing[@]} packages: ${missing[*]}"
   quietly "$logs/apt.log" apt-get install -y --no-install-recommends "${missing[@]}"
