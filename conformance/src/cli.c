@@ -14,9 +14,13 @@
 #include "conform/report.h"
 #include "vitcp/pcap_writer.h"
 
-static const char usage[] =
-    "usage: vitcp-conform list [--json] [--protocol VITCP|IFT|EEP|WARP|VIA] [--level LEVEL] [--cases DIR]\n"
-    "       vitcp-conform run [--target HOST:PORT] [--listen PORT [--connect-cmd CMD]]\n"
+/* The usage, one text per subcommand (without the leading "usage: " or its
+ * indent, which print_usage adds): `SUB --help` prints its own, `--help`
+ * all of them, so nothing is said twice. */
+static const char usage_list[] =
+    "vitcp-conform list [--json] [--protocol VITCP|IFT|EEP|WARP|VIA] [--level LEVEL] [--cases DIR]\n";
+static const char usage_run[] =
+    "vitcp-conform run [--target HOST:PORT] [--listen PORT [--connect-cmd CMD]]\n"
     "                         [--cases DIR] [--only SEL]... [--skip SEL]...\n"
     "                         [--json FILE] [--junit FILE] [--capture FILE] [--discriminator D]\n"
     "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN]\n"
@@ -30,19 +34,38 @@ static const char usage[] =
     "  implementation sent. A capture FILE.pcapng gets comments on the packets the relay acted on.\n"
     "  Without --capture, a run that writes --json or\n"
     "  --junit to a file records its capture beside it (r.json -> r.pcapng) unless --no-capture.\n"
-    "       vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
+    "  SEL is a case id, a requirement ID (a trailing * matches a prefix) or a draft section.\n";
+static const char usage_lint[] =
+    "vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
     "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
-    "  (--warp-port, 5997) and PacketWay EEP (Ethertype 0x88B5, UDP --eep-port, 5998).\n"
-    "       vitcp-conform show NAME.meta      (the steps a capture case compiles to)\n"
-    "SEL is a case id, a requirement ID (a trailing * matches a prefix) or a draft section.\n"
+    "  (--warp-port, 5997) and PacketWay EEP (Ethertype 0x88B5, UDP --eep-port, 5998).\n";
+static const char usage_show[] =
+    "vitcp-conform show NAME.meta      (the steps a capture case compiles to)\n";
+static const char usage_help[] =
+    "vitcp-conform [SUBCOMMAND] --help | -h      (also: vitcp-conform help [SUBCOMMAND])\n";
+static const char usage_exit_status[] =
     "Exit status: 0 every MUST passed (lint: no error), 1 a MUST failed, 2 usage or input error.\n";
+
+/* The parts in the order of the whole usage; NULL ends the list. */
+static const char *const usage_whole[] = {usage_list, usage_run, usage_lint, usage_show, usage_help, NULL};
+
+/* "usage: " before the first part, its width of spaces before the others
+ * (the parts' continuation lines are aligned for that), then the exit status. */
+static void print_usage(FILE *f, const char *const *parts)
+{
+    for (size_t i = 0; parts[i]; i++) {
+        fputs(i == 0 ? "usage: " : "       ", f);
+        fputs(parts[i], f);
+    }
+    fputs(usage_exit_status, f);
+}
 
 static int usage_error(FILE *err, const char *fmt, const char *arg)
 {
     fputs("vitcp-conform: ", err);
     fprintf(err, fmt, arg);
     fputs("\n", err);
-    fputs(usage, err);
+    print_usage(err, usage_whole);
     return CF_EXIT_USAGE;
 }
 
@@ -317,7 +340,7 @@ static int cmd_lint(int argc, char **argv, FILE *out, FILE *err)
                 return CF_EXIT_USAGE;
             if (!parse_uint(v, 65535, &p) || p == 0) {
                 fprintf(err, "vitcp-conform: bad %s '%s' (1..65535)\n", a, v);
-                fputs(usage, err);
+                print_usage(err, usage_whole);
                 return CF_EXIT_USAGE;
             }
             if (a[2] == 'p')
@@ -378,22 +401,61 @@ static int cmd_show(int argc, char **argv, FILE *out, FILE *err)
     return CF_EXIT_OK;
 }
 
+static const struct subcommand {
+    const char *name;
+    const char *usage;
+    int (*run)(int argc, char **argv, FILE *out, FILE *err);
+} subcommands[] = {
+    {"list", usage_list, cmd_list},
+    {"run", usage_run, cmd_run},
+    {"lint", usage_lint, cmd_lint},
+    {"show", usage_show, cmd_show},
+};
+
+static const struct subcommand *find_subcommand(const char *name)
+{
+    for (size_t i = 0; i < sizeof subcommands / sizeof *subcommands; i++)
+        if (strcmp(subcommands[i].name, name) == 0)
+            return &subcommands[i];
+    return NULL;
+}
+
+static bool is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+/* One subcommand's usage (and the exit status) on out. */
+static int print_subcommand_usage(const struct subcommand *sub, FILE *out)
+{
+    const char *const parts[] = {sub->usage, NULL};
+    print_usage(out, parts);
+    return CF_EXIT_OK;
+}
+
 int cf_main(int argc, char **argv, FILE *out, FILE *err)
 {
     if (argc < 2)
-        return usage_error(err, "missing command (list, run or lint)%s", "");
+        return usage_error(err, "missing command (list, run, lint or show)%s", "");
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        fputs(usage, out);
+    if (is_help(cmd) || strcmp(cmd, "help") == 0) {
+        /* `help run` and `--help run` are `run --help`. */
+        if (argc >= 3) {
+            const struct subcommand *sub = find_subcommand(argv[2]);
+            if (!sub)
+                return usage_error(err, "no help for unknown command '%s' (list, run, lint or show)", argv[2]);
+            return print_subcommand_usage(sub, out);
+        }
+        print_usage(out, usage_whole);
         return CF_EXIT_OK;
     }
-    if (strcmp(cmd, "list") == 0)
-        return cmd_list(argc, argv, out, err);
-    if (strcmp(cmd, "run") == 0)
-        return cmd_run(argc, argv, out, err);
-    if (strcmp(cmd, "lint") == 0)
-        return cmd_lint(argc, argv, out, err);
-    if (strcmp(cmd, "show") == 0)
-        return cmd_show(argc, argv, out, err);
-    return usage_error(err, "unknown command '%s' (list, run or lint)", cmd);
+    const struct subcommand *sub = find_subcommand(cmd);
+    if (!sub)
+        return usage_error(err, "unknown command '%s' (list, run, lint or show)", cmd);
+    /* --help anywhere among a subcommand's arguments wins over the others,
+     * so that `run --target X --help` explains rather than runs. */
+    for (int i = 2; i < argc; i++)
+        if (is_help(argv[i]))
+            return print_subcommand_usage(sub, out);
+    return sub->run(argc, argv, out, err);
 }

@@ -178,6 +178,81 @@ static void bad_command_lines_exit_2(void **state)
     }
 }
 
+/* The body of one subcommand's usage: its --help output between "usage: "
+ * and the exit status line (malloc'd). */
+static char *usage_body(const char *help_out)
+{
+    assert_true(strncmp(help_out, "usage: ", 7) == 0);
+    const char *end = strstr(help_out, "Exit status:");
+    assert_non_null(end);
+    return strndup(help_out + 7, (size_t)(end - help_out - 7));
+}
+
+/* `SUB --help`, `SUB -h` and `help SUB` print that subcommand's usage alone
+ * on stdout and exit 0; `--help` prints every subcommand's, each once. */
+static void every_subcommand_has_its_own_help(void **state)
+{
+    (void)state;
+    static const char *const subs[] = {"list", "run", "lint", "show"};
+    const char *whole_argv[] = {"vitcp-conform", "--help"};
+    struct captured whole = run_cli(2, whole_argv);
+    assert_int_equal(whole.rc, 0);
+    assert_string_equal(whole.err, "");
+    for (size_t s = 0; s < 4; s++) {
+        const char *argvs[3][3] = {{"vitcp-conform", subs[s], "--help"},
+                                   {"vitcp-conform", subs[s], "-h"},
+                                   {"vitcp-conform", "help", subs[s]}};
+        char *first = NULL;
+        for (size_t k = 0; k < 3; k++) {
+            struct captured c = run_cli(3, argvs[k]);
+            if (c.rc != 0 || c.err[0])
+                fail_msg("%s %s: rc %d, stderr: %s", argvs[k][1], argvs[k][2], c.rc, c.err);
+            char head[64];
+            snprintf(head, sizeof head, "usage: vitcp-conform %s ", subs[s]);
+            if (strncmp(c.out, head, strlen(head)) != 0)
+                fail_msg("%s %s does not start with '%s': %s", argvs[k][1], argvs[k][2], head, c.out);
+            for (size_t o = 0; o < 4; o++) {
+                char other[64];
+                snprintf(other, sizeof other, "vitcp-conform %s ", subs[o]);
+                if (o != s && strstr(c.out, other))
+                    fail_msg("%s --help also shows '%s'", subs[s], other);
+            }
+            assert_non_null(strstr(c.out, "\nExit status: 0 "));
+            if (!first)
+                first = strdup(c.out);
+            else
+                assert_string_equal(c.out, first);
+            captured_free(&c);
+        }
+        char *body = usage_body(first);
+        assert_true(strlen(body) > 20);
+        if (count_occurrences(whole.out, body) != 1)
+            fail_msg("%s's usage appears %zu times in --help", subs[s], count_occurrences(whole.out, body));
+        free(body);
+        free(first);
+    }
+    captured_free(&whole);
+}
+
+/* Options the run would take do not stop --help (it is read first), and
+ * `help` of an unknown subcommand is a usage error. */
+static void help_wins_and_unknown_help_exits_2(void **state)
+{
+    (void)state;
+    const char *run_argv[] = {"vitcp-conform", "run", "--target", "127.0.0.1:1", "--help"};
+    struct captured c = run_cli(5, run_argv);
+    assert_int_equal(c.rc, 0);
+    assert_true(strncmp(c.out, "usage: vitcp-conform run ", 25) == 0);
+    assert_null(strstr(c.err, "cannot connect"));
+    captured_free(&c);
+    const char *bogus_argv[] = {"vitcp-conform", "help", "frobnicate"};
+    c = run_cli(3, bogus_argv);
+    assert_int_equal(c.rc, CF_EXIT_USAGE);
+    assert_string_equal(c.out, "");
+    assert_non_null(strstr(c.err, "unknown command 'frobnicate'"));
+    captured_free(&c);
+}
+
 static void unreachable_target_exits_2(void **state)
 {
     (void)state;
@@ -265,6 +340,8 @@ int main(void)
         cmocka_unit_test(every_vitcp_must_is_covered),
         cmocka_unit_test(passive_rules_of_every_protocol_are_linted),
         cmocka_unit_test(bad_command_lines_exit_2),
+        cmocka_unit_test(every_subcommand_has_its_own_help),
+        cmocka_unit_test(help_wins_and_unknown_help_exits_2),
         cmocka_unit_test(unreachable_target_exits_2),
         cmocka_unit_test(case_scripts_with_mistakes_are_refused),
         cmocka_unit_test(case_script_parses_fields_and_tags),

@@ -494,7 +494,7 @@ int main(int argc, char **argv)
     struct opts o = {.port = -1, .disc = DEFAULT_DISC, .crc = "on", .region_size = 65536, .count = 1, .size = 64,
                      .grace_ms = DEFAULT_GRACE_MS, .read_len = 4096};
     int c;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 'p':
             if ((o.port = tool_parse_port(optarg)) < 0) {

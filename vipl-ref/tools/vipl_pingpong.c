@@ -334,7 +334,7 @@ int main(int argc, char **argv)
     const char *host = NULL, *sizes = "4,65536", *crc = "on";
     long port = -1, iters = 0, stream_count = 0;
     unsigned op = VIP_CONTROL_OP_SENDRECV;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
         case 's': server = 1; break;
         case 'c': host = optarg; break;
