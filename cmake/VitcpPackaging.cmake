@@ -28,8 +28,10 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Wireshark 4.0's ABI, so only a 4.0.x Wireshark can load it.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+# tshark: the plugin's users decode with it, and it brings wireshark-common
+# (dumpcap, capinfos) that the docs' commands use.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libwireshark16 (>= 4.0), libwireshark16 (<< 4.1), wireshark-common (>= 4.0), wireshark-common (<< 4.1)")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "tshark | wireshark, man-db")
+    "libwireshark16 (>= 4.0), libwireshark16 (<< 4.1), tshark (>= 4.0), tshark (<< 4.1)")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "man-db")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "wireshark, pkg-config, gcc")
 include(CPack)

@@ -18,7 +18,7 @@ cd "$here"
 packages=(
   build-essential cmake pkg-config git ca-certificates
   zlib1g-dev libcmocka-dev libpcap-dev libnet1-dev libglib2.0-dev
-  libwireshark-dev wireshark-dev tshark scdoc
+  libwireshark-dev wireshark-dev tshark scdoc man-db
   python3 python3-scapy iproute2 util-linux procps time
 )
 package_packages=(dpkg-dev file)   # cpack's DEB generator: dpkg-shlibdeps, file
