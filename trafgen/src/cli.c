@@ -46,6 +46,8 @@ static const char usage_text[] =
     "      --client-port N     -w/-i: the client's TCP port (default 40000)\n"
     "      --eep-udp           carry PacketWay EEP over UDP instead of Ethertype 0x88B5\n"
     "      --pause-us N        live TCP: pause between writes\n"
+    "      --send-timeout MS   --connect: give up connecting, or writing to a target that\n"
+    "                          reads nothing, after MS milliseconds (default 10000)\n"
     "      --rate N            live outputs: at most N PDUs per second\n"
     "      --mutate-rate P     with --break: mutate each eligible PDU with probability P (0..1)\n"
     "      --flip-rate P       flip one random bit in each PDU with probability P (0..1), from the seed\n"
@@ -253,7 +255,7 @@ static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const cha
 
 enum {
     OPT_CONNECT = 256, OPT_LIST_MUT, OPT_LIST_CASES, OPT_MSG_SIZE, OPT_SEG_PAYLOAD, OPT_COUNT,
-    OPT_TCP_SEG, OPT_COALESCE, OPT_IPV6, OPT_PORT, OPT_EEP_UDP, OPT_PAUSE, OPT_NO_META,
+    OPT_TCP_SEG, OPT_COALESCE, OPT_IPV6, OPT_PORT, OPT_EEP_UDP, OPT_PAUSE, OPT_SEND_TIMEOUT, OPT_NO_META,
     OPT_RATE, OPT_MUTATE_RATE, OPT_FLIP_RATE, OPT_PROGRESS, OPT_TCP_TS, OPT_PCAPNG, OPT_IFT_FLAGS, OPT_CLIENT_PORT,
 };
 
@@ -280,6 +282,7 @@ int tg_main(int argc, char **argv)
         {"port", required_argument, NULL, OPT_PORT},
         {"eep-udp", no_argument, NULL, OPT_EEP_UDP},
         {"pause-us", required_argument, NULL, OPT_PAUSE},
+        {"send-timeout", required_argument, NULL, OPT_SEND_TIMEOUT},
         {"no-meta", no_argument, NULL, OPT_NO_META},
         {"rate", required_argument, NULL, OPT_RATE},
         {"mutate-rate", required_argument, NULL, OPT_MUTATE_RATE},
@@ -359,6 +362,11 @@ int tg_main(int argc, char **argv)
             if (parse_u64(optarg, 10000000, &v) != 0)
                 return usage_error("--pause-us wants microseconds (up to 10 s), got \"%s\"", optarg);
             p.pause_us = (uint32_t)v;
+            break;
+        case OPT_SEND_TIMEOUT:
+            if (parse_u64(optarg, 3600000, &v) != 0 || v == 0)
+                return usage_error("--send-timeout wants 1..3600000 ms, got \"%s\"", optarg);
+            p.send_timeout_ms = (uint32_t)v;
             break;
         case OPT_NO_META: meta = false; break;
         case OPT_RATE:
@@ -520,7 +528,7 @@ static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const cha
     }
     char err[512] = "";
     struct tg_output *out = file ? tg_output_capture(file, pcapng, pcapng ? meta_text : NULL, err, sizeof err)
-                          : connect_to ? tg_output_connect(connect_to, err, sizeof err)
+                          : connect_to ? tg_output_connect(connect_to, p.send_timeout_ms, err, sizeof err)
                                        : tg_output_libnet(iface, err, sizeof err);
     if (out == NULL) {
         fprintf(stderr, "vitcp-trafgen: %s\n", err);
