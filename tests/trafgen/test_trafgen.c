@@ -417,6 +417,10 @@ static void test_bad_command_lines_exit_2(void **state)
         {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--mutate-rate", "0.5"}},
         {8, {"vitcp-trafgen", "vitcp-full", "-w", file, "--break", "VITCP-3.6-CRC-VALID", "--mutate-rate", "1.5"}},
         {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--rate", "0"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--msg-size", "0"}},
+        {6, {"vitcp-trafgen", "ift-session", "-w", file, "--ift-flags", "99999"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--send-timeout", "0"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--send-timeout", "5x"}},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = tg_main(bad[i].argc, bad[i].argv);

@@ -96,7 +96,9 @@ static int parse_ift_flags(const char *s, uint32_t *out)
                  {"SM", VW_IFT_FLAG_SM}, {"RM", VW_IFT_FLAG_RM}};
     uint64_t v;
     if (s[0] >= '0' && s[0] <= '9') {
-        if (parse_u64(s, 0xFFFFFFFFu, &v) != 0 || (v & VW_IFT_FLAG_PH))
+        /* the defined flags only: PH is set per phase, and reserved bits
+         * are a mutation (--break), not a parameter */
+        if (parse_u64(s, 0xFFFFFFFFu, &v) != 0 || (v & (VW_IFT_FLAG_PH | VW_IFT_FLAG_RESERVED)))
             return -1;
         *out = (uint32_t)v;
         return 0;
@@ -326,8 +328,8 @@ int tg_main(int argc, char **argv)
         case OPT_LIST_MUT: do_list_mut = true; break;
         case OPT_LIST_CASES: list_cases_of = optarg; break;
         case OPT_MSG_SIZE:
-            if (parse_u64(optarg, 1u << 30, &v) != 0)
-                return usage_error("--msg-size wants bytes (up to 1 GiB), got \"%s\"", optarg);
+            if (parse_u64(optarg, 1u << 30, &v) != 0 || v == 0)
+                return usage_error("--msg-size wants 1 byte to 1 GiB, got \"%s\"", optarg);
             p.msg_size = (size_t)v;
             break;
         case OPT_SEG_PAYLOAD:
@@ -400,7 +402,7 @@ int tg_main(int argc, char **argv)
         case OPT_PCAPNG: pcapng = true; break;
         case OPT_IFT_FLAGS:
             if (parse_ift_flags(optarg, &p.ift_flags) != 0)
-                return usage_error("--ift-flags wants a list of R,HC,PC,IH,IP,SP,SM,RM (or none, or a number), got \"%s\"",
+                return usage_error("--ift-flags wants a list of R,HC,PC,IH,IP,SP,SM,RM (or none, or a number of those bits), got \"%s\"",
                                    optarg);
             p.ift_flags_set = true;
             break;
