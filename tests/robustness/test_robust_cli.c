@@ -130,6 +130,10 @@ static const struct cli_case cases[] = {
     {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--sizes", "99999999999999999999"}, 2, "sizes", NULL},
     {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--op", "nope"}, 2, "--op", NULL},
     {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--iters", "-1"}, 2, "--iters", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--iters", "5x"}, 2, "'5x'", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--iters", "4294967296"}, 2, "'4294967296'", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--count", "7 "}, 2, "--count", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port"}, 2, "--port", NULL},
     {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--crc", "x"}, 2, "--crc", NULL},
     {PINGPONG, {"--client", "nosuchhost.invalid", "--port", "1"}, 2, "nosuchhost.invalid", NULL},
     {PINGPONG, {"--client", "127.0.0.1", "--port", "{CLOSED}"}, 1, "vipl-pingpong", NULL},
@@ -271,6 +275,61 @@ static void test_help(void **state)
     }
 }
 
+/* vipl-pingpong --server stops on SIGTERM, cleans up and exits 0 (it died
+ * with 143), both while waiting for a client and while serving one. */
+static void test_pingpong_server_stops_on_sigterm(void **state)
+{
+    (void)state;
+    char port[8];
+    bind_port(port, false);
+    for (int with_client = 0; with_client < 2; with_client++) {
+        pid_t srv = fork();
+        assert_true(srv >= 0);
+        if (srv == 0) {
+            int devnull = open("/dev/null", O_WRONLY);
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+            execl(PINGPONG_BIN, "vipl-pingpong", "--server", "--port", port, (char *)NULL);
+            _exit(127);
+        }
+        pid_t cli = -1;
+        usleep(300 * 1000);
+        if (with_client) { /* a client in a long bandwidth phase */
+            cli = fork();
+            assert_true(cli >= 0);
+            if (cli == 0) {
+                int devnull = open("/dev/null", O_WRONLY);
+                dup2(devnull, 1);
+                dup2(devnull, 2);
+                execl(PINGPONG_BIN, "vipl-pingpong", "--client", "127.0.0.1", "--port", port, "--sizes", "65536",
+                      "--iters", "1000000", (char *)NULL);
+                _exit(127);
+            }
+            usleep(300 * 1000);
+        }
+        assert_int_equal(kill(srv, SIGTERM), 0);
+        int st = 0;
+        pid_t w = 0;
+        for (int i = 0; i < 100 && w == 0; i++) { /* at most 10 s */
+            w = waitpid(srv, &st, WNOHANG);
+            if (w == 0)
+                usleep(100 * 1000);
+        }
+        if (w == 0) {
+            kill(srv, SIGKILL);
+            waitpid(srv, &st, 0);
+            fail_msg("vipl-pingpong --server ignored SIGTERM for 10 s (with a client: %d)", with_client);
+        }
+        if (cli > 0) {
+            kill(cli, SIGKILL);
+            waitpid(cli, NULL, 0);
+        }
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            fail_msg("vipl-pingpong --server on SIGTERM (with a client: %d): %s %d", with_client,
+                     WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    }
+}
+
 /* Standard output that cannot be written (a full disk): the listing must
  * not be lost silently. */
 static void test_stdout_full(void **state)
@@ -347,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_stdout_full),
         cmocka_unit_test(test_pingpong_stdout_full),
+        cmocka_unit_test(test_pingpong_server_stops_on_sigterm),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
