@@ -89,6 +89,8 @@ static const struct cli_case cases[] = {
     {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--capture", "x.pcap", "--no-capture"}, 2, "contradict", NULL},
     {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--discriminator",
                "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}, 2, "64", NULL},
+    {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--json", "{TMP}"}, 2, "cannot write {TMP}: Is a directory", NULL},
+    {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--junit", "/proc/x.xml"}, 2, "cannot write /proc/x.xml", NULL},
     {CONFORM, {"lint"}, 2, "capture", NULL},
     {CONFORM, {"lint", "/nonexistent/x.pcap"}, 2, "/nonexistent/x.pcap", NULL},
     {CONFORM, {"lint", "--port", "0", "x.pcap"}, 2, "--port", NULL},
@@ -275,6 +277,39 @@ static void test_help(void **state)
     }
 }
 
+/* vitcp-conform run tries its output paths before any work, and a run
+ * given up before it started leaves no file behind (a --json DIR left a
+ * stray DIR.pcapng); its usage error shows run's usage, not every one. */
+static void test_conform_run_outputs_checked_first(void **state)
+{
+    (void)state;
+    char stray[600], json[600], target[64];
+    snprintf(stray, sizeof stray, "%s.pcapng", tmpdir);
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    snprintf(target, sizeof target, "127.0.0.1:%s", closed_port);
+    char *dir_argv[] = {(char *)CONFORM_BIN, "run", "--target", target, "--json", tmpdir, NULL};
+    char *closed_argv[] = {(char *)CONFORM_BIN, "run", "--target", target, "--json", json, NULL};
+    char *bogus_argv[] = {(char *)CONFORM_BIN, "run", "--bogus", NULL};
+    struct rb_run res;
+    rb_run(dir_argv, 20.0, &res);
+    check_no_crash(&res, "run --json DIR");
+    assert_int_equal(res.status, 2);
+    rb_run_free(&res);
+    assert_int_not_equal(access(stray, F_OK), 0);
+    rb_run(closed_argv, 20.0, &res); /* the target cannot be reached: nothing written */
+    check_no_crash(&res, "run against a closed port");
+    assert_int_equal(res.status, 2);
+    rb_run_free(&res);
+    assert_int_not_equal(access(json, F_OK), 0);
+    snprintf(stray, sizeof stray, "%s/r.pcapng", tmpdir);
+    assert_int_not_equal(access(stray, F_OK), 0);
+    rb_run(bogus_argv, 20.0, &res);
+    assert_int_equal(res.status, 2);
+    if (!strstr(res.err, "vitcp-conform run ") || strstr(res.err, "vitcp-conform lint ") || strstr(res.err, "vitcp-conform list "))
+        fail_msg("run --bogus: the usage shown is not run's alone: '%.400s'", res.err);
+    rb_run_free(&res);
+}
+
 /* vipl-pingpong --server stops on SIGTERM, cleans up and exits 0 (it died
  * with 143), both while waiting for a client and while serving one. */
 static void test_pingpong_server_stops_on_sigterm(void **state)
@@ -407,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_stdout_full),
         cmocka_unit_test(test_pingpong_stdout_full),
         cmocka_unit_test(test_pingpong_server_stops_on_sigterm),
+        cmocka_unit_test(test_conform_run_outputs_checked_first),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
