@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vitcp/pcap_reader.h"
 #include "vitcp/vitcp_stream.h"
@@ -822,11 +823,12 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
     } else {
         memcpy(cap + prefix, base, stem);
         memcpy(cap + prefix + stem, ".pcapng", sizeof ".pcapng");
-        FILE *probe = fopen(cap, "rb");
-        if (probe)
-            fclose(probe);
-        else
+        if (access(cap, F_OK) != 0) /* not fopen: a named pipe would block */
             memcpy(cap + prefix + stem, ".pcap", sizeof ".pcap");
+    }
+    if (!cf_is_regular_file(cap)) {
+        snprintf(err, errlen, "%s: its capture %s is missing or not a regular file", meta_path, cap);
+        goto done;
     }
     memcpy(m->capture, cap, strlen(cap) + 1);
     memcpy(out->file, cap, strlen(cap) + 1);

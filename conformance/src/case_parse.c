@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const field_names[CF_F_COUNT] = {
     [CF_F_VERSION] = "version",   [CF_F_EOM] = "eom",           [CF_F_IDV] = "idv",
@@ -561,6 +562,12 @@ static int by_file(const void *a, const void *b)
     return strcmp(((const struct cf_case *)a)->file, ((const struct cf_case *)b)->file);
 }
 
+bool cf_is_regular_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, size_t errlen)
 {
     set->cases = NULL;
@@ -577,7 +584,9 @@ int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, si
         size_t n = strlen(e->d_name);
         bool script = n >= 6 && strcmp(e->d_name + n - 5, ".case") == 0;
         bool meta = n >= 6 && strcmp(e->d_name + n - 5, ".meta") == 0 && cf_capcase_is_meta_name(e->d_name);
-        if (!script && !meta)
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if ((!script && !meta) || !cf_is_regular_file(path))
             continue;
         if (set->count == cap) {
             cap = cap ? cap * 2 : 32;
@@ -589,8 +598,6 @@ int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, si
             }
             set->cases = grown;
         }
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if ((script ? cf_case_load : cf_capcase_load)(path, &set->cases[set->count], err, errlen) < 0) {
             rc = -1;
             break;

@@ -201,6 +201,10 @@ int cf_case_add_packet(struct cf_case *c, char *const *tok, int ntok, char *why,
 /* Read and parse a file (at most 64 KiB). */
 int cf_case_load(const char *path, struct cf_case *out, char *err, size_t errlen);
 
+/* A regular file (following links)? Only regular files are read as cases
+ * or captures: a named pipe would block the loader for ever. */
+bool cf_is_regular_file(const char *path);
+
 /* A set of cases, sorted by file name. */
 struct cf_case_set {
     struct cf_case *cases;
