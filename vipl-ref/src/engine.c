@@ -1227,8 +1227,11 @@ static void accept_incoming(struct vipl_nic *nic)
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         int fd = accept4(nic->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE)
+                listen_guard_out_of_fds(nic);
             return;
+        }
         struct vipl_conn *c = calloc(1, sizeof *c);
         if (!c || vw_vitcp_framer_init(&c->framer, VW_VITCP_CRC_OFF) != 0) {
             free(c);
@@ -1339,8 +1342,11 @@ void *provider_main(void *arg)
         pfds[n++] = (struct pollfd){.fd = nic->wake_fd, .events = POLLIN};
         pfds[n++] = (struct pollfd){.fd = nic->epfd, .events = POLLIN};
         size_t listen_idx = n;
-        pfds[n++] = (struct pollfd){.fd = nic->listen_fd, .events = POLLIN};
         int64_t next_deadline = -1;
+        bool listen_paused = listen_guard_paused(nic, now_ms());
+        if (listen_paused) /* a negative fd is not polled */
+            next_deadline = nic->listen_paused_until;
+        pfds[n++] = (struct pollfd){.fd = listen_paused ? -1 : nic->listen_fd, .events = POLLIN};
         for (struct vipl_conn *c = nic->conns; c; c = c->next) {
             if (c->state != IN_CLAIMED && (next_deadline < 0 || c->deadline_ms < next_deadline))
                 next_deadline = c->deadline_ms;
@@ -1379,7 +1385,7 @@ void *provider_main(void *arg)
                 ssize_t r = read(nic->wake_fd, &sink, sizeof sink);
                 (void)r;
             }
-            if (pfds[listen_idx].revents && nic->listen_fd >= 0)
+            if (pfds[listen_idx].fd >= 0 && pfds[listen_idx].revents && nic->listen_fd >= 0)
                 accept_incoming(nic);
             for (struct vipl_conn *c = nic->conns, *next; c; c = next) {
                 next = c->next;

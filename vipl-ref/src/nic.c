@@ -139,6 +139,7 @@ static void free_nic(struct vipl_nic *nic)
 {
     if (nic->listen_fd >= 0)
         close(nic->listen_fd);
+    listen_guard_free(nic);
     if (nic->wake_fd >= 0)
         close(nic->wake_fd);
     if (nic->epfd >= 0)
@@ -157,6 +158,7 @@ VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *NicHandle)
     if (!nic)
         return VIP_ERROR_RESOURCE;
     nic->listen_fd = nic->wake_fd = nic->epfd = -1;
+    listen_guard_init(nic);
     pthread_mutex_init(&nic->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
