@@ -692,6 +692,37 @@ static void test_garbage_never_overreads(void **state)
         struct vw_findings fs;
         (void)decode_exact(tmp, n, &m, &fs);
     }
+    /* the router check on pairs of garbage messages that did decode */
+    static uint8_t prev[200];
+    struct vw_eep_msg prev_m;
+    bool have_prev = false;
+    unsigned pairs = 0;
+    for (int round = 0; round < 4000; round++) {
+        size_t n = 24 + (size_t)(rand() % 176);
+        uint8_t tmp[200];
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = (uint8_t)rand();
+        for (size_t i = 8; i + 4 < n; i += 8) /* small DL, no OH: most of these decode */
+            tmp[i] &= 0xF0, tmp[i + 1] = 0, tmp[i + 2] = 0, tmp[i + 4] &= 0x7F;
+        uint8_t *d = malloc(n);
+        assert_non_null(d);
+        memcpy(d, tmp, n);
+        struct vw_eep_msg m;
+        struct vw_findings fs;
+        if (vw_eep_decode(d, n, &m, NULL) == VW_REQ_NONE) {
+            if (have_prev) {
+                vw_findings_clear(&fs);
+                (void)vw_eep_forward_check(prev, &prev_m, d, &m, (enum vw_eep_link_state)(round % 3), &fs);
+                (void)vw_eep_forward_check(d, &m, prev, &prev_m, VW_EEP_LINK_UNKNOWN, &fs);
+                pairs++;
+            }
+            memcpy(prev, d, n);
+            assert_int_equal(vw_eep_decode(prev, n, &prev_m, NULL), VW_REQ_NONE);
+            have_prev = true;
+        }
+        free(d);
+    }
+    assert_true(pairs > 100);
 }
 
 int main(void)
