@@ -59,6 +59,13 @@ void vw_ift_nego_frame(const struct vw_ift_nego *n, int dir, struct vw_findings 
                         "Frame sent before the peer's adaption indication");
 }
 
+bool vw_ift_nego_rdma(const struct vw_ift_nego *n)
+{
+    /* 4.2 R: both set is RDMA mode; both clear DDP mode; a disagreement is no mode. */
+    return n->ind_seen[0] && n->ind_seen[1] && (n->ind[0].flags & VW_IFT_FLAG_R) &&
+           (n->ind[1].flags & VW_IFT_FLAG_R);
+}
+
 bool vw_ift_nego_mode(const struct vw_ift_nego *n, int dir, struct vw_ift_frame_mode *mode)
 {
     if (dir != 0 && dir != 1)
@@ -70,4 +77,15 @@ bool vw_ift_nego_mode(const struct vw_ift_nego *n, int dir, struct vw_ift_frame_
     mode->hc = n->ind[dir].flags & VW_IFT_FLAG_HC;
     mode->pc = n->ind[dir].flags & VW_IFT_FLAG_PC;
     return true;
+}
+
+void vw_ift_nego_frame_rules(const struct vw_ift_nego *n, int dir, const struct vw_ift_frame *fr,
+                             struct vw_findings *fs)
+{
+    if ((dir != 0 && dir != 1) || !fr->ddp_decoded || !vw_ift_nego_rdma(n))
+        return;
+    if (fr->ddp_hdr.rdmap_rv != VW_RDMAP_VERSION)
+        vw_findings_add(fs, VW_REQ_IFT_4_2_R_MODE, VW_SEV_ERROR, VW_IFT_FRAME_HDR_LEN + 1, 1,
+                        "RDMAP version %u in RDMA mode (both ends set R), must be %u (RFC 5040, I5)",
+                        fr->ddp_hdr.rdmap_rv, VW_RDMAP_VERSION);
 }

@@ -398,6 +398,10 @@ void vw_eep_notes(const uint8_t *buf, const struct vw_eep_msg *m, const struct v
     if (!strcmp(vw_eep_pt_name(types, m->hdr.pt), "Unknown"))
         vw_findings_add(fs, VW_REQ_EEP_6E_PT_KNOWN, VW_SEV_NOTE, (uint32_t)m->hdr_offset + 6, 2,
                         "Packet type 0x%04x is not in the project's enumeration (P8)", m->hdr.pt);
+    else if (!strcmp(vw_eep_pt_name(types, m->hdr.pt), "ERR") && !vw_eep_te_name(types, m->hdr.pt, m->hdr.te))
+        vw_findings_add(fs, VW_REQ_EEP_6E_ERR_TE, VW_SEV_NOTE, (uint32_t)m->hdr_offset + 4, 2,
+                        "ERR with type extension 0x%04x, which names no error of the project's enumeration (P8)",
+                        m->hdr.te);
     size_t opos = 0;
     struct vw_eep_oh oh;
     size_t oh_base = m->hdr_offset + VW_EEP_HDR_LEN;
@@ -405,6 +409,97 @@ void vw_eep_notes(const uint8_t *buf, const struct vw_eep_msg *m, const struct v
         note_padding(buf, oh_base + oh.offset + 2 + oh.data_len, oh_base + oh.offset + oh.field_len,
                      "Optional header field", fs);
     note_padding(buf, m->db_offset + m->data_len, m->db_offset + m->db_len, "Data block", fs);
+}
+
+/* ------------------------------------------------------ router check */
+
+/* Bytes of in's records that a router consumes: the leading symbols and
+ * the first L2RH (5), or every symbol when no L2RH follows them. */
+static size_t consumed_records(const uint8_t *buf, const struct vw_eep_msg *m, bool *had_l2rh)
+{
+    size_t pos = 0;
+    struct vw_eep_route r;
+    *had_l2rh = false;
+    while (vw_eep_route_next(buf, m->routes_len, &pos, &r) == 1) {
+        if (r.kind == VW_EEP_ROUTE_L2RH) {
+            *had_l2rh = true;
+            break;
+        }
+    }
+    return pos;
+}
+
+static const char *component_at(const struct vw_eep_msg *m, size_t off, enum vw_req *req)
+{
+    *req = VW_REQ_EEP_4B_ONLY_TAIL_MODIFIED;
+    if (off < m->hdr_offset + VW_EEP_HDR_LEN)
+        return "EEP header";
+    if (off < m->db_offset)
+        return "optional header fields";
+    if (off < m->db_offset + m->db_len) {
+        *req = VW_REQ_EEP_8_DB_UNMODIFIED;
+        return "data block";
+    }
+    return "optional trailer fields";
+}
+
+bool vw_eep_forward_check(const uint8_t *in_buf, const struct vw_eep_msg *in, const uint8_t *out_buf,
+                          const struct vw_eep_msg *out, enum vw_eep_link_state link, struct vw_findings *fs)
+{
+    bool ok = true;
+    /* [2]..[5] arrive exactly as sent (4b). */
+    size_t in_e2e = in->tail_offset - in->hdr_offset, out_e2e = out->tail_offset - out->hdr_offset;
+    const uint8_t *a = in_buf + in->hdr_offset, *b = out_buf + out->hdr_offset;
+    size_t same = in_e2e < out_e2e ? in_e2e : out_e2e, diff = 0;
+    while (diff < same && a[diff] == b[diff])
+        diff++;
+    if (diff < same || in_e2e != out_e2e) {
+        enum vw_req req;
+        const char *what = component_at(in, in->hdr_offset + diff, &req);
+        vw_findings_add(fs, req, VW_SEV_ERROR, (uint32_t)(out->hdr_offset + diff), 0,
+                        "%s changed by the router (byte %zu of %zu, %zu forwarded): only the TAIL may change",
+                        what, diff, in_e2e, out_e2e);
+        ok = false;
+    }
+    /* [1]: the router consumes the symbols before the first L2RH and that L2RH (5). */
+    bool had_l2rh;
+    size_t gone = consumed_records(in_buf, in, &had_l2rh);
+    size_t left = in->routes_len - gone;
+    enum vw_req consume_req = had_l2rh ? VW_REQ_EEP_5_HR_CONSUMES_L2RH : VW_REQ_EEP_5_SYMBOL_CONSUMED;
+    bool ends_with_left = out->routes_len >= left &&
+                          memcmp(out_buf + out->routes_len - left, in_buf + gone, left) == 0;
+    if (!ends_with_left) {
+        vw_findings_add(fs, consume_req, VW_SEV_ERROR, 0, (uint32_t)out->routes_len,
+                        "forwarded records (%zu bytes) are not the received ones after the %zu consumed "
+                        "bytes (%zu left)", out->routes_len, gone, left);
+        ok = false;
+    } else if (gone && out->routes_len >= in->routes_len &&
+               memcmp(out_buf + out->routes_len - in->routes_len, in_buf, in->routes_len) == 0) {
+        vw_findings_add(fs, consume_req, VW_SEV_ERROR, 0, (uint32_t)gone,
+                        "the leading %s (%zu bytes) was forwarded, not consumed",
+                        had_l2rh ? "L2RH and the symbols before it" : "symbols", gone);
+        ok = false;
+    } else if (out->routes_len > left) {
+        vw_findings_add(fs, VW_REQ_EEP_1C_L3_PREFIX, VW_SEV_NOTE, 0, (uint32_t)(out->routes_len - left),
+                        "the router put %zu bytes of records in front (1c)", out->routes_len - left);
+    }
+    /* [6]: shifted once unless its MSbit is set, LSbit set on a detected error (10, P6). */
+    uint64_t clean = vw_eep_tail_forward(in->ei, false), damaged = vw_eep_tail_forward(in->ei, true);
+    bool tail_ok = link == VW_EEP_LINK_CLEAN     ? out->ei == clean
+                   : link == VW_EEP_LINK_DAMAGED ? out->ei == damaged
+                                                 : out->ei == clean || out->ei == damaged;
+    if (!tail_ok) {
+        bool shifted = out->ei == clean || out->ei == damaged;
+        vw_findings_add(fs, shifted ? VW_REQ_EEP_10_EI_ERROR_LSBIT : VW_REQ_EEP_10_EI_SHIFT, VW_SEV_ERROR,
+                        (uint32_t)out->tail_offset, VW_EEP_TAIL_LEN,
+                        "forwarded EI 0x%016llx from 0x%016llx, expected 0x%016llx%s",
+                        (unsigned long long)out->ei, (unsigned long long)in->ei,
+                        (unsigned long long)(link == VW_EEP_LINK_DAMAGED ? damaged : clean),
+                        link == VW_EEP_LINK_DAMAGED ? " (error detected: LSbit set)"
+                        : link == VW_EEP_LINK_CLEAN ? " (no error on the link)" : "");
+        ok = false;
+    }
+    return ok;
 }
 
 /* ------------------------------------------------------------ encoder */

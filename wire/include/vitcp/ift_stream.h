@@ -91,6 +91,14 @@ void vw_ift_nego_frame(const struct vw_ift_nego *n, int dir, struct vw_findings 
  * announced (check_vtag only once that is known). Returns false (mode's
  * hc/pc untouched) when dir's own indication is not known. */
 bool vw_ift_nego_mode(const struct vw_ift_nego *n, int dir, struct vw_ift_frame_mode *mode);
+/* Both indications are known and both set R: the connection is in RDMA mode (4.2). */
+bool vw_ift_nego_rdma(const struct vw_ift_nego *n);
+/* The rules of a decoded frame from side dir that depend on what the two
+ * indications negotiated: IFT-4.2-R-MODE (in RDMA mode every DDP header
+ * carries RDMAP version 1, I5). vw_ift_conn runs it on every frame; a caller
+ * that decodes frames itself (lint, dissector) calls it after the decode. */
+void vw_ift_nego_frame_rules(const struct vw_ift_nego *n, int dir, const struct vw_ift_frame *frame,
+                             struct vw_findings *findings);
 
 /* ------------------------------------------------------------- reader */
 
@@ -159,7 +167,8 @@ int vw_ift_conn_init(struct vw_ift_conn *c);
 void vw_ift_conn_free(struct vw_ift_conn *c);
 /* Feed bytes sent by side dir (0 or 1), in capture order across both sides.
  * cb gets every PDU with the framer's findings and the connection rules
- * (IFT-4.2-PHASE, IFT-4.2-R-AGREE, IFT-4.2-FRAMES-AFTER-PHASE1). */
+ * (IFT-4.2-PHASE, IFT-4.2-R-AGREE, IFT-4.2-FRAMES-AFTER-PHASE1,
+ * IFT-4.2-R-MODE). */
 enum vw_req vw_ift_conn_feed(struct vw_ift_conn *c, int dir, const uint8_t *data, size_t len,
                              vw_ift_pdu_cb cb, void *ctx);
 
