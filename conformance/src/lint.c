@@ -278,6 +278,8 @@ static bool ift_pdu(struct lint_ctx *c, struct lint_conn *lc, int dir, const uin
     vw_ift_nego_mode(&lc->ift, dir, &announced);
     struct vw_ift_frame fr;
     enum vw_req err = vw_ift_frame_decode_as_sent(raw, len, &announced, &fr, &carried, &fs);
+    if (err == VW_REQ_NONE) /* what the negotiated mode asks of a frame (IFT-4.2-R-MODE) */
+        vw_ift_nego_frame_rules(&lc->ift, dir, &fr, &fs);
     add_findings(c, err, "IFT frame", "cannot be framed", &fs);
     return err == VW_REQ_NONE;
 }
