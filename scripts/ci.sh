@@ -78,6 +78,12 @@ fi
 commit=$(git -C "$here" rev-parse HEAD)
 git clone --quiet --no-local "$here" "$work/root/root/vitcp"
 git -C "$work/root/root/vitcp" checkout --quiet --detach "$commit"
+# The drafts beside the clone, where README.md says they are (the catalog's
+# quote test reads them), as they are beside CI's own clone.
+if [ -d "$here/../shared/seeds" ]; then
+  mkdir -p "$work/root/root/shared"
+  cp -r "$here/../shared/seeds" "$work/root/root/shared/"
+fi
 echo "ci: fresh Debian 12 root with a clean clone of $commit in /root/vitcp"
 
 in_root() { bash "$fresh_root" exec "$work/root" bash -c "cd /root/vitcp && $1"; }
