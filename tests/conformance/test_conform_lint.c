@@ -546,6 +546,38 @@ static void ift_segmentation_keeps_framing(void **state)
     cf_lint_result_free(&r);
 }
 
+/* The listening side's port decides, as in Wireshark (issue 18, item 11):
+ * a VI/TCP client whose source port happens to be IFT's 5996 is VI/TCP,
+ * and an IFT server on 5996 reached from source port 5995 is IFT. */
+static void listening_port_decides_the_protocol(void **state)
+{
+    (void)state;
+    struct vn_pcap_writer *w = open_writer("lint-ports.pcap");
+    struct vn_tcp_flow f;
+    assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 5996, "10.0.0.2", 5995), 0);
+    assert_int_equal(vn_tcp_handshake(&f), 0);
+    uint8_t opts[16];
+    struct vw_vitcp_enc e;
+    ce(&e, VW_VITCP_CONNECT_REQUEST, 65536, opts);
+    put(&f, VN_C2S, &e);
+    ce(&e, VW_VITCP_CONNECT_ACCEPT, 65536, opts);
+    put(&f, VN_S2C, &e);
+    vn_tcp_close(&f);
+    assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 5995, "10.0.0.2", 5996), 0);
+    assert_int_equal(vn_tcp_handshake(&f), 0);
+    put_ind(&f, VN_C2S, 0, 0x1111);
+    put_ind(&f, VN_S2C, 1, 0x2222);
+    vn_tcp_close(&f);
+    assert_int_equal(vn_pcap_close(w), 0);
+    struct cf_lint_result r;
+    lint_ok("lint-ports.pcap", NULL, &r);
+    print_issues(&r);
+    assert_int_equal(r.vitcp_connections, 1);
+    assert_int_equal(r.ift_connections, 1);
+    assert_int_equal(r.errors, 0);
+    cf_lint_result_free(&r);
+}
+
 /* EEP over UDP on another port needs --eep-port; a datagram that is no
  * EEP message names the decoder's rule. */
 static void eep_udp_port_option(void **state)
@@ -626,6 +658,7 @@ int main(void)
         cmocka_unit_test(ift_by_magic_and_indication_first),
         cmocka_unit_test(ift_segmentation_keeps_framing),
         cmocka_unit_test(eep_udp_port_option),
+        cmocka_unit_test(listening_port_decides_the_protocol),
         cmocka_unit_test(many_open_warp_connections_are_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
