@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "vitcp/bytes.h"
 #include "vitcp/checksum.h"
 #include "vitcp/ift_stream.h"
 
@@ -573,6 +574,75 @@ static void test_connection_rules(void **state)
     vw_ift_conn_free(&c);
 }
 
+/* An indication with its flags and BC version set by hand, its CRC made
+ * again over the bytes (not through the encoder). */
+static void ind_by_hand(uint8_t *buf, unsigned phase, bool r, uint16_t bc_version)
+{
+    make_ind(buf, phase, phase ? 0x2222 : 0x1111, true, true);
+    uint32_t flags = vw_get_be32(buf + 8);
+    flags = r ? flags | VW_IFT_FLAG_R : flags & ~VW_IFT_FLAG_R;
+    vw_put_be32(buf + 8, flags);
+    vw_put_be16(buf + 6, bc_version);
+    vw_put_le32(buf + VW_IFT_IND_CRC_OFF, vw_crc32c(buf, VW_IFT_IND_CRC_OFF));
+}
+
+static enum vw_severity worst_for(const struct vw_findings *fs, enum vw_req req)
+{
+    enum vw_severity worst = VW_SEV_NOTE;
+    int seen = 0;
+    for (size_t i = 0; i < fs->count; i++)
+        if (fs->item[i].req == req) {
+            seen = 1;
+            if (fs->item[i].severity > worst)
+                worst = fs->item[i].severity;
+        }
+    assert_true(seen);
+    return worst;
+}
+
+/* Reactions are judged by the reaction (issue 22): an R-bit disagreement or
+ * an incompatible BC version is a note where it happens; a peer that then
+ * closes is clean, one that carries on breaks the rule at what it sends. */
+static void test_reactions_judged_by_the_reaction(void **state)
+{
+    (void)state;
+    uint8_t buf[64];
+    struct vw_ift_ind a, b;
+    struct vw_findings fs;
+    struct vw_ift_nego n;
+
+    vw_ift_nego_init(&n);
+    ind_by_hand(buf, 0, true, 1);
+    assert_int_equal(ind_exact(buf, 64, &a, &fs), VW_REQ_NONE);
+    vw_ift_nego_indication(&n, 0, &a, &fs);
+    ind_by_hand(buf, 1, false, 1); /* B chooses R=0: allowed, but the ends now disagree */
+    assert_int_equal(ind_exact(buf, 64, &b, &fs), VW_REQ_NONE);
+    vw_ift_nego_indication(&n, 1, &b, &fs);
+    assert_int_equal(worst_for(&fs, VW_REQ_IFT_4_2_R_AGREE), VW_SEV_NOTE);
+    /* B (or A) carrying on with data instead of closing is the error */
+    for (int dir = 0; dir < 2; dir++) {
+        vw_findings_clear(&fs);
+        vw_ift_nego_frame(&n, dir, &fs);
+        assert_int_equal(worst_for(&fs, VW_REQ_IFT_4_2_R_AGREE), VW_SEV_ERROR);
+    }
+
+    vw_ift_nego_init(&n);
+    ind_by_hand(buf, 0, true, 2); /* A speaks a version B cannot be compatible with */
+    assert_int_equal(ind_exact(buf, 64, &a, &fs), VW_REQ_NONE);
+    assert_int_equal(worst_for(&fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT), VW_SEV_NOTE);
+    vw_findings_clear(&fs);
+    vw_ift_nego_indication(&n, 0, &a, &fs);
+    assert_int_equal(fs.count, 0);
+    /* B answering it, or sending a frame, did not reject it */
+    ind_by_hand(buf, 1, true, 1);
+    assert_int_equal(ind_exact(buf, 64, &b, &fs), VW_REQ_NONE);
+    vw_ift_nego_indication(&n, 1, &b, &fs);
+    assert_int_equal(worst_for(&fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT), VW_SEV_ERROR);
+    vw_findings_clear(&fs);
+    vw_ift_nego_frame(&n, 1, &fs);
+    assert_int_equal(worst_for(&fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT), VW_SEV_ERROR);
+}
+
 /* The negotiation on its own, as a dissector that frames PDUs itself uses
  * it: the mode per side, order rules, a second indication ignored. */
 static void test_nego_without_framers(void **state)
@@ -926,6 +996,7 @@ int main(void)
         cmocka_unit_test(test_rdma_mode_rdmap_version),
         cmocka_unit_test(test_rdma_header_belongs_to_payload),
         cmocka_unit_test(test_garbage_never_overreads),
+        cmocka_unit_test(test_reactions_judged_by_the_reaction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

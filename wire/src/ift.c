@@ -89,9 +89,12 @@ enum vw_req vw_ift_ind_decode(const uint8_t *b, size_t len, struct vw_ift_ind *i
                         "indication CRC 0x%08x, computed 0x%08x%s", ind->crc_wire,
                         ind->crc_computed, how);
     }
+    /* The provocation only: the rule binds the receiver, whose reaction
+     * vw_ift_nego judges (an answer or a frame from it is the error). */
     if (ind->bc_version > VW_IFT_BC_VERSION)
-        vw_findings_add(fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT, VW_SEV_ERROR, 6, 2,
-                        "BC version %u is above %u: incompatible", ind->bc_version, VW_IFT_BC_VERSION);
+        vw_findings_add(fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT, VW_SEV_NOTE, 6, 2,
+                        "BC version %u is above %u: incompatible, the receiver must reject it and close",
+                        ind->bc_version, VW_IFT_BC_VERSION);
     if (ind->version == 0)
         vw_findings_add(fs, VW_REQ_IFT_4_2_VERSION, VW_SEV_ERROR, 4, 2,
                         "Version must be 1, this indication has version 0");
