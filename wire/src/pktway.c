@@ -214,6 +214,9 @@ static bool all_zero(const uint8_t *p, size_t n)
     return true;
 }
 
+/* A note, not a warning: a source may send a non-zero EI (the draft's
+ * memory board reporting a parity error) and a router that saw an error
+ * must set it; the capture can only say that errors were indicated. */
 static void report_ei(uint64_t ei, size_t off, struct vw_findings *fs)
 {
     if (ei == 0)
@@ -221,7 +224,7 @@ static void report_ei(uint64_t ei, size_t off, struct vw_findings *fs)
     unsigned low = 0;
     while (!((ei >> low) & 1u))
         low++;
-    vw_findings_add(fs, VW_REQ_EEP_10_EI_ERROR, VW_SEV_WARN, (uint32_t)off, VW_EEP_TAIL_LEN,
+    vw_findings_add(fs, VW_REQ_EEP_10_EI_ERROR, VW_SEV_NOTE, (uint32_t)off, VW_EEP_TAIL_LEN,
                     "error indication 0x%016llx: the latest error %u router shift(s) ago%s",
                     (unsigned long long)ei, low, (ei >> 63) ? " (MSbit set: no longer shifted)" : "");
 }
