@@ -282,9 +282,16 @@ static void test_decode_errors_name_rules(void **state)
     e.ot = ot;
     e.ot_len = 5;
     n = vw_eep_encode(&e, b, sizeof b);
+    /* over UDP the datagram is the message: not whole words, said once */
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_eep_decode_on(b, n, VW_EEP_CARRIER_DATAGRAM, &m, &fs), VW_REQ_EEP_1B_8B_WORDS);
+    assert_int_equal(fs.count, 1);
+    /* over a link, bytes after the last whole word are padding (a trailer is
+     * whole words), so the TAIL is the last whole word of the frame */
     assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_NONE);
-    assert_true(vw_findings_has(&fs, VW_REQ_EEP_1B_8B_WORDS));
-    assert_int_equal(m.ot_len, 5);
+    assert_false(vw_findings_has(&fs, VW_REQ_EEP_1B_8B_WORDS));
+    assert_int_equal(m.link_padding, 5);
+    assert_int_equal(m.msg_len, n - 5);
     /* oversized lengths are refused by the encoder */
     struct vw_eep_route_enc big = {.kind = VW_EEP_ROUTE_L2RH, .data = payload, .data_len = 64};
     vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
@@ -314,6 +321,29 @@ static void test_link_padding(void **state)
     b[40] = 7;
     assert_int_equal(decode_exact(b, 46, &m, &fs), VW_REQ_NONE);
     assert_true(vw_findings_has(&fs, VW_REQ_EEP_9_OT_NEEDS_OH));
+
+    /* With optional header fields (h=1) the TAIL is the message's last word;
+     * a frame padded to Ethernet's minimum must not have its EI read from
+     * the padding, nor its padding called broken words (issue 22). */
+    static const uint8_t ohd[4] = {1, 2, 3, 4};
+    struct vw_eep_oh_enc oh = {.type = 0x15, .data = ohd, .data_len = 4};
+    uint8_t p[64] = {0};
+    vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
+    e.oh = &oh;
+    e.n_oh = 1;
+    e.ei = 0x3;
+    n = vw_eep_encode(&e, p, sizeof p);
+    assert_int_equal(n, 32); /* header, one OH word, TAIL */
+    assert_int_equal(decode_exact(p, 46, &m, &fs), VW_REQ_NONE);
+    assert_false(vw_findings_has(&fs, VW_REQ_EEP_1B_8B_WORDS));
+    assert_int_equal(m.tail_offset, 24);
+    assert_int_equal(m.ei, 0x3);
+    assert_int_equal(m.link_padding, 14);
+    /* a frame over the minimum: bytes after the last whole word are padding */
+    assert_int_equal(decode_exact(p, 37, &m, &fs), VW_REQ_NONE);
+    assert_false(vw_findings_has(&fs, VW_REQ_EEP_1B_8B_WORDS));
+    assert_int_equal(m.link_padding, 5);
+    assert_int_equal(m.ei, 0x3);
 }
 
 /* Over UDP the datagram is the message: the TAIL is its last word even

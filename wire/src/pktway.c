@@ -243,6 +243,16 @@ enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier
     struct vw_eep_route r;
     int rr;
     m->routes = buf;
+    /* A datagram is the message itself, so its length must be whole
+     * words: said once under its own rule, instead of whatever field the
+     * stray bytes would otherwise seem to break (a link frame may be padded,
+     * so there the message's end comes from the message below). Shorter
+     * than a header and a TAIL, it is truncated (below) before anything. */
+    if (carrier == VW_EEP_CARRIER_DATAGRAM && len >= VW_EEP_MIN_LEN && len % VW_EEP_WORD) {
+        vw_findings_add(fs, VW_REQ_EEP_1B_8B_WORDS, VW_SEV_ERROR, 0, (uint32_t)len,
+                        "a %zu-byte message is not a whole number of 8-byte words", len);
+        return VW_REQ_EEP_1B_8B_WORDS;
+    }
     while ((rr = vw_eep_route_next(buf, len, &pos, &r)) == 1) {
         if (r.kind == VW_EEP_ROUTE_L2RH) {
             m->n_l2rh++;
@@ -282,8 +292,13 @@ enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier
     check_hdr(&m->hdr, pos, fs);
     pos += VW_EEP_HDR_LEN;
 
+    /* Over a link, bytes after the last whole word cannot be a trailer
+     * field or the TAIL (those are whole words): they are link padding,
+     * e.g. Ethernet's to its 60-byte minimum. The TAIL is the last whole
+     * word of the message, never read from the padding. */
+    size_t words_end = carrier == VW_EEP_CARRIER_DATAGRAM ? len : pos + (len - pos) / VW_EEP_WORD * VW_EEP_WORD;
     /* Optional header fields, before the data block; the TAIL bounds them. */
-    size_t before_tail = len - VW_EEP_TAIL_LEN;
+    size_t before_tail = words_end - VW_EEP_TAIL_LEN;
     if (m->hdr.h) {
         const uint8_t *area = buf + pos;
         size_t area_len = before_tail - pos, opos = 0;
@@ -324,14 +339,28 @@ enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier
     m->data_len = m->db_len >= m->hdr.pl ? m->db_len - m->hdr.pl : 0;
     pos += m->db_len;
 
-    if (m->hdr.h || carrier == VW_EEP_CARRIER_DATAGRAM) {
+    /* An Ethernet frame at its minimum size (46 payload bytes, 42 with a
+     * VLAN tag) is what padding produces: when everything after a TAIL
+     * right behind the data block is zero, that is read as padding, not as
+     * zero trailer fields and a zero TAIL (no OH type is known to size
+     * trailer fields, so the two readings are otherwise alike). */
+    bool padded_minimum = carrier == VW_EEP_CARRIER_LINK && (len == 46 || len == 42) &&
+                          len > pos + VW_EEP_TAIL_LEN &&
+                          all_zero(buf + pos + VW_EEP_TAIL_LEN, len - pos - VW_EEP_TAIL_LEN);
+    if ((m->hdr.h || carrier == VW_EEP_CARRIER_DATAGRAM) && !padded_minimum) {
         /* P3: the TAIL is the last 8 bytes and trailer fields fill the gap.
          * A datagram is the message itself (no link padding), so this holds
          * there without OH fields too, and such trailer bytes need an OH. */
         m->ot = buf + pos;
         m->ot_len = before_tail - pos;
         m->tail_offset = before_tail;
-        m->msg_len = len;
+        m->msg_len = words_end;
+        m->link_padding = len - words_end;
+        if (m->link_padding)
+            vw_findings_add(fs, VW_REQ_EEP_P1_CARRIAGE, VW_SEV_NOTE, (uint32_t)words_end,
+                            (uint32_t)m->link_padding,
+                            "%zu bytes after the last whole word: link padding, not part of the message",
+                            m->link_padding);
         if (m->ot_len % VW_EEP_WORD)
             vw_findings_add(fs, VW_REQ_EEP_1B_8B_WORDS, VW_SEV_ERROR, (uint32_t)pos, (uint32_t)m->ot_len,
                             "%zu trailer bytes are not whole 8-byte words", m->ot_len);
