@@ -508,7 +508,7 @@ static bool send_one_segment(struct vipl_vi *vi)
     bool last = e->sent + chunk == e->total;
     if (!last || fault(vi) == VIPL_FAULT_NO_EOM)
         enc.hdr.flags &= (uint8_t)~VW_VITCP_FLAG_EOM;
-    if (imm) {
+    if (imm && !(fault(vi) == VIPL_FAULT_IDV_FIRST_ONLY && e->sent != 0)) {
         enc.hdr.flags |= VW_VITCP_FLAG_IDV;
         enc.hdr.imm_data = d->CS.ImmediateData;
     } else if (fault(vi) == VIPL_FAULT_IMM_WITHOUT_IDV) {
