@@ -150,6 +150,7 @@ int cf_engine_set_target(struct cf_engine *e, const char *hp)
     e->host[host_len] = 0;
     snprintf(e->port, sizeof e->port, "%ld", port);
     e->have_target = true;
+    e->level_bits = 0; /* another target: its level is asked again */
     return 0;
 }
 
