@@ -4,7 +4,7 @@ vipl-peer's allowed-choice switches (`--choice`, docs/vipl.md) make choices
 the VI/TCP draft leaves to an implementation: decline the CRC option, divide
 messages into 1400-byte segments, a 32 KiB MTU, a trailer on refusals, offer
 the Urgent Marker option, an RDMA Read Window of 1, no RDMA, one receive
-credit at connection, one reliability level only. The whole suite (active
+credit at connection, one reliability level only, Descriptor Flow Control. The whole suite (active
 cases, listen-mode cases through `vipl-peer --connect` with the same
 choices, relay cases where a relay can be made) runs against each switch
 alone and a few combinations, and in every combination:
@@ -48,6 +48,7 @@ MATRIX = [
     (["read-window=1"], {"rdma-read-interleave"}),            # two reads at once need 2
     (["no-rdma"], READ_CASES | {"rr-write-bad-handle"}),      # 3.3: enables independent
     (["credits=1"], set()),                                   # C11 no longer wants 2
+    (["dfc"], set()),                                         # 3.3: the target is flow-controlled
     (["level=rd"], RR_ONLY_CASES),                            # VIA 2.5: fewer levels
     (["level=rr"], RD_ONLY_CASES),
     (["level=u"], RD_ONLY_CASES | RR_ONLY_CASES | {"rdma-write-readback", "rdma-read-interleave",
@@ -55,6 +56,7 @@ MATRIX = [
     (["no-crc", "seg-size=1400", "mtu=32768", "offer-urgent"], CRC_CASES | BIG_MESSAGE_CASES),
     (["no-rdma", "credits=1", "read-window=1", "crc-on-reject"], READ_CASES | {"rr-write-bad-handle"}),
     (["level=rr", "seg-size=1400", "no-crc", "credits=1"], RD_ONLY_CASES | CRC_CASES),
+    (["dfc", "credits=1", "level=rr"], RD_ONLY_CASES),
 ]
 
 # This combination also runs every case through the packet relay.

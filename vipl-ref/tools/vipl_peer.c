@@ -9,7 +9,7 @@
  * Allowed choices (--choice NAME[=VALUE][,NAME...], repeatable; not faults:
  * each is a behaviour the VI/TCP draft allows, docs/vipl.md): no-crc,
  * seg-size=N, mtu=N, crc-on-reject, offer-urgent, read-window=N, no-rdma,
- * credits=N, level=u|rd|rr (the only level the provider offers).
+ * credits=N, level=u|rd|rr (the only level the provider offers), dfc.
  * Passive: waits on discriminator D (default "vitcp-conform", the tester's
  * default; --disc '' waits on every discriminator), accepts (or rejects)
  * connections and only echoes: every Send (with its immediate data) comes
@@ -104,6 +104,7 @@ static const struct choice {
     {"no-rdma", NULL, "RDMA Write and RDMA Read not enabled on the VI (3.3: independent enables)"},
     {"credits", "N", "N receive descriptors posted at connection (Rx Descriptors Posted), the rest after"},
     {"level", "u|rd|rr", "the only reliability level offered; requests for others are refused (VIA 2.5)"},
+    {"dfc", NULL, "set Descriptor Flow Control: send only while the peer advertises receive credit (3.3, V17, A12)"},
 };
 
 static void list_choices(void)
@@ -577,6 +578,8 @@ static int parse_choices(char *list, struct opts *o)
             bad = parse_count(val, 64, &n) || nic_opt(o, "window", val);
         } else if (!strcmp(item, "no-rdma")) {
             o->no_rdma = 1;
+        } else if (!strcmp(item, "dfc")) {
+            bad = nic_opt(o, "dfc", "on");
         } else if (!strcmp(item, "credits")) {
             bad = parse_count(val, NRECV, &o->credits) || o->credits == 0;
         } else { /* level */
