@@ -165,6 +165,9 @@ def run_suite(peer_args, conform_args=()):
 
 
 def failing(report):
+    """Cases that did not pass: failures, timeouts, and (for the proof that
+    every case can be failed) advisory verdicts (C35) and not-applicable
+    ones, which vipl-peer's normal mode never gives."""
     return [c for c in report["cases"] if c["verdict"] not in ("pass", "skip", "skipped")]
 
 
