@@ -251,6 +251,9 @@ struct vipl_nic {
     bool crc_on;       /* A11 */
     bool dfc_on;       /* A12 */
     uint16_t read_window;
+    uint32_t seg_payload; /* payload per VI segment (3.2: a message may be divided) */
+    bool urgent_opt;   /* offer the Urgent Marker option in CE segments (3.7) */
+    bool refuse_crc;   /* trailer on every ConnectReject/NoMatch (V6: the sender's option) */
     unsigned grace_ms;
     enum vipl_fault fault;
     VIP_ERROR_HANDLER err_handler;
