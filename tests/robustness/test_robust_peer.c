@@ -588,6 +588,23 @@ static void test_random_bytes_after_connect(void **state)
     check_alive("random bytes in live connections");
 }
 
+/* A client that completes the CE exchange and then sends nothing must not
+ * shut the others out (issue 18, item 2: vipl-peer still answered
+ * VIP_NO_MATCH at 40 s): with two silent clients connected, a real one is
+ * accepted, echoed and served an RDMA read at once. */
+static void test_silent_clients_do_not_block(void **state)
+{
+    (void)state;
+    int silent1 = open_conn(false, 65536);
+    int silent2 = open_conn(true, 65536);
+    double t0 = mono();
+    check_alive("two silent clients");
+    if (mono() - t0 > 3.0)
+        fail_msg("a real client waited %.1f s behind two silent ones", mono() - t0);
+    sock_close(silent1);
+    sock_close(silent2);
+}
+
 /* Last: the peer stops cleanly, leak-free, after all of the above. */
 static void test_peer_exits_clean(void **state)
 {
@@ -608,6 +625,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wild_rdma, start_clock, close_open_fds),
         cmocka_unit_test_setup_teardown(test_broken_messages, start_clock, close_open_fds),
         cmocka_unit_test_setup_teardown(test_random_bytes_after_connect, start_clock, close_open_fds),
+        cmocka_unit_test_setup_teardown(test_silent_clients_do_not_block, start_clock, close_open_fds),
         cmocka_unit_test(test_peer_exits_clean),
     };
     return cmocka_run_group_tests(tests, start_peer, stop_peer);

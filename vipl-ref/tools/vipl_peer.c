@@ -34,8 +34,10 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -56,6 +58,10 @@
  * shorter than its 2 s default so the answer falls well inside the tester's
  * 2 s slack, V21). */
 #define DEFAULT_GRACE_MS 500
+/* Passive: connections served at once, and how long one may stay silent
+ * before it is closed (--idle), so a silent client cannot hold the peer. */
+#define MAX_CONNS 4
+#define DEFAULT_IDLE_MS 30000ul
 /* Where the RDMA region is mapped when the address is free (else anywhere;
  * the event=region line says where). */
 #define VIPL_PEER_REGION_ADDR 0x10000000ul
@@ -76,6 +82,7 @@ struct opts {
     VIP_RELIABILITY_LEVEL level;
     const char *crc;
     unsigned long region_size, count, size, grace_ms, linger_ms;
+    unsigned long idle_ms;            /* --idle: passive, close a connection silent this long (0: never) */
     /* --choice: behaviours the draft allows (see CHOICES) */
     unsigned long mtu;                /* mtu=N: the VI's MaxTransferSize */
     unsigned long credits;            /* credits=N: receives posted before connecting (0: all) */
@@ -89,7 +96,7 @@ struct opts {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: vipl-peer --port P [--fault NAME] [--reject] [--disc D] [--level u|rd|rr]\n"
-               "                 [--crc on|off] [--region-size N] [--grace MS] [--announce] [--once]\n"
+               "                 [--crc on|off] [--region-size N] [--grace MS] [--idle MS] [--announce] [--once]\n"
                "       vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level u|rd|rr] [--announce]\n"
                "                 [--crc on|off] [--count N] [--size N] [--linger MS]\n"
                "                 [--reads N] [--read-region ADDR:HANDLE:LEN]\n"
@@ -354,17 +361,24 @@ static int read_order(uint32_t st, uint32_t imm, uint32_t len, unsigned long *n)
 /* Echo every Send. With ignore-mtu, a message of exactly the agreed MTU
  * comes back one byte longer (VITCP-3.3-MTU-RESPECTED): smaller ones are
  * echoed as they are, so the fault shows only where a case probes the MTU. */
-static void echo_loop(struct conn_res *r, const struct opts *o, unsigned long max_msgs)
+static void echo_loop(struct conn_res *r, const struct opts *o, unsigned long max_msgs, unsigned long idle_ms)
 {
     VIP_VI_ATTRIBUTES attrs;
     VIP_VI_STATE vst;
     unsigned long mtu = VipQueryVi(r->vi, &vst, &attrs, NULL, NULL) == VIP_SUCCESS ? attrs.MaxTransferSize : 0;
-    unsigned long n = 0;
+    unsigned long n = 0, quiet_ms = 0;
     while (!stop && (max_msgs == 0 || n < max_msgs)) {
         VIP_DESCRIPTOR *d;
         VIP_RETURN rc = VipRecvWait(r->vi, 200, &d);
-        if (rc == VIP_TIMEOUT)
+        if (rc == VIP_TIMEOUT) {
+            if (idle_ms && (quiet_ms += 200) >= idle_ms) {
+                printf("event=idle-close after_ms=%lu\n", quiet_ms);
+                fflush(stdout);
+                break;
+            }
             continue;
+        }
+        quiet_ms = 0;
         if (rc != VIP_SUCCESS)
             break;
         unsigned i = (unsigned)(((char *)d - (char *)r->descs.base) / 64);
@@ -394,6 +408,90 @@ static void echo_loop(struct conn_res *r, const struct opts *o, unsigned long ma
     }
 }
 
+/* Passive mode serves connections independently (issue 18): each accepted
+ * connection gets a slot (its own descriptors and buffers, slot 0 the
+ * preallocated ones) and a thread, and one that sends nothing for --idle
+ * MS is closed; a silent client holds one slot for a while, never the
+ * whole peer. With every slot busy a request is refused (ConnectReject). */
+struct slot {
+    pthread_t thread;
+    bool started;        /* a thread was created (join it) */
+    atomic_bool busy;    /* from the accept until the thread ends */
+    struct tool_mem descs, bufs;
+    bool own_mem;        /* descs/bufs allocated for this slot (not slot 0's) */
+    struct conn_res r;
+    VIP_CONN_HANDLE conn;
+    VIP_VI_ATTRIBUTES ra;
+    struct tool_env *env;
+    const struct opts *o;
+};
+
+static void *serve_connection(void *arg)
+{
+    struct slot *sl = arg;
+    const struct opts *o = sl->o;
+    struct conn_res *r = &sl->r;
+    VIP_VI_ATTRIBUTES a;
+    vi_attrs(o, sl->env, o->level ? o->level : sl->ra.ReliabilityLevel, &a);
+    VIP_RETURN rc = VipCreateVi(sl->env->nic, &a, NULL, NULL, &r->vi);
+    if (rc == VIP_SUCCESS) {
+        post_recvs(r, 0, first_recvs(o));
+        rc = VipConnectAccept(sl->conn, r->vi);
+        post_recvs(r, first_recvs(o), NRECV);
+    }
+    if (rc != VIP_SUCCESS) {
+        printf("event=accept-failed rc=%s\n", ViplReturnName(rc));
+        fflush(stdout);
+        VipConnectReject(sl->conn);
+    } else {
+        VIP_VI_STATE st;
+        VipQueryVi(r->vi, &st, &a, NULL, NULL);
+        printf("event=accepted mtu=%lu\n", (unsigned long)a.MaxTransferSize);
+        fflush(stdout);
+        if (!after_connect(r, o, &a))
+            echo_loop(r, o, 0, o->idle_ms);
+        printf("event=closed\n");
+        fflush(stdout);
+    }
+    if (r->vi)
+        drain_and_destroy(r);
+    r->vi = NULL;
+    atomic_store(&sl->busy, false);
+    return NULL;
+}
+
+static void slot_join(struct slot *sl)
+{
+    if (sl->started)
+        pthread_join(sl->thread, NULL);
+    sl->started = false;
+}
+
+/* A free slot with its memory (slot 0: the preallocated), or NULL. */
+static struct slot *slot_take(struct slot *slots, struct tool_env *env, const struct peer_mem *mem)
+{
+    for (unsigned i = 0; i < MAX_CONNS; i++) {
+        struct slot *sl = &slots[i];
+        if (atomic_load(&sl->busy))
+            continue;
+        slot_join(sl); /* its thread has ended */
+        if (i == 0) {
+            sl->descs = mem->descs;
+            sl->bufs = mem->bufs;
+        } else if (!sl->own_mem) {
+            if (tool_mem_alloc(env, 64 * (NRECV + 2), 0, 0, &sl->descs) != VIP_SUCCESS)
+                continue;
+            if (tool_mem_alloc(env, (size_t)(NRECV + 1) * MSG_MAX + 1, 0, 0, &sl->bufs) != VIP_SUCCESS) {
+                tool_mem_free(env, &sl->descs);
+                continue;
+            }
+            sl->own_mem = true;
+        }
+        return sl;
+    }
+    return NULL;
+}
+
 static int run_passive(struct tool_env *env, const struct opts *o, const struct peer_mem *mem)
 {
     uint8_t addr_buf[sizeof(VIP_NET_ADDRESS) + 16 + 64];
@@ -401,6 +499,7 @@ static int run_passive(struct tool_env *env, const struct opts *o, const struct 
     VIP_NET_ADDRESS *local = calloc(1, sizeof *local + 64);
     local->DiscriminatorLen = (VIP_UINT16)strlen(o->disc);
     memcpy(local->HostAddress, o->disc, local->DiscriminatorLen);
+    static struct slot slots[MAX_CONNS];
     printf("event=listening port=%ld disc=%s fault=%s\n", o->port, o->disc[0] ? o->disc : "(any)",
            ViplFaultName(o->fault));
     fflush(stdout);
@@ -424,32 +523,43 @@ static int run_passive(struct tool_env *env, const struct opts *o, const struct 
                 break;
             continue;
         }
-        struct conn_res r;
-        conn_init(&r, mem);
-        VIP_VI_ATTRIBUTES a;
-        vi_attrs(o, env, o->level ? o->level : ra.ReliabilityLevel, &a);
-        if ((rc = VipCreateVi(env->nic, &a, NULL, NULL, &r.vi)) == VIP_SUCCESS) {
-            post_recvs(&r, 0, first_recvs(o));
-            rc = VipConnectAccept(conn, r.vi);
-            post_recvs(&r, first_recvs(o), NRECV);
-        }
-        if (rc != VIP_SUCCESS) {
-            printf("event=accept-failed rc=%s\n", ViplReturnName(rc));
+        struct slot *sl = slot_take(slots, env, mem);
+        if (!sl) {
             VipConnectReject(conn);
-        } else {
-            VIP_VI_STATE st;
-            VipQueryVi(r.vi, &st, &a, NULL, NULL);
-            printf("event=accepted mtu=%lu\n", (unsigned long)a.MaxTransferSize);
+            printf("event=busy connections=%u\n", MAX_CONNS);
             fflush(stdout);
-            if (!after_connect(&r, o, &a))
-                echo_loop(&r, o, 0);
-            printf("event=closed\n");
-            fflush(stdout);
+            continue;
         }
-        if (r.vi)
-            drain_and_destroy(&r);
-        if (o->once)
+        memset(&sl->r, 0, sizeof sl->r);
+        sl->r.descs = sl->descs;
+        sl->r.bufs = sl->bufs;
+        sl->r.region = &mem->region;
+        region_fill(&mem->region);
+        sl->conn = conn;
+        sl->ra = ra;
+        sl->env = env;
+        sl->o = o;
+        atomic_store(&sl->busy, true);
+        if (pthread_create(&sl->thread, NULL, serve_connection, sl) != 0) {
+            atomic_store(&sl->busy, false);
+            VipConnectReject(conn);
+            printf("event=accept-failed rc=no-thread\n");
+            fflush(stdout);
+            continue;
+        }
+        sl->started = true;
+        if (o->once) {
+            slot_join(sl);
             break;
+        }
+    }
+    /* stop (or --once): the connections' loops see it and end */
+    for (unsigned i = 0; i < MAX_CONNS; i++) {
+        slot_join(&slots[i]);
+        if (slots[i].own_mem) {
+            tool_mem_free(env, &slots[i].bufs);
+            tool_mem_free(env, &slots[i].descs);
+        }
     }
     free(local);
     return 0;
@@ -492,7 +602,7 @@ static int run_active(struct tool_env *env, const struct opts *o, const struct p
             err = send_bytes(&r, buf, (uint32_t)o->size, 1, (uint32_t)k, r.bufs.mh);
             printf("event=sent n=%lu len=%lu\n", k, o->size);
         }
-        echo_loop(&r, o, o->count + 1);
+        echo_loop(&r, o, o->count + 1, 0);
     }
     if (r.vi)
         drain_and_destroy(&r);
@@ -615,12 +725,12 @@ int main(int argc, char **argv)
         {"region-size", required_argument, 0, 'R'}, {"count", required_argument, 0, 'n'},
         {"size", required_argument, 0, 's'}, {"once", no_argument, 0, '1'},
         {"announce", no_argument, 0, 'a'}, {"grace", required_argument, 0, 'g'},
-        {"linger", required_argument, 0, 'G'},
+        {"linger", required_argument, 0, 'G'}, {"idle", required_argument, 0, 'I'},
         {"choice", required_argument, 0, 'K'}, {"list-choices", no_argument, 0, 'k'},
         {"reads", required_argument, 0, 'N'}, {"read-region", required_argument, 0, 'Q'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     struct opts o = {.port = -1, .disc = DEFAULT_DISC, .crc = "on", .region_size = 65536, .count = 1, .size = 64,
-                     .grace_ms = DEFAULT_GRACE_MS, .read_len = 4096};
+                     .grace_ms = DEFAULT_GRACE_MS, .idle_ms = DEFAULT_IDLE_MS, .read_len = 4096};
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -691,6 +801,12 @@ int main(int argc, char **argv)
             break;
         case '1': o.once = 1; break;
         case 'a': o.announce = 1; break;
+        case 'I':
+            if (parse_count(optarg, 3600000, &o.idle_ms)) {
+                fprintf(stderr, "vipl-peer: bad --idle '%s' (milliseconds, 0 for never, at most 3600000)\n", optarg);
+                return 2;
+            }
+            break;
         case 'G':
             if (parse_count(optarg, 600000, &o.linger_ms)) {
                 fprintf(stderr, "vipl-peer: bad --linger (milliseconds, at most 600000)\n");
