@@ -438,6 +438,8 @@ static void classify(struct lint_ctx *c, struct lint_conn *lc, const struct vn_t
             c->oom = true;
             return;
         }
+        if (lc->syn_seen && start)
+            vw_vitcp_conn_saw_start(&lc->session.conn);
         c->res->vitcp_connections++;
         if (ev->offset != 0)
             add_issue(c, ev->frame, 0, VW_REQ_NONE, VW_SEV_NOTE,

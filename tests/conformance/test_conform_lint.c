@@ -546,6 +546,47 @@ static void ift_segmentation_keeps_framing(void **state)
     cf_lint_result_free(&r);
 }
 
+/* A NOP before the ConnectRequest breaks VITCP-4.2-REQUEST-FIRST at the NOP
+ * (the state machine leaves Incoming only on a ConnectRequest); the CE
+ * exchange that follows still negotiates CRC, so its data is clean (issue
+ * 22: the request was blamed under UNEXPECTED-CLOSE and every later data
+ * segment under CRC-ONLY-IF-NEGOTIATED). */
+static void early_nop_breaks_only_request_first(void **state)
+{
+    (void)state;
+    struct vn_pcap_writer *w = open_writer("lint-early-nop.pcap");
+    struct vn_tcp_flow f;
+    assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 40000, "10.0.0.2", 5995), 0);
+    assert_int_equal(vn_tcp_handshake(&f), 0);
+    struct vw_vitcp_enc e;
+    vw_vitcp_enc_init(&e, VW_VITCP_NOP, false);
+    e.hdr.msg_num = 99;
+    put(&f, VN_C2S, &e);
+    uint8_t opts[16];
+    ce(&e, VW_VITCP_CONNECT_REQUEST, 65536, opts);
+    e.hdr.msg_num = 100;
+    put(&f, VN_C2S, &e);
+    ce(&e, VW_VITCP_CONNECT_ACCEPT, 65536, opts);
+    e.hdr.msg_num = 500;
+    e.hdr.msg_ack = 100;
+    put(&f, VN_S2C, &e);
+    static const uint8_t data[100] = {1, 2, 3};
+    vw_vitcp_enc_init(&e, VW_VITCP_SEND, true); /* CRC: both CE segments offered it */
+    e.hdr.msg_num = 101;
+    e.payload = data;
+    e.payload_len = sizeof data;
+    put(&f, VN_C2S, &e);
+    vn_tcp_close(&f);
+    assert_int_equal(vn_pcap_close(w), 0);
+    struct cf_lint_result r;
+    lint_ok("lint-early-nop.pcap", NULL, &r);
+    print_issues(&r);
+    assert_int_equal(cf_lint_count(&r, VW_REQ_VITCP_4_REQUEST_FIRST, VW_SEV_ERROR), 1);
+    assert_int_equal(r.issues[0].frame, 4);
+    assert_int_equal(r.errors, 1);
+    cf_lint_result_free(&r);
+}
+
 /* An R-bit disagreement handled as decision I8 says (B answers phase 1,
  * then resets) is clean: the disagreement is a note. A B that carries on
  * with data after it breaks IFT-4.2-R-AGREE at that frame (issue 22). */
@@ -702,6 +743,7 @@ int main(void)
         cmocka_unit_test(eep_udp_port_option),
         cmocka_unit_test(listening_port_decides_the_protocol),
         cmocka_unit_test(ift_r_disagreement_judged_by_the_reaction),
+        cmocka_unit_test(early_nop_breaks_only_request_first),
         cmocka_unit_test(many_open_warp_connections_are_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,11 @@ void vw_vitcp_conn_init(struct vw_vitcp_conn *c)
     c->phase = VW_VITCP_PHASE_INIT;
 }
 
+void vw_vitcp_conn_saw_start(struct vw_vitcp_conn *c)
+{
+    c->start_seen = true;
+}
+
 enum vw_vitcp_crc_mode vw_vitcp_conn_crc_mode(const struct vw_vitcp_conn *c)
 {
     if (!c->crc_known)
@@ -126,6 +131,12 @@ static bool check_setup(struct vw_vitcp_conn *c, int dir, const struct vw_vitcp_
     if (c->phase == VW_VITCP_PHASE_REQUESTED) {
         vw_findings_add(fs, VW_REQ_VITCP_4_REQUEST_FIRST, SEV_E, 0, 0,
                         "%s before the ConnectAccept", vw_vitcp_type_name(type));
+    } else if (c->phase == VW_VITCP_PHASE_INIT && c->start_seen) {
+        /* the state machine leaves Incoming only on a ConnectRequest */
+        vw_findings_add(fs, VW_REQ_VITCP_4_REQUEST_FIRST, SEV_E, 0, 0,
+                        "%s before any ConnectRequest: a connection starts with the CE exchange",
+                        vw_vitcp_type_name(type));
+        return false;
     } else if (c->phase == VW_VITCP_PHASE_INIT) {
         c->phase = VW_VITCP_PHASE_MIDSTREAM; /* the capture started after the CE exchange */
     }

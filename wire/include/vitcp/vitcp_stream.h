@@ -122,10 +122,16 @@ struct vw_vitcp_conn {
     struct vw_vitcp_ce request_ce; /* the ConnectRequest's CE (options not kept) */
     bool request_malformed;  /* another Version or a discriminator over 64 bytes: the
                                 answer is a close without answer (V10, V24) */
+    bool start_seen;         /* the connection's first bytes are seen (vw_vitcp_conn_saw_start) */
     struct vw_vitcp_dir dir[2];
 };
 
 void vw_vitcp_conn_init(struct vw_vitcp_conn *c);
+/* The caller saw the TCP connection open (its SYN): then a segment before
+ * any ConnectRequest breaks VITCP-4.2-REQUEST-FIRST and the CE exchange is
+ * still awaited, instead of taking the capture to have started mid-stream
+ * (which derailed the CRC negotiation that followed). */
+void vw_vitcp_conn_saw_start(struct vw_vitcp_conn *c);
 /* The CRC mode segments from either side must follow now. */
 enum vw_vitcp_crc_mode vw_vitcp_conn_crc_mode(const struct vw_vitcp_conn *c);
 /* Check one decoded segment sent by side dir (0/1) against the connection
