@@ -114,7 +114,7 @@ static void test_vi_create_attributes(void **state)
     assert_int_equal(VipCreateVi(n.nic, &b, NULL, NULL, &vi), VIP_INVALID_MTU); /* A2 */
     b = a, b.MaxTransferSize = (1u << 20) + 1;
     assert_int_equal(VipCreateVi(n.nic, &b, NULL, NULL, &vi), VIP_INVALID_MTU);
-    b = a, b.QoS = 1;
+    b = a, b.QoS = (VIP_QOS)1;
     assert_int_equal(VipCreateVi(n.nic, &b, NULL, NULL, &vi), VIP_INVALID_QOS);
     b = a, b.Ptag = NULL;
     assert_int_equal(VipCreateVi(n.nic, &b, NULL, NULL, &vi), VIP_INVALID_PTAG);

@@ -397,6 +397,8 @@ VIP_RETURN VipErrorCallback(VIP_NIC_HANDLE NicHandle, VIP_PVOID Context, VIP_ERR
 VIP_RETURN VipQuerySystemManagementInfo(VIP_NIC_HANDLE NicHandle, VIP_ULONG InfoType, VIP_PVOID SysManInfo)
 {
     struct vipl_nic *nic = NicHandle;
+    if (InfoType == VIP_SMI_AUTODISCOVERY && SysManInfo && handle_valid(nic, OBJ_NIC))
+        return VIP_ERROR_NOT_SUPPORTED; /* no host discovery over TCP/IP */
     if (InfoType != VIPL_SMI_STATISTICS || !SysManInfo)
         return VIP_INVALID_PARAMETER;
     LOCK_NIC_OR_RETURN(nic);
