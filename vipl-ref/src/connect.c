@@ -392,6 +392,7 @@ static VIP_RETURN start_request(struct vipl_vi *vi, VIP_NET_ADDRESS *LocalAddr, 
     vi->state = VIP_STATE_CONNECT_PENDING;
     vi->connect_result = VIP_NOT_DONE;
     vi->deadline_ms = deadline_after(Timeout);
+    vi->retry_backoff_ms = 0;
     if (p2p && p2p_compare(vi) < 0) {
         if (vi->nic->listen_fd < 0) {
             vi->state = VIP_STATE_IDLE;

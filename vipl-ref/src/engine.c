@@ -663,10 +663,47 @@ static void vi_open(struct vipl_vi *vi, const struct vw_vitcp_hdr *peer_hdr, con
 
 void vi_start_connect(struct vipl_vi *vi);
 
+/* VIA 9.4.4 lists no "not reachable" outcome: a request that finds no
+ * provider listening yet keeps trying until its Timeout
+ * (VIA-9.4.4-RETRY-UNTIL-TIMEOUT); the draft's active machine re-establishes
+ * TCP that closes in Pending Accept (section 4.2). The pause doubles up to
+ * VIPL_RETRY_MAX_MS, so a long Timeout costs a few connects a second. */
+static void connect_retry_later(struct vipl_vi *vi)
+{
+    vi_close_fd(vi, true);
+    uint32_t pause = vi->retry_backoff_ms ? vi->retry_backoff_ms : VIPL_RETRY_FIRST_MS;
+    vi->retry_backoff_ms = pause * 2 > VIPL_RETRY_MAX_MS ? VIPL_RETRY_MAX_MS : pause * 2;
+    vi->phase = PH_RETRY_WAIT; /* run_timers reconnects, or times out first */
+    vi->retry_at_ms = now_ms() + pause;
+    nic_wake(vi->nic); /* new timer */
+}
+
+bool connect_errno_transient(int err)
+{
+    switch (err) {
+    case ECONNREFUSED: /* no provider listening on that host yet */
+    case ECONNRESET:
+    case ECONNABORTED:
+    case EPIPE:
+    case ETIMEDOUT:    /* host not up (yet) */
+    case EHOSTUNREACH:
+    case EHOSTDOWN:
+    case EAGAIN:       /* no local port free for the moment */
+        return true;
+    default:           /* no route, address family, policy: VIP_NOT_REACHABLE */
+        return false;
+    }
+}
+
 static void connect_failed(struct vipl_vi *vi, VIP_RETURN rc)
 {
+    if (rc == VIP_NOT_REACHABLE && vi->state == VIP_STATE_CONNECT_PENDING) {
+        /* lost TCP before the answer, or the connect failed transiently */
+        connect_retry_later(vi);
+        return;
+    }
     vi_close_fd(vi, rc != VIP_REJECT && rc != VIP_NO_MATCH);
-    if (vi->p2p && (rc == VIP_NO_MATCH || rc == VIP_NOT_REACHABLE)) {
+    if (vi->p2p && rc == VIP_NO_MATCH) {
         vi->phase = PH_RETRY_WAIT; /* VITCP-4-P2P-RETRY-NOMATCH */
         vi->retry_at_ms = now_ms() + VIPL_P2P_RETRY_MS;
         return;
@@ -674,6 +711,18 @@ static void connect_failed(struct vipl_vi *vi, VIP_RETURN rc)
     vi->state = VIP_STATE_IDLE;
     vi->phase = PH_NONE;
     vi->connect_result = rc;
+    pthread_cond_broadcast(&vi->nic->cond);
+}
+
+/* A connect() error that waiting will not mend (no route, address family,
+ * policy): VIP_NOT_REACHABLE at once. */
+static void connect_gave_up(struct vipl_vi *vi)
+{
+    vi_close_fd(vi, true);
+    vi->p2p = false;
+    vi->state = VIP_STATE_IDLE;
+    vi->phase = PH_NONE;
+    vi->connect_result = VIP_NOT_REACHABLE;
     pthread_cond_broadcast(&vi->nic->cond);
 }
 
@@ -686,8 +735,12 @@ void vi_start_connect(struct vipl_vi *vi)
     }
     vi->nic->stats.ConnectionsRequested++;
     if (connect(fd, (struct sockaddr *)&vi->peer_sa, vi->peer_sa_len) < 0 && errno != EINPROGRESS) {
+        int err = errno;
         close(fd);
-        connect_failed(vi, VIP_NOT_REACHABLE);
+        if (connect_errno_transient(err))
+            connect_failed(vi, VIP_NOT_REACHABLE); /* tries again */
+        else
+            connect_gave_up(vi);
         return;
     }
     vi->fd = fd;
@@ -702,7 +755,10 @@ static void connect_established(struct vipl_vi *vi)
     socklen_t el = sizeof err;
     getsockopt(vi->fd, SOL_SOCKET, SO_ERROR, &err, &el);
     if (err) {
-        connect_failed(vi, VIP_NOT_REACHABLE);
+        if (connect_errno_transient(err))
+            connect_failed(vi, VIP_NOT_REACHABLE); /* tries again */
+        else
+            connect_gave_up(vi);
         return;
     }
     int fd = vi->fd;

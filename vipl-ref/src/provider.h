@@ -24,6 +24,11 @@
 #define VIPL_DEFAULT_GRACE_MS 2000u /* A4 */
 #define VIPL_INCOMING_TIMEOUT_MS 30000u /* V21 */
 #define VIPL_P2P_RETRY_MS 50u
+/* An active request that finds no provider listening (or loses TCP before
+ * the answer) tries again after 10, 20, 40 ... ms, at most 500 ms apart,
+ * until its Timeout (VIA-9.4.4-RETRY-UNTIL-TIMEOUT). */
+#define VIPL_RETRY_FIRST_MS 10u
+#define VIPL_RETRY_MAX_MS 500u
 #define VIPL_OUT_HIGH_WATER (256u * 1024u)
 #define VIPL_IO_WAIT_MS 200     /* consumer-driven part of a wait, then the condition variable */
 #define VIPL_IO_RXBUF (256u * 1024u)
@@ -137,6 +142,7 @@ struct vipl_vi {
     uint16_t local_host_len, remote_host_len;
     int64_t deadline_ms;  /* connect deadline (0: none) */
     int64_t retry_at_ms;
+    uint32_t retry_backoff_ms; /* next pause before a retry (0: the first) */
     VIP_RETURN connect_result; /* VIP_NOT_DONE while pending */
     uint32_t request_msg_num;
 
@@ -317,6 +323,8 @@ void vi_close_fd(struct vipl_vi *vi, bool rst);
 bool vi_conn_init(struct vipl_vi *vi, int fd);
 void vi_encode_ce(struct vipl_vi *vi, unsigned type, const struct vw_vitcp_ce *req_ce, uint32_t ack);
 void vi_start_connect(struct vipl_vi *vi);
+/* Would this connect() error pass if the request tried again later? */
+bool connect_errno_transient(int err);
 uint32_t random_u32(void);
 /* Bring the VI's registration in the progress thread's epoll set in line
  * with its state (socket, output pending, consumer-driven). */
