@@ -1380,7 +1380,8 @@ void *provider_main(void *arg)
     struct epoll_event evs[MAX_EV];
     pthread_mutex_lock(&nic->lock);
     while (nic->running) {
-        size_t want = 3;
+        host_tick(nic);
+        size_t want = 4;
         for (struct vipl_conn *c = nic->conns; c; c = c->next)
             want++;
         if (want > cap) {
@@ -1396,7 +1397,9 @@ void *provider_main(void *arg)
         pfds[n++] = (struct pollfd){.fd = nic->epfd, .events = POLLIN};
         size_t listen_idx = n;
         pfds[n++] = (struct pollfd){.fd = nic->listen_fd, .events = POLLIN};
-        int64_t next_deadline = -1;
+        size_t host_idx = n;
+        pfds[n++] = (struct pollfd){.fd = host_poll_fd(nic), .events = POLLIN};
+        int64_t next_deadline = host_deadline(nic);
         for (struct vipl_conn *c = nic->conns; c; c = c->next) {
             if (c->state != IN_CLAIMED && (next_deadline < 0 || c->deadline_ms < next_deadline))
                 next_deadline = c->deadline_ms;
@@ -1437,6 +1440,8 @@ void *provider_main(void *arg)
             }
             if (pfds[listen_idx].revents && nic->listen_fd >= 0)
                 accept_incoming(nic);
+            if (pfds[host_idx].revents)
+                host_on_ready(nic);
             for (struct vipl_conn *c = nic->conns, *next; c; c = next) {
                 next = c->next;
                 if (c->poll_gen == gen && c->fd == pfds[c->poll_idx].fd && pfds[c->poll_idx].revents)
