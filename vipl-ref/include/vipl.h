@@ -31,6 +31,16 @@ extern "C" {
 #define OUT
 #endif
 
+/* The two spellings are C11 anonymous unions; GCC and Clang also accept
+ * them in older modes, and __extension__ keeps -std=c99 -pedantic quiet. */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define VIPL_ANON_UNION __extension__ union
+#define VIPL_EXTENSION __extension__
+#else
+#define VIPL_ANON_UNION union
+#define VIPL_EXTENSION
+#endif
+
 /* ------------------------------------------------------------ basic types */
 typedef char VIP_CHAR;
 typedef unsigned char VIP_UCHAR;
@@ -82,7 +92,7 @@ typedef enum {
     VIP_ERROR_NAMESERVICE,
     VIP_NO_MATCH,
     VIP_NOT_REACHABLE,
-    VIP_ERROR_NOT_SUPPORTED,
+    VIP_ERROR_NOT_SUPPORTED
 } VIP_RETURN;
 /* Macros as well as values: programs test for a code with #ifdef. */
 #define VIP_SUCCESS VIP_SUCCESS
@@ -119,7 +129,7 @@ typedef enum {
     VIP_STATE_IDLE,
     VIP_STATE_CONNECTED,
     VIP_STATE_CONNECT_PENDING,
-    VIP_STATE_ERROR,
+    VIP_STATE_ERROR
 } VIP_VI_STATE;
 
 /* ----------------------------------------------------------- descriptors
@@ -165,12 +175,12 @@ typedef union {
  * cLAN's default {Control; Data[]} (Data[i] is a VIP_DATA_SEGMENT, whose
  * first two fields an address segment shares). So d->Control.Control is the
  * control field, as cLAN code writes it. */
-typedef struct _VIP_DESCRIPTOR {
-    union {
+VIPL_EXTENSION typedef struct _VIP_DESCRIPTOR {
+    VIPL_ANON_UNION {
         VIP_CONTROL_SEGMENT CS;
         VIP_CONTROL_SEGMENT Control;
     };
-    union {
+    VIPL_ANON_UNION {
         VIP_DESCRIPTOR_SEGMENT DS[2];
         VIP_DATA_SEGMENT Data[2];
     };
@@ -214,7 +224,7 @@ typedef enum _VIP_RESOURCE_CODE {
     VIP_RESOURCE_NIC,
     VIP_RESOURCE_VI,
     VIP_RESOURCE_CQ,
-    VIP_RESOURCE_DESCRIPTOR,
+    VIP_RESOURCE_DESCRIPTOR
 } VIP_RESOURCE_CODE;
 
 typedef enum _VIP_ERROR_CODE {
@@ -228,13 +238,13 @@ typedef enum _VIP_ERROR_CODE {
     VIP_ERROR_RDMAR_PROT,
     VIP_ERROR_COMP_PROT,
     VIP_ERROR_RDMA_TRANSPORT,
-    VIP_ERROR_CATASTROPHIC,
+    VIP_ERROR_CATASTROPHIC
 } VIP_ERROR_CODE;
 
 typedef struct _VIP_ERROR_DESCRIPTOR {
     VIP_NIC_HANDLE NicHandle;
     VIP_VI_HANDLE ViHandle;
-    union {
+    VIPL_ANON_UNION {
         VIP_CQ_HANDLE CqHandle; /* the spec's spelling (9.10.3) */
         VIP_CQ_HANDLE CQHandle; /* the Developer's Guide's and vendors' */
     };
