@@ -470,8 +470,11 @@ static void take_handoff(struct vipl_nic *nic, int lfd)
                 memcpy(&tfd, CMSG_DATA(cm), sizeof tfd);
         if (tfd < 0)
             continue;
-        if (n <= 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-            close(tfd);
+        int type = 0;
+        socklen_t tl = sizeof type;
+        if (n <= 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+            getsockopt(tfd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM) {
+            close(tfd); /* not a front's handoff of a TCP connection */
             continue;
         }
         int one = 1;
