@@ -263,14 +263,31 @@ static gboolean is_crc_rule(enum vw_req req)
 
 /* ------------------------------------------------------------ framing */
 
+/* A segment of another Version whose header is otherwise strictly
+ * plausible (a tester's version-2 ConnectRequest, V24): framed whole, so
+ * that its Version is the rule it breaks, as the lint says, rather than
+ * bytes skipped to a false header inside it. */
+static gboolean other_version_plausible(tvbuff_t *tvb, int offset)
+{
+    guint8 head[VW_VITCP_SEG_HDR_LEN + 80];
+    gint n = MIN(tvb_captured_length_remaining(tvb, offset), (gint)sizeof head);
+    if (n < VW_VITCP_SEG_HDR_LEN)
+        return FALSE;
+    tvb_memcpy(tvb, head, offset, (size_t)n);
+    head[0] = VW_VITCP_VERSION;
+    return vw_vitcp_plausible_header(head, (size_t)n);
+}
+
 /* Bytes that can be framed as a segment: Version 1 and a length that can
- * hold a segment header (V2). Everything else is left to the rule checks. */
+ * hold a segment header (V2), or another Version with a strictly plausible
+ * header. Everything else is left to the rule checks. */
 static gboolean header_frameable(tvbuff_t *tvb, int offset)
 {
     if (tvb_captured_length_remaining(tvb, offset) < 4)
         return FALSE;
-    return tvb_get_guint8(tvb, offset) == VW_VITCP_VERSION &&
-           tvb_get_ntohs(tvb, offset + OFF_SEG_LEN) >= VW_VITCP_SEG_HDR_LEN;
+    if (tvb_get_guint8(tvb, offset) != VW_VITCP_VERSION)
+        return other_version_plausible(tvb, offset);
+    return tvb_get_ntohs(tvb, offset + OFF_SEG_LEN) >= VW_VITCP_SEG_HDR_LEN;
 }
 
 /* Where the stream must be found again: the wire library's strict header

@@ -45,7 +45,7 @@ decodes() {
   local out
   out=$(as_user tshark -r /usr/share/vitcp/captures/vitcp-full.pcap -Y vitcp) || return 1
   echo "$out" | head -5
-  [ "$(echo "$out" | grep -c 'VITCP')" -ge 10 ] && ! echo "$out" | grep -q 'Dissector bug'
+  [ "$(echo "$out" | grep -c 'VI/TCP')" -ge 10 ] && ! echo "$out" | grep -q 'Dissector bug'
 }
 check "tshark decodes /usr/share/vitcp/captures/vitcp-full.pcap" decodes
 

@@ -24,6 +24,13 @@ timed() { # timed NAME CMD...: run CMD, remember how long it took
 report_time() {
   echo "ci: times: ${timings[*]:-}; total $(( $(date +%s) - t0 ))s"
 }
+# The tests' and the install check's counts, as the run's closing line.
+report_counts() { # report_counts LOG...
+  cat "$@" | awk '
+    /tests passed, [0-9]+ tests failed out of [0-9]+/ { p += $NF - $4; f += $4 }
+    /^[0-9]+ passed, [0-9]+ failed$/ { p += $1; f += $3 }
+    END { printf "ci: %d passed, %d failed\n", p, f }'
+}
 
 loud() {
   printf '\n'
@@ -42,6 +49,7 @@ in_place() {
   report_time
   exit 0
 }
+# ctest's and check-installed's own closing lines stay the last of their steps.
 
 # Can this machine make a fresh root at all?
 [ "$(id -u)" -eq 0 ] || in_place "not root"
@@ -56,6 +64,7 @@ unshare --mount --pid --fork true 2>/dev/null || in_place "no mount/PID namespac
 work=$(mktemp -d /var/tmp/vitcp-ci.XXXXXX)
 cleanup() {
   local rc=$?
+  [ "$rc" -eq 0 ] || { echo "ci: FAILED (exit $rc)"; report_time; }
   bash "$fresh_root" remove "$work/root" || rc=1
   bash "$fresh_root" remove "$work/install-root" || rc=1
   rm -rf "$work"
@@ -69,13 +78,20 @@ fi
 commit=$(git -C "$here" rev-parse HEAD)
 git clone --quiet --no-local "$here" "$work/root/root/vitcp"
 git -C "$work/root/root/vitcp" checkout --quiet --detach "$commit"
+# The drafts beside the clone, where README.md says they are (the catalog's
+# quote test reads them), as they are beside CI's own clone.
+if [ -d "$here/../shared/seeds" ]; then
+  mkdir -p "$work/root/root/shared"
+  cp -r "$here/../shared/seeds" "$work/root/root/shared/"
+fi
 echo "ci: fresh Debian 12 root with a clean clone of $commit in /root/vitcp"
 
 in_root() { bash "$fresh_root" exec "$work/root" bash -c "cd /root/vitcp && $1"; }
+teed() { local log=$1; shift; "$@" 2>&1 | tee "$log"; }   # pipefail keeps "$@"'s status
 echo "ci: # bash scripts/run.sh demo"
 timed demo in_root 'bash scripts/run.sh demo'
 echo "ci: # bash scripts/run.sh test"
-timed test in_root 'bash scripts/run.sh test'
+timed test teed "$work/test.log" in_root 'bash scripts/run.sh test'
 echo "ci: # bash scripts/run.sh package"
 timed package in_root 'bash scripts/run.sh package'
 
@@ -90,5 +106,7 @@ cp "$work/$deb" "$here/scripts/check-installed.sh" "$work/install-root/root/"
 mkdir -p "$work/install-root/root/compat" # issue 17's programs, built there with pkg-config
 cp "$here"/tests/vipl/compat/compat_*.c "$work/install-root/root/compat/"
 echo "ci: # apt install ./$deb in a fresh root, then check it as a user"
-timed install-check bash "$fresh_root" exec "$work/install-root" bash /root/check-installed.sh "/root/$deb"
+timed install-check teed "$work/install.log" \
+  bash "$fresh_root" exec "$work/install-root" bash /root/check-installed.sh "/root/$deb"
 report_time
+report_counts "$work/test.log" "$work/install.log"

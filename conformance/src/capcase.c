@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vitcp/pcap_reader.h"
 #include "vitcp/vitcp_stream.h"
@@ -35,6 +36,14 @@ struct meta {
     enum vw_req rule_type[VW_VITCP_TYPE_COUNT][CF_F_COUNT];
     unsigned rule_line;
     bool echo;
+    /* 'only-if TYPE:FIELD=VALUE...': after the target's first segment of
+     * TYPE, a mismatch makes the case not applicable (case.h) */
+    struct {
+        unsigned type;
+        enum cf_field field;
+        int64_t value;
+    } only_if[8];
+    unsigned nonly_if;
     bool compare_nops;
     unsigned timing_ms;
     enum { END_CLOSE, END_EXPECT_CLOSE, END_NONE } end;
@@ -147,6 +156,38 @@ static int rule_line(struct meta *m, char **tok, int n)
     return 0;
 }
 
+/* 'only-if TYPE:FIELD=VALUE...': what the case needs of the target's
+ * choices (3.6: the CRC option in its accept); 0, or -1. */
+static int only_if_line(struct meta *m, char **tok, int n)
+{
+    if (n < 2)
+        return meta_fail(m, "'only-if' needs TYPE:FIELD=VALUE");
+    for (int i = 1; i < n; i++) {
+        const char *w = tok[i];
+        int type;
+        if (split_type(m, &w, &type) < 0)
+            return -1;
+        const char *eq = strchr(w, '=');
+        char name[32];
+        if (type < 0 || !eq || (size_t)(eq - w) >= sizeof name)
+            return meta_fail(m, "'only-if' takes TYPE:FIELD=VALUE, got '%s'", tok[i]);
+        memcpy(name, w, (size_t)(eq - w));
+        name[eq - w] = 0;
+        int f = cf_field_by_name(name);
+        char *end;
+        long long v = strtoll(eq + 1, &end, 0);
+        if (f < 0 || !eq[1] || *end)
+            return meta_fail(m, "'only-if': unknown field or bad number in '%s'", tok[i]);
+        if (m->nonly_if == sizeof m->only_if / sizeof m->only_if[0])
+            return meta_fail(m, "too many 'only-if' conditions");
+        m->only_if[m->nonly_if].type = (unsigned)type;
+        m->only_if[m->nonly_if].field = (enum cf_field)f;
+        m->only_if[m->nonly_if].value = v;
+        m->nonly_if++;
+    }
+    return 0;
+}
+
 static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
 {
     const char *k = tok[0];
@@ -221,6 +262,8 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
     }
     if (strcmp(k, "rule") == 0)
         return rule_line(m, tok, n);
+    if (strcmp(k, "only-if") == 0)
+        return only_if_line(m, tok, n);
     if (strcmp(k, "relay") == 0 || strcmp(k, "packet") == 0) {
         /* As in case scripts (case.h): the replay runs through the packet relay. */
         char why[160];
@@ -467,9 +510,34 @@ static void add_match(struct cf_step *st, enum cf_field f, int64_t v, bool relat
     mt->relative = relative;
 }
 
+static enum vw_req rule_of(const struct meta *m, unsigned type, enum cf_field f);
+static bool target_choice(const struct meta *m, unsigned type, enum cf_field f);
+
+/* Not compared: a wildcard, or the target's own choice. */
 static bool is_wild(const struct meta *m, unsigned type, enum cf_field f)
 {
-    return m->wild[f] || (type < VW_VITCP_TYPE_COUNT && m->wild_type[type][f]);
+    return m->wild[f] || (type < VW_VITCP_TYPE_COUNT && m->wild_type[type][f]) || target_choice(m, type, f);
+}
+
+/* Fields whose value is the target's own choice, not the draft's: they are
+ * compared only when a 'rule' line names them. The session judges them all
+ * the same (an MTU above the request's, a trailer without the option, a
+ * DFC count broken...). Its Rx Descriptors Posted and trailer everywhere
+ * (V6: a refusal's trailer is the sender's option; elsewhere it follows
+ * the negotiation); in a CE segment its enables and DFC, read window, MTU
+ * capability and options (3.3, 3.6, 3.7); and, when the target is the
+ * one that connects, its reliability level. */
+static bool target_choice(const struct meta *m, unsigned type, enum cf_field f)
+{
+    if (rule_of(m, type, f) != VW_REQ_NONE)
+        return false;
+    bool ce = type == VW_VITCP_CONNECT_REQUEST || type == VW_VITCP_CONNECT_ACCEPT;
+    switch (f) {
+    case CF_F_RXPOSTED: case CF_F_CRC: return true;
+    case CF_F_ATTRS: case CF_F_WINDOW: case CF_F_MTU: case CF_F_OPT_CRC: case CF_F_OPT_URGENT: return ce;
+    case CF_F_LEVEL: return ce && m->passive;
+    default: return false;
+    }
 }
 
 static bool data_wild(const struct meta *m, unsigned type)
@@ -609,7 +677,36 @@ static unsigned answer_derivation(const struct vw_vitcp_ce *req, const struct vw
         how |= CF_ANSWER_LEVEL;
     if (acc->mtu <= req->mtu)
         how |= CF_ANSWER_MTU;
+    if (!acc->opt_crc || req->opt_crc)
+        how |= CF_ANSWER_CRC;
     return how;
+}
+
+/* Role active: the replayed request asks for the level the target offers
+ * ($level, engine.h), so an accept that had the captured request's level
+ * must have the run's. */
+static void level_of_run(struct cf_step *st, const struct vw_vitcp_ce *req, const struct vw_vitcp_ce *acc)
+{
+    if ((req->attrs & VW_VITCP_ATTR_RELIABILITY_MASK) != (acc->attrs & VW_VITCP_ATTR_RELIABILITY_MASK))
+        return; /* a faulty capture stays faulty */
+    for (unsigned k = 0; k < st->nmatch; k++)
+        if (st->match[k].field == CF_F_LEVEL) {
+            st->match[k].var = CF_VAR_LEVEL;
+            st->match[k].value = 0;
+        }
+}
+
+/* Role passive with 'echo': the implementation's own messages before the
+ * tester's first Send carry whatever immediate data its driver gives them
+ * (vipl-peer --connect: IDV with 0; another: none), so IDV and the value
+ * are not compared unless a 'rule' names them. */
+static void drop_own_immediate(struct cf_step *st)
+{
+    unsigned keep = 0;
+    for (unsigned k = 0; k < st->nmatch; k++)
+        if (st->match[k].field != CF_F_IDV && st->match[k].field != CF_F_IMM)
+            st->match[keep++] = st->match[k];
+    st->nmatch = keep;
 }
 
 static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
@@ -639,6 +736,7 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
     struct cf_step *st = NULL;
     unsigned echoes = 0;
     bool tester_sent = false; /* the tester has sent a Send (role passive, 'echo') */
+    bool only_if_done[sizeof m->only_if / sizeof m->only_if[0]] = {false};
     if (add_step(m, c, &st) < 0)
         return -1;
     st->kind = m->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT;
@@ -697,8 +795,24 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
                 return -1;
             expect_from(m, c, st, p);
             set_pdu(st, i, p);
+            if (!m->passive && t == VW_VITCP_CONNECT_ACCEPT)
+                level_of_run(st, &x->pdus[0].seg.ce, &p->seg.ce);
+            if (m->echo && m->passive && t == VW_VITCP_SEND)
+                drop_own_immediate(st); /* its own message's immediate data is its driver's */
             if (split_rules(m, c, c->nsteps - 1) < 0)
                 return -1;
+            for (unsigned k = 0; k < m->nonly_if; k++) {
+                if (m->only_if[k].type != t || only_if_done[k])
+                    continue;
+                only_if_done[k] = true;
+                struct cf_step *oi = NULL;
+                if (add_step(m, c, &oi) < 0)
+                    return -1;
+                oi->kind = CF_STEP_ONLY_IF;
+                oi->type = t;
+                set_pdu(oi, i, p);
+                add_match(oi, m->only_if[k].field, m->only_if[k].value, false);
+            }
             if (m->echo && t == VW_VITCP_SEND && (p->seg.hdr.flags & VW_VITCP_FLAG_EOM))
                 echoes++; /* the echoes number on after it */
         }
@@ -822,11 +936,12 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
     } else {
         memcpy(cap + prefix, base, stem);
         memcpy(cap + prefix + stem, ".pcapng", sizeof ".pcapng");
-        FILE *probe = fopen(cap, "rb");
-        if (probe)
-            fclose(probe);
-        else
+        if (access(cap, F_OK) != 0) /* not fopen: a named pipe would block */
             memcpy(cap + prefix + stem, ".pcap", sizeof ".pcap");
+    }
+    if (!cf_is_regular_file(cap)) {
+        snprintf(err, errlen, "%s: its capture %s is missing or not a regular file", meta_path, cap);
+        goto done;
     }
     memcpy(m->capture, cap, strlen(cap) + 1);
     memcpy(out->file, cap, strlen(cap) + 1);
@@ -864,22 +979,27 @@ void cf_capcase_describe(FILE *out, const struct cf_case *c)
     for (unsigned i = 0; i < c->nsteps; i++) {
         const struct cf_step *st = &c->steps[i];
         static const char *const kinds[] = {"connect", "send", "expect", "expect-close", "expect-open",
-                                            "close", "wait", "accept", "check"};
+                                            "close", "wait", "accept", "check", "only-if"};
         fprintf(out, "  %2u %-12s", i, kinds[st->kind]);
-        if (st->kind == CF_STEP_SEND || st->kind == CF_STEP_EXPECT || st->kind == CF_STEP_CHECK)
+        if (st->kind == CF_STEP_SEND || st->kind == CF_STEP_EXPECT || st->kind == CF_STEP_CHECK ||
+            st->kind == CF_STEP_ONLY_IF)
             fprintf(out, " %s", vw_vitcp_type_name(st->type));
         if (st->cap_pdu)
             fprintf(out, " (%scapture PDU %u, frame %u, %zu bytes)", st->data_echo ? "echo of " : "", st->cap_pdu,
                     st->line, st->pdu_len);
         for (unsigned k = 0; k < st->nmatch; k++) {
             const struct cf_match *mt = &st->match[k];
-            fprintf(out, " %s=%s%lld", cf_field_name(mt->field), mt->relative && mt->value >= 0 ? "+" : "",
-                    (long long)mt->value);
+            if (mt->var == CF_VAR_LEVEL)
+                fprintf(out, " %s=$level", cf_field_name(mt->field));
+            else
+                fprintf(out, " %s=%s%lld", cf_field_name(mt->field), mt->relative && mt->value >= 0 ? "+" : "",
+                        (long long)mt->value);
         }
         if (st->replay_answer)
-            fprintf(out, " answers the live request:%s%s%s", (st->replay_answer & CF_ANSWER_DISC) ? " disc" : "",
+            fprintf(out, " answers the live request:%s%s%s%s", (st->replay_answer & CF_ANSWER_DISC) ? " disc" : "",
                     (st->replay_answer & CF_ANSWER_LEVEL) ? " level" : "",
-                    (st->replay_answer & CF_ANSWER_MTU) ? " mtu" : "");
+                    (st->replay_answer & CF_ANSWER_MTU) ? " mtu" : "",
+                    (st->replay_answer & CF_ANSWER_CRC) ? " crc" : "");
         if (st->data_capture)
             fputs(" data=capture", out);
         if (st->data_echo)

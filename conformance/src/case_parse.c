@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const field_names[CF_F_COUNT] = {
     [CF_F_VERSION] = "version",   [CF_F_EOM] = "eom",           [CF_F_IDV] = "idv",
@@ -145,11 +146,11 @@ static int parse_var(const char *v, enum cf_var *var, const char **rest)
 {
     static const struct { const char *name; enum cf_var var; } vars[] = {
         {"$addr", CF_VAR_ADDR}, {"$handle", CF_VAR_HANDLE}, {"$len", CF_VAR_LEN},
-        {"$window", CF_VAR_WINDOW}, {"$rx", CF_VAR_RX},
+        {"$window", CF_VAR_WINDOW}, {"$rx", CF_VAR_RX}, {"$level", CF_VAR_LEVEL},
     };
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         size_t n = strlen(vars[i].name);
-        if (strncmp(v, vars[i].name, n) == 0 && (v[n] == 0 || v[n] == '+' || v[n] == '-')) {
+        if (strncmp(v, vars[i].name, n) == 0 && (v[n] == 0 || v[n] == '+' || v[n] == '-' || v[n] == '|')) {
             *var = vars[i].var;
             *rest = v + n;
             return 0;
@@ -163,8 +164,16 @@ static int parse_var_value(struct parser *p, const char *v, enum cf_var *var, in
 {
     const char *rest;
     if (parse_var(v, var, &rest) < 0)
-        return fail(p, "unknown variable in '%s' ($addr $handle $len $window $rx)", v);
+        return fail(p, "unknown variable in '%s' ($addr $handle $len $window $rx $level)", v);
     *out = 0;
+    if (*var == CF_VAR_LEVEL) {
+        /* "$level|RWE|RRE": the other attribute bits by name */
+        if (*rest == '|' && parse_attrs(rest + 1, out) < 0)
+            return fail(p, "unknown attribute name in '%s' (U RD RR RWE RRE DFC P2P)", v);
+        if (*rest && *rest != '|')
+            return fail(p, "'$level' takes other attributes as $level|NAME|..., got '%s'", v);
+        return 0;
+    }
     if (*rest && parse_number(rest, out) < 0) /* "+N" or "-N" */
         return fail(p, "bad offset in '%s'", v);
     return 0;
@@ -413,6 +422,13 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         char why[160];
         return cf_case_add_packet(c, tok, ntok, why, sizeof why) < 0 ? fail(p, "%s", why) : 0;
     }
+    if (strcmp(kw, "segments") == 0 || strcmp(kw, "level-optional") == 0 || strcmp(kw, "advisory") == 0) {
+        if (ntok != 1)
+            return fail(p, "'%s' takes nothing", kw);
+        bool *flag = kw[0] == 's' ? &c->segments : kw[0] == 'l' ? &c->level_optional : &c->advisory;
+        *flag = true;
+        return 0;
+    }
     if (strcmp(kw, "needs") == 0) {
         if (ntok != 2 || strcmp(tok[1], "region") != 0)
             return fail(p, "'needs' takes 'region'");
@@ -455,11 +471,21 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
             return fail(p, "'wait' needs milliseconds");
         }
     } else if (strcmp(kw, "send") == 0 || strcmp(kw, "expect") == 0 || strcmp(kw, "await") == 0 ||
-               strcmp(kw, "check") == 0) {
-        st->kind = kw[0] == 's' ? CF_STEP_SEND : kw[0] == 'c' ? CF_STEP_CHECK : CF_STEP_EXPECT;
+               strcmp(kw, "check") == 0 || strcmp(kw, "only-if") == 0) {
+        st->kind = kw[0] == 's' ? CF_STEP_SEND : kw[0] == 'c' ? CF_STEP_CHECK
+                   : kw[0] == 'o' ? CF_STEP_ONLY_IF : CF_STEP_EXPECT;
         st->skip_other = kw[0] == 'a';
         if (ntok < 2)
             return fail(p, "'%s' needs a segment type", kw);
+        char *alt = st->kind == CF_STEP_EXPECT ? strchr(tok[1], '|') : NULL;
+        if (alt) {
+            *alt++ = 0;
+            int t2 = type_by_name(alt);
+            if (t2 < 0)
+                return fail(p, "unknown segment type '%s'", alt);
+            st->type_alt = (unsigned)t2;
+            st->has_type_alt = true;
+        }
         int type = strcmp(tok[1], "*") == 0 && st->kind != CF_STEP_SEND ? (int)CF_TYPE_ANY : type_by_name(tok[1]);
         if (type < 0)
             return fail(p, "unknown segment type '%s'", tok[1]);
@@ -561,6 +587,12 @@ static int by_file(const void *a, const void *b)
     return strcmp(((const struct cf_case *)a)->file, ((const struct cf_case *)b)->file);
 }
 
+bool cf_is_regular_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, size_t errlen)
 {
     set->cases = NULL;
@@ -577,7 +609,9 @@ int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, si
         size_t n = strlen(e->d_name);
         bool script = n >= 6 && strcmp(e->d_name + n - 5, ".case") == 0;
         bool meta = n >= 6 && strcmp(e->d_name + n - 5, ".meta") == 0 && cf_capcase_is_meta_name(e->d_name);
-        if (!script && !meta)
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if ((!script && !meta) || !cf_is_regular_file(path))
             continue;
         if (set->count == cap) {
             cap = cap ? cap * 2 : 32;
@@ -589,8 +623,6 @@ int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, si
             }
             set->cases = grown;
         }
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if ((script ? cf_case_load : cf_capcase_load)(path, &set->cases[set->count], err, errlen) < 0) {
             rc = -1;
             break;

@@ -1,9 +1,11 @@
 /* vitcp-conform: list | run | lint (see `vitcp-conform --help`). */
 #include "conform/cli.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conform/capcase.h"
 #include "conform/cases_dir.h"
@@ -60,12 +62,17 @@ static void print_usage(FILE *f, const char *const *parts)
     fputs(usage_exit_status, f);
 }
 
+/* What usage_error prints after its message: the running subcommand's own
+ * usage once cf_main knows it, else the whole usage. */
+static const char *subcommand_usage[2];
+static const char *const *error_usage = usage_whole;
+
 static int usage_error(FILE *err, const char *fmt, const char *arg)
 {
     fputs("vitcp-conform: ", err);
     fprintf(err, fmt, arg);
     fputs("\n", err);
-    print_usage(err, usage_whole);
+    print_usage(err, error_usage);
     return CF_EXIT_USAGE;
 }
 
@@ -97,8 +104,53 @@ static FILE *open_out(const char *path, FILE *err)
         return stdout;
     FILE *f = fopen(path, "w");
     if (!f)
-        fprintf(err, "vitcp-conform: cannot write %s\n", path);
+        fprintf(err, "vitcp-conform: cannot write %s: %s\n", path, strerror(errno));
     return f;
+}
+
+/* run's output files (JSON, JUnit, capture), all opened before any work so
+ * that a bad path (a directory, a folder that cannot be written) fails the
+ * command line, not a finished run; a run given up before it started
+ * removes what it created. */
+struct run_outputs {
+    const char *path[2]; /* JSON, JUnit */
+    FILE *file[2];
+    const char *capture;
+    struct vn_pcap_writer *writer;
+};
+
+static void run_outputs_abandon(struct run_outputs *o)
+{
+    for (int k = 0; k < 2; k++)
+        if (o->file[k] && o->file[k] != stdout) {
+            fclose(o->file[k]);
+            unlink(o->path[k]);
+        }
+    if (o->writer) {
+        vn_pcap_close(o->writer);
+        unlink(o->capture);
+    }
+}
+
+static int run_outputs_open(struct run_outputs *o, FILE *err)
+{
+    for (int k = 0; k < 2; k++)
+        if (o->path[k] && !(o->file[k] = open_out(o->path[k], err))) {
+            run_outputs_abandon(o);
+            return -1;
+        }
+    if (o->capture) {
+        char msg[512];
+        o->writer = vn_capture_open(o->capture, vn_capture_format_for(o->capture),
+                                    "vitcp-conform run: the tester's and the target's segments, case by case", msg,
+                                    sizeof msg);
+        if (!o->writer) {
+            fprintf(err, "vitcp-conform: %s\n", msg);
+            run_outputs_abandon(o);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* The capture's path beside the first report written to a file: the
@@ -268,28 +320,21 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             return usage_error(err, "selector '%s' matches no case", sel);
         }
     }
-    if (have_target && cf_engine_probe(&e, msg, sizeof msg) < 0) {
-        fprintf(err, "vitcp-conform: %s\n", msg);
+    struct run_outputs outs = {.path = {json, junit}, .capture = capture};
+    if (run_outputs_open(&outs, err) < 0) {
         cf_case_set_free(&set);
         return CF_EXIT_USAGE;
     }
-    if (listen_port && cf_engine_listen(&e, listen_port, msg, sizeof msg) < 0) {
+    if ((have_target && cf_engine_probe(&e, msg, sizeof msg) < 0) ||
+        (listen_port && cf_engine_listen(&e, listen_port, msg, sizeof msg) < 0)) {
         fprintf(err, "vitcp-conform: %s\n", msg);
+        run_outputs_abandon(&outs);
         cf_case_set_free(&set);
+        cf_engine_close(&e);
         return CF_EXIT_USAGE;
     }
-    struct vn_pcap_writer *w = NULL;
-    if (capture) {
-        w = vn_capture_open(capture, vn_capture_format_for(capture),
-                            "vitcp-conform run: the tester's and the target's segments, case by case", msg,
-                            sizeof msg);
-        if (!w) {
-            fprintf(err, "vitcp-conform: %s\n", msg);
-            cf_case_set_free(&set);
-            return CF_EXIT_USAGE;
-        }
-        e.capture = w;
-    }
+    struct vn_pcap_writer *w = outs.writer;
+    e.capture = w;
     struct cf_report rep;
     cf_report_init(&rep);
     if (capture)
@@ -302,18 +347,13 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     else
         cf_report_write_closing(out, &rep);
     int rc = cf_report_exit_code(&rep);
-    const char *paths[2] = {json, junit};
     for (int k = 0; k < 2; k++) {
-        if (!paths[k])
+        FILE *f = outs.file[k];
+        if (!f)
             continue;
-        FILE *f = open_out(paths[k], err);
-        if (!f) {
-            rc = CF_EXIT_USAGE;
-            continue;
-        }
         (k == 0 ? cf_report_write_json : cf_report_write_junit)(f, &rep);
         if (f != stdout && fclose(f) != 0) {
-            fprintf(err, "vitcp-conform: writing %s failed\n", paths[k]);
+            fprintf(err, "vitcp-conform: writing %s failed\n", outs.path[k]);
             rc = CF_EXIT_USAGE;
         }
     }
@@ -457,5 +497,9 @@ int cf_main(int argc, char **argv, FILE *out, FILE *err)
     for (int i = 2; i < argc; i++)
         if (is_help(argv[i]))
             return print_subcommand_usage(sub, out);
-    return sub->run(argc, argv, out, err);
+    subcommand_usage[0] = sub->usage;
+    error_usage = subcommand_usage;
+    int rc = sub->run(argc, argv, out, err);
+    error_usage = usage_whole;
+    return rc;
 }

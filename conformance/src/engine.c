@@ -44,6 +44,21 @@ struct rx_seg {
     struct vw_vitcp_seg seg; /* pointers rebased into raw */
     unsigned frame;
     unsigned index;          /* its number among the target's segments (PDU #) */
+    bool gathered;           /* a message gathered from its segments: raw is its payload */
+};
+
+/* A message of the target still arriving segment by segment (reassembled
+ * unless the case compares segments, case.h). */
+#define PARTIAL_MAX 4
+#define MESSAGE_MAX (1u << 20)
+#define PARTIAL_QUIET_MS 300 /* no next segment for this long: the message is compared as it is */
+struct partial {
+    bool used;
+    struct vw_vitcp_seg first; /* its first segment's fields (payload not kept) */
+    uint8_t *data;
+    size_t len, cap;
+    unsigned index;
+    uint8_t flags;             /* TXERR of any segment */
 };
 
 struct run {
@@ -58,6 +73,7 @@ struct run {
     struct vw_vitcp_session session;
     struct rx_seg queue[QUEUE_MAX];
     unsigned qhead, qcount;
+    struct partial partial[PARTIAL_MAX];
     unsigned rx_index;  /* segments received so far (PDU index in messages) */
     /* relative numbering */
     bool tester_init_known, target_init_known;
@@ -81,6 +97,7 @@ struct run {
     uint32_t region_handle, region_len;
     uint16_t target_window, target_rx;
     long tester_first_send_len; /* -1 until the tester sent a Send (announcement detection) */
+    uint16_t tester_consumed;   /* the tester's descriptor-consuming messages (V17) */
     /* the tester's last RdmaWrite, for data=written */
     uint8_t *written;
     size_t written_len;
@@ -133,6 +150,7 @@ int cf_engine_set_target(struct cf_engine *e, const char *hp)
     e->host[host_len] = 0;
     snprintf(e->port, sizeof e->port, "%ld", port);
     e->have_target = true;
+    e->level_bits = 0; /* another target: its level is asked again */
     return 0;
 }
 
@@ -195,6 +213,23 @@ static void decide(struct run *r, enum cf_verdict v, enum vw_req req, const char
         snprintf(r->res->message, sizeof r->res->message, "%s:%u: %s", r->c->file, r->step->line, msg);
     else
         snprintf(r->res->message, sizeof r->res->message, "%s: %s", r->c->file, msg);
+}
+
+/* The target's allowed choice makes the case inapplicable. */
+static void not_applicable(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void not_applicable(struct run *r, const char *fmt, ...)
+{
+    if (r->failed)
+        return;
+    r->failed = true;
+    r->res->verdict = CF_NOT_APPLICABLE;
+    r->res->failed_req = VW_REQ_NONE;
+    char msg[CF_MESSAGE_MAX - 300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(r->res->message, sizeof r->res->message, "%s:%u: %s", r->c->file, r->step ? r->step->line : 0, msg);
 }
 
 static unsigned last_frame(const struct run *r)
@@ -443,6 +478,134 @@ static void capture_data(struct run *r, enum vn_dir dir, const uint8_t *data, si
 
 /* ------------------------------------------------------------ receive path */
 
+/* Keep a segment (or a reassembled message: raw is then its payload) for
+ * the expects. */
+static void enqueue(struct run *r, const uint8_t *raw, size_t len, const struct vw_vitcp_seg *seg, unsigned frame,
+                    unsigned index, bool gathered)
+{
+    if (r->qcount == QUEUE_MAX)
+        return; /* a flooding target: further segments are checked, not kept */
+    struct rx_seg *q = &r->queue[(r->qhead + r->qcount) % QUEUE_MAX];
+    q->raw = malloc(len ? len : 1);
+    if (!q->raw)
+        return;
+    memcpy(q->raw, raw, len);
+    q->len = len;
+    q->seg = *seg;
+    if (gathered) {
+        q->seg.payload = q->raw;
+        q->seg.payload_len = len;
+    } else {
+        if (seg->payload)
+            q->seg.payload = q->raw + (seg->payload - raw);
+        if (seg->ce.options)
+            q->seg.ce.options = q->raw + (seg->ce.options - raw);
+    }
+    q->frame = frame;
+    q->index = index;
+    q->gathered = gathered;
+    r->qcount++;
+}
+
+static bool is_data_message(unsigned type)
+{
+    return type == VW_VITCP_SEND || type == VW_VITCP_RDMA_WRITE || type == VW_VITCP_RDMA_READ_RESP;
+}
+
+/* Received messages are compared as messages, however the target divided
+ * them (3.2 "may be divided into multiple VI segments"): the segments of a
+ * Send, RdmaWrite or RdmaReadResponse are gathered until EOM and queued as
+ * one (its first segment's header, EOM, every payload byte; the session has
+ * checked each segment's offsets, IDV and CRC already). True when the
+ * segment was taken (the message is not complete, or it was queued whole). */
+/* Queue a gathered message as it is (without EOM, when it never ended):
+ * the expect that meets it names the rule (EOM-LAST). */
+static void flush_partial(struct run *r, struct partial *p, unsigned frame)
+{
+    struct vw_vitcp_seg whole = p->first;
+    whole.hdr.flags |= p->flags;
+    enqueue(r, p->data ? p->data : (const uint8_t *)"", p->len, &whole, frame, p->index, true);
+    free(p->data);
+    p->data = NULL;
+    p->used = false;
+}
+
+static bool partials_pending(const struct run *r)
+{
+    for (unsigned i = 0; i < PARTIAL_MAX; i++)
+        if (r->partial[i].used)
+            return true;
+    return false;
+}
+
+/* Flush every message still gathering (an expect found nothing else). */
+static bool flush_partials(struct run *r)
+{
+    bool any = false;
+    for (unsigned i = 0; i < PARTIAL_MAX; i++)
+        if (r->partial[i].used) {
+            flush_partial(r, &r->partial[i], last_frame(r));
+            any = true;
+        }
+    return any;
+}
+
+static bool reassemble(struct run *r, const struct vw_vitcp_seg *seg, unsigned frame, unsigned index)
+{
+    if (!is_data_message(seg->hdr.type))
+        return false;
+    /* A new message of the same type ends the one before it, EOM or not. */
+    for (unsigned i = 0; i < PARTIAL_MAX; i++)
+        if (r->partial[i].used && r->partial[i].first.hdr.type == seg->hdr.type &&
+            r->partial[i].first.hdr.msg_num != seg->hdr.msg_num)
+            flush_partial(r, &r->partial[i], frame);
+    struct partial *p = NULL, *free_slot = NULL;
+    for (unsigned i = 0; i < PARTIAL_MAX; i++) {
+        struct partial *c = &r->partial[i];
+        if (c->used && c->first.hdr.type == seg->hdr.type && c->first.hdr.msg_num == seg->hdr.msg_num)
+            p = c;
+        else if (!c->used && !free_slot)
+            free_slot = c;
+    }
+    bool eom = (seg->hdr.flags & VW_VITCP_FLAG_EOM) != 0;
+    if (!p && (eom || !free_slot || seg->hdr.data_offset != 0))
+        return false; /* one segment, or nothing to gather into: as it is */
+    if (!p) {
+        p = free_slot;
+        memset(p, 0, sizeof *p);
+        p->used = true;
+        p->first = *seg;
+        p->first.payload = NULL;
+        p->first.ce.options = NULL;
+        p->index = index;
+    }
+    if (p->len + seg->payload_len > MESSAGE_MAX) {
+        free(p->data);
+        p->data = NULL;
+        p->used = false; /* an endless message: its segments are checked, not kept */
+        return true;
+    }
+    if (p->len + seg->payload_len > p->cap) {
+        size_t cap = p->cap ? p->cap : 4096;
+        while (cap < p->len + seg->payload_len)
+            cap *= 2;
+        uint8_t *grown = realloc(p->data, cap);
+        if (!grown)
+            return true;
+        p->data = grown;
+        p->cap = cap;
+    }
+    if (seg->payload_len)
+        memcpy(p->data + p->len, seg->payload, seg->payload_len);
+    p->len += seg->payload_len;
+    p->flags |= seg->hdr.flags & VW_VITCP_FLAG_TXERR;
+    if (!eom)
+        return true;
+    p->flags |= VW_VITCP_FLAG_EOM;
+    flush_partial(r, p, frame);
+    return true;
+}
+
 static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
                               const struct vw_vitcp_seg *seg, enum vw_req err,
                               const struct vw_findings *fs)
@@ -499,22 +662,9 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
             return;
         }
     }
-    if (r->qcount == QUEUE_MAX)
-        return; /* a flooding target: further segments are checked, not kept */
-    struct rx_seg *q = &r->queue[(r->qhead + r->qcount) % QUEUE_MAX];
-    q->raw = malloc(len);
-    if (!q->raw)
+    if (!r->c->segments && reassemble(r, seg, frame, index))
         return;
-    memcpy(q->raw, raw, len);
-    q->len = len;
-    q->seg = *seg;
-    if (seg->payload)
-        q->seg.payload = q->raw + (seg->payload - raw);
-    if (seg->ce.options)
-        q->seg.ce.options = q->raw + (seg->ce.options - raw);
-    q->frame = frame;
-    q->index = index;
-    r->qcount++;
+    enqueue(r, raw, len, seg, frame, index, false);
 }
 
 /* Wait up to ms for bytes; feed them to the session. 1: data, 0: timeout,
@@ -619,6 +769,48 @@ static int need_region(struct run *r)
     return -1;
 }
 
+static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_result *res, bool liveness_only);
+static void result_init(struct cf_result *res, const struct cf_case *c);
+
+/* Does the target accept a request at this level (attrs: its bit)? The
+ * question is not part of the evidence: no capture, no verdict. */
+static bool target_accepts(struct cf_engine *e, const char *level)
+{
+    char script[256];
+    snprintf(script, sizeof script,
+             "case level-probe\nrequire VITCP-4.3-ACCEPT-ON-MATCH\nconnect\n"
+             "send ConnectRequest attrs=%s|RWE|RRE mtu=65536\nexpect ConnectAccept\n", level);
+    struct cf_case c;
+    char err[200];
+    if (cf_case_parse(script, "level-probe", &c, err, sizeof err) < 0)
+        return false;
+    struct cf_result res;
+    result_init(&res, &c);
+    struct vn_pcap_writer *saved = e->capture;
+    e->capture = NULL;
+    int rc = run_case_raw(e, &c, &res, true);
+    e->capture = saved;
+    return rc == 0;
+}
+
+/* $level: the first of RD, RR, U the target accepts (RD when none is:
+ * the cases then fail on their own requests). */
+static uint16_t target_level(struct cf_engine *e)
+{
+    if (e->level_bits)
+        return e->level_bits;
+    static const struct { const char *name; uint16_t bits; } levels[] = {
+        {"RD", VW_VITCP_ATTR_RELIABLE_DELIVERY}, {"RR", VW_VITCP_ATTR_RELIABLE_RECEPTION},
+        {"U", VW_VITCP_ATTR_UNRELIABLE}};
+    e->level_bits = VW_VITCP_ATTR_RELIABLE_DELIVERY;
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (target_accepts(e, levels[i].name)) {
+            e->level_bits = levels[i].bits;
+            break;
+        }
+    return e->level_bits;
+}
+
 /* Value of a run-time variable: 0, or -1 (verdict decided). */
 static int var_value(struct run *r, enum cf_var var, int64_t *out)
 {
@@ -629,6 +821,9 @@ static int var_value(struct run *r, enum cf_var var, int64_t *out)
             return -1;
         *out = var == CF_VAR_ADDR ? (int64_t)r->region_addr
                : var == CF_VAR_HANDLE ? (int64_t)r->region_handle : (int64_t)r->region_len;
+        return 0;
+    case CF_VAR_LEVEL:
+        *out = target_level(r->e);
         return 0;
     case CF_VAR_WINDOW: case CF_VAR_RX:
         if (!r->target_ce_known) {
@@ -672,7 +867,8 @@ static void keep_sent(struct run *r, unsigned type, uint32_t offset, const uint8
 
 /* Role passive: a replayed ConnectAccept answers the live request as the
  * captured one answered the captured request (st->replay_answer, capcase.c). */
-static void answer_live_request(const struct run *r, const struct cf_step *st, struct vw_vitcp_enc *enc)
+static void answer_live_request(const struct run *r, const struct cf_step *st, struct vw_vitcp_enc *enc,
+                                uint8_t *opts, size_t opts_cap)
 {
     const struct vw_vitcp_ce *req = &r->session.conn.request_ce;
     if (!r->c->passive || !r->target_ce_known || enc->hdr.type != VW_VITCP_CONNECT_ACCEPT)
@@ -689,6 +885,15 @@ static void answer_live_request(const struct run *r, const struct cf_step *st, s
                                    (req->attrs & VW_VITCP_ATTR_RELIABILITY_MASK));
     if ((st->replay_answer & CF_ANSWER_MTU) && req->mtu < enc->ce.mtu)
         enc->ce.mtu = req->mtu;
+    if ((st->replay_answer & CF_ANSWER_CRC) && enc->ce.opt_crc && !req->opt_crc) {
+        /* the live request declined the CRC option (3.6 MAY): so does the accept, and its trailer goes */
+        enc->ce.opt_crc = false;
+        enc->ce.options_len = vw_vitcp_opts_build(opts, opts_cap, false, enc->ce.opt_urgent, false);
+        enc->ce.options = enc->ce.options_len ? opts : NULL;
+        if (enc->trailer == VW_VITCP_TRAILER_CRC)
+            enc->trailer = VW_VITCP_TRAILER_NONE;
+        enc->keep_seg_len = false;
+    }
 }
 
 /*
@@ -739,8 +944,19 @@ static uint8_t *build_replay(struct run *r, const struct cf_step *st, size_t *ou
         enc.ce.called_disc_len = (uint16_t)dl;
         enc.keep_seg_len = false; /* the segment's length is the encoder's */
     }
+    if (!c->passive && t == VW_VITCP_CONNECT_REQUEST && r->e->level_bits)
+        enc.ce.attrs = (uint16_t)((enc.ce.attrs & ~VW_VITCP_ATTR_RELIABILITY_MASK) | r->e->level_bits);
+    uint8_t opts[16];
     if (st->replay_answer)
-        answer_live_request(r, st, &enc);
+        answer_live_request(r, st, &enc, opts, sizeof opts);
+    /* A data segment's good trailer follows the live negotiation: the
+     * target may have declined the CRC option the capture's peer took. */
+    const struct vw_vitcp_conn *conn = &r->session.conn;
+    if (!seg.has_ce && t != VW_VITCP_CONNECT_REJECT && t != VW_VITCP_CONNECT_NOMATCH && conn->crc_known &&
+        !conn->crc_negotiated && enc.trailer == VW_VITCP_TRAILER_CRC) {
+        enc.trailer = VW_VITCP_TRAILER_NONE;
+        enc.keep_seg_len = false;
+    }
     if (c->cap_target_init_known && r->target_init_known && t != VW_VITCP_CONNECT_REQUEST) {
         enc.hdr.msg_ack = seg.hdr.msg_ack - c->cap_target_init + r->target_init;
         if (t == VW_VITCP_RDMA_READ_RESP)
@@ -850,9 +1066,13 @@ static uint8_t *build_segment(struct run *r, const struct cf_step *st, size_t *o
             if (req->mtu && req->mtu < mtu)
                 mtu = req->mtu;
         }
-        enc.ce.attrs = st->set[CF_F_ATTRS] ? (uint16_t)st->val[CF_F_ATTRS] : attrs;
+        if (st->set[CF_F_ATTRS] && send_value(r, st, CF_F_ATTRS, &v) < 0) /* $level|RWE|RRE */
+            return NULL;
+        enc.ce.attrs = st->set[CF_F_ATTRS] ? (uint16_t)v : attrs;
         enc.ce.mtu = st->set[CF_F_MTU] ? (uint32_t)st->val[CF_F_MTU] : mtu;
-        enc.ce.rdma_read_window = st->set[CF_F_WINDOW] ? (uint16_t)st->val[CF_F_WINDOW] : 4;
+        /* V18: a read window only with RDMA Read Enable */
+        enc.ce.rdma_read_window = st->set[CF_F_WINDOW] ? (uint16_t)st->val[CF_F_WINDOW]
+                                  : (enc.ce.attrs & VW_VITCP_ATTR_RDMA_READ) ? 4 : 0;
         if (answer && !st->calling[0] && !st->called[0]) {
             memcpy(enc.ce.calling_disc, req->calling_disc, VW_VITCP_DISC_MAX);
             memcpy(enc.ce.called_disc, req->called_disc, VW_VITCP_DISC_MAX);
@@ -949,6 +1169,57 @@ static uint8_t *build_segment(struct run *r, const struct cf_step *st, size_t *o
     return buf;
 }
 
+/* The tester's own segments, before they leave: a message above the MTU
+ * the target agreed would break the rule on the tester's side, so the case
+ * cannot apply to a target that chose that MTU (V11 allows it). */
+static void on_tester_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
+                              const struct vw_vitcp_seg *seg, enum vw_req err, const struct vw_findings *fs)
+{
+    (void)raw, (void)len, (void)off, (void)err;
+    struct run *r = ctx;
+    for (unsigned i = 0; i < fs->count; i++)
+        if (fs->item[i].req == VW_REQ_VITCP_3_3_MTU_RESPECTED && fs->item[i].severity == VW_SEV_ERROR)
+            not_applicable(r, "the case's %s would exceed the MTU the target agreed (%u bytes, a choice V11 "
+                           "allows): %s", vw_vitcp_type_name(seg->hdr.type), r->session.conn.mtu,
+                           fs->item[i].detail);
+}
+
+static void acknowledge_at_rr(struct run *r);
+
+/* Does the step start a message that takes a receive descriptor of the
+ * target (a Send, an RdmaWrite with immediate data; V17)? */
+static bool consumes_descriptor(const struct cf_step *st)
+{
+    bool first = !st->set[CF_F_OFFSET] || (st->val[CF_F_OFFSET] == 0 && st->var[CF_F_OFFSET] == CF_VAR_NONE);
+    return first && !st->cap_pdu &&
+           (st->type == VW_VITCP_SEND || (st->type == VW_VITCP_RDMA_WRITE && st->set[CF_F_IDV] && st->val[CF_F_IDV]));
+}
+
+/* A tester never sends a message the target has no receive descriptor for:
+ * the target may advertise few (Rx Descriptors Posted, V17) and post more
+ * later, and a message without a descriptor is an error at its end even
+ * without DFC (VIA). Wait (pumping) for its next advertisement; 0, or -1
+ * when it never comes (the case is then not applicable). */
+static int wait_for_descriptor(struct run *r)
+{
+    const struct vw_vitcp_conn *conn = &r->session.conn;
+    const struct vw_vitcp_dir *target = &conn->dir[TARGET_DIR];
+    struct timespec until = after_ms(r->e->slack_ms);
+    while (conn->phase == VW_VITCP_PHASE_CONNECTED && target->have_rx_posted && !r->failed &&
+           (int16_t)(uint16_t)(target->rx_posted - r->tester_consumed) <= 0) {
+        int left = ms_until(until);
+        if (left == 0 || r->closed) {
+            not_applicable(r, "the target advertised %u receive descriptor(s) (Rx Descriptors Posted) and "
+                           "posted no more for the case's next message within %u ms",
+                           target->rx_posted, r->e->slack_ms);
+            return -1;
+        }
+        acknowledge_at_rr(r);
+        pump(r, left);
+    }
+    return r->failed ? -1 : 0;
+}
+
 static void do_send(struct run *r, const struct cf_step *st)
 {
     unsigned count = st->repeat ? st->repeat : 1;
@@ -963,6 +1234,9 @@ static void do_send(struct run *r, const struct cf_step *st)
         }
         count = (unsigned)base;
     }
+    bool consumes = consumes_descriptor(st) && !r->liveness_only;
+    if (consumes && wait_for_descriptor(r) < 0)
+        return;
     /* All segments go out in one write, so the target sees them at once. */
     uint8_t *all = NULL;
     size_t total = 0;
@@ -986,8 +1260,14 @@ static void do_send(struct run *r, const struct cf_step *st)
         free(all);
         return;
     }
+    vw_vitcp_session_feed(&r->session, TESTER_DIR, all, total, on_tester_segment, r);
+    if (r->failed) {
+        free(all);
+        return;
+    }
     capture_data(r, CAP_TX, all, total);
-    vw_vitcp_session_feed(&r->session, TESTER_DIR, all, total, NULL, NULL);
+    if (consumes)
+        r->tester_consumed = (uint16_t)(r->tester_consumed + count);
     size_t sent = 0;
     while (sent < total && !r->closed) {
         ssize_t w = send(r->fd, all + sent, total - sent, MSG_NOSIGNAL);
@@ -1006,6 +1286,32 @@ static void do_send(struct run *r, const struct cf_step *st)
         }
     }
     free(all);
+}
+
+/* At Reliable Reception the target completes a message only when the
+ * tester acknowledges it (V15), and may hold its next one until then: while
+ * the tester waits for something and has data messages of the target it has
+ * not acknowledged yet, it sends a NOP whose Message ACK names the last one,
+ * as a conforming peer would. (Its next message would carry the ACK too; a
+ * waiting tester has none.) */
+static void acknowledge_at_rr(struct run *r)
+{
+    const struct vw_vitcp_conn *conn = &r->session.conn;
+    const struct vw_vitcp_dir *target = &conn->dir[TARGET_DIR], *tester = &conn->dir[TESTER_DIR];
+    if (r->liveness_only || r->failed || r->closed || r->fd < 0 || conn->phase != VW_VITCP_PHASE_CONNECTED ||
+        conn->level != VW_VITCP_ATTR_RELIABLE_RECEPTION || !target->have_msg_num ||
+        (tester->have_ack && tester->last_ack == target->last_msg_num) ||
+        (r->target_init_known && target->last_msg_num == r->target_init))
+        return;
+    struct cf_step nop;
+    memset(&nop, 0, sizeof nop);
+    nop.kind = CF_STEP_SEND;
+    nop.type = VW_VITCP_NOP;
+    nop.req = r->step ? r->step->req : r->c->reqs[0];
+    nop.line = r->step ? r->step->line : 0;
+    const struct cf_step *was = r->step;
+    do_send(r, &nop);
+    r->step = was;
 }
 
 /* ------------------------------------------------------------ expects */
@@ -1051,12 +1357,13 @@ static const char *op_text(enum cf_op op)
 /* Describe a segment in the case language, for "expected ... got ..." lines. */
 static void describe(const struct vw_vitcp_seg *s, char *out, size_t n)
 {
-    int w = snprintf(out, n, "%s%s msg=%u ack=%u offset=%u payload=%zu crc=%d",
+    int w = snprintf(out, n, "%s%s msg=%u ack=%u offset=%u payload=%zu crc=%d idv=%d imm=0x%x",
                      vw_vitcp_type_name(s->hdr.type), (s->hdr.flags & VW_VITCP_FLAG_EOM) ? " eom" : "",
-                     s->hdr.msg_num, s->hdr.msg_ack, s->hdr.data_offset, s->payload_len, s->has_crc);
+                     s->hdr.msg_num, s->hdr.msg_ack, s->hdr.data_offset, s->payload_len, s->has_crc,
+                     !!(s->hdr.flags & VW_VITCP_FLAG_IDV), s->hdr.imm_data);
     if (s->has_ce && w > 0 && (size_t)w < n)
-        snprintf(out + w, n - (size_t)w, " attrs=0x%x mtu=%u window=%u opt.crc=%d", s->ce.attrs,
-                 s->ce.mtu, s->ce.rdma_read_window, s->ce.opt_crc);
+        snprintf(out + w, n - (size_t)w, " attrs=0x%x mtu=%u window=%u opt.crc=%d opt.urgent=%d", s->ce.attrs,
+                 s->ce.mtu, s->ce.rdma_read_window, s->ce.opt_crc, s->ce.opt_urgent);
 }
 
 static const char *type_text(unsigned type)
@@ -1073,13 +1380,15 @@ static int segment_matches(struct run *r, const struct cf_step *st, const struct
     unsigned pdu = q->index;
     char got[256];
     describe(s, got, sizeof got);
-    if (st->type != CF_TYPE_ANY && s->hdr.type != st->type) {
+    if (st->type != CF_TYPE_ANY && s->hdr.type != st->type && !(st->has_type_alt && s->hdr.type == st->type_alt)) {
         snprintf(msg, msglen, "PDU #%u: expected %s, got %s", pdu, vw_vitcp_type_name(st->type), got);
         return 0;
     }
     for (unsigned i = 0; i < st->nmatch; i++) {
         const struct cf_match *m = &st->match[i];
         int64_t v;
+        if (m->field == CF_F_SEGLEN && q->gathered)
+            continue; /* a reassembled message has no one Segment Length */
         if (!field_value(s, m->field, &v)) {
             snprintf(msg, msglen, "PDU #%u: expected field %s, the segment has no such header; got %s", pdu,
                      cf_field_name(m->field), got);
@@ -1187,6 +1496,12 @@ static void do_expect(struct run *r, const struct cf_step *st)
                 return;
             }
             if (!st->skip_other) {
+                if (r->c->level_optional && st->type == VW_VITCP_CONNECT_ACCEPT &&
+                    q->seg.hdr.type == VW_VITCP_CONNECT_REJECT) {
+                    not_applicable(r, "the target refused the request's reliability level with ConnectReject: "
+                                   "a provider need not offer every level (VIA 2.5, V19)");
+                    return;
+                }
                 cf_result_add_frame(r->res, q->frame);
                 settle_capture_difference(r);
                 decide(r, CF_FAIL, st->req, "%s", why);
@@ -1196,6 +1511,8 @@ static void do_expect(struct run *r, const struct cf_step *st)
         }
         int left = ms_until(until);
         int dl = ms_until(r->deadline);
+        if ((left == 0 || dl == 0) && flush_partials(r))
+            continue; /* a message that never ended is compared as it is */
         if (left == 0 || dl == 0) {
             if (skipped)
                 decide(r, CF_TIMEOUT, st->req, "expected %s within %u ms; %u other segment(s) arrived, the last: %s",
@@ -1205,7 +1522,18 @@ static void do_expect(struct run *r, const struct cf_step *st)
                        st->wait_ms ? st->wait_ms : r->e->slack_ms);
             return;
         }
-        if (pump(r, left < dl ? left : dl) < 0) {
+        acknowledge_at_rr(r);
+        /* A message whose next segment does not come for a while is
+         * compared as it is (it never ended: EOM-LAST), without waiting
+         * for the whole slack. */
+        int wait = left < dl ? left : dl;
+        bool gathering = partials_pending(r);
+        int got = pump(r, gathering && wait > PARTIAL_QUIET_MS ? PARTIAL_QUIET_MS : wait);
+        if (got == 0 && gathering) {
+            flush_partials(r);
+            continue;
+        }
+        if (got < 0) {
             cf_result_add_frame(r->res, last_frame(r));
             decide(r, CF_FAIL, st->req, "expected %s, the target closed the connection%s%s%s", type_text(st->type),
                    r->reset ? " (RST)" : "", skipped ? "; skipped before: " : "", skipped ? why : "");
@@ -1225,6 +1553,7 @@ static void do_expect_close(struct run *r, const struct cf_step *st)
                    st->wait_ms ? st->wait_ms : r->e->slack_ms);
             return;
         }
+        acknowledge_at_rr(r);
         pump(r, left < dl ? left : dl);
     }
     if (r->closed)
@@ -1424,13 +1753,21 @@ static void run_steps(struct run *r)
         case CF_STEP_ACCEPT: do_accept(r, st); break;
         case CF_STEP_SEND: do_send(r, st); break;
         case CF_STEP_EXPECT: do_expect(r, st); break;
-        case CF_STEP_CHECK: {
+        case CF_STEP_CHECK:
+        case CF_STEP_ONLY_IF: {
             char why[512];
             if (!r->have_last) {
-                decide(r, CF_FAIL, st->req, "case error: 'check' before any expect matched");
+                decide(r, CF_FAIL, st->req, "case error: '%s' before any expect matched",
+                       st->kind == CF_STEP_CHECK ? "check" : "only-if");
                 break;
             }
-            if (segment_matches(r, st, &r->last, why, sizeof why) == 0) {
+            int m = segment_matches(r, st, &r->last, why, sizeof why);
+            if (m == 0 && st->kind == CF_STEP_ONLY_IF) {
+                char *seg_text = strrchr(why, '(');
+                if (seg_text && seg_text > why)
+                    seg_text[-1] = 0; /* the fields are the reason, not the whole segment */
+                not_applicable(r, "the target made a choice the draft allows, and the case needs another: %s", why);
+            } else if (m == 0) {
                 cf_result_add_frame(r->res, r->last.frame);
                 settle_capture_difference(r);
                 decide(r, CF_FAIL, st->req, "%s", why);
@@ -1482,6 +1819,8 @@ static void run_free(struct run *r)
     }
     while (r->qcount)
         drop_head(r);
+    for (unsigned i = 0; i < PARTIAL_MAX; i++)
+        free(r->partial[i].data);
     free(r->echo);
     free(r->written);
     free(r->last.raw);
@@ -1602,32 +1941,60 @@ static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_
     return r.failed ? -1 : 0;
 }
 
+/* A fresh connection must be accepted at some level: a target may offer
+ * fewer levels than three (VIA 2.5), so a ConnectReject tries the next. */
 static const char alive_script[] =
     "case survival\nrequire VITCP-4.3-ACCEPT-ON-MATCH\nconnect\n"
-    "send ConnectRequest attrs=RD|RWE|RRE mtu=65536 window=4\nexpect ConnectAccept\n";
+    "send ConnectRequest attrs=%s|RWE|RRE mtu=65536 window=4\nexpect ConnectAccept\n";
 
 int cf_engine_check_alive(struct cf_engine *e, char *why, size_t whylen)
 {
-    struct cf_case c;
-    char err[200];
-    if (cf_case_parse(alive_script, "survival", &c, err, sizeof err) < 0) {
-        snprintf(why, whylen, "%s", err);
-        return -1;
+    static const char *const levels[] = {"RD", "RR", "U"};
+    int rc = -1;
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0] && rc < 0; i++) {
+        char script[sizeof alive_script + 8];
+        snprintf(script, sizeof script, alive_script, levels[i]);
+        struct cf_case c;
+        char err[200];
+        if (cf_case_parse(script, "survival", &c, err, sizeof err) < 0) {
+            snprintf(why, whylen, "%s", err);
+            return -1;
+        }
+        struct cf_result res;
+        result_init(&res, &c);
+        struct vn_pcap_writer *saved = e->capture;
+        e->capture = NULL; /* survival probes are not part of the evidence */
+        rc = run_case_raw(e, &c, &res, true);
+        e->capture = saved;
+        if (rc < 0)
+            snprintf(why, whylen, "%s", res.message);
+        if (rc < 0 && !strstr(res.message, "got ConnectReject"))
+            break; /* not a refused level: the target is gone */
     }
-    struct cf_result res;
-    result_init(&res, &c);
-    struct vn_pcap_writer *saved = e->capture;
-    e->capture = NULL; /* survival probes are not part of the evidence */
-    int rc = run_case_raw(e, &c, &res, true);
-    e->capture = saved;
-    if (rc < 0)
-        snprintf(why, whylen, "%s", res.message);
     return rc;
+}
+
+/* Does the case use $level (so the target's level is asked before it, not
+ * in the middle of its connection)? */
+static bool case_uses_level(const struct cf_case *c)
+{
+    for (unsigned i = 0; i < c->nsteps; i++) {
+        const struct cf_step *st = &c->steps[i];
+        for (unsigned f = 0; f < CF_F_COUNT; f++)
+            if (st->var[f] == CF_VAR_LEVEL)
+                return true;
+        for (unsigned k = 0; k < st->nmatch; k++)
+            if (st->match[k].var == CF_VAR_LEVEL)
+                return true;
+    }
+    return false;
 }
 
 void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
 {
     struct timespec start = now();
+    if (!c->passive && case_uses_level(c))
+        target_level(e);
     result_init(res, c);
     run_case_raw(e, c, res, false);
     if (c->expect_fail) {
@@ -1645,6 +2012,10 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
             snprintf(res->message, sizeof res->message,
                      "%s: the metadata expects verdict fail, but the target matched the capture", c->file);
         }
+    }
+    if (c->advisory && (res->verdict == CF_FAIL || res->verdict == CF_TIMEOUT) && res->failed_req == c->reqs[0]) {
+        /* a project decision where the draft leaves the reaction open */
+        res->verdict = CF_ADVISORY;
     }
     if (c->hostile && !c->passive && e->check_survival && res->verdict == CF_PASS) {
         char why[CF_MESSAGE_MAX / 2];

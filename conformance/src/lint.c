@@ -278,6 +278,8 @@ static bool ift_pdu(struct lint_ctx *c, struct lint_conn *lc, int dir, const uin
     vw_ift_nego_mode(&lc->ift, dir, &announced);
     struct vw_ift_frame fr;
     enum vw_req err = vw_ift_frame_decode_as_sent(raw, len, &announced, &fr, &carried, &fs);
+    if (err == VW_REQ_NONE) /* what the negotiated mode asks of a frame (IFT-4.2-R-MODE) */
+        vw_ift_nego_frame_rules(&lc->ift, dir, &fr, &fs);
     add_findings(c, err, "IFT frame", "cannot be framed", &fs);
     return err == VW_REQ_NONE;
 }
@@ -387,28 +389,36 @@ static void conn_free(struct lint_conn *lc)
     }
 }
 
-static bool has_port(const struct vn_tcp_event *ev, uint16_t port)
+/* The protocol a configured port stands for, KIND_OTHER for none. */
+static enum conn_kind kind_of_port(const struct cf_lint_options *o, uint16_t port)
 {
-    return ev->src->port == port || ev->dst->port == port;
+    return port == o->ift_port ? KIND_IFT : port == o->warp_port ? KIND_WARP
+         : port == o->vitcp_port ? KIND_VITCP : KIND_OTHER;
 }
 
 /*
- * Which protocol a connection speaks, from its first data: a configured
- * port first (IFT, WARP, VI/TCP), then the content (an IFT adaption
- * indication with its magic and CRC, a plausible VI/TCP header). WARP has
- * no magic and its header is too weak a sign: only its port selects it.
+ * Which protocol a connection speaks, from its first data: the port of the
+ * side that listens (the SYN's destination), then the other port, then the
+ * content (an IFT adaption indication with its magic and CRC, a plausible
+ * VI/TCP header). Without the SYN the lower port goes first. This is the
+ * order Wireshark's TCP tries port dissectors in (server port remembered
+ * from the SYN, else the lower port), so lint and the plugin agree: a
+ * VI/TCP client that happens to use source port 5996 is still VI/TCP. WARP
+ * has no magic and its header is too weak a sign: only its port selects it.
  */
 static void classify(struct lint_ctx *c, struct lint_conn *lc, const struct vn_tcp_event *ev)
 {
     const struct cf_lint_options *o = c->opt;
     bool start = ev->offset == 0;
+    uint16_t client = ev->dir == VN_C2S ? ev->src->port : ev->dst->port;
+    uint16_t server = ev->dir == VN_C2S ? ev->dst->port : ev->src->port;
+    uint16_t first = lc->syn_seen ? server : client < server ? client : server;
+    uint16_t second = first == server ? client : server;
     enum conn_kind k = KIND_OTHER;
-    if (has_port(ev, o->ift_port) && start)
-        k = KIND_IFT;
-    else if (has_port(ev, o->warp_port) && start)
-        k = KIND_WARP;
-    else if (has_port(ev, o->vitcp_port) && start)
-        k = KIND_VITCP;
+    if (start && kind_of_port(o, first) != KIND_OTHER)
+        k = kind_of_port(o, first);
+    else if (start && kind_of_port(o, second) != KIND_OTHER)
+        k = kind_of_port(o, second);
     else if (vw_ift_plausible_indication(ev->data, ev->len))
         k = KIND_IFT;
     else if (ev->len >= VW_VITCP_SEG_HDR_LEN && vw_vitcp_plausible_header(ev->data, ev->len))

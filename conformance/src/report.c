@@ -35,6 +35,7 @@ const char *cf_verdict_name(enum cf_verdict v)
     case CF_TIMEOUT: return "timeout";
     case CF_SKIP: return "skip";
     case CF_NOT_APPLICABLE: return "not-applicable";
+    case CF_ADVISORY: return "advisory";
     }
     return "?";
 }
@@ -104,6 +105,7 @@ void cf_report_summary(const struct cf_report *r, struct cf_summary *s)
         case CF_TIMEOUT: s->timed_out++; break;
         case CF_SKIP: s->skipped++; break;
         case CF_NOT_APPLICABLE: s->not_applicable++; break;
+        case CF_ADVISORY: s->advisory++; break;
         }
         if (c->verdict != CF_SKIP && c->verdict != CF_NOT_APPLICABLE)
             s->ran++;
@@ -127,6 +129,7 @@ static const char *verdict_upper(enum cf_verdict v)
     case CF_TIMEOUT: return "TIMEOUT";
     case CF_SKIP: return "SKIP";
     case CF_NOT_APPLICABLE: return "N/A";
+    case CF_ADVISORY: return "ADVISE";
     }
     return "?";
 }
@@ -141,6 +144,8 @@ void cf_report_write_closing(FILE *out, const struct cf_report *r)
         fprintf(out, ", %u skipped", s.skipped);
     if (s.not_applicable)
         fprintf(out, ", %u not applicable", s.not_applicable);
+    if (s.advisory)
+        fprintf(out, ", %u advisory", s.advisory);
     fprintf(out, " (%.2f s)\n", r->seconds);
 }
 
@@ -159,6 +164,10 @@ void cf_report_write_text(FILE *out, const struct cf_report *r)
                         vw_level_name(vw_req_info(c->failed_req)->level),
                         vw_req_info(c->failed_req)->section);
         }
+        if (c->verdict == CF_ADVISORY && c->failed_req != VW_REQ_NONE)
+            fprintf(out, "      differs from %s (%s %s; the draft leaves this open, advisory only)\n",
+                    vw_req_id(c->failed_req), vw_level_name(vw_req_info(c->failed_req)->level),
+                    vw_req_info(c->failed_req)->section);
         if (c->message[0] && c->verdict != CF_PASS)
             fprintf(out, "      %s\n", c->message);
         if (c->nframes && c->verdict != CF_PASS) {
@@ -247,9 +256,9 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
     cf_report_summary(r, &s);
     fprintf(out,
             "\n], \"summary\": {\"ran\": %u, \"passed\": %u, \"failed\": %u, \"timed_out\": %u, "
-            "\"skipped\": %u, \"not_applicable\": %u, \"must_failed\": %u, \"seconds\": %.3f, "
-            "\"capture\": ",
-            s.ran, s.passed, s.failed, s.timed_out, s.skipped, s.not_applicable, s.must_failed,
+            "\"skipped\": %u, \"not_applicable\": %u, \"advisory\": %u, \"must_failed\": %u, "
+            "\"seconds\": %.3f, \"capture\": ",
+            s.ran, s.passed, s.failed, s.timed_out, s.skipped, s.not_applicable, s.advisory, s.must_failed,
             r->seconds);
     cf_json_string(out, r->capture);
     fputs(", \"target\": ", out);
@@ -290,9 +299,16 @@ void cf_report_write_junit(FILE *out, const struct cf_report *r)
             fputs("\"/>", out);
             break;
         case CF_PASS:
+        case CF_ADVISORY: /* not a failure: the report names it below */
             break;
         }
         fputs("<system-out>requirements:", out);
+        if (c->verdict == CF_ADVISORY) {
+            fputs("\nadvisory ", out);
+            cf_xml_text(out, req);
+            fputs(": ", out);
+            cf_xml_text(out, c->message);
+        }
         for (unsigned k = 0; k < c->nreqs; k++) {
             fputc(' ', out);
             cf_xml_text(out, vw_req_id(c->reqs[k]));

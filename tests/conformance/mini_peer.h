@@ -23,7 +23,7 @@ enum mini_fault {
     MINI_FAULT_ACCEPT_MTU_ZERO,  /* accept MTU 0: VITCP-3.3-MTU-NONZERO */
     MINI_FAULT_NO_ERR_CODE,      /* RR: a protection error closes without the MPE ACK: VITCP-3.2-ERR-VALID-RR */
     MINI_FAULT_NO_UTE,           /* RR: a bad CRC closes without the UTE ACK: VITCP-3.6-BAD-CRC-ACK-UTE */
-    MINI_FAULT_READ_OVERRUN,     /* serve reads past its window: VITCP-2.2.2.2.6-READ-WINDOW */
+    MINI_FAULT_READ_OVERRUN,     /* serve reads past its window: VITCP-2.2.2.2.6-READ-WINDOW-EXCESS (A13, advisory) */
     MINI_FAULT_STALE_RX_POSTED,  /* never raise Rx Descriptors Posted: VITCP-3.3-DFC-ADVERTISE */
     MINI_FAULT_URGENT,           /* mark echo bytes urgent unasked: VITCP-3.7-URGENT-ONLY-IF-OFFERED */
     MINI_FAULT_READ_WRONG_MSG,   /* answer a read with the next message number: VITCP-3.2-RESP-MSG-NUM */

@@ -93,24 +93,28 @@ struct fault_case {
      * makes the last payload bytes read as a (bad) CRC, since Segment
      * Length no longer counts one (V2). */
     const char *also;
+    /* The fault departs from a project decision where the draft leaves the
+     * reaction open: its cases are advisory and the run still passes (C35). */
+    bool advisory;
 };
 
 static void each_fault_fails_exactly_its_rule(void **state)
 {
     (void)state;
     static const struct fault_case faults[] = {
-        {MINI_FAULT_DATA_OFFSET, "VITCP-3.2-DATA-OFFSET-FIRST", NULL},
-        {MINI_FAULT_NO_CRC, "VITCP-3.6-CRC-ONLY-IF-NEGOTIATED", "VITCP-3.6-CRC-VALID"},
-        {MINI_FAULT_MTU_GREATER, "VITCP-3.3-MTU-LESSER", NULL},
-        {MINI_FAULT_KEEP_OPEN_BAD_CRC, "VITCP-3.6-BAD-CRC-CLOSE-RELIABLE", "VITCP-3.6-BAD-CRC-ACK-UTE"},
-        {MINI_FAULT_ACCEPT_MTU_ZERO, "VITCP-3.3-MTU-NONZERO", NULL},
-        {MINI_FAULT_NO_ERR_CODE, "VITCP-3.2-ERR-VALID-RR", NULL},
-        {MINI_FAULT_NO_UTE, "VITCP-3.6-BAD-CRC-ACK-UTE", NULL},
-        {MINI_FAULT_READ_OVERRUN, "VITCP-2.2.2.2.6-READ-WINDOW", NULL},
-        {MINI_FAULT_STALE_RX_POSTED, "VITCP-3.3-DFC-ADVERTISE", NULL},
-        {MINI_FAULT_URGENT, "VITCP-3.7-URGENT-ONLY-IF-OFFERED", NULL},
-        {MINI_FAULT_READ_WRONG_MSG, "VITCP-3.2-RESP-MSG-NUM", NULL},
-        {MINI_FAULT_IGNORE_DFC, "VITCP-3.2-DFC-DELAY", NULL},
+        {MINI_FAULT_DATA_OFFSET, "VITCP-3.2-DATA-OFFSET-FIRST", NULL, false},
+        {MINI_FAULT_NO_CRC, "VITCP-3.6-CRC-ONLY-IF-NEGOTIATED", "VITCP-3.6-CRC-VALID", false},
+        {MINI_FAULT_MTU_GREATER, "VITCP-3.3-MTU-LESSER", NULL, false},
+        {MINI_FAULT_KEEP_OPEN_BAD_CRC, "VITCP-3.6-BAD-CRC-CLOSE-RELIABLE", "VITCP-3.6-BAD-CRC-ACK-UTE", false},
+        {MINI_FAULT_ACCEPT_MTU_ZERO, "VITCP-3.3-MTU-NONZERO", NULL, false},
+        {MINI_FAULT_NO_ERR_CODE, "VITCP-3.2-ERR-VALID-RR", NULL, false},
+        {MINI_FAULT_NO_UTE, "VITCP-3.6-BAD-CRC-ACK-UTE", NULL, false},
+        /* serving a read past its own window: A13, the draft limits only the requester */
+        {MINI_FAULT_READ_OVERRUN, "VITCP-2.2.2.2.6-READ-WINDOW-EXCESS", NULL, true},
+        {MINI_FAULT_STALE_RX_POSTED, "VITCP-3.3-DFC-ADVERTISE", NULL, false},
+        {MINI_FAULT_URGENT, "VITCP-3.7-URGENT-ONLY-IF-OFFERED", NULL, false},
+        {MINI_FAULT_READ_WRONG_MSG, "VITCP-3.2-RESP-MSG-NUM", NULL, false},
+        {MINI_FAULT_IGNORE_DFC, "VITCP-3.2-DFC-DELAY", NULL, false},
     };
     for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++) {
         struct mini_peer p;
@@ -124,6 +128,8 @@ static void each_fault_fails_exactly_its_rule(void **state)
             if (r->verdict == CF_PASS || relay_skip_allowed(r))
                 continue;
             failing++;
+            if ((r->verdict == CF_ADVISORY) != faults[k].advisory)
+                fail_msg("fault %s: case %s is %s", faults[k].broken, r->id, cf_verdict_name(r->verdict));
             const char *got = vw_req_id(r->failed_req);
             if (strcmp(got, faults[k].broken) != 0 && !(faults[k].also && strcmp(got, faults[k].also) == 0))
                 fail_msg("fault %s: case %s failed %s instead: %s", faults[k].broken, r->id,
@@ -131,7 +137,7 @@ static void each_fault_fails_exactly_its_rule(void **state)
         }
         if (failing == 0)
             fail_msg("fault %s: no case failed", faults[k].broken);
-        assert_int_equal(cf_report_exit_code(&rep), 1);
+        assert_int_equal(cf_report_exit_code(&rep), faults[k].advisory ? 0 : 1);
         print_message("fault %-36s -> %zu failing case(s)\n", faults[k].broken, failing);
         cf_report_free(&rep);
     }

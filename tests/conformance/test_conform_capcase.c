@@ -89,13 +89,14 @@ static void shipped_capture_cases_load(void **state)
     cf_case_set_free(&set);
 }
 
-/* Without wildcards the mini responder's own choices (RDMA enables, read
- * window, descriptors) differ from the capture's server: the failure names
- * the capture, its PDU and frame, and expected beside actual. */
+/* The mini responder's own choices (RDMA enables, read window,
+ * descriptors) differ from the capture's server; they are compared only
+ * when a 'rule' line names them (C32), and then the failure names the
+ * capture, its PDU and frame, and expected beside actual. */
 static void mismatch_names_capture_pdu_and_values(void **state)
 {
     (void)state;
-    write_meta("cc-strict.meta", "300-capture-connect.pcapng", "");
+    write_meta("cc-strict.meta", "300-capture-connect.pcapng", "rule VITCP-4.3-ACCEPT-ON-MATCH attrs window rxposted\n");
     struct cf_case *c = load("cc-strict.meta");
     struct cf_result res;
     run_one(c, &res);
@@ -108,7 +109,8 @@ static void mismatch_names_capture_pdu_and_values(void **state)
     free(c);
 
     /* The same with 'verdict fail': the difference is what the case wants. */
-    write_meta("cc-xfail.meta", "300-capture-connect.pcapng", "verdict fail\n");
+    write_meta("cc-xfail.meta", "300-capture-connect.pcapng",
+               "rule VITCP-4.3-ACCEPT-ON-MATCH attrs window rxposted\nverdict fail\n");
     c = load("cc-xfail.meta");
     run_one(c, &res);
     assert_int_equal(res.verdict, CF_PASS);
@@ -116,8 +118,8 @@ static void mismatch_names_capture_pdu_and_values(void **state)
     cf_case_free(c);
     free(c);
 
-    /* Wildcards on exactly the fields that differ: it passes; and then
-     * 'verdict fail' fails. */
+    /* Wildcards on exactly the fields that differ (or no 'rule' on them):
+     * it passes; and then 'verdict fail' fails. */
     write_meta("cc-wild.meta", "300-capture-connect.pcapng", "wildcard attrs window rxposted\n");
     c = load("cc-wild.meta");
     run_one(c, &res);
@@ -269,25 +271,28 @@ static void passive_meta_compiles_to_accept_and_steps(void **state)
     (void)state;
     struct cf_case *c = load(PASSIVE_META);
     assert_true(c->passive);
-    assert_int_equal(c->nsteps, 11);
+    assert_int_equal(c->nsteps, 10);
     assert_int_equal(c->steps[0].kind, CF_STEP_ACCEPT);
     const struct cf_step *req = &c->steps[1];
     assert_int_equal(req->kind, CF_STEP_EXPECT);
     assert_int_equal(req->type, VW_VITCP_CONNECT_REQUEST);
+    /* the implementation's own choices are not compared either (C32): its
+     * level, CRC and Urgent Marker offers, trailer and descriptors */
     static const enum cf_field never[] = {CF_F_CALLING_LEN, CF_F_CALLED_LEN, CF_F_SEGLEN, CF_F_MSG,
-                                          CF_F_ACK, CF_F_MTU, CF_F_WINDOW, CF_F_ATTRS};
+                                          CF_F_ACK, CF_F_MTU, CF_F_WINDOW, CF_F_ATTRS, CF_F_LEVEL,
+                                          CF_F_OPT_CRC, CF_F_OPT_URGENT, CF_F_CRC, CF_F_RXPOSTED};
     for (size_t k = 0; k < sizeof never / sizeof *never; k++)
         if (find_match(req, never[k]))
             fail_msg("the request's %s is compared", cf_field_name(never[k]));
-    /* what the case does compare: the level and the CRC offer, as captured */
-    assert_non_null(find_match(req, CF_F_LEVEL));
-    assert_int_equal(find_match(req, CF_F_LEVEL)->value, VW_VITCP_ATTR_RELIABLE_DELIVERY);
-    assert_int_equal(find_match(req, CF_F_OPT_CRC)->value, 1);
+    /* what the case does compare: the fields the draft fixes */
+    assert_int_equal(find_match(req, CF_F_VERSION)->value, 1);
+    assert_int_equal(find_match(req, CF_F_EOM)->value, 1);
+    assert_int_equal(find_match(req, CF_F_OFFSET)->value, 0);
     const struct cf_step *acc = &c->steps[2];
     assert_int_equal(acc->kind, CF_STEP_SEND);
     assert_int_equal(acc->type, VW_VITCP_CONNECT_ACCEPT);
     assert_int_equal(acc->cap_pdu, 2);
-    assert_int_equal(acc->replay_answer, CF_ANSWER_DISC | CF_ANSWER_LEVEL | CF_ANSWER_MTU);
+    assert_int_equal(acc->replay_answer, CF_ANSWER_DISC | CF_ANSWER_LEVEL | CF_ANSWER_MTU | CF_ANSWER_CRC);
     /* the implementation's own message: bytes and length compared, eom and
      * msg in checks under their rules, msg relative to its request */
     const struct cf_step *own = &c->steps[3];
@@ -308,8 +313,13 @@ static void passive_meta_compiles_to_accept_and_steps(void **state)
     assert_int_equal(c->steps[6].kind, CF_STEP_SEND);
     assert_int_equal(c->steps[6].type, VW_VITCP_SEND);
     assert_int_equal(c->steps[6].replay_answer, 0);
-    assert_int_equal(find_match(&c->steps[9], CF_F_MSG)->value, 2);
-    assert_int_equal(c->steps[10].kind, CF_STEP_CLOSE);
+    /* its own message's immediate data is its driver's; the echo carries the tester's (C19, C33) */
+    assert_null(find_match(own, CF_F_IDV));
+    assert_null(find_match(own, CF_F_IMM));
+    assert_true(c->steps[7].data_echo);
+    assert_int_equal(find_match(&c->steps[7], CF_F_IMM)->value, 7);
+    assert_int_equal(find_match(&c->steps[8], CF_F_MSG)->value, 2);
+    assert_int_equal(c->steps[9].kind, CF_STEP_CLOSE);
     cf_case_free(c);
     free(c);
 
@@ -323,7 +333,8 @@ static void passive_meta_compiles_to_accept_and_steps(void **state)
     assert_true(c->passive);
     assert_non_null(find_match(&c->steps[1], CF_F_CALLED_LEN));
     assert_non_null(find_match(&c->steps[1], CF_F_CALLING_LEN));
-    assert_non_null(find_match(&c->steps[1], CF_F_SEGLEN));
+    /* its Segment Length also follows its trailer, the implementation's choice (C32) */
+    assert_null(find_match(&c->steps[1], CF_F_SEGLEN));
     /* without 'rule' lines every difference names the first requirement */
     assert_int_equal(c->steps[4].kind, CF_STEP_SEND);
     assert_non_null(find_match(&c->steps[3], CF_F_EOM));
@@ -412,7 +423,8 @@ static void passive_case_catches_differences(void **state)
     assert_int_equal(res.verdict, CF_FAIL);
     assert_int_equal(res.failed_req, vw_req_by_id("VITCP-4.2-REQUEST-FIRST"));
     assert_non_null(strstr(res.message, "310-capture-active-request.pcapng: capture PDU 3 (frame 6): "));
-    assert_non_null(strstr(res.message, "expected Send seglen=92, got seglen=93"));
+    /* (the trailer is the implementation's choice, so Segment Length is not compared: C32) */
+    assert_non_null(strstr(res.message, "expected Send payload=64, got payload=65"));
 
     run_listen(c, "--fault no-eom", NULL, &res);
     print_message("%s\n", res.message);
@@ -457,7 +469,7 @@ static void passive_accept_answers_the_live_request(void **state)
     assert_int_equal(find_match(&rec->steps[1], CF_F_CALLED_LEN)->value,
                      (int64_t)strlen("a-longer-discriminator-than-captured"));
     assert_int_equal(rec->steps[2].type, VW_VITCP_CONNECT_ACCEPT);
-    assert_int_equal(rec->steps[2].replay_answer, CF_ANSWER_DISC | CF_ANSWER_LEVEL | CF_ANSWER_MTU);
+    assert_int_equal(rec->steps[2].replay_answer, CF_ANSWER_DISC | CF_ANSWER_LEVEL | CF_ANSWER_MTU | CF_ANSWER_CRC);
     cf_case_free(rec);
     free(rec);
 

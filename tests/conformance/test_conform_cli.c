@@ -276,6 +276,12 @@ static void case_scripts_with_mistakes_are_refused(void **state)
         {"require VITCP-3.2-VERSION\nconnect\n", "no 'case <id>'"},
         {"case x\nrequire VITCP-3.2-VERSION\nsend Send\n", "first step must be 'connect'"},
         {"case x\nrequire VITCP-3.2-VERSION\nconnect\nexpect Send [VITCP-NOPE]\n", "unknown requirement ID 'VITCP-NOPE'"},
+        {"case x\nrequire VITCP-3.2-VERSION\nconnect\nsend ConnectRequest attrs=$level|BOGUS\n", "unknown attribute name"},
+        {"case x\nrequire VITCP-3.2-VERSION\nconnect\nsend ConnectRequest attrs=$levelRD\n", "unknown variable"},
+        {"case x\nrequire VITCP-3.2-VERSION\nconnect\nexpect ConnectReject|Sned\n", "unknown segment type 'Sned'"},
+        {"case x\nrequire VITCP-3.2-VERSION\nconnect\nonly-if\n", "'only-if' needs a segment type"},
+        {"case x\nrequire VITCP-3.2-VERSION\nsegments now\nconnect\n", "'segments' takes nothing"},
+        {"case x\nrequire VITCP-3.2-VERSION\nadvisory A13\nconnect\n", "'advisory' takes nothing"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct cf_case c;
@@ -320,6 +326,73 @@ static void case_script_parses_fields_and_tags(void **state)
     assert_false(cf_case_matches(&c, "VITCP-3.6-*"));
 }
 
+/* The language of issue 14: a case adapts to the target's choices. */
+static void case_script_parses_choices(void **state)
+{
+    (void)state;
+    const char *text = "case fair\nrequire VITCP-2.2.2.2.6-READ-WINDOW-EXCESS\nsegments\nlevel-optional\nadvisory\n"
+                       "connect\nsend ConnectRequest attrs=$level|RWE|RRE\n"
+                       "expect ConnectAccept|ConnectReject level=$level\nonly-if ConnectAccept opt.crc=1 mtu>=32768\n";
+    struct cf_case c;
+    char err[256];
+    assert_int_equal(cf_case_parse(text, "fair.case", &c, err, sizeof err), 0);
+    assert_true(c.segments && c.level_optional && c.advisory);
+    assert_int_equal(c.steps[1].var[CF_F_ATTRS], CF_VAR_LEVEL);
+    assert_int_equal(c.steps[1].val[CF_F_ATTRS], 0x18); /* RWE|RRE beside the level */
+    assert_int_equal(c.steps[2].type, VW_VITCP_CONNECT_ACCEPT);
+    assert_true(c.steps[2].has_type_alt);
+    assert_int_equal(c.steps[2].type_alt, VW_VITCP_CONNECT_REJECT);
+    assert_int_equal(c.steps[2].match[0].var, CF_VAR_LEVEL);
+    assert_int_equal(c.steps[3].kind, CF_STEP_ONLY_IF);
+    assert_int_equal(c.steps[3].nmatch, 2);
+    assert_int_equal(c.steps[3].match[1].op, CF_OP_GE);
+}
+
+/* An advisory verdict is reported as such everywhere and never fails the run. */
+static void advisory_verdict_in_every_report(void **state)
+{
+    (void)state;
+    struct cf_report rep;
+    cf_report_init(&rep);
+    struct cf_result res;
+    memset(&res, 0, sizeof res);
+    snprintf(res.id, sizeof res.id, "read-past-window");
+    res.reqs[0] = vw_req_by_id("VITCP-2.2.2.2.6-READ-WINDOW-EXCESS");
+    res.nreqs = 1;
+    res.verdict = CF_ADVISORY;
+    res.failed_req = res.reqs[0];
+    snprintf(res.message, sizeof res.message, "the target kept the connection open for 500 ms");
+    assert_int_equal(cf_report_add(&rep, &res), 0);
+    assert_int_equal(cf_report_exit_code(&rep), 0);
+    struct cf_summary sum;
+    cf_report_summary(&rep, &sum);
+    assert_int_equal(sum.advisory, 1);
+    assert_int_equal(sum.must_failed, 0);
+    char *text = NULL, *json = NULL, *junit = NULL;
+    size_t n;
+    FILE *f = open_memstream(&text, &n);
+    cf_report_write_text(f, &rep);
+    fclose(f);
+    f = open_memstream(&json, &n);
+    cf_report_write_json(f, &rep);
+    fclose(f);
+    f = open_memstream(&junit, &n);
+    cf_report_write_junit(f, &rep);
+    fclose(f);
+    assert_non_null(strstr(text, "ADVISE  read-past-window"));
+    assert_non_null(strstr(text, "differs from VITCP-2.2.2.2.6-READ-WINDOW-EXCESS (DECISION"));
+    assert_non_null(strstr(text, ", 1 advisory"));
+    assert_non_null(strstr(json, "\"verdict\": \"advisory\", \"failed_requirement\": \"VITCP-2.2.2.2.6-READ-WINDOW-EXCESS\""));
+    assert_non_null(strstr(json, "\"advisory\": 1, \"must_failed\": 0"));
+    assert_null(strstr(junit, "<failure"));
+    assert_non_null(strstr(junit, "failures=\"0\""));
+    assert_non_null(strstr(junit, "advisory VITCP-2.2.2.2.6-READ-WINDOW-EXCESS: the target kept"));
+    free(text);
+    free(json);
+    free(junit);
+    cf_report_free(&rep);
+}
+
 static void shipped_cases_load(void **state)
 {
     (void)state;
@@ -345,6 +418,8 @@ int main(void)
         cmocka_unit_test(unreachable_target_exits_2),
         cmocka_unit_test(case_scripts_with_mistakes_are_refused),
         cmocka_unit_test(case_script_parses_fields_and_tags),
+        cmocka_unit_test(case_script_parses_choices),
+        cmocka_unit_test(advisory_verdict_in_every_report),
         cmocka_unit_test(shipped_cases_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

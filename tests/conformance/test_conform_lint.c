@@ -546,6 +546,80 @@ static void ift_segmentation_keeps_framing(void **state)
     cf_lint_result_free(&r);
 }
 
+/* An R-bit disagreement handled as decision I8 says (B answers phase 1,
+ * then resets) is clean: the disagreement is a note. A B that carries on
+ * with data after it breaks IFT-4.2-R-AGREE at that frame (issue 22). */
+static void ift_r_disagreement_judged_by_the_reaction(void **state)
+{
+    (void)state;
+    for (int carry_on = 0; carry_on < 2; carry_on++) {
+        struct vn_pcap_writer *w = open_writer("lint-ift-r.pcap");
+        struct vn_tcp_flow f;
+        assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 40000, "10.0.0.2", 5996), 0);
+        assert_int_equal(vn_tcp_handshake(&f), 0);
+        put_ind(&f, VN_C2S, 0, 0x1111); /* R=1 */
+        struct vw_ift_ind_enc e;
+        vw_ift_ind_enc_init(&e, 1, 0x2222, false, false);
+        e.flags &= ~VW_IFT_FLAG_R; /* B chooses R=0 */
+        uint8_t ind[64];
+        assert_int_equal(vw_ift_ind_encode(&e, ind, sizeof ind), 64);
+        assert_int_equal(vn_tcp_send(&f, VN_S2C, ind, sizeof ind), 0);
+        if (carry_on) {
+            uint8_t ddp[VW_DDP_UNTAGGED_HDR_LEN] = {0x41, 0x43}, payload[40] = {0}, buf[128];
+            struct vw_ift_frame_enc fe;
+            vw_ift_frame_enc_init(&fe, 0x1111, false, false, ddp, sizeof ddp, payload, sizeof payload);
+            size_t n = vw_ift_frame_encode(&fe, buf, sizeof buf);
+            assert_true(n > 0);
+            assert_int_equal(vn_tcp_send(&f, VN_S2C, buf, n), 0);
+            vn_tcp_close(&f);
+        } else {
+            assert_int_equal(vn_tcp_rst(&f, VN_S2C), 0);
+        }
+        assert_int_equal(vn_pcap_close(w), 0);
+        struct cf_lint_result r;
+        lint_ok("lint-ift-r.pcap", NULL, &r);
+        print_issues(&r);
+        assert_int_equal(r.ift_connections, 1);
+        /* cf_lint_count counts at the severity and above */
+        assert_int_equal(cf_lint_count(&r, VW_REQ_IFT_4_2_R_AGREE, VW_SEV_NOTE), carry_on ? 2 : 1);
+        assert_int_equal(cf_lint_count(&r, VW_REQ_IFT_4_2_R_AGREE, VW_SEV_ERROR), carry_on ? 1 : 0);
+        assert_int_equal(r.errors, carry_on ? 1 : 0);
+        cf_lint_result_free(&r);
+    }
+}
+
+/* The listening side's port decides, as in Wireshark (issue 18, item 11):
+ * a VI/TCP client whose source port happens to be IFT's 5996 is VI/TCP,
+ * and an IFT server on 5996 reached from source port 5995 is IFT. */
+static void listening_port_decides_the_protocol(void **state)
+{
+    (void)state;
+    struct vn_pcap_writer *w = open_writer("lint-ports.pcap");
+    struct vn_tcp_flow f;
+    assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 5996, "10.0.0.2", 5995), 0);
+    assert_int_equal(vn_tcp_handshake(&f), 0);
+    uint8_t opts[16];
+    struct vw_vitcp_enc e;
+    ce(&e, VW_VITCP_CONNECT_REQUEST, 65536, opts);
+    put(&f, VN_C2S, &e);
+    ce(&e, VW_VITCP_CONNECT_ACCEPT, 65536, opts);
+    put(&f, VN_S2C, &e);
+    vn_tcp_close(&f);
+    assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 5995, "10.0.0.2", 5996), 0);
+    assert_int_equal(vn_tcp_handshake(&f), 0);
+    put_ind(&f, VN_C2S, 0, 0x1111);
+    put_ind(&f, VN_S2C, 1, 0x2222);
+    vn_tcp_close(&f);
+    assert_int_equal(vn_pcap_close(w), 0);
+    struct cf_lint_result r;
+    lint_ok("lint-ports.pcap", NULL, &r);
+    print_issues(&r);
+    assert_int_equal(r.vitcp_connections, 1);
+    assert_int_equal(r.ift_connections, 1);
+    assert_int_equal(r.errors, 0);
+    cf_lint_result_free(&r);
+}
+
 /* EEP over UDP on another port needs --eep-port; a datagram that is no
  * EEP message names the decoder's rule. */
 static void eep_udp_port_option(void **state)
@@ -626,6 +700,8 @@ int main(void)
         cmocka_unit_test(ift_by_magic_and_indication_first),
         cmocka_unit_test(ift_segmentation_keeps_framing),
         cmocka_unit_test(eep_udp_port_option),
+        cmocka_unit_test(listening_port_decides_the_protocol),
+        cmocka_unit_test(ift_r_disagreement_judged_by_the_reaction),
         cmocka_unit_test(many_open_warp_connections_are_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -165,6 +165,9 @@ def run_suite(peer_args, conform_args=()):
 
 
 def failing(report):
+    """Cases that did not pass: failures, timeouts, and (for the proof that
+    every case can be failed) advisory verdicts (C35) and not-applicable
+    ones, which vipl-peer's normal mode never gives."""
     return [c for c in report["cases"] if c["verdict"] not in ("pass", "skip", "skipped")]
 
 
@@ -256,6 +259,29 @@ class VIPLPeerSuite(unittest.TestCase):
                                     "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
                 self.assertEqual(p.returncode, 0, p.stdout)
                 self.assertFalse(os.path.exists(os.path.join(tmp, "n.pcapng")))
+        finally:
+            peer.stop()
+
+    def test_lint_accepts_a_close_without_answer(self):
+        """A ConnectRequest of Version 2 (050) or with a 65-byte
+        discriminator (051) is rightly closed without an answer (V24, V10):
+        the lint of the run's capture names the request's rule, never
+        VITCP-4.3-ANSWER ("never answered"), as it did before (C38)."""
+        peer = Peer([])
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                cap = os.path.join(tmp, "closed.pcapng")
+                p = subprocess.run([CONFORM, "run", "--target", "127.0.0.1:%d" % peer.port, "--cases", CASES,
+                                    "--only", "version-2", "--only", "disc-too-long", "--capture", cap, "--quiet"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+                self.assertEqual(p.returncode, 0, p.stdout)
+                lint = subprocess.run([CONFORM, "lint", "--json", "--port", str(peer.port), cap],
+                                      stdout=subprocess.PIPE, text=True, timeout=60)
+                report = json.loads(lint.stdout)
+                ids = [i["requirement"] for i in report["issues"]]
+                self.assertEqual(report["summary"]["vitcp_connections"], 2, lint.stdout[-2000:])
+                self.assertIn("VITCP-3.2-VERSION", ids, lint.stdout[-2000:])
+                self.assertNotIn("VITCP-4.3-ANSWER", ids, lint.stdout[-2000:])
         finally:
             peer.stop()
 

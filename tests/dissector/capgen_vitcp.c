@@ -409,6 +409,22 @@ static void gen_experts(void)
     cap_close(&c);
 }
 
+/* A tester's ConnectRequest of Version 2 (vitcp-conform's 050), which the
+ * server rightly closes without an answer (V24). */
+static void gen_version2(void)
+{
+    struct cap c;
+    struct vw_vitcp_enc e;
+    uint8_t opts[16];
+    cap_open(&c, "vitcp-version2.pcap", 40013, VW_VITCP_DEFAULT_PORT, true);
+    struct ce_args req = {false, false, VW_VITCP_ATTR_RELIABLE_DELIVERY, 65536, 0, "vitcp-conform-tester",
+                          "vitcp-conform", 1000, 0};
+    ce_enc(&e, VW_VITCP_CONNECT_REQUEST, &req, opts);
+    e.hdr.version = 2;
+    send_enc(&c, VN_C2S, &e);
+    cap_close(&c);
+}
+
 /* Not on port 5995: found by the heuristic from a ConnectRequest, and
  * mid-stream from a payload that is exactly a chain of segments. */
 static void gen_heuristic(void)
@@ -444,6 +460,7 @@ int main(int argc, char **argv)
     gen_reassembly();
     gen_reads();
     gen_experts();
+    gen_version2();
     gen_heuristic();
     if (failures) {
         fprintf(stderr, "capgen_vitcp: %d capture(s) failed to write\n", failures);

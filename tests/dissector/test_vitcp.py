@@ -232,6 +232,20 @@ class Experts(unittest.TestCase, BothPasses):
         self.assertIn("VITCP-3.3-ONE-LEVEL", r[4])
         self.assertEqual(r[6], {"VITCP-4-CLOSE-AFTER-REFUSE"})
 
+    def test_version_2_request_is_one_segment(self):
+        """A ConnectRequest of Version 2 is framed whole and names only its
+        Version, as the lint does; no bytes are unframed and no false Send
+        is found inside it (issue 14)."""
+        def check(two_pass):
+            r = rows("vitcp-version2.pcap", ["vitcp.version", "vitcp.type", "vitcp.seg_len", "vitcp.unframed",
+                                             "vitcp.rule"], two_pass)
+            self.assertEqual(sorted(r), [4], r)
+            version, seg_type, seg_len, unframed, rules = r[4]
+            self.assertEqual((version, seg_type, unframed), ("2", "5", ""), r)
+            self.assertEqual(int(seg_len), 164, r)
+            self.assertEqual(set(rules.split(",")) - {""}, {"VITCP-3.2-VERSION"}, r)
+        self.both(check)
+
     def test_expert_text_and_filter(self):
         out = tsharklib.fields(cap("vitcp-badcrc.pcap"), ["frame.number"],
                                display_filter="vitcp.expert.3_6_crc_valid.error")

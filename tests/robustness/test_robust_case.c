@@ -14,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <dirent.h>
 
 #include <cmocka.h>
 
 #include "conform/case.h"
+#include "conform/capcase.h"
 #include "robust_common.h"
 
 #define MAX_FILES 64
@@ -390,9 +392,42 @@ static void test_files(void **state)
     rb_rmdir(dir);
 }
 
+/* Named pipes are not cases: a FIFO called x.case, or the capture beside a
+ * .meta being a FIFO, blocked the loader for ever (issue 18, item 7). The
+ * folder loads its one real case; the .meta is an error naming its capture. */
+static void test_named_pipes_are_not_cases(void **state)
+{
+    (void)state;
+    char dir[512], p[700];
+    rb_tmpdir(dir, sizeof dir, "fifos");
+    snprintf(p, sizeof p, "%s/050-pipe.case", dir);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    snprintf(p, sizeof p, "%s/010-real.case", dir);
+    const char *real = "case real\nsection 4.3\ntitle a real case\nrequire VITCP-4.3-ANSWER\nconnect\n"
+                       "send ConnectRequest attrs=RD\nexpect ConnectAccept\n";
+    assert_int_equal(rb_write_file(p, real, strlen(real)), 0);
+    struct cf_case_set set = {0};
+    char err[512] = "";
+    if (cf_case_set_load_dir(dir, &set, err, sizeof err) != 0)
+        fail_msg("loading a folder with a FIFO: %s", err);
+    assert_int_equal(set.count, 1);
+    assert_string_equal(set.cases[0].id, "real");
+    cf_case_set_free(&set);
+    snprintf(p, sizeof p, "%s/300-capture-x.pcapng", dir);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    snprintf(p, sizeof p, "%s/300-capture-x.meta", dir);
+    const char *meta = "case capture-x\nsection 4.3\ntitle a capture case\nrequire VITCP-4.3-ANSWER\n";
+    assert_int_equal(rb_write_file(p, meta, strlen(meta)), 0);
+    static struct cf_case c;
+    assert_int_equal(cf_capcase_load(p, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "not a regular file"));
+    rb_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_named_pipes_are_not_cases),
         cmocka_unit_test(test_shipped_cases_parse), cmocka_unit_test(test_error_names_the_line),
         cmocka_unit_test(test_limits), cmocka_unit_test(test_first_step_line), cmocka_unit_test(test_random_damage),
         cmocka_unit_test(test_files),

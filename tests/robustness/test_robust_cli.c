@@ -89,6 +89,8 @@ static const struct cli_case cases[] = {
     {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--capture", "x.pcap", "--no-capture"}, 2, "contradict", NULL},
     {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--discriminator",
                "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}, 2, "64", NULL},
+    {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--json", "{TMP}"}, 2, "cannot write {TMP}: Is a directory", NULL},
+    {CONFORM, {"run", "--target", "127.0.0.1:{CLOSED}", "--junit", "/proc/x.xml"}, 2, "cannot write /proc/x.xml", NULL},
     {CONFORM, {"lint"}, 2, "capture", NULL},
     {CONFORM, {"lint", "/nonexistent/x.pcap"}, 2, "/nonexistent/x.pcap", NULL},
     {CONFORM, {"lint", "--port", "0", "x.pcap"}, 2, "--port", NULL},
@@ -130,6 +132,10 @@ static const struct cli_case cases[] = {
     {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--sizes", "99999999999999999999"}, 2, "sizes", NULL},
     {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--op", "nope"}, 2, "--op", NULL},
     {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--iters", "-1"}, 2, "--iters", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--iters", "5x"}, 2, "'5x'", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--iters", "4294967296"}, 2, "'4294967296'", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--count", "7 "}, 2, "--count", NULL},
+    {PINGPONG, {"--client", "127.0.0.1", "--port"}, 2, "--port", NULL},
     {PINGPONG, {"--client", "127.0.0.1", "--port", "1", "--crc", "x"}, 2, "--crc", NULL},
     {PINGPONG, {"--client", "nosuchhost.invalid", "--port", "1"}, 2, "nosuchhost.invalid", NULL},
     {PINGPONG, {"--client", "127.0.0.1", "--port", "{CLOSED}"}, 1, "vipl-pingpong", NULL},
@@ -271,6 +277,94 @@ static void test_help(void **state)
     }
 }
 
+/* vitcp-conform run tries its output paths before any work, and a run
+ * given up before it started leaves no file behind (a --json DIR left a
+ * stray DIR.pcapng); its usage error shows run's usage, not every one. */
+static void test_conform_run_outputs_checked_first(void **state)
+{
+    (void)state;
+    char stray[600], json[600], target[64];
+    snprintf(stray, sizeof stray, "%s.pcapng", tmpdir);
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    snprintf(target, sizeof target, "127.0.0.1:%s", closed_port);
+    char *dir_argv[] = {(char *)CONFORM_BIN, "run", "--target", target, "--json", tmpdir, NULL};
+    char *closed_argv[] = {(char *)CONFORM_BIN, "run", "--target", target, "--json", json, NULL};
+    char *bogus_argv[] = {(char *)CONFORM_BIN, "run", "--bogus", NULL};
+    struct rb_run res;
+    rb_run(dir_argv, 20.0, &res);
+    check_no_crash(&res, "run --json DIR");
+    assert_int_equal(res.status, 2);
+    rb_run_free(&res);
+    assert_int_not_equal(access(stray, F_OK), 0);
+    rb_run(closed_argv, 20.0, &res); /* the target cannot be reached: nothing written */
+    check_no_crash(&res, "run against a closed port");
+    assert_int_equal(res.status, 2);
+    rb_run_free(&res);
+    assert_int_not_equal(access(json, F_OK), 0);
+    snprintf(stray, sizeof stray, "%s/r.pcapng", tmpdir);
+    assert_int_not_equal(access(stray, F_OK), 0);
+    rb_run(bogus_argv, 20.0, &res);
+    assert_int_equal(res.status, 2);
+    if (!strstr(res.err, "vitcp-conform run ") || strstr(res.err, "vitcp-conform lint ") || strstr(res.err, "vitcp-conform list "))
+        fail_msg("run --bogus: the usage shown is not run's alone: '%.400s'", res.err);
+    rb_run_free(&res);
+}
+
+/* vipl-pingpong --server stops on SIGTERM, cleans up and exits 0 (it died
+ * with 143), both while waiting for a client and while serving one. */
+static void test_pingpong_server_stops_on_sigterm(void **state)
+{
+    (void)state;
+    char port[8];
+    bind_port(port, false);
+    for (int with_client = 0; with_client < 2; with_client++) {
+        pid_t srv = fork();
+        assert_true(srv >= 0);
+        if (srv == 0) {
+            int devnull = open("/dev/null", O_WRONLY);
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+            execl(PINGPONG_BIN, "vipl-pingpong", "--server", "--port", port, (char *)NULL);
+            _exit(127);
+        }
+        pid_t cli = -1;
+        usleep(300 * 1000);
+        if (with_client) { /* a client in a long bandwidth phase */
+            cli = fork();
+            assert_true(cli >= 0);
+            if (cli == 0) {
+                int devnull = open("/dev/null", O_WRONLY);
+                dup2(devnull, 1);
+                dup2(devnull, 2);
+                execl(PINGPONG_BIN, "vipl-pingpong", "--client", "127.0.0.1", "--port", port, "--sizes", "65536",
+                      "--iters", "1000000", (char *)NULL);
+                _exit(127);
+            }
+            usleep(300 * 1000);
+        }
+        assert_int_equal(kill(srv, SIGTERM), 0);
+        int st = 0;
+        pid_t w = 0;
+        for (int i = 0; i < 100 && w == 0; i++) { /* at most 10 s */
+            w = waitpid(srv, &st, WNOHANG);
+            if (w == 0)
+                usleep(100 * 1000);
+        }
+        if (w == 0) {
+            kill(srv, SIGKILL);
+            waitpid(srv, &st, 0);
+            fail_msg("vipl-pingpong --server ignored SIGTERM for 10 s (with a client: %d)", with_client);
+        }
+        if (cli > 0) {
+            kill(cli, SIGKILL);
+            waitpid(cli, NULL, 0);
+        }
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            fail_msg("vipl-pingpong --server on SIGTERM (with a client: %d): %s %d", with_client,
+                     WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    }
+}
+
 /* Standard output that cannot be written (a full disk): the listing must
  * not be lost silently. */
 static void test_stdout_full(void **state)
@@ -347,6 +441,8 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_stdout_full),
         cmocka_unit_test(test_pingpong_stdout_full),
+        cmocka_unit_test(test_pingpong_server_stops_on_sigterm),
+        cmocka_unit_test(test_conform_run_outputs_checked_first),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -358,6 +358,34 @@ static void test_live_connect_delivers_the_file_bytes(void **state)
     free(l.got.data);
 }
 
+/* A target that accepts and then never reads: its window fills, and the
+ * generator must give up after --send-timeout with exit 1 (issue 18: it
+ * blocked for ever). The listener's small receive buffer fills quickly. */
+static void test_live_connect_gives_up_on_a_target_that_never_reads(void **state)
+{
+    (void)state;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(lfd >= 0);
+    int small = 4096;
+    assert_int_equal(setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(lfd, 1), 0);
+    socklen_t al = sizeof a;
+    assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
+    char target[64];
+    snprintf(target, sizeof target, "127.0.0.1:%u", ntohs(a.sin_port));
+    char *argv[] = {"vitcp-trafgen", "vitcp-send", "--msg-size", "1000000", "--count", "64",
+                    "--send-timeout", "300", "--connect", target, "-q", NULL};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(tg_main(11, argv), 1);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* a generous bound: it gave up instead of blocking until ctest's timeout */
+    assert_true(t1.tv_sec - t0.tv_sec < 30);
+    close(lfd); /* the accept queue's connection goes with it */
+}
+
 static void test_bad_command_lines_exit_2(void **state)
 {
     (void)state;
@@ -389,6 +417,10 @@ static void test_bad_command_lines_exit_2(void **state)
         {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--mutate-rate", "0.5"}},
         {8, {"vitcp-trafgen", "vitcp-full", "-w", file, "--break", "VITCP-3.6-CRC-VALID", "--mutate-rate", "1.5"}},
         {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--rate", "0"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--msg-size", "0"}},
+        {6, {"vitcp-trafgen", "ift-session", "-w", file, "--ift-flags", "99999"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--send-timeout", "0"}},
+        {6, {"vitcp-trafgen", "vitcp-full", "-w", file, "--send-timeout", "5x"}},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = tg_main(bad[i].argc, bad[i].argv);
@@ -711,6 +743,7 @@ int main(void)
         cmocka_unit_test(test_cases_regenerate_exactly),
         cmocka_unit_test(test_split_and_coalesce_carry_the_same_stream),
         cmocka_unit_test(test_live_connect_delivers_the_file_bytes),
+        cmocka_unit_test(test_live_connect_gives_up_on_a_target_that_never_reads),
         cmocka_unit_test(test_bad_command_lines_exit_2),
         cmocka_unit_test(test_mutate_rate_and_rate_limit),
         cmocka_unit_test(test_flip_rate),

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "vitcp/bytes.h"
 #include "vitcp/checksum.h"
 #include "vitcp/ift_stream.h"
 
@@ -573,6 +574,75 @@ static void test_connection_rules(void **state)
     vw_ift_conn_free(&c);
 }
 
+/* An indication with its flags and BC version set by hand, its CRC made
+ * again over the bytes (not through the encoder). */
+static void ind_by_hand(uint8_t *buf, unsigned phase, bool r, uint16_t bc_version)
+{
+    make_ind(buf, phase, phase ? 0x2222 : 0x1111, true, true);
+    uint32_t flags = vw_get_be32(buf + 8);
+    flags = r ? flags | VW_IFT_FLAG_R : flags & ~VW_IFT_FLAG_R;
+    vw_put_be32(buf + 8, flags);
+    vw_put_be16(buf + 6, bc_version);
+    vw_put_le32(buf + VW_IFT_IND_CRC_OFF, vw_crc32c(buf, VW_IFT_IND_CRC_OFF));
+}
+
+static enum vw_severity worst_for(const struct vw_findings *fs, enum vw_req req)
+{
+    enum vw_severity worst = VW_SEV_NOTE;
+    int seen = 0;
+    for (size_t i = 0; i < fs->count; i++)
+        if (fs->item[i].req == req) {
+            seen = 1;
+            if (fs->item[i].severity > worst)
+                worst = fs->item[i].severity;
+        }
+    assert_true(seen);
+    return worst;
+}
+
+/* Reactions are judged by the reaction (issue 22): an R-bit disagreement or
+ * an incompatible BC version is a note where it happens; a peer that then
+ * closes is clean, one that carries on breaks the rule at what it sends. */
+static void test_reactions_judged_by_the_reaction(void **state)
+{
+    (void)state;
+    uint8_t buf[64];
+    struct vw_ift_ind a, b;
+    struct vw_findings fs;
+    struct vw_ift_nego n;
+
+    vw_ift_nego_init(&n);
+    ind_by_hand(buf, 0, true, 1);
+    assert_int_equal(ind_exact(buf, 64, &a, &fs), VW_REQ_NONE);
+    vw_ift_nego_indication(&n, 0, &a, &fs);
+    ind_by_hand(buf, 1, false, 1); /* B chooses R=0: allowed, but the ends now disagree */
+    assert_int_equal(ind_exact(buf, 64, &b, &fs), VW_REQ_NONE);
+    vw_ift_nego_indication(&n, 1, &b, &fs);
+    assert_int_equal(worst_for(&fs, VW_REQ_IFT_4_2_R_AGREE), VW_SEV_NOTE);
+    /* B (or A) carrying on with data instead of closing is the error */
+    for (int dir = 0; dir < 2; dir++) {
+        vw_findings_clear(&fs);
+        vw_ift_nego_frame(&n, dir, &fs);
+        assert_int_equal(worst_for(&fs, VW_REQ_IFT_4_2_R_AGREE), VW_SEV_ERROR);
+    }
+
+    vw_ift_nego_init(&n);
+    ind_by_hand(buf, 0, true, 2); /* A speaks a version B cannot be compatible with */
+    assert_int_equal(ind_exact(buf, 64, &a, &fs), VW_REQ_NONE);
+    assert_int_equal(worst_for(&fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT), VW_SEV_NOTE);
+    vw_findings_clear(&fs);
+    vw_ift_nego_indication(&n, 0, &a, &fs);
+    assert_int_equal(fs.count, 0);
+    /* B answering it, or sending a frame, did not reject it */
+    ind_by_hand(buf, 1, true, 1);
+    assert_int_equal(ind_exact(buf, 64, &b, &fs), VW_REQ_NONE);
+    vw_ift_nego_indication(&n, 1, &b, &fs);
+    assert_int_equal(worst_for(&fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT), VW_SEV_ERROR);
+    vw_findings_clear(&fs);
+    vw_ift_nego_frame(&n, 1, &fs);
+    assert_int_equal(worst_for(&fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT), VW_SEV_ERROR);
+}
+
 /* The negotiation on its own, as a dissector that frames PDUs itself uses
  * it: the mode per side, order rules, a second indication ignored. */
 static void test_nego_without_framers(void **state)
@@ -735,6 +805,134 @@ static void test_indication_notes(void **state)
     assert_non_null(strstr(fs.item[1].detail, "header and payload CRC"));
 }
 
+/* IFT-4.2-R-MODE: in RDMA mode (both R set) every DDP header carries RDMAP
+ * version 1; in DDP mode (both clear) the byte is the ULP's. */
+static size_t frame_with_rdmap_version(uint8_t *buf, size_t cap, uint16_t vtag, unsigned rv)
+{
+    struct vw_ddp_hdr h = {.tagged = true, .last = true, .dv = 1, .rdmap_rv = (uint8_t)rv,
+                           .rdmap_opcode = VW_RDMAP_WRITE, .stag = 0x11223344u, .to = 8};
+    uint8_t ddp[18];
+    size_t dl = vw_ddp_encode(&h, ddp, sizeof ddp);
+    struct vw_ift_frame_enc e;
+    vw_ift_frame_enc_init(&e, vtag, false, false, ddp, dl, (const uint8_t *)"data", 4);
+    return vw_ift_frame_encode(&e, buf, cap);
+}
+
+static void test_rdma_mode_rdmap_version(void **state)
+{
+    (void)state;
+    uint8_t ia[64], ib[64], f1[64], f0[64];
+    make_ind(ia, 0, 0xA0A0, false, false);
+    make_ind(ib, 1, 0xB0B0, false, false);
+    size_t n1 = frame_with_rdmap_version(f1, sizeof f1, 0xB0B0, 1);
+    size_t n0 = frame_with_rdmap_version(f0, sizeof f0, 0xB0B0, 0);
+    assert_int_equal(f0[VW_IFT_FRAME_HDR_LEN + 1] >> 6, 0);
+
+    /* RDMA mode (make_ind sets R): version 1 keeps the rule, version 0 breaks it */
+    struct vw_ift_conn c;
+    struct got g = {0};
+    assert_int_equal(vw_ift_conn_init(&c), 0);
+    vw_ift_conn_feed(&c, 0, ia, 64, on_pdu, &g);
+    vw_ift_conn_feed(&c, 1, ib, 64, on_pdu, &g);
+    assert_true(vw_ift_nego_rdma(&c.nego));
+    vw_ift_conn_feed(&c, 0, f1, n1, on_pdu, &g);
+    assert_int_equal(g.findings, 0);
+    vw_ift_conn_feed(&c, 0, f0, n0, on_pdu, &g);
+    assert_int_equal(g.findings, 1);
+    assert_int_equal(g.last.item[0].req, VW_REQ_IFT_4_2_R_MODE);
+    assert_int_equal(g.last.item[0].severity, VW_SEV_ERROR);
+    assert_int_equal(g.last.item[0].offset, 7);
+    assert_string_equal(g.last.item[0].detail,
+                        "RDMAP version 0 in RDMA mode (both ends set R), must be 1 (RFC 5040, I5)");
+    vw_ift_conn_free(&c);
+
+    /* DDP mode (both R clear): the same frame is the ULP's business */
+    struct vw_ift_ind_enc e;
+    vw_ift_ind_enc_init(&e, 0, 0xA0A0, false, false);
+    e.flags &= ~VW_IFT_FLAG_R;
+    vw_ift_ind_encode(&e, ia, 64);
+    vw_ift_ind_enc_init(&e, 1, 0xB0B0, false, false);
+    e.flags &= ~VW_IFT_FLAG_R;
+    vw_ift_ind_encode(&e, ib, 64);
+    memset(&g, 0, sizeof g);
+    assert_int_equal(vw_ift_conn_init(&c), 0);
+    vw_ift_conn_feed(&c, 0, ia, 64, on_pdu, &g);
+    vw_ift_conn_feed(&c, 1, ib, 64, on_pdu, &g);
+    assert_false(vw_ift_nego_rdma(&c.nego));
+    vw_ift_conn_feed(&c, 0, f0, n0, on_pdu, &g);
+    assert_int_equal(g.findings, 0);
+    vw_ift_conn_free(&c);
+
+    /* the negotiation alone: no mode before both indications, none on a
+     * disagreement; the rule function used by lint and dissector */
+    struct vw_ift_nego n;
+    struct vw_ift_ind a, b;
+    struct vw_findings fs;
+    struct vw_ift_frame fr;
+    struct vw_ift_frame_mode m = {.check_vtag = true, .vtag = 0xB0B0};
+    assert_int_equal(frame_exact(f0, n0, &m, &fr, &fs), VW_REQ_NONE);
+    assert_int_equal(fs.count, 0); /* the decoder alone does not know the mode */
+    vw_ift_nego_init(&n);
+    make_ind(ia, 0, 0xA0A0, false, false);
+    assert_int_equal(ind_exact(ia, 64, &a, &fs), VW_REQ_NONE);
+    vw_ift_nego_indication(&n, 0, &a, &fs);
+    vw_findings_clear(&fs);
+    vw_ift_nego_frame_rules(&n, 0, &fr, &fs);
+    assert_int_equal(fs.count, 0);
+    make_ind(ib, 1, 0xB0B0, false, false);
+    assert_int_equal(ind_exact(ib, 64, &b, &fs), VW_REQ_NONE);
+    vw_ift_nego_indication(&n, 1, &b, &fs);
+    vw_findings_clear(&fs);
+    vw_ift_nego_frame_rules(&n, 0, &fr, &fs);
+    vw_ift_nego_frame_rules(&n, 2, &fr, &fs); /* no such side: nothing */
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_IFT_4_2_R_MODE);
+    n.ind[1].flags &= ~VW_IFT_FLAG_R;
+    vw_findings_clear(&fs);
+    vw_ift_nego_frame_rules(&n, 0, &fr, &fs);
+    assert_int_equal(fs.count, 0);
+}
+
+/* IFT-5.1-RDMA-HDR-IN-PAYLOAD: header_size counts the DDP header only (I6);
+ * an RDMA Read Request that counts its 28-byte RDMAP header in it is named,
+ * the same request with the header in the payload is clean. */
+static void test_rdma_header_belongs_to_payload(void **state)
+{
+    (void)state;
+    struct vw_ddp_hdr h = {.tagged = false, .last = true, .dv = 1, .rdmap_rv = 1,
+                           .rdmap_opcode = VW_RDMAP_READ_REQUEST, .qn = 1, .msn = 1};
+    uint8_t hdr[18 + 28], frame[128];
+    assert_int_equal(vw_ddp_encode(&h, hdr, sizeof hdr), 18);
+    for (unsigned i = 0; i < 28; i++)
+        hdr[18 + i] = (uint8_t)(0x40 + i); /* sink STag/TO, size, source STag/TO */
+    const struct vw_ift_frame_mode m = {.hc = true, .pc = true, .check_vtag = true, .vtag = 0x1234};
+    struct vw_ift_frame_enc e;
+    struct vw_ift_frame fr;
+    struct vw_findings fs;
+
+    vw_ift_frame_enc_init(&e, 0x1234, true, true, hdr, 18, hdr + 18, 28); /* as I6 says */
+    size_t n = vw_ift_frame_encode(&e, frame, sizeof frame);
+    assert_int_equal(frame_exact(frame, n, &m, &fr, &fs), VW_REQ_NONE);
+    assert_int_equal(fs.count, 0);
+    assert_true(fr.ddp_decoded);
+
+    vw_ift_frame_enc_init(&e, 0x1234, true, true, hdr, sizeof hdr, NULL, 0); /* RDMAP header counted */
+    n = vw_ift_frame_encode(&e, frame, sizeof frame);
+    assert_int_equal(frame_exact(frame, n, &m, &fr, &fs), VW_REQ_NONE);
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_IFT_5_1_RDMA_HDR_IN_PAYLOAD);
+    assert_int_equal(fs.item[0].severity, VW_SEV_ERROR);
+    assert_string_equal(fs.item[0].detail, "header_size 46 counts the 28-byte RDMA Read Request header, "
+                                           "which belongs to the payload (DDP header: 18 bytes)");
+    /* 46 bytes that are not a Read Request stay a plain size note */
+    hdr[1] = (uint8_t)(1u << 6 | VW_RDMAP_SEND);
+    vw_ift_frame_enc_init(&e, 0x1234, true, true, hdr, sizeof hdr, NULL, 0);
+    n = vw_ift_frame_encode(&e, frame, sizeof frame);
+    assert_int_equal(frame_exact(frame, n, &m, &fr, &fs), VW_REQ_NONE);
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_IFT_5_1_DDP_HDR_PRESENT);
+}
+
 static void test_garbage_never_overreads(void **state)
 {
     (void)state;
@@ -795,7 +993,10 @@ int main(void)
         cmocka_unit_test(test_frame_decode_as_sent),
         cmocka_unit_test(test_frame_len_in_step),
         cmocka_unit_test(test_indication_notes),
+        cmocka_unit_test(test_rdma_mode_rdmap_version),
+        cmocka_unit_test(test_rdma_header_belongs_to_payload),
         cmocka_unit_test(test_garbage_never_overreads),
+        cmocka_unit_test(test_reactions_judged_by_the_reaction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

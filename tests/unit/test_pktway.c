@@ -282,9 +282,16 @@ static void test_decode_errors_name_rules(void **state)
     e.ot = ot;
     e.ot_len = 5;
     n = vw_eep_encode(&e, b, sizeof b);
+    /* over UDP the datagram is the message: not whole words, said once */
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_eep_decode_on(b, n, VW_EEP_CARRIER_DATAGRAM, &m, &fs), VW_REQ_EEP_1B_8B_WORDS);
+    assert_int_equal(fs.count, 1);
+    /* over a link, bytes after the last whole word are padding (a trailer is
+     * whole words), so the TAIL is the last whole word of the frame */
     assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_NONE);
-    assert_true(vw_findings_has(&fs, VW_REQ_EEP_1B_8B_WORDS));
-    assert_int_equal(m.ot_len, 5);
+    assert_false(vw_findings_has(&fs, VW_REQ_EEP_1B_8B_WORDS));
+    assert_int_equal(m.link_padding, 5);
+    assert_int_equal(m.msg_len, n - 5);
     /* oversized lengths are refused by the encoder */
     struct vw_eep_route_enc big = {.kind = VW_EEP_ROUTE_L2RH, .data = payload, .data_len = 64};
     vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
@@ -314,6 +321,29 @@ static void test_link_padding(void **state)
     b[40] = 7;
     assert_int_equal(decode_exact(b, 46, &m, &fs), VW_REQ_NONE);
     assert_true(vw_findings_has(&fs, VW_REQ_EEP_9_OT_NEEDS_OH));
+
+    /* With optional header fields (h=1) the TAIL is the message's last word;
+     * a frame padded to Ethernet's minimum must not have its EI read from
+     * the padding, nor its padding called broken words (issue 22). */
+    static const uint8_t ohd[4] = {1, 2, 3, 4};
+    struct vw_eep_oh_enc oh = {.type = 0x15, .data = ohd, .data_len = 4};
+    uint8_t p[64] = {0};
+    vw_eep_enc_init(&e, 5, 0, 1, NULL, 0);
+    e.oh = &oh;
+    e.n_oh = 1;
+    e.ei = 0x3;
+    n = vw_eep_encode(&e, p, sizeof p);
+    assert_int_equal(n, 32); /* header, one OH word, TAIL */
+    assert_int_equal(decode_exact(p, 46, &m, &fs), VW_REQ_NONE);
+    assert_false(vw_findings_has(&fs, VW_REQ_EEP_1B_8B_WORDS));
+    assert_int_equal(m.tail_offset, 24);
+    assert_int_equal(m.ei, 0x3);
+    assert_int_equal(m.link_padding, 14);
+    /* a frame over the minimum: bytes after the last whole word are padding */
+    assert_int_equal(decode_exact(p, 37, &m, &fs), VW_REQ_NONE);
+    assert_false(vw_findings_has(&fs, VW_REQ_EEP_1B_8B_WORDS));
+    assert_int_equal(m.link_padding, 5);
+    assert_int_equal(m.ei, 0x3);
 }
 
 /* Over UDP the datagram is the message: the TAIL is its last word even
@@ -452,6 +482,230 @@ static void test_names_and_tail(void **state)
     assert_true(vw_eep_tail_forward(0x8000000000000000ull, true) == 0x8000000000000001ull);
 }
 
+/* EEP-4B-LEADING-RECORD: bits 9-10 = 0b10 start an L2RH, bits 9-12 = 0b1111
+ * a symbol, anything else the EEP header (so a header's DT is never 10xx
+ * or 1111). */
+static void test_leading_record_bits(void **state)
+{
+    (void)state;
+    for (unsigned b1 = 0; b1 < 256; b1++) {
+        const uint8_t two[2] = {0x00, (uint8_t)b1};
+        enum vw_eep_route_kind kind = VW_EEP_ROUTE_SYMBOL;
+        int is_record = vw_eep_record_kind(two, 2, &kind);
+        if ((b1 & 0xC0u) == 0x80u) {
+            assert_int_equal(is_record, 1);
+            assert_int_equal(kind, VW_EEP_ROUTE_L2RH);
+        } else if ((b1 & 0xF0u) == 0xF0u) {
+            assert_int_equal(is_record, 1);
+            assert_int_equal(kind, VW_EEP_ROUTE_SYMBOL);
+        } else {
+            assert_int_equal(is_record, 0);
+        }
+    }
+    const uint8_t one[1] = {0x80};
+    enum vw_eep_route_kind kind;
+    assert_int_equal(vw_eep_record_kind(one, 1, &kind), 0);
+}
+
+/* EEP-3-LENGTHS-EXCLUDE-THEMSELVES, EEP-5B-SYMBOLS-MIXED, EEP-6K-SA-OPTIONAL:
+ * records and OH fields with L = 0 take one word, DL = 0 has no data block,
+ * symbols may sit between L2RHs, SA 0 is allowed; none of it is a finding. */
+static void test_zero_lengths_mixed_records_sa_zero(void **state)
+{
+    (void)state;
+    /* L2RH L=0 | symbol L=0 | L2RH L=1 | header (h, DL 0, SA 0) | OH L=0, C=1 | TAIL */
+    const uint8_t msg[] = {
+        0x00, 0x80, 0, 0, 0, 0, 0, 0,
+        0x00, 0xF1, 0x23, 0x45, 0x00, 0, 0, 0,
+        0x00, 0x81, 0x77, 0, 0, 0, 0, 0,
+        0x00, 0x00, 0x01, 0x23, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00,
+        0x45, 0x00, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0,
+    };
+    struct vw_eep_msg m;
+    struct vw_findings fs;
+    assert_int_equal(decode_exact(msg, sizeof msg, &m, &fs), VW_REQ_NONE);
+    assert_int_equal(fs.count, 0);
+    assert_int_equal(m.n_l2rh, 2);
+    assert_int_equal(m.n_symbols, 1);
+    assert_int_equal(m.routes_len, 24);
+    assert_int_equal(m.hdr_offset, 24);
+    assert_int_equal(m.hdr.sa, 0);
+    assert_int_equal(m.n_oh, 1);
+    assert_int_equal(m.oh_len, 8);
+    assert_int_equal(m.db_len, 0);
+    assert_int_equal(m.tail_offset, sizeof msg - 8);
+    assert_int_equal(m.msg_len, sizeof msg);
+}
+
+/* EEP-6E-ERR-TE: an ERR's TE names an error of the enumeration (P8). */
+static void test_err_type_extension(void **state)
+{
+    (void)state;
+    struct vw_eep_enc e;
+    struct vw_eep_msg m;
+    struct vw_findings fs;
+    uint8_t b[64];
+    vw_eep_enc_init(&e, 0x000042, 0x000007, 0x0002, NULL, 0);
+    e.hdr.te = 0x0001; /* Destination Unknown */
+    size_t n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(vw_eep_decode(b, n, &m, NULL), VW_REQ_NONE);
+    vw_findings_clear(&fs);
+    vw_eep_notes(b, &m, NULL, &fs);
+    assert_int_equal(fs.count, 0);
+
+    e.hdr.te = 0x0009;
+    n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(vw_eep_decode(b, n, &m, NULL), VW_REQ_NONE);
+    vw_findings_clear(&fs);
+    vw_eep_notes(b, &m, NULL, &fs);
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_EEP_6E_ERR_TE);
+    assert_int_equal(fs.item[0].severity, VW_SEV_NOTE);
+    assert_int_equal(fs.item[0].offset, 4);
+    assert_string_equal(fs.item[0].detail,
+                        "ERR with type extension 0x0009, which names no error of the project's enumeration (P8)");
+    struct vw_eep_types t = vw_eep_types_default;
+    t.te_err_unknown_oh = 0x0009; /* a configured enumeration knows it */
+    vw_findings_clear(&fs);
+    vw_eep_notes(b, &m, &t, &fs);
+    assert_int_equal(fs.count, 0);
+
+    e.hdr.pt = 0x0800; /* TE 9 of another type is that type's business */
+    n = vw_eep_encode(&e, b, sizeof b);
+    assert_int_equal(vw_eep_decode(b, n, &m, NULL), VW_REQ_NONE);
+    vw_findings_clear(&fs);
+    vw_eep_notes(b, &m, NULL, &fs);
+    assert_int_equal(fs.count, 0);
+}
+
+/* Router copies: what comes in is a symbol, two L2RHs, the header, 13 data
+ * bytes and EI 1; the right copy lacks the symbol and the first L2RH and
+ * has EI 2. */
+static const uint8_t r1[3] = {0x11, 0x12, 0x13}, r2[6] = {0x21, 0x22, 0x23, 0x24, 0x25, 0x26};
+
+static size_t router_message(uint8_t *buf, size_t cap, bool consumed, uint64_t ei, struct vw_eep_msg *m)
+{
+    struct vw_eep_route_enc routes[3] = {
+        {.kind = VW_EEP_ROUTE_SYMBOL, .symbol_type = 0x12345, .data = sym, .data_len = 2},
+        {.kind = VW_EEP_ROUTE_L2RH, .data = r1, .data_len = 3},
+        {.kind = VW_EEP_ROUTE_L2RH, .data = r2, .data_len = 6},
+    };
+    struct vw_eep_enc e;
+    vw_eep_enc_init(&e, 0x000123, 0x000042, 0x0800, payload, sizeof payload);
+    e.routes = consumed ? routes + 2 : routes;
+    e.n_routes = consumed ? 1 : 3;
+    e.ei = ei;
+    size_t n = vw_eep_encode(&e, buf, cap);
+    assert_int_equal(vw_eep_decode(buf, n, m, NULL), VW_REQ_NONE);
+    return n;
+}
+
+static void forward_check_finds(const uint8_t *in_buf, const struct vw_eep_msg *in, const uint8_t *out_buf,
+                                const struct vw_eep_msg *out, enum vw_eep_link_state link, bool ok,
+                                enum vw_req req)
+{
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_eep_forward_check(in_buf, in, out_buf, out, link, &fs), ok);
+    if (req == VW_REQ_NONE) {
+        assert_int_equal(fs.count, 0);
+    } else {
+        assert_int_equal(fs.count, 1);
+        assert_int_equal(fs.item[0].req, req);
+    }
+}
+
+static void test_forward_check(void **state)
+{
+    (void)state;
+    uint8_t in_buf[128], out_buf[128];
+    struct vw_eep_msg in, out;
+    router_message(in_buf, sizeof in_buf, false, 1, &in);
+    assert_int_equal(in.routes_len, 8 + 8 + 8);
+    size_t n = router_message(out_buf, sizeof out_buf, true, 2, &out);
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_CLEAN, true, VW_REQ_NONE);
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_UNKNOWN, true, VW_REQ_NONE);
+
+    /* EEP-10-EI-ERROR-LSBIT: a damaged link wants the LSbit after the shift */
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_DAMAGED, false, VW_REQ_EEP_10_EI_ERROR_LSBIT);
+    router_message(out_buf, sizeof out_buf, true, 3, &out);
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_DAMAGED, true, VW_REQ_NONE);
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_UNKNOWN, true, VW_REQ_NONE);
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_CLEAN, false, VW_REQ_EEP_10_EI_ERROR_LSBIT);
+    /* EEP-10-EI-SHIFT: not shifted; with the MSbit set it must not be */
+    router_message(out_buf, sizeof out_buf, true, 1, &out);
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    assert_false(vw_eep_forward_check(in_buf, &in, out_buf, &out, VW_EEP_LINK_CLEAN, &fs));
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_EEP_10_EI_SHIFT);
+    assert_string_equal(fs.item[0].detail, "forwarded EI 0x0000000000000001 from 0x0000000000000001, "
+                                           "expected 0x0000000000000002 (no error on the link)");
+    router_message(in_buf, sizeof in_buf, false, 0x8000000000000000ull, &in);
+    router_message(out_buf, sizeof out_buf, true, 0x8000000000000000ull, &out);
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_CLEAN, true, VW_REQ_NONE);
+    router_message(out_buf, sizeof out_buf, true, 0, &out);
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_CLEAN, false, VW_REQ_EEP_10_EI_SHIFT);
+
+    /* EEP-8-DB-UNMODIFIED and EEP-4B-ONLY-TAIL-MODIFIED: one byte changed */
+    router_message(in_buf, sizeof in_buf, false, 0, &in);
+    n = router_message(out_buf, sizeof out_buf, true, 0, &out);
+    out_buf[out.db_offset + 3] ^= 0x20;
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_CLEAN, false, VW_REQ_EEP_8_DB_UNMODIFIED);
+    out_buf[out.db_offset + 3] ^= 0x20;
+    out_buf[out.hdr_offset] = 0x3F; /* priority */
+    vw_findings_clear(&fs);
+    assert_false(vw_eep_forward_check(in_buf, &in, out_buf, &out, VW_EEP_LINK_CLEAN, &fs));
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_EEP_4B_ONLY_TAIL_MODIFIED);
+    assert_string_equal(fs.item[0].detail,
+                        "EEP header changed by the router (byte 0 of 32, 32 forwarded): only the TAIL may change");
+    out_buf[out.hdr_offset] = 0x00;
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_CLEAN, true, VW_REQ_NONE);
+    /* a trailer word added between the data block and the TAIL */
+    uint8_t longer[136];
+    memcpy(longer, out_buf, out.tail_offset);
+    memset(longer + out.tail_offset, 0xAB, 8);
+    memcpy(longer + out.tail_offset + 8, out_buf + out.tail_offset, 8);
+    struct vw_eep_msg lm;
+    assert_int_equal(vw_eep_decode_on(longer, n + 8, VW_EEP_CARRIER_DATAGRAM, &lm, NULL), VW_REQ_NONE);
+    forward_check_finds(in_buf, &in, longer, &lm, VW_EEP_LINK_CLEAN, false, VW_REQ_EEP_4B_ONLY_TAIL_MODIFIED);
+
+    /* EEP-5-HR-CONSUMES-L2RH: the records forwarded whole */
+    router_message(out_buf, sizeof out_buf, false, 0, &out);
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_CLEAN, false, VW_REQ_EEP_5_HR_CONSUMES_L2RH);
+    /* ... or the remaining L2RH changed */
+    router_message(out_buf, sizeof out_buf, true, 0, &out);
+    out_buf[3] ^= 1;
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_CLEAN, false, VW_REQ_EEP_5_HR_CONSUMES_L2RH);
+    /* a record the router put in front (1c) is only noted */
+    uint8_t prefixed[136];
+    const uint8_t own_l2rh[8] = {0x00, 0x82, 0x99, 0x98, 0, 0, 0, 0};
+    n = router_message(out_buf, sizeof out_buf, true, 0, &out);
+    memcpy(prefixed, own_l2rh, 8);
+    memcpy(prefixed + 8, out_buf, n);
+    struct vw_eep_msg pm;
+    assert_int_equal(vw_eep_decode(prefixed, n + 8, &pm, NULL), VW_REQ_NONE);
+    forward_check_finds(in_buf, &in, prefixed, &pm, VW_EEP_LINK_CLEAN, true, VW_REQ_EEP_1C_L3_PREFIX);
+
+    /* EEP-5-SYMBOL-CONSUMED: a leading symbol without an L2RH after it */
+    struct vw_eep_route_enc lone = {.kind = VW_EEP_ROUTE_SYMBOL, .symbol_type = 7, .data = sym, .data_len = 3};
+    struct vw_eep_enc e;
+    vw_eep_enc_init(&e, 0x000123, 0x000042, 0x0800, payload, sizeof payload);
+    e.routes = &lone;
+    e.n_routes = 1;
+    n = vw_eep_encode(&e, in_buf, sizeof in_buf);
+    assert_int_equal(vw_eep_decode(in_buf, n, &in, NULL), VW_REQ_NONE);
+    memcpy(out_buf, in_buf, n); /* forwarded with the symbol */
+    assert_int_equal(vw_eep_decode(out_buf, n, &out, NULL), VW_REQ_NONE);
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_CLEAN, false, VW_REQ_EEP_5_SYMBOL_CONSUMED);
+    e.n_routes = 0;
+    n = vw_eep_encode(&e, out_buf, sizeof out_buf);
+    assert_int_equal(vw_eep_decode(out_buf, n, &out, NULL), VW_REQ_NONE);
+    forward_check_finds(in_buf, &in, out_buf, &out, VW_EEP_LINK_CLEAN, true, VW_REQ_NONE);
+}
+
 static void test_garbage_never_overreads(void **state)
 {
     (void)state;
@@ -468,6 +722,37 @@ static void test_garbage_never_overreads(void **state)
         struct vw_findings fs;
         (void)decode_exact(tmp, n, &m, &fs);
     }
+    /* the router check on pairs of garbage messages that did decode */
+    static uint8_t prev[200];
+    struct vw_eep_msg prev_m;
+    bool have_prev = false;
+    unsigned pairs = 0;
+    for (int round = 0; round < 4000; round++) {
+        size_t n = 24 + (size_t)(rand() % 176);
+        uint8_t tmp[200];
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = (uint8_t)rand();
+        for (size_t i = 8; i + 4 < n; i += 8) /* small DL, no OH: most of these decode */
+            tmp[i] &= 0xF0, tmp[i + 1] = 0, tmp[i + 2] = 0, tmp[i + 4] &= 0x7F;
+        uint8_t *d = malloc(n);
+        assert_non_null(d);
+        memcpy(d, tmp, n);
+        struct vw_eep_msg m;
+        struct vw_findings fs;
+        if (vw_eep_decode(d, n, &m, NULL) == VW_REQ_NONE) {
+            if (have_prev) {
+                vw_findings_clear(&fs);
+                (void)vw_eep_forward_check(prev, &prev_m, d, &m, (enum vw_eep_link_state)(round % 3), &fs);
+                (void)vw_eep_forward_check(d, &m, prev, &prev_m, VW_EEP_LINK_UNKNOWN, &fs);
+                pairs++;
+            }
+            memcpy(prev, d, n);
+            assert_int_equal(vw_eep_decode(prev, n, &prev_m, NULL), VW_REQ_NONE);
+            have_prev = true;
+        }
+        free(d);
+    }
+    assert_true(pairs > 100);
 }
 
 int main(void)
@@ -481,6 +766,10 @@ int main(void)
         cmocka_unit_test(test_datagram_carrier),
         cmocka_unit_test(test_display_notes),
         cmocka_unit_test(test_names_and_tail),
+        cmocka_unit_test(test_leading_record_bits),
+        cmocka_unit_test(test_zero_lengths_mixed_records_sa_zero),
+        cmocka_unit_test(test_err_type_extension),
+        cmocka_unit_test(test_forward_check),
         cmocka_unit_test(test_garbage_never_overreads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

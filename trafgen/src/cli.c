@@ -46,6 +46,8 @@ static const char usage_text[] =
     "      --client-port N     -w/-i: the client's TCP port (default 40000)\n"
     "      --eep-udp           carry PacketWay EEP over UDP instead of Ethertype 0x88B5\n"
     "      --pause-us N        live TCP: pause between writes\n"
+    "      --send-timeout MS   --connect: give up connecting, or writing to a target that\n"
+    "                          reads nothing, after MS milliseconds (default 10000)\n"
     "      --rate N            live outputs: at most N PDUs per second\n"
     "      --mutate-rate P     with --break: mutate each eligible PDU with probability P (0..1)\n"
     "      --flip-rate P       flip one random bit in each PDU with probability P (0..1), from the seed\n"
@@ -94,7 +96,9 @@ static int parse_ift_flags(const char *s, uint32_t *out)
                  {"SM", VW_IFT_FLAG_SM}, {"RM", VW_IFT_FLAG_RM}};
     uint64_t v;
     if (s[0] >= '0' && s[0] <= '9') {
-        if (parse_u64(s, 0xFFFFFFFFu, &v) != 0 || (v & VW_IFT_FLAG_PH))
+        /* the defined flags only: PH is set per phase, and reserved bits
+         * are a mutation (--break), not a parameter */
+        if (parse_u64(s, 0xFFFFFFFFu, &v) != 0 || (v & (VW_IFT_FLAG_PH | VW_IFT_FLAG_RESERVED)))
             return -1;
         *out = (uint32_t)v;
         return 0;
@@ -253,7 +257,7 @@ static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const cha
 
 enum {
     OPT_CONNECT = 256, OPT_LIST_MUT, OPT_LIST_CASES, OPT_MSG_SIZE, OPT_SEG_PAYLOAD, OPT_COUNT,
-    OPT_TCP_SEG, OPT_COALESCE, OPT_IPV6, OPT_PORT, OPT_EEP_UDP, OPT_PAUSE, OPT_NO_META,
+    OPT_TCP_SEG, OPT_COALESCE, OPT_IPV6, OPT_PORT, OPT_EEP_UDP, OPT_PAUSE, OPT_SEND_TIMEOUT, OPT_NO_META,
     OPT_RATE, OPT_MUTATE_RATE, OPT_FLIP_RATE, OPT_PROGRESS, OPT_TCP_TS, OPT_PCAPNG, OPT_IFT_FLAGS, OPT_CLIENT_PORT,
 };
 
@@ -280,6 +284,7 @@ int tg_main(int argc, char **argv)
         {"port", required_argument, NULL, OPT_PORT},
         {"eep-udp", no_argument, NULL, OPT_EEP_UDP},
         {"pause-us", required_argument, NULL, OPT_PAUSE},
+        {"send-timeout", required_argument, NULL, OPT_SEND_TIMEOUT},
         {"no-meta", no_argument, NULL, OPT_NO_META},
         {"rate", required_argument, NULL, OPT_RATE},
         {"mutate-rate", required_argument, NULL, OPT_MUTATE_RATE},
@@ -323,8 +328,8 @@ int tg_main(int argc, char **argv)
         case OPT_LIST_MUT: do_list_mut = true; break;
         case OPT_LIST_CASES: list_cases_of = optarg; break;
         case OPT_MSG_SIZE:
-            if (parse_u64(optarg, 1u << 30, &v) != 0)
-                return usage_error("--msg-size wants bytes (up to 1 GiB), got \"%s\"", optarg);
+            if (parse_u64(optarg, 1u << 30, &v) != 0 || v == 0)
+                return usage_error("--msg-size wants 1 byte to 1 GiB, got \"%s\"", optarg);
             p.msg_size = (size_t)v;
             break;
         case OPT_SEG_PAYLOAD:
@@ -360,6 +365,11 @@ int tg_main(int argc, char **argv)
                 return usage_error("--pause-us wants microseconds (up to 10 s), got \"%s\"", optarg);
             p.pause_us = (uint32_t)v;
             break;
+        case OPT_SEND_TIMEOUT:
+            if (parse_u64(optarg, 3600000, &v) != 0 || v == 0)
+                return usage_error("--send-timeout wants 1..3600000 ms, got \"%s\"", optarg);
+            p.send_timeout_ms = (uint32_t)v;
+            break;
         case OPT_NO_META: meta = false; break;
         case OPT_RATE:
             if (parse_u64(optarg, 100000000, &v) != 0 || v == 0)
@@ -392,7 +402,7 @@ int tg_main(int argc, char **argv)
         case OPT_PCAPNG: pcapng = true; break;
         case OPT_IFT_FLAGS:
             if (parse_ift_flags(optarg, &p.ift_flags) != 0)
-                return usage_error("--ift-flags wants a list of R,HC,PC,IH,IP,SP,SM,RM (or none, or a number), got \"%s\"",
+                return usage_error("--ift-flags wants a list of R,HC,PC,IH,IP,SP,SM,RM (or none, or a number of those bits), got \"%s\"",
                                    optarg);
             p.ift_flags_set = true;
             break;
@@ -520,7 +530,7 @@ static int run_cli(const struct tg_scenario *sc, struct tg_params *pp, const cha
     }
     char err[512] = "";
     struct tg_output *out = file ? tg_output_capture(file, pcapng, pcapng ? meta_text : NULL, err, sizeof err)
-                          : connect_to ? tg_output_connect(connect_to, err, sizeof err)
+                          : connect_to ? tg_output_connect(connect_to, p.send_timeout_ms, err, sizeof err)
                                        : tg_output_libnet(iface, err, sizeof err);
     if (out == NULL) {
         fprintf(stderr, "vitcp-trafgen: %s\n", err);

@@ -64,6 +64,7 @@ struct tg_output {
     bool flow_open;
     int fd;
     uint32_t pause_us;
+    uint32_t send_timeout_ms; /* connect mode: SO_SNDTIMEO, for the error message */
     int failed;
     char err[256];
 };

@@ -3,10 +3,12 @@
  * synthesize the whole conversation (both sides, handshake, close) with
  * the netio TCP flow; connect mode writes only the client's bytes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <libnet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,8 +89,40 @@ struct tg_output *tg_output_libnet(const char *iface, char *err, size_t errlen)
     return o;
 }
 
-struct tg_output *tg_output_connect(const char *host_port, char *err, size_t errlen)
+/* connect() that gives up after timeout_ms (the kernel's own SYN retries
+ * take minutes against a host that drops them). 0, or -1 with errno. */
+static int connect_within(int fd, const struct sockaddr *sa, socklen_t len, uint32_t timeout_ms)
 {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
+        return -1;
+    if (connect(fd, sa, len) != 0) {
+        if (errno != EINPROGRESS)
+            return -1;
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        int n;
+        while ((n = poll(&p, 1, (int)timeout_ms)) < 0 && errno == EINTR)
+            ;
+        if (n == 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        int soerr = 0;
+        socklen_t sl = sizeof soerr;
+        if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0)
+            return -1;
+        if (soerr) {
+            errno = soerr;
+            return -1;
+        }
+    }
+    return fcntl(fd, F_SETFL, flags);
+}
+
+struct tg_output *tg_output_connect(const char *host_port, uint32_t timeout_ms, char *err, size_t errlen)
+{
+    if (timeout_ms == 0)
+        timeout_ms = TG_SEND_TIMEOUT_MS;
     char host[256];
     const char *colon = strrchr(host_port, ':');
     if (colon == NULL || colon == host_port || (size_t)(colon - host_port) >= sizeof host ||
@@ -121,7 +155,7 @@ struct tg_output *tg_output_connect(const char *host_port, char *err, size_t err
             last_errno = errno;
             continue;
         }
-        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+        if (connect_within(fd, a->ai_addr, a->ai_addrlen, timeout_ms) == 0)
             break;
         last_errno = errno;
         close(fd);
@@ -134,6 +168,10 @@ struct tg_output *tg_output_connect(const char *host_port, char *err, size_t err
     }
     int one = 1; /* our writes become segments as written */
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    /* A target that stops reading fills its window; send() then returns
+     * EAGAIN after this long instead of blocking for ever. */
+    struct timeval tv = {.tv_sec = timeout_ms / 1000u, .tv_usec = (suseconds_t)(timeout_ms % 1000u) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     struct tg_output *o = out_new(TG_OUT_CONNECT);
     if (o == NULL) {
         close(fd);
@@ -141,6 +179,7 @@ struct tg_output *tg_output_connect(const char *host_port, char *err, size_t err
         return NULL;
     }
     o->fd = fd;
+    o->send_timeout_ms = timeout_ms;
     return o;
 }
 
@@ -180,6 +219,12 @@ static int write_all(struct tg_output *o, const uint8_t *p, size_t n)
         if (w < 0) {
             if (errno == EINTR)
                 continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                char why[160];
+                snprintf(why, sizeof why, "%u ms with %zu bytes still to write (its receive window stayed full)",
+                         o->send_timeout_ms, n);
+                return fail(o, "the target read nothing for %s", why);
+            }
             return fail(o, "write to the target failed: %s", strerror(errno));
         }
         p += w;

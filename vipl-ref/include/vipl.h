@@ -422,6 +422,10 @@ typedef struct {
     VIP_UINT64 ProtocolErrors;
     VIP_UINT64 ConnectionsAccepted;
     VIP_UINT64 ConnectionsRequested;
+    /* Out of descriptors (EMFILE/ENFILE): idle half-open connections closed
+     * to let a new one in, and connections refused at once (no idle one). */
+    VIP_UINT64 ConnectionsShed;
+    VIP_UINT64 ConnectionsRefusedNoFds;
 } VIPL_STATISTICS;
 
 /* TCP port the NIC listens on (useful with a device name "host:0"). */

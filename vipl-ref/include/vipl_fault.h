@@ -27,6 +27,7 @@
     X(SKIP_MSG_NUM, "skip-msg-num", "VITCP-3.2-MSG-NUM-SEQ", "message numbers advance by two") \
     X(NOP_MSG_NUM, "nop-msg-num", "VITCP-3.2-NOP-MSG-NUM", "NOPs carry a wrong message number") \
     X(IMM_WITHOUT_IDV, "imm-without-idv", "VITCP-3.2-IMM-ZERO-NO-IDV", "non-zero Immediate Data with IDV clear") \
+    X(IDV_FIRST_ONLY, "idv-first-only", "VITCP-3.2-IDV-EACH-SEGMENT", "immediate data (IDV) only on the first segment of a message") \
     X(IMM_ON_NA_TYPE, "imm-on-na-type", "VITCP-3.2-IMM-ZERO-NA", "non-zero Immediate Data on NOP and read segments") \
     X(BAD_VERSION, "bad-version", "VITCP-3.2-VERSION", "every segment carries Version 2") \
     X(IGNORE_DFC, "ignore-dfc", "VITCP-3.2-DFC-DELAY", "sets DFC but sends without receive credits") \

@@ -51,8 +51,9 @@ void conn_refuse(struct vipl_conn *c, unsigned type)
     if (!(type == VW_VITCP_CONNECT_NOMATCH && nic->fault == VIPL_FAULT_SILENT_NOMATCH) && c->fd >= 0) {
         struct vw_vitcp_enc enc;
         uint8_t buf[64];
-        /* V6: the trailer is the sender's option; send it when both offer CRC. */
-        vw_vitcp_enc_init(&enc, type, nic->crc_on && c->req_crc);
+        /* V6: the trailer is the sender's option; send it when both offer CRC
+         * (or always, with the NIC option refusecrc). */
+        vw_vitcp_enc_init(&enc, type, (nic->crc_on && c->req_crc) || nic->refuse_crc);
         if (nic->fault == VIPL_FAULT_BAD_VERSION)
             enc.hdr.version = 2;
         size_t n = vw_vitcp_encode(&enc, buf, sizeof buf);

@@ -399,7 +399,8 @@ static bool respond_one_segment(struct vipl_vi *vi)
     if (vi->inbound_count == 0 || fault(vi) == VIPL_FAULT_NO_READ_RESPONSE)
         return false;
     struct inbound_read *r = &vi->inbound[0];
-    uint32_t chunk = r->length - r->sent < VIPL_SEG_PAYLOAD ? r->length - r->sent : VIPL_SEG_PAYLOAD;
+    uint32_t seg = vi->nic->seg_payload;
+    uint32_t chunk = r->length - r->sent < seg ? r->length - r->sent : seg;
     struct vw_vitcp_enc enc;
     seg_init(vi, &enc, VW_VITCP_RDMA_READ_RESP);
     enc.hdr.msg_num = r->msg_num;
@@ -495,7 +496,8 @@ static bool send_one_segment(struct vipl_vi *vi)
         q->next++;
         return true;
     }
-    uint32_t chunk = e->total - e->sent < VIPL_SEG_PAYLOAD ? e->total - e->sent : VIPL_SEG_PAYLOAD;
+    uint32_t seg = vi->nic->seg_payload;
+    uint32_t chunk = e->total - e->sent < seg ? e->total - e->sent : seg;
     seg_init(vi, &enc, op == VIP_CONTROL_OP_RDMAWRITE ? VW_VITCP_RDMA_WRITE : VW_VITCP_SEND);
     enc.hdr.msg_num = e->msg_num;
     enc.hdr.data_offset = e->sent;
@@ -506,7 +508,7 @@ static bool send_one_segment(struct vipl_vi *vi)
     bool last = e->sent + chunk == e->total;
     if (!last || fault(vi) == VIPL_FAULT_NO_EOM)
         enc.hdr.flags &= (uint8_t)~VW_VITCP_FLAG_EOM;
-    if (imm) {
+    if (imm && !(fault(vi) == VIPL_FAULT_IDV_FIRST_ONLY && e->sent != 0)) {
         enc.hdr.flags |= VW_VITCP_FLAG_IDV;
         enc.hdr.imm_data = d->CS.ImmediateData;
     } else if (fault(vi) == VIPL_FAULT_IMM_WITHOUT_IDV) {
@@ -617,7 +619,7 @@ void vi_encode_ce(struct vipl_vi *vi, unsigned type, const struct vw_vitcp_ce *r
         if (fault(vi) == VIPL_FAULT_ACCEPT_WRONG_DISC)
             enc.ce.called_disc[0] ^= 0xFF, enc.ce.called_disc_len = enc.ce.called_disc_len ? enc.ce.called_disc_len : 1;
     }
-    size_t ol = vw_vitcp_opts_build(opts, sizeof opts, crc_opt, false, crc_opt);
+    size_t ol = vw_vitcp_opts_build(opts, sizeof opts, crc_opt, vi->nic->urgent_opt, crc_opt);
     enc.ce.options = ol ? opts : NULL;
     enc.ce.options_len = ol;
     enc.trailer = crc_opt ? VW_VITCP_TRAILER_CRC : VW_VITCP_TRAILER_NONE; /* 3.5 */
@@ -1283,8 +1285,11 @@ static void accept_incoming(struct vipl_nic *nic)
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         int fd = accept4(nic->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE)
+                listen_guard_out_of_fds(nic);
             return;
+        }
         struct vipl_conn *c = calloc(1, sizeof *c);
         if (!c || vw_vitcp_framer_init(&c->framer, VW_VITCP_CRC_OFF) != 0) {
             free(c);
@@ -1396,10 +1401,13 @@ void *provider_main(void *arg)
         pfds[n++] = (struct pollfd){.fd = nic->wake_fd, .events = POLLIN};
         pfds[n++] = (struct pollfd){.fd = nic->epfd, .events = POLLIN};
         size_t listen_idx = n;
-        pfds[n++] = (struct pollfd){.fd = nic->listen_fd, .events = POLLIN};
+        int64_t next_deadline = host_deadline(nic);
+        bool listen_paused = listen_guard_paused(nic, now_ms());
+        if (listen_paused && (next_deadline < 0 || nic->listen_paused_until < next_deadline))
+            next_deadline = nic->listen_paused_until; /* a negative fd is not polled */
+        pfds[n++] = (struct pollfd){.fd = listen_paused ? -1 : nic->listen_fd, .events = POLLIN};
         size_t host_idx = n;
         pfds[n++] = (struct pollfd){.fd = host_poll_fd(nic), .events = POLLIN};
-        int64_t next_deadline = host_deadline(nic);
         for (struct vipl_conn *c = nic->conns; c; c = c->next) {
             if (c->state != IN_CLAIMED && (next_deadline < 0 || c->deadline_ms < next_deadline))
                 next_deadline = c->deadline_ms;
@@ -1438,7 +1446,7 @@ void *provider_main(void *arg)
                 ssize_t r = read(nic->wake_fd, &sink, sizeof sink);
                 (void)r;
             }
-            if (pfds[listen_idx].revents && nic->listen_fd >= 0)
+            if (pfds[listen_idx].fd >= 0 && pfds[listen_idx].revents && nic->listen_fd >= 0)
                 accept_incoming(nic);
             if (pfds[host_idx].revents)
                 host_on_ready(nic);

@@ -106,6 +106,14 @@ static VIP_RETURN apply_option(struct vipl_nic *nic, const char *opt)
         nic->read_window = (uint16_t)x;
         return VIP_SUCCESS;
     }
+    if (klen == 3 && !strncmp(opt, "seg", 3) && parse_uint(v, VIPL_SEG_PAYLOAD, &x) && x >= 1) {
+        nic->seg_payload = (uint32_t)x;
+        return VIP_SUCCESS;
+    }
+    if (klen == 6 && !strncmp(opt, "urgent", 6))
+        return parse_bool(v, &nic->urgent_opt) ? VIP_SUCCESS : VIP_INVALID_PARAMETER;
+    if (klen == 9 && !strncmp(opt, "refusecrc", 9))
+        return parse_bool(v, &nic->refuse_crc) ? VIP_SUCCESS : VIP_INVALID_PARAMETER;
     if (klen == 5 && !strncmp(opt, "grace", 5) && parse_uint(v, 600000, &x)) {
         nic->grace_ms = (unsigned)x;
         return VIP_SUCCESS;
@@ -140,6 +148,7 @@ static void free_nic(struct vipl_nic *nic)
     host_leave(nic);
     if (nic->listen_fd >= 0)
         close(nic->listen_fd);
+    listen_guard_free(nic);
     if (nic->wake_fd >= 0)
         close(nic->wake_fd);
     if (nic->epfd >= 0)
@@ -158,6 +167,7 @@ VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *NicHandle)
     if (!nic)
         return VIP_ERROR_RESOURCE;
     nic->listen_fd = nic->wake_fd = nic->epfd = -1;
+    listen_guard_init(nic);
     pthread_mutex_init(&nic->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -167,6 +177,7 @@ VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *NicHandle)
     nic->crc_on = true; /* A11 */
     nic->dfc_on = false;
     nic->read_window = VIPL_DEFAULT_WINDOW;
+    nic->seg_payload = VIPL_SEG_PAYLOAD;
     nic->grace_ms = VIPL_DEFAULT_GRACE_MS;
     nic->remote_port = VW_VITCP_DEFAULT_PORT;
     nic->next_mem_handle = 1;

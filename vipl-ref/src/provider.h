@@ -251,6 +251,8 @@ struct vipl_nic {
     int wake_fd;       /* eventfd: wakes the progress thread */
     int epfd;          /* the progress thread's epoll set of VI sockets */
     int listen_fd;
+    int reserve_fd;              /* listen_guard.c: spent to refuse a connection without descriptors */
+    int64_t listen_paused_until; /* listen_guard.c: the listener is not polled before this (ms) */
     uint16_t listen_port;
     uint16_t remote_port;
     uint8_t local_addr[16];
@@ -259,6 +261,9 @@ struct vipl_nic {
     bool crc_on;       /* A11 */
     bool dfc_on;       /* A12 */
     uint16_t read_window;
+    uint32_t seg_payload; /* payload per VI segment (3.2: a message may be divided) */
+    bool urgent_opt;   /* offer the Urgent Marker option in CE segments (3.7) */
+    bool refuse_crc;   /* trailer on every ConnectReject/NoMatch (V6: the sender's option) */
     unsigned grace_ms;
     enum vipl_fault fault;
     VIP_ERROR_HANDLER err_handler;
@@ -285,6 +290,12 @@ bool handle_valid(const void *p, enum vipl_obj_type t);
 
 /* ---- time */
 int64_t now_ms(void);
+
+/* listen_guard.c: the listener when descriptors run out. */
+void listen_guard_init(struct vipl_nic *nic);
+void listen_guard_free(struct vipl_nic *nic);
+void listen_guard_out_of_fds(struct vipl_nic *nic);
+bool listen_guard_paused(const struct vipl_nic *nic, int64_t now);
 /* Absolute deadline for a VIPL timeout; -1 for infinite. */
 int64_t deadline_after(VIP_ULONG timeout_ms);
 /* Wait on the NIC condition until deadline (-1: forever). false on timeout. */

@@ -104,11 +104,17 @@ VIP_NET_ADDRESS *tool_addr(struct tool_env *env, const char *host, const char *d
 
 long tool_parse_port(const char *s)
 {
+    return tool_parse_range(s, 1, 65535);
+}
+
+long tool_parse_range(const char *s, long min, long max)
+{
     char *end;
-    long p = strtol(s, &end, 10);
-    if (!*s || *end || p < 1 || p > 65535)
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *s == ' ' || *s == '+' || *end || errno == ERANGE || v < min || v > max)
         return -1;
-    return p;
+    return v;
 }
 
 double tool_now_us(void)

@@ -32,6 +32,8 @@ void tool_fill_send(VIP_DESCRIPTOR *d, unsigned op, void *data, VIP_MEM_HANDLE m
 VIP_NET_ADDRESS *tool_addr(struct tool_env *env, const char *host, const char *disc);
 /* Parse a port 1..65535; -1 if invalid. */
 long tool_parse_port(const char *s);
+/* A whole decimal number in min..max (min >= 0), nothing after it; -1 if not. */
+long tool_parse_range(const char *s, long min, long max);
 double tool_now_us(void);
 /* Flush standard output; if it could not be written (now or earlier), say so
  * on stderr ("<tool>: writing standard output failed: <reason>") and return

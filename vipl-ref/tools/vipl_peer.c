@@ -5,7 +5,11 @@
  *   vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level ...] [--announce]
  *             [--crc on|off] [--count N] [--size N] [--linger MS]
  *             [--reads N] [--read-region ADDR:HANDLE:LEN]
- *   vipl-peer --list-faults
+ *   vipl-peer --list-faults | --list-choices
+ * Allowed choices (--choice NAME[=VALUE][,NAME...], repeatable; not faults:
+ * each is a behaviour the VI/TCP draft allows, docs/vipl.md): no-crc,
+ * seg-size=N, mtu=N, crc-on-reject, offer-urgent, read-window=N, no-rdma,
+ * credits=N, level=u|rd|rr (the only level the provider offers), dfc.
  * Passive: waits on discriminator D (default "vitcp-conform", the tester's
  * default; --disc '' waits on every discriminator), accepts (or rejects)
  * connections and only echoes: every Send (with its immediate data) comes
@@ -66,6 +70,11 @@ struct opts {
     VIP_RELIABILITY_LEVEL level;
     const char *crc;
     unsigned long region_size, count, size, grace_ms, linger_ms;
+    /* --choice: behaviours the draft allows (see CHOICES) */
+    unsigned long mtu;                /* mtu=N: the VI's MaxTransferSize */
+    unsigned long credits;            /* credits=N: receives posted before connecting (0: all) */
+    int no_rdma;                      /* no-rdma: RDMA Write and Read not enabled */
+    char nic_opts[96];                /* choices made by the provider (NIC options) */
     unsigned long reads;              /* --reads N */
     unsigned long long read_addr;     /* --read-region ADDR:HANDLE:LEN */
     unsigned long read_handle, read_len;
@@ -78,7 +87,31 @@ static void usage(FILE *f)
                "       vipl-peer --connect HOST:PORT [--fault NAME] [--disc D] [--level u|rd|rr] [--announce]\n"
                "                 [--crc on|off] [--count N] [--size N] [--linger MS]\n"
                "                 [--reads N] [--read-region ADDR:HANDLE:LEN]\n"
-               "       vipl-peer --list-faults\n");
+               "       (both) [--choice NAME[=VALUE][,...]]...   allowed choices, see --list-choices\n"
+               "       vipl-peer --list-faults | --list-choices\n");
+}
+
+/* Choices the VI/TCP draft leaves to an implementation (docs/vipl.md). */
+static const struct choice {
+    const char *name, *arg, *what;
+} CHOICES[] = {
+    {"no-crc", NULL, "never offer or accept the CRC option (3.6: MAY)"},
+    {"seg-size", "N", "divide messages into VI segments of at most N payload bytes (3.2, 2.2.2.2.3)"},
+    {"mtu", "N", "MTU capability N bytes: the VI's MaxTransferSize (3.3, V11)"},
+    {"crc-on-reject", NULL, "CRC trailer on every ConnectReject/NoMatch (3.5, V6: Segment Length 28)"},
+    {"offer-urgent", NULL, "offer the Urgent Marker option in CE segments (3.7: either end may)"},
+    {"read-window", "N", "RDMA Read Window N (0..64) when RDMA Read is enabled (3.3, V18)"},
+    {"no-rdma", NULL, "RDMA Write and RDMA Read not enabled on the VI (3.3: independent enables)"},
+    {"credits", "N", "N receive descriptors posted at connection (Rx Descriptors Posted), the rest after"},
+    {"level", "u|rd|rr", "the only reliability level offered; requests for others are refused (VIA 2.5)"},
+    {"dfc", NULL, "set Descriptor Flow Control: send only while the peer advertises receive credit (3.3, V17, A12)"},
+};
+
+static void list_choices(void)
+{
+    for (size_t i = 0; i < sizeof CHOICES / sizeof CHOICES[0]; i++)
+        printf("%s%s%s  %s\n", CHOICES[i].name, CHOICES[i].arg ? "=" : "", CHOICES[i].arg ? CHOICES[i].arg : "",
+               CHOICES[i].what);
 }
 
 static void on_async_error(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *ed)
@@ -151,6 +184,31 @@ static void post_recv(struct conn_res *r, unsigned i)
 {
     tool_fill_recv(rd(r, i), (char *)r->bufs.base + (size_t)i * MSG_MAX, r->bufs.mh, MSG_MAX);
     VipPostRecv(r->vi, rd(r, i), r->descs.mh);
+}
+
+static void post_recvs(struct conn_res *r, unsigned from, unsigned to)
+{
+    for (unsigned i = from; i < to; i++)
+        post_recv(r, i);
+}
+
+/* Receives posted before the connection (credits=N): its Rx Descriptors
+ * Posted in the CE segment; the rest follow once connected. */
+static unsigned first_recvs(const struct opts *o)
+{
+    return o->credits ? (unsigned)o->credits : NRECV;
+}
+
+/* The VI's attributes: the level, and the choices mtu=N and no-rdma. */
+static void vi_attrs(const struct opts *o, const struct tool_env *env, VIP_RELIABILITY_LEVEL level,
+                     VIP_VI_ATTRIBUTES *a)
+{
+    memset(a, 0, sizeof *a);
+    a->ReliabilityLevel = level;
+    a->MaxTransferSize = o->mtu ? o->mtu : MSG_MAX;
+    a->Ptag = env->ptag;
+    a->EnableRdmaWrite = !o->no_rdma;
+    a->EnableRdmaRead = !o->no_rdma && level != VIP_SERVICE_UNRELIABLE;
 }
 
 static int send_bytes(struct conn_res *r, void *data, uint32_t len, int imm, uint32_t immv, VIP_MEM_HANDLE mh)
@@ -356,13 +414,12 @@ static int run_passive(struct tool_env *env, const struct opts *o, const struct 
         }
         struct conn_res r;
         conn_init(&r, mem);
-        VIP_VI_ATTRIBUTES a = {.ReliabilityLevel = o->level ? o->level : ra.ReliabilityLevel,
-                               .MaxTransferSize = MSG_MAX, .Ptag = env->ptag, .EnableRdmaWrite = VIP_TRUE,
-                               .EnableRdmaRead = (o->level ? o->level : ra.ReliabilityLevel) != VIP_SERVICE_UNRELIABLE};
+        VIP_VI_ATTRIBUTES a;
+        vi_attrs(o, env, o->level ? o->level : ra.ReliabilityLevel, &a);
         if ((rc = VipCreateVi(env->nic, &a, NULL, NULL, &r.vi)) == VIP_SUCCESS) {
-            for (unsigned i = 0; i < NRECV; i++)
-                post_recv(&r, i);
+            post_recvs(&r, 0, first_recvs(o));
             rc = VipConnectAccept(conn, r.vi);
+            post_recvs(&r, first_recvs(o), NRECV);
         }
         if (rc != VIP_SUCCESS) {
             printf("event=accept-failed rc=%s\n", ViplReturnName(rc));
@@ -399,14 +456,13 @@ static int run_active(struct tool_env *env, const struct opts *o, const struct p
     struct conn_res r;
     conn_init(&r, mem);
     int err = 1;
-    VIP_RELIABILITY_LEVEL level = o->level ? o->level : VIP_SERVICE_RELIABLE_DELIVERY;
-    VIP_VI_ATTRIBUTES a = {.ReliabilityLevel = level, .MaxTransferSize = MSG_MAX, .Ptag = env->ptag,
-                           .EnableRdmaWrite = VIP_TRUE, .EnableRdmaRead = level != VIP_SERVICE_UNRELIABLE}, ra;
+    VIP_VI_ATTRIBUTES a, ra;
+    vi_attrs(o, env, o->level ? o->level : VIP_SERVICE_RELIABLE_DELIVERY, &a);
     VIP_RETURN rc = VipCreateVi(env->nic, &a, NULL, NULL, &r.vi);
     if (rc == VIP_SUCCESS) {
-        for (unsigned i = 0; i < NRECV; i++)
-            post_recv(&r, i);
+        post_recvs(&r, 0, first_recvs(o));
         rc = VipConnectRequest(r.vi, local, remote, 5000, &ra);
+        post_recvs(&r, first_recvs(o), NRECV);
     }
     printf("event=connect rc=%s\n", ViplReturnName(rc));
     fflush(stdout);
@@ -478,6 +534,65 @@ static int parse_read_region(const char *s, struct opts *o)
     return parse_count(end + 1, READ_MAX, &o->read_len) || o->read_len == 0 ? -1 : 0;
 }
 
+/* Append a NIC option (name=value) to the device string's options. */
+static int nic_opt(struct opts *o, const char *name, const char *value)
+{
+    size_t have = strlen(o->nic_opts);
+    int n = snprintf(o->nic_opts + have, sizeof o->nic_opts - have, ",%s=%s", name, value);
+    return n > 0 && have + (size_t)n < sizeof o->nic_opts ? 0 : -1;
+}
+
+/* One --choice argument: NAME[=VALUE][,NAME[=VALUE]...]. 0, or -1 with the
+ * reason on stderr. */
+static int parse_choices(char *list, struct opts *o)
+{
+    for (char *item = strtok(list, ","); item; item = strtok(NULL, ",")) {
+        char *val = strchr(item, '=');
+        if (val)
+            *val++ = 0;
+        const struct choice *ch = NULL;
+        for (size_t i = 0; i < sizeof CHOICES / sizeof CHOICES[0]; i++)
+            if (!strcmp(CHOICES[i].name, item))
+                ch = &CHOICES[i];
+        if (!ch) {
+            fprintf(stderr, "vipl-peer: unknown choice '%s' (see --list-choices)\n", item);
+            return -1;
+        }
+        if (!ch->arg != !val) {
+            fprintf(stderr, "vipl-peer: choice '%s' %s\n", item, ch->arg ? "needs =VALUE" : "takes no value");
+            return -1;
+        }
+        unsigned long n = 0;
+        int bad = 0;
+        if (!strcmp(item, "no-crc")) {
+            o->crc = "off";
+        } else if (!strcmp(item, "seg-size")) {
+            bad = parse_count(val, 65280, &n) || n == 0 || nic_opt(o, "seg", val);
+        } else if (!strcmp(item, "mtu")) {
+            bad = parse_count(val, MSG_MAX, &o->mtu) || o->mtu == 0;
+        } else if (!strcmp(item, "crc-on-reject")) {
+            bad = nic_opt(o, "refusecrc", "on");
+        } else if (!strcmp(item, "offer-urgent")) {
+            bad = nic_opt(o, "urgent", "on");
+        } else if (!strcmp(item, "read-window")) {
+            bad = parse_count(val, 64, &n) || nic_opt(o, "window", val);
+        } else if (!strcmp(item, "no-rdma")) {
+            o->no_rdma = 1;
+        } else if (!strcmp(item, "dfc")) {
+            bad = nic_opt(o, "dfc", "on");
+        } else if (!strcmp(item, "credits")) {
+            bad = parse_count(val, NRECV, &o->credits) || o->credits == 0;
+        } else { /* level */
+            bad = parse_level(val, &o->level);
+        }
+        if (bad) {
+            fprintf(stderr, "vipl-peer: bad value '%s' for choice '%s' (%s=%s)\n", val, item, item, ch->arg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -489,6 +604,7 @@ int main(int argc, char **argv)
         {"size", required_argument, 0, 's'}, {"once", no_argument, 0, '1'},
         {"announce", no_argument, 0, 'a'}, {"grace", required_argument, 0, 'g'},
         {"linger", required_argument, 0, 'G'},
+        {"choice", required_argument, 0, 'K'}, {"list-choices", no_argument, 0, 'k'},
         {"reads", required_argument, 0, 'N'}, {"read-region", required_argument, 0, 'Q'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     struct opts o = {.port = -1, .disc = DEFAULT_DISC, .crc = "on", .region_size = 65536, .count = 1, .size = 64,
@@ -512,6 +628,13 @@ int main(int argc, char **argv)
         case 'l':
             for (unsigned f = 1; f < VIPL_FAULT_COUNT; f++)
                 printf("%s %s\n", ViplFaultName((enum vipl_fault)f), ViplFaultReqId((enum vipl_fault)f));
+            return tool_stdout_check("vipl-peer");
+        case 'K':
+            if (parse_choices(optarg, &o))
+                return 2;
+            break;
+        case 'k':
+            list_choices();
             return tool_stdout_check("vipl-peer");
         case 'r': o.reject = 1; break;
         case 'd':
@@ -600,9 +723,9 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     char dev[160];
     if (o.connect)
-        snprintf(dev, sizeof dev, "127.0.0.1:0,crc=%s", o.crc);
+        snprintf(dev, sizeof dev, "127.0.0.1:0,crc=%s%s", o.crc, o.nic_opts);
     else
-        snprintf(dev, sizeof dev, "0.0.0.0:%ld,crc=%s,grace=%lu", o.port, o.crc, o.grace_ms);
+        snprintf(dev, sizeof dev, "0.0.0.0:%ld,crc=%s,grace=%lu%s", o.port, o.crc, o.grace_ms, o.nic_opts);
     struct tool_env env;
     VIP_RETURN rc = tool_open(&env, dev);
     if (rc != VIP_SUCCESS) {

@@ -11,6 +11,7 @@
  */
 #include <arpa/inet.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,12 @@ static void usage(FILE *f)
                "                     [--crc on|off] [--iters N] [--count N] [--csv]\n");
 }
 
+/* The server stops on SIGTERM/SIGINT: its waits run in slices of
+ * STOP_POLL_MS so it notices, cleans up and exits 0. */
+#define STOP_POLL_MS 200
+static volatile sig_atomic_t stop;
+static void on_signal(int sig) { (void)sig; stop = 1; }
+
 static int fail(const char *what, VIP_RETURN rc)
 {
     fprintf(stderr, "vipl-pingpong: %s: %s\n", what, ViplReturnName(rc));
@@ -61,7 +68,11 @@ static VIP_RETURN post_recv(struct side *s, unsigned i)
 static int recv_one(struct side *s, VIP_DESCRIPTOR **out)
 {
     VIP_DESCRIPTOR *d;
-    VIP_RETURN rc = VipRecvWait(s->vi, WAIT_MS, &d);
+    VIP_RETURN rc = VIP_TIMEOUT;
+    for (unsigned waited = 0; rc == VIP_TIMEOUT && waited < WAIT_MS && !stop; waited += STOP_POLL_MS)
+        rc = VipRecvWait(s->vi, STOP_POLL_MS, &d);
+    if (stop)
+        return -1;
     if (rc != VIP_SUCCESS || (d->CS.Status & VIP_STATUS_ERROR_MASK)) {
         fprintf(stderr, "vipl-pingpong: receive failed: %s status 0x%x\n", ViplReturnName(rc),
                 rc == VIP_SUCCESS ? d->CS.Status : 0);
@@ -133,7 +144,12 @@ static int serve_one(struct side *s)
     VIP_NET_ADDRESS local = {0}, *remote = (VIP_NET_ADDRESS *)addr_buf;
     VIP_VI_ATTRIBUTES rattrs;
     VIP_CONN_HANDLE conn;
-    VIP_RETURN rc = VipConnectWait(s->env.nic, &local, VIP_INFINITE, remote, &rattrs, &conn);
+    VIP_RETURN rc;
+    do
+        rc = VipConnectWait(s->env.nic, &local, STOP_POLL_MS, remote, &rattrs, &conn);
+    while (rc == VIP_TIMEOUT && !stop);
+    if (stop)
+        return 0;
     if (rc != VIP_SUCCESS)
         return fail("VipConnectWait", rc);
     VIP_VI_ATTRIBUTES a = {.ReliabilityLevel = rattrs.ReliabilityLevel, .MaxTransferSize = MAX_MSG,
@@ -334,6 +350,7 @@ int main(int argc, char **argv)
     const char *host = NULL, *sizes = "4,65536", *crc = "on";
     long port = -1, iters = 0, stream_count = 0;
     unsigned op = VIP_CONTROL_OP_SENDRECV;
+    opterr = 0;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
         case 's': server = 1; break;
@@ -360,25 +377,25 @@ int main(int argc, char **argv)
             }
             crc = optarg;
             break;
-        case 'i': iters = strtol(optarg, NULL, 10);
-            if (iters <= 0) {
-                fprintf(stderr, "vipl-pingpong: --iters must be positive\n");
+        case 'i':
+            if ((iters = tool_parse_range(optarg, 1, 10000000)) < 0) {
+                fprintf(stderr, "vipl-pingpong: --iters must be 1..10000000, got '%s'\n", optarg);
                 return 2;
             }
             break;
-        case 'n': {
-            char *end;
-            stream_count = strtol(optarg, &end, 10);
-            if (!*optarg || *end || stream_count <= 0 || stream_count > 1000000) {
-                fprintf(stderr, "vipl-pingpong: --count must be 1..1000000\n");
+        case 'n':
+            if ((stream_count = tool_parse_range(optarg, 1, 1000000)) < 0) {
+                fprintf(stderr, "vipl-pingpong: --count must be 1..1000000, got '%s'\n", optarg);
                 return 2;
             }
             break;
-        }
         case 'v': csv = 1; break;
         case '1': once = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: /* getopt's own message would name the program by its path */
+            fprintf(stderr, "vipl-pingpong: unknown option or missing value: %s\n", argv[optind > 1 ? optind - 1 : 1]);
+            usage(stderr);
+            return 2;
         }
     }
     if (optind < argc || server == (host != NULL) || port < 0) {
@@ -402,9 +419,14 @@ int main(int argc, char **argv)
     int err = side_setup(&s);
     if (!err) {
         if (server) {
+            struct sigaction sa = {.sa_handler = on_signal};
+            sigaction(SIGTERM, &sa, NULL);
+            sigaction(SIGINT, &sa, NULL);
             do
                 err = serve_one(&s);
-            while (!once && !err);
+            while (!once && !err && !stop);
+            if (stop) /* asked to stop: a cut exchange is not a failure */
+                err = 0;
         } else {
             err = run_client(&s, host, port, sizes, op, crc, iters, stream_count, csv);
         }

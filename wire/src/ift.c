@@ -89,9 +89,12 @@ enum vw_req vw_ift_ind_decode(const uint8_t *b, size_t len, struct vw_ift_ind *i
                         "indication CRC 0x%08x, computed 0x%08x%s", ind->crc_wire,
                         ind->crc_computed, how);
     }
+    /* The provocation only: the rule binds the receiver, whose reaction
+     * vw_ift_nego judges (an answer or a frame from it is the error). */
     if (ind->bc_version > VW_IFT_BC_VERSION)
-        vw_findings_add(fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT, VW_SEV_ERROR, 6, 2,
-                        "BC version %u is above %u: incompatible", ind->bc_version, VW_IFT_BC_VERSION);
+        vw_findings_add(fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT, VW_SEV_NOTE, 6, 2,
+                        "BC version %u is above %u: incompatible, the receiver must reject it and close",
+                        ind->bc_version, VW_IFT_BC_VERSION);
     if (ind->version == 0)
         vw_findings_add(fs, VW_REQ_IFT_4_2_VERSION, VW_SEV_ERROR, 4, 2,
                         "Version must be 1, this indication has version 0");
@@ -238,6 +241,14 @@ size_t vw_ddp_encode(const struct vw_ddp_hdr *h, uint8_t *b, size_t cap)
 
 /* ------------------------------------------------------------- frame */
 
+/* An untagged RDMA Read Request whose header_size also counts its RDMAP
+ * header (I6: the RDMA header is payload, 5.1). */
+static bool rdmap_header_counted(const uint8_t *ddp, unsigned header_size)
+{
+    return header_size == VW_DDP_UNTAGGED_HDR_LEN + VW_RDMAP_READ_REQ_HDR_LEN &&
+           !(ddp[0] & VW_DDP_FLAG_T) && (ddp[1] & 0x0Fu) == VW_RDMAP_READ_REQUEST;
+}
+
 enum vw_req vw_ift_frame_decode(const uint8_t *b, size_t len, const struct vw_ift_frame_mode *mode,
                                 struct vw_ift_frame *fr, struct vw_findings *fs)
 {
@@ -294,7 +305,12 @@ enum vw_req vw_ift_frame_decode(const uint8_t *b, size_t len, const struct vw_if
                         "header_size 0: no DDP header");
     } else {
         fr->ddp_decoded = vw_ddp_decode(fr->ddp, fr->header_size, &fr->ddp_hdr);
-        if (!fr->ddp_decoded)
+        if (!fr->ddp_decoded && rdmap_header_counted(fr->ddp, fr->header_size))
+            vw_findings_add(fs, VW_REQ_IFT_5_1_RDMA_HDR_IN_PAYLOAD, VW_SEV_ERROR, 0, 2,
+                            "header_size %u counts the %u-byte RDMA Read Request header, which belongs "
+                            "to the payload (DDP header: %u bytes)",
+                            fr->header_size, VW_RDMAP_READ_REQ_HDR_LEN, VW_DDP_UNTAGGED_HDR_LEN);
+        else if (!fr->ddp_decoded)
             vw_findings_add(fs, VW_REQ_IFT_5_1_DDP_HDR_PRESENT, VW_SEV_NOTE, 0, 2,
                             "header_size %u is not an RFC 5041 %s DDP header (%u bytes)",
                             fr->header_size, (fr->ddp[0] & VW_DDP_FLAG_T) ? "tagged" : "untagged",

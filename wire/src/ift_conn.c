@@ -50,6 +50,8 @@ static void conn_pdu(void *vctx, const uint8_t *raw, size_t len, uint64_t stream
             c->dir[dir].close_reason = VW_REQ_IFT_4_2_R_AGREE;
     } else if (!pdu->is_indication) {
         vw_ift_nego_frame(&c->nego, dir, &fs);
+        if (err == VW_REQ_NONE)
+            vw_ift_nego_frame_rules(&c->nego, dir, &pdu->frame, &fs);
     }
     if (call->cb)
         call->cb(call->ctx, raw, len, stream_off, pdu, err, &fs);

@@ -35,12 +35,19 @@ bool vw_ift_nego_indication(struct vw_ift_nego *n, int dir, const struct vw_ift_
                         "The answer to phase 0 must be phase 1, this is phase 0");
     }
     const struct vw_ift_ind *peer = &n->ind[1 - dir];
+    /* Each end chooses R; only the close after a disagreement is required
+     * (I8: phase 1, then RST), so the disagreement itself is a note. */
     if (n->ind_seen[1 - dir] && ((peer->flags ^ ind->flags) & VW_IFT_FLAG_R)) {
         n->r_disagree = true;
-        vw_findings_add(fs, VW_REQ_IFT_4_2_R_AGREE, VW_SEV_ERROR, 8, 1,
-                        "R=%u here, R=%u from the peer: the connection must close",
-                        !!(ind->flags & VW_IFT_FLAG_R), !!(peer->flags & VW_IFT_FLAG_R));
+        vw_findings_add(fs, VW_REQ_IFT_4_2_R_AGREE, VW_SEV_NOTE, 8, 1,
+                        "R=%u here, R=%u from the peer: the ends disagree, the connection must now "
+                        "close in error", !!(ind->flags & VW_IFT_FLAG_R), !!(peer->flags & VW_IFT_FLAG_R));
     }
+    if (n->incompatible[1 - dir])
+        vw_findings_add(fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT, VW_SEV_ERROR, 0, VW_IFT_IND_LEN,
+                        "An answer to the peer's incompatible indication (BC version %u): it must be "
+                        "rejected and the connection closed", peer->bc_version);
+    n->incompatible[dir] = ind->bc_version > VW_IFT_BC_VERSION;
     n->ind_seen[dir] = true;
     n->ind[dir] = *ind;
     n->ind[dir].reserved = NULL; /* points into bytes that do not outlive the call */
@@ -57,6 +64,21 @@ void vw_ift_nego_frame(const struct vw_ift_nego *n, int dir, struct vw_findings 
     else if (!n->ind_seen[1 - dir])
         vw_findings_add(fs, VW_REQ_IFT_4_2_FRAMES_AFTER_PHASE1, VW_SEV_ERROR, 0, 0,
                         "Frame sent before the peer's adaption indication");
+    if (n->r_disagree)
+        vw_findings_add(fs, VW_REQ_IFT_4_2_R_AGREE, VW_SEV_ERROR, 0, 0,
+                        "Frame after the R bits disagreed: the connection must close in error, "
+                        "not carry data");
+    if (n->incompatible[1 - dir])
+        vw_findings_add(fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT, VW_SEV_ERROR, 0, 0,
+                        "Frame after the peer's incompatible indication (BC version %u): it must be "
+                        "rejected and the connection closed", n->ind[1 - dir].bc_version);
+}
+
+bool vw_ift_nego_rdma(const struct vw_ift_nego *n)
+{
+    /* 4.2 R: both set is RDMA mode; both clear DDP mode; a disagreement is no mode. */
+    return n->ind_seen[0] && n->ind_seen[1] && (n->ind[0].flags & VW_IFT_FLAG_R) &&
+           (n->ind[1].flags & VW_IFT_FLAG_R);
 }
 
 bool vw_ift_nego_mode(const struct vw_ift_nego *n, int dir, struct vw_ift_frame_mode *mode)
@@ -70,4 +92,15 @@ bool vw_ift_nego_mode(const struct vw_ift_nego *n, int dir, struct vw_ift_frame_
     mode->hc = n->ind[dir].flags & VW_IFT_FLAG_HC;
     mode->pc = n->ind[dir].flags & VW_IFT_FLAG_PC;
     return true;
+}
+
+void vw_ift_nego_frame_rules(const struct vw_ift_nego *n, int dir, const struct vw_ift_frame *fr,
+                             struct vw_findings *fs)
+{
+    if ((dir != 0 && dir != 1) || !fr->ddp_decoded || !vw_ift_nego_rdma(n))
+        return;
+    if (fr->ddp_hdr.rdmap_rv != VW_RDMAP_VERSION)
+        vw_findings_add(fs, VW_REQ_IFT_4_2_R_MODE, VW_SEV_ERROR, VW_IFT_FRAME_HDR_LEN + 1, 1,
+                        "RDMAP version %u in RDMA mode (both ends set R), must be %u (RFC 5040, I5)",
+                        fr->ddp_hdr.rdmap_rv, VW_RDMAP_VERSION);
 }

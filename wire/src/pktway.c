@@ -214,6 +214,9 @@ static bool all_zero(const uint8_t *p, size_t n)
     return true;
 }
 
+/* A note, not a warning: a source may send a non-zero EI (the draft's
+ * memory board reporting a parity error) and a router that saw an error
+ * must set it; the capture can only say that errors were indicated. */
 static void report_ei(uint64_t ei, size_t off, struct vw_findings *fs)
 {
     if (ei == 0)
@@ -221,7 +224,7 @@ static void report_ei(uint64_t ei, size_t off, struct vw_findings *fs)
     unsigned low = 0;
     while (!((ei >> low) & 1u))
         low++;
-    vw_findings_add(fs, VW_REQ_EEP_10_EI_ERROR, VW_SEV_WARN, (uint32_t)off, VW_EEP_TAIL_LEN,
+    vw_findings_add(fs, VW_REQ_EEP_10_EI_ERROR, VW_SEV_NOTE, (uint32_t)off, VW_EEP_TAIL_LEN,
                     "error indication 0x%016llx: the latest error %u router shift(s) ago%s",
                     (unsigned long long)ei, low, (ei >> 63) ? " (MSbit set: no longer shifted)" : "");
 }
@@ -240,6 +243,16 @@ enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier
     struct vw_eep_route r;
     int rr;
     m->routes = buf;
+    /* A datagram is the message itself, so its length must be whole
+     * words: said once under its own rule, instead of whatever field the
+     * stray bytes would otherwise seem to break (a link frame may be padded,
+     * so there the message's end comes from the message below). Shorter
+     * than a header and a TAIL, it is truncated (below) before anything. */
+    if (carrier == VW_EEP_CARRIER_DATAGRAM && len >= VW_EEP_MIN_LEN && len % VW_EEP_WORD) {
+        vw_findings_add(fs, VW_REQ_EEP_1B_8B_WORDS, VW_SEV_ERROR, 0, (uint32_t)len,
+                        "a %zu-byte message is not a whole number of 8-byte words", len);
+        return VW_REQ_EEP_1B_8B_WORDS;
+    }
     while ((rr = vw_eep_route_next(buf, len, &pos, &r)) == 1) {
         if (r.kind == VW_EEP_ROUTE_L2RH) {
             m->n_l2rh++;
@@ -279,8 +292,13 @@ enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier
     check_hdr(&m->hdr, pos, fs);
     pos += VW_EEP_HDR_LEN;
 
+    /* Over a link, bytes after the last whole word cannot be a trailer
+     * field or the TAIL (those are whole words): they are link padding,
+     * e.g. Ethernet's to its 60-byte minimum. The TAIL is the last whole
+     * word of the message, never read from the padding. */
+    size_t words_end = carrier == VW_EEP_CARRIER_DATAGRAM ? len : pos + (len - pos) / VW_EEP_WORD * VW_EEP_WORD;
     /* Optional header fields, before the data block; the TAIL bounds them. */
-    size_t before_tail = len - VW_EEP_TAIL_LEN;
+    size_t before_tail = words_end - VW_EEP_TAIL_LEN;
     if (m->hdr.h) {
         const uint8_t *area = buf + pos;
         size_t area_len = before_tail - pos, opos = 0;
@@ -321,14 +339,28 @@ enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier
     m->data_len = m->db_len >= m->hdr.pl ? m->db_len - m->hdr.pl : 0;
     pos += m->db_len;
 
-    if (m->hdr.h || carrier == VW_EEP_CARRIER_DATAGRAM) {
+    /* An Ethernet frame at its minimum size (46 payload bytes, 42 with a
+     * VLAN tag) is what padding produces: when everything after a TAIL
+     * right behind the data block is zero, that is read as padding, not as
+     * zero trailer fields and a zero TAIL (no OH type is known to size
+     * trailer fields, so the two readings are otherwise alike). */
+    bool padded_minimum = carrier == VW_EEP_CARRIER_LINK && (len == 46 || len == 42) &&
+                          len > pos + VW_EEP_TAIL_LEN &&
+                          all_zero(buf + pos + VW_EEP_TAIL_LEN, len - pos - VW_EEP_TAIL_LEN);
+    if ((m->hdr.h || carrier == VW_EEP_CARRIER_DATAGRAM) && !padded_minimum) {
         /* P3: the TAIL is the last 8 bytes and trailer fields fill the gap.
          * A datagram is the message itself (no link padding), so this holds
          * there without OH fields too, and such trailer bytes need an OH. */
         m->ot = buf + pos;
         m->ot_len = before_tail - pos;
         m->tail_offset = before_tail;
-        m->msg_len = len;
+        m->msg_len = words_end;
+        m->link_padding = len - words_end;
+        if (m->link_padding)
+            vw_findings_add(fs, VW_REQ_EEP_P1_CARRIAGE, VW_SEV_NOTE, (uint32_t)words_end,
+                            (uint32_t)m->link_padding,
+                            "%zu bytes after the last whole word: link padding, not part of the message",
+                            m->link_padding);
         if (m->ot_len % VW_EEP_WORD)
             vw_findings_add(fs, VW_REQ_EEP_1B_8B_WORDS, VW_SEV_ERROR, (uint32_t)pos, (uint32_t)m->ot_len,
                             "%zu trailer bytes are not whole 8-byte words", m->ot_len);
@@ -398,6 +430,10 @@ void vw_eep_notes(const uint8_t *buf, const struct vw_eep_msg *m, const struct v
     if (!strcmp(vw_eep_pt_name(types, m->hdr.pt), "Unknown"))
         vw_findings_add(fs, VW_REQ_EEP_6E_PT_KNOWN, VW_SEV_NOTE, (uint32_t)m->hdr_offset + 6, 2,
                         "Packet type 0x%04x is not in the project's enumeration (P8)", m->hdr.pt);
+    else if (!strcmp(vw_eep_pt_name(types, m->hdr.pt), "ERR") && !vw_eep_te_name(types, m->hdr.pt, m->hdr.te))
+        vw_findings_add(fs, VW_REQ_EEP_6E_ERR_TE, VW_SEV_NOTE, (uint32_t)m->hdr_offset + 4, 2,
+                        "ERR with type extension 0x%04x, which names no error of the project's enumeration (P8)",
+                        m->hdr.te);
     size_t opos = 0;
     struct vw_eep_oh oh;
     size_t oh_base = m->hdr_offset + VW_EEP_HDR_LEN;
@@ -405,6 +441,97 @@ void vw_eep_notes(const uint8_t *buf, const struct vw_eep_msg *m, const struct v
         note_padding(buf, oh_base + oh.offset + 2 + oh.data_len, oh_base + oh.offset + oh.field_len,
                      "Optional header field", fs);
     note_padding(buf, m->db_offset + m->data_len, m->db_offset + m->db_len, "Data block", fs);
+}
+
+/* ------------------------------------------------------ router check */
+
+/* Bytes of in's records that a router consumes: the leading symbols and
+ * the first L2RH (5), or every symbol when no L2RH follows them. */
+static size_t consumed_records(const uint8_t *buf, const struct vw_eep_msg *m, bool *had_l2rh)
+{
+    size_t pos = 0;
+    struct vw_eep_route r;
+    *had_l2rh = false;
+    while (vw_eep_route_next(buf, m->routes_len, &pos, &r) == 1) {
+        if (r.kind == VW_EEP_ROUTE_L2RH) {
+            *had_l2rh = true;
+            break;
+        }
+    }
+    return pos;
+}
+
+static const char *component_at(const struct vw_eep_msg *m, size_t off, enum vw_req *req)
+{
+    *req = VW_REQ_EEP_4B_ONLY_TAIL_MODIFIED;
+    if (off < m->hdr_offset + VW_EEP_HDR_LEN)
+        return "EEP header";
+    if (off < m->db_offset)
+        return "optional header fields";
+    if (off < m->db_offset + m->db_len) {
+        *req = VW_REQ_EEP_8_DB_UNMODIFIED;
+        return "data block";
+    }
+    return "optional trailer fields";
+}
+
+bool vw_eep_forward_check(const uint8_t *in_buf, const struct vw_eep_msg *in, const uint8_t *out_buf,
+                          const struct vw_eep_msg *out, enum vw_eep_link_state link, struct vw_findings *fs)
+{
+    bool ok = true;
+    /* [2]..[5] arrive exactly as sent (4b). */
+    size_t in_e2e = in->tail_offset - in->hdr_offset, out_e2e = out->tail_offset - out->hdr_offset;
+    const uint8_t *a = in_buf + in->hdr_offset, *b = out_buf + out->hdr_offset;
+    size_t same = in_e2e < out_e2e ? in_e2e : out_e2e, diff = 0;
+    while (diff < same && a[diff] == b[diff])
+        diff++;
+    if (diff < same || in_e2e != out_e2e) {
+        enum vw_req req;
+        const char *what = component_at(in, in->hdr_offset + diff, &req);
+        vw_findings_add(fs, req, VW_SEV_ERROR, (uint32_t)(out->hdr_offset + diff), 0,
+                        "%s changed by the router (byte %zu of %zu, %zu forwarded): only the TAIL may change",
+                        what, diff, in_e2e, out_e2e);
+        ok = false;
+    }
+    /* [1]: the router consumes the symbols before the first L2RH and that L2RH (5). */
+    bool had_l2rh;
+    size_t gone = consumed_records(in_buf, in, &had_l2rh);
+    size_t left = in->routes_len - gone;
+    enum vw_req consume_req = had_l2rh ? VW_REQ_EEP_5_HR_CONSUMES_L2RH : VW_REQ_EEP_5_SYMBOL_CONSUMED;
+    bool ends_with_left = out->routes_len >= left &&
+                          memcmp(out_buf + out->routes_len - left, in_buf + gone, left) == 0;
+    if (!ends_with_left) {
+        vw_findings_add(fs, consume_req, VW_SEV_ERROR, 0, (uint32_t)out->routes_len,
+                        "forwarded records (%zu bytes) are not the received ones after the %zu consumed "
+                        "bytes (%zu left)", out->routes_len, gone, left);
+        ok = false;
+    } else if (gone && out->routes_len >= in->routes_len &&
+               memcmp(out_buf + out->routes_len - in->routes_len, in_buf, in->routes_len) == 0) {
+        vw_findings_add(fs, consume_req, VW_SEV_ERROR, 0, (uint32_t)gone,
+                        "the leading %s (%zu bytes) was forwarded, not consumed",
+                        had_l2rh ? "L2RH and the symbols before it" : "symbols", gone);
+        ok = false;
+    } else if (out->routes_len > left) {
+        vw_findings_add(fs, VW_REQ_EEP_1C_L3_PREFIX, VW_SEV_NOTE, 0, (uint32_t)(out->routes_len - left),
+                        "the router put %zu bytes of records in front (1c)", out->routes_len - left);
+    }
+    /* [6]: shifted once unless its MSbit is set, LSbit set on a detected error (10, P6). */
+    uint64_t clean = vw_eep_tail_forward(in->ei, false), damaged = vw_eep_tail_forward(in->ei, true);
+    bool tail_ok = link == VW_EEP_LINK_CLEAN     ? out->ei == clean
+                   : link == VW_EEP_LINK_DAMAGED ? out->ei == damaged
+                                                 : out->ei == clean || out->ei == damaged;
+    if (!tail_ok) {
+        bool shifted = out->ei == clean || out->ei == damaged;
+        vw_findings_add(fs, shifted ? VW_REQ_EEP_10_EI_ERROR_LSBIT : VW_REQ_EEP_10_EI_SHIFT, VW_SEV_ERROR,
+                        (uint32_t)out->tail_offset, VW_EEP_TAIL_LEN,
+                        "forwarded EI 0x%016llx from 0x%016llx, expected 0x%016llx%s",
+                        (unsigned long long)out->ei, (unsigned long long)in->ei,
+                        (unsigned long long)(link == VW_EEP_LINK_DAMAGED ? damaged : clean),
+                        link == VW_EEP_LINK_DAMAGED ? " (error detected: LSbit set)"
+                        : link == VW_EEP_LINK_CLEAN ? " (no error on the link)" : "");
+        ok = false;
+    }
+    return ok;
 }
 
 /* ------------------------------------------------------------ encoder */

@@ -91,6 +91,8 @@ static bool check_setup(struct vw_vitcp_conn *c, int dir, const struct vw_vitcp_
             vw_findings_add(fs, VW_REQ_VITCP_3_2_ACK_VALID_RR, SEV_N, 16, 4, "ConnectRequest Message ACK %u (V15: 0)", seg->hdr.msg_ack);
         c->phase = VW_VITCP_PHASE_REQUESTED;
         c->requester = dir;
+        c->request_malformed = seg->hdr.version != VW_VITCP_VERSION || seg->ce.calling_disc_len > VW_VITCP_DISC_MAX ||
+                               seg->ce.called_disc_len > VW_VITCP_DISC_MAX;
         remember_ce(&c->dir[dir], seg);
         *req_ce = seg->ce;
         req_ce->options = NULL; /* points into a segment that will be gone */
@@ -353,7 +355,8 @@ void vw_vitcp_conn_check(struct vw_vitcp_conn *c, int dir, const struct vw_vitcp
 
 void vw_vitcp_conn_finish(struct vw_vitcp_conn *c, struct vw_findings *fs)
 {
-    if (c->phase == VW_VITCP_PHASE_REQUESTED)
+    /* a malformed request is rightly closed without an answer (V10, V24) */
+    if (c->phase == VW_VITCP_PHASE_REQUESTED && !c->request_malformed)
         vw_findings_add(fs, VW_REQ_VITCP_4_ANSWER_TYPES, SEV_W, 0, 0, "ConnectRequest never answered");
     for (int d = 0; d < 2; d++) {
         const struct vw_vitcp_dir *me = &c->dir[d];

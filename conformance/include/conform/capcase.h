@@ -44,6 +44,9 @@
  *                                    # called_len addr handle rlen payload crc
  *                                    # opt.crc ... ; 'data': payload bytes)
  *   wildcard  Send:imm               # a field of one segment type only
+ *   only-if   ConnectAccept:opt.crc=1   # after the target's first segment of that
+ *                                    # type: a different value is a choice the
+ *                                    # draft allows, the case is not applicable
  *   rule      VITCP-3.2-EOM-LAST Send:eom   # a difference in these fields (FIELD or
  *                                    # TYPE:FIELD) breaks this requirement, one of
  *                                    # the 'require' IDs (default: the first);
@@ -72,6 +75,12 @@
  *   hostile                          # check the target survives afterwards
  *   packet    drop target 2          # replay through the packet relay, with
  *   relay                            # these actions (case.h)
+ *
+ * The target's own choices are compared only when a 'rule' line names them
+ * (docs/conformance.md C32): its Rx Descriptors Posted and trailer, and in
+ * its CE segment its enables, read window, MTU, CRC and Urgent Marker
+ * options (and its level when it connects); the session judges them all
+ * the same. Its messages are compared reassembled (C33).
  *
  * Segment Length follows the payload and the trailer: a wildcard on
  * payload, data or crc also makes seglen a wildcard, and in a CE segment

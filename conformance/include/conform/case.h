@@ -34,6 +34,10 @@
  *   $addr+N $handle+1 $len-8 $window+1 $rx+1
  *                         values from the run: the region, the target's RDMA
  *                         Read Window and Rx Descriptors Posted in its CE segment
+ *   attrs=$level|RWE|RRE level=$level
+ *                         the reliability level the target offers (the engine
+ *                         asks for RD, then RR, then U once per run): a case
+ *                         that does not test a level runs at the target's
  *   err&7=1               compare the field under a mask
  *   send ... fill=N       payload pattern N (so two messages differ)
  *   send ... repeat=N     N segments in one TCP write (msg counts on)
@@ -43,6 +47,22 @@
  *   data=written          payload equals the last RdmaWrite's data at its offset
  *   check TYPE ...        compare more fields of the segment the last expect
  *                         or await matched (its own [ID]: a second rule)
+ *   only-if TYPE ...      like check, but a mismatch is a choice the draft
+ *                         leaves to the target (CRC declined, a smaller MTU,
+ *                         RDMA not enabled): the case is not applicable,
+ *                         with the fields as the reason
+ *   expect A|B ...        either segment type matches (V19: ConnectReject or
+ *                         ConnectNoMatch)
+ *   segments              compare the target's segments one by one; without
+ *                         it, segments of one message (Send, RdmaWrite,
+ *                         RdmaReadResponse) are reassembled and an expect
+ *                         sees the whole message (offset 0, EOM, every byte)
+ *   level-optional        the request's reliability level is one a provider
+ *                         may not offer: a ConnectReject instead of the
+ *                         expected ConnectAccept makes the case not applicable
+ *   advisory              the first requirement is a project decision where
+ *                         the draft leaves the reaction open: a failure naming
+ *                         it is an advisory verdict, not a failure
  *   relay                 the case runs through the packet relay (relay.h):
  *                         the tester connects from a network namespace of
  *                         its own, the relay records the real TCP segments of
@@ -80,10 +100,11 @@ enum cf_step_kind {
     CF_STEP_WAIT,         /* pause (ms) */
     CF_STEP_ACCEPT,       /* role passive: wait for the implementation's TCP connection */
     CF_STEP_CHECK,        /* more fields of the segment the last expect/await matched */
+    CF_STEP_ONLY_IF,      /* like check; a mismatch is the target's allowed choice: not applicable */
 };
 
 /* Values known only at run time ("$addr+16"). */
-enum cf_var { CF_VAR_NONE, CF_VAR_ADDR, CF_VAR_HANDLE, CF_VAR_LEN, CF_VAR_WINDOW, CF_VAR_RX };
+enum cf_var { CF_VAR_NONE, CF_VAR_ADDR, CF_VAR_HANDLE, CF_VAR_LEN, CF_VAR_WINDOW, CF_VAR_RX, CF_VAR_LEVEL };
 
 #define CF_TYPE_ANY 0xFFu /* expect/await: any segment type */
 
@@ -121,6 +142,8 @@ struct cf_step {
     unsigned line;
     enum vw_req req;        /* the requirement a failure of this step breaks */
     unsigned type;          /* SEND / EXPECT: segment type */
+    bool has_type_alt;      /* EXPECT "A|B": type_alt matches too */
+    unsigned type_alt;
     unsigned wait_ms;       /* EXPECT_*, WAIT: how long (0: the engine's default) */
     /* SEND: values to write (set[] says which were named) */
     bool set[CF_F_COUNT];
@@ -160,6 +183,7 @@ enum {
     CF_ANSWER_DISC = 1u,  /* both discriminators copied (V9) */
     CF_ANSWER_LEVEL = 2u, /* the same reliability level */
     CF_ANSWER_MTU = 4u,   /* not above the request's MTU */
+    CF_ANSWER_CRC = 8u,   /* the CRC option only if the request offered it (3.6) */
 };
 
 #define CF_MAX_STEPS 64
@@ -177,6 +201,11 @@ struct cf_case {
     bool passive;           /* role passive: the implementation connects to the tester */
     bool needs_region;      /* uses the target's RDMA region */
     bool relay;             /* runs through the packet relay (relay.h) */
+    bool segments;          /* compare the target's segments one by one (segmentation is
+                               the rule under test); else its messages, reassembled */
+    bool level_optional;    /* a ConnectReject answering the request's level: not applicable */
+    bool advisory;          /* the first requirement is a project decision on what the draft
+                               leaves open: its failure is an advisory verdict */
     struct cf_relay_action packet[CF_MAX_PACKET_ACTIONS];
     unsigned npacket;
     struct cf_step steps[CF_MAX_STEPS];
@@ -200,6 +229,10 @@ int cf_case_parse(const char *text, const char *file, struct cf_case *out, char 
 int cf_case_add_packet(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen);
 /* Read and parse a file (at most 64 KiB). */
 int cf_case_load(const char *path, struct cf_case *out, char *err, size_t errlen);
+
+/* A regular file (following links)? Only regular files are read as cases
+ * or captures: a named pipe would block the loader for ever. */
+bool cf_is_regular_file(const char *path);
 
 /* A set of cases, sorted by file name. */
 struct cf_case_set {

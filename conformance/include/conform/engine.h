@@ -26,6 +26,11 @@ struct cf_engine {
     char discriminator[65];      /* Called Discriminator when a case names none */
     struct vn_pcap_writer *capture; /* NULL: no recording */
     bool check_survival;         /* after hostile cases, try a fresh connection */
+    /* $level: the reliability level the target offers (VIA 2.5 lets a
+     * provider offer fewer than three), found at its first use by asking
+     * for Reliable Delivery, then Reliable Reception, then Unreliable
+     * (0: not yet asked). */
+    uint16_t level_bits;
     bool have_target;            /* active cases run (set by cf_engine_set_target) */
     /* The target's RDMA region: announced by the target (vipl-peer
      * convention: its first Send, 16 bytes: address, handle, length; C8)

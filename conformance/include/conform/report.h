@@ -17,6 +17,7 @@ enum cf_verdict {
     CF_TIMEOUT,
     CF_SKIP,
     CF_NOT_APPLICABLE,
+    CF_ADVISORY, /* differs from a project decision on what the draft leaves open: never fails a run */
 };
 
 #define CF_MAX_REQS 12
@@ -32,7 +33,7 @@ struct cf_result {
     unsigned nreqs;
     enum vw_level level;     /* strongest level among reqs */
     enum cf_verdict verdict;
-    enum vw_req failed_req;  /* the requirement a fail/timeout breaks */
+    enum vw_req failed_req;  /* the requirement a fail/timeout breaks (advisory: the decision differed from) */
     unsigned frames[CF_MAX_FRAMES]; /* frame numbers in the run's capture */
     unsigned nframes;
     char message[CF_MESSAGE_MAX];
@@ -40,7 +41,7 @@ struct cf_result {
 };
 
 struct cf_summary {
-    unsigned ran, passed, failed, timed_out, skipped, not_applicable;
+    unsigned ran, passed, failed, timed_out, skipped, not_applicable, advisory;
     unsigned must_failed; /* failing or timed-out cases whose broken rule is a MUST */
 };
 

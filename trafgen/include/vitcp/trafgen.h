@@ -32,6 +32,7 @@ struct tg_params {
     uint16_t client_port; /* -w/-i: the client's TCP port (0: 40000) */
     bool eep_udp;        /* EEP over UDP 5998 instead of Ethertype 0x88B5 */
     uint32_t pause_us;   /* live TCP: pause between writes */
+    uint32_t send_timeout_ms; /* --connect: give up connecting or writing after this (0: default) */
     uint32_t rate_pdus;  /* live outputs: at most this many PDUs per second (0: no limit) */
     uint32_t mutate_ppm; /* TG_TARGET_RATE: chance per eligible PDU, parts per million */
     uint32_t flip_ppm;   /* --flip-rate: chance per PDU of one flipped bit, parts per million */
@@ -87,7 +88,11 @@ struct tg_output *tg_output_capture(const char *path, bool pcapng, const char *s
                                     char *err, size_t errlen);
 /* Live: the client side's bytes over a real TCP connection to host:port;
  * the target's TCP stack does the rest. Datagram scenarios are refused. */
-struct tg_output *tg_output_connect(const char *host_port, char *err, size_t errlen);
+/* The connection and every write give up after timeout_ms (0: the default,
+ * TG_SEND_TIMEOUT_MS) with an error naming what was waited for, so a target
+ * that never answers or never reads cannot hang the generator. */
+#define TG_SEND_TIMEOUT_MS 10000u
+struct tg_output *tg_output_connect(const char *host_port, uint32_t timeout_ms, char *err, size_t errlen);
 /* Live: whole Ethernet frames injected with libnet in link-layer mode
  * (needs CAP_NET_RAW). */
 struct tg_output *tg_output_libnet(const char *iface, char *err, size_t errlen);

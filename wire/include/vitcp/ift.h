@@ -138,6 +138,7 @@ size_t vw_ift_ind_encode(const struct vw_ift_ind_enc *enc, uint8_t *buf, size_t 
 #define VW_DDP_FLAG_T 0x80u
 #define VW_DDP_FLAG_L 0x40u
 #define VW_DDP_DV_MASK 0x03u
+#define VW_RDMAP_READ_REQ_HDR_LEN 28 /* RFC 5040 4.4: sink STag, TO, size, source STag, TO */
 
 /* RDMAP opcodes (RFC 5040 4.2). */
 enum vw_rdmap_opcode {
@@ -230,7 +231,7 @@ size_t vw_ift_frame_len_in_step(const uint8_t *buf, size_t have, const struct vw
 /*
  * Decode one frame; len must be the whole frame (as a framer delivers it).
  * Returns VW_REQ_NONE when parsed (wrong VTag, bad CRCs, DDP header size
- * notes go to findings), or VW_REQ_IFT_5_1_FRAME_TRUNCATED (under 6 bytes)
+ * notes, an RDMAP header counted in header_size go to findings), or VW_REQ_IFT_5_1_FRAME_TRUNCATED (under 6 bytes)
  * / VW_REQ_IFT_5_1_FRAME_LEN (the sizes and CRCs do not add up to len).
  */
 enum vw_req vw_ift_frame_decode(const uint8_t *buf, size_t len, const struct vw_ift_frame_mode *mode,

@@ -75,22 +75,37 @@ struct vw_ift_nego {
     struct vw_ift_ind ind[2];  /* each side's first indication (ind.reserved not kept) */
     int phase0_dir;            /* side that sent the first indication (A), -1 until seen */
     bool r_disagree;           /* the R bits of the two indications differ */
+    bool incompatible[2];      /* this side's indication has a BC version above ours */
 };
 
 void vw_ift_nego_init(struct vw_ift_nego *n);
 /* An indication from side dir: IFT-4.2-PHASE (the first one of the
- * connection is phase 0, the answer phase 1, one per side) and
- * IFT-4.2-R-AGREE (on the later one). Returns true when it is this side's
- * first, which is then in force; a second one changes nothing. */
+ * connection is phase 0, the answer phase 1, one per side). Rules that bind
+ * a reaction are judged by the reaction: the R bits disagreeing is a note
+ * (IFT-4.2-R-AGREE then judges every frame either side still sends), and
+ * an answer to an incompatible indication breaks IFT-4.2-BC-VERSION-REJECT.
+ * Returns true when it is this side's first, which is then in force; a
+ * second one changes nothing. */
 bool vw_ift_nego_indication(struct vw_ift_nego *n, int dir, const struct vw_ift_ind *ind,
                             struct vw_findings *findings);
 /* A frame from side dir: IFT-4-INDICATION-FIRST when that side sent no
- * indication, else IFT-4.2-FRAMES-AFTER-PHASE1 when the peer sent none. */
+ * indication, else IFT-4.2-FRAMES-AFTER-PHASE1 when the peer sent none;
+ * IFT-4.2-R-AGREE when the R bits disagreed (the connection must close in
+ * error, not carry data), IFT-4.2-BC-VERSION-REJECT when the peer's
+ * indication was incompatible (it must be rejected, not answered). */
 void vw_ift_nego_frame(const struct vw_ift_nego *n, int dir, struct vw_findings *findings);
 /* The mode of frames sent by dir: its own HC/PC and the VTag its peer
  * announced (check_vtag only once that is known). Returns false (mode's
  * hc/pc untouched) when dir's own indication is not known. */
 bool vw_ift_nego_mode(const struct vw_ift_nego *n, int dir, struct vw_ift_frame_mode *mode);
+/* Both indications are known and both set R: the connection is in RDMA mode (4.2). */
+bool vw_ift_nego_rdma(const struct vw_ift_nego *n);
+/* The rules of a decoded frame from side dir that depend on what the two
+ * indications negotiated: IFT-4.2-R-MODE (in RDMA mode every DDP header
+ * carries RDMAP version 1, I5). vw_ift_conn runs it on every frame; a caller
+ * that decodes frames itself (lint, dissector) calls it after the decode. */
+void vw_ift_nego_frame_rules(const struct vw_ift_nego *n, int dir, const struct vw_ift_frame *frame,
+                             struct vw_findings *findings);
 
 /* ------------------------------------------------------------- reader */
 
@@ -159,7 +174,8 @@ int vw_ift_conn_init(struct vw_ift_conn *c);
 void vw_ift_conn_free(struct vw_ift_conn *c);
 /* Feed bytes sent by side dir (0 or 1), in capture order across both sides.
  * cb gets every PDU with the framer's findings and the connection rules
- * (IFT-4.2-PHASE, IFT-4.2-R-AGREE, IFT-4.2-FRAMES-AFTER-PHASE1). */
+ * (IFT-4.2-PHASE, IFT-4.2-R-AGREE, IFT-4.2-FRAMES-AFTER-PHASE1,
+ * IFT-4.2-R-MODE). */
 enum vw_req vw_ift_conn_feed(struct vw_ift_conn *c, int dir, const uint8_t *data, size_t len,
                              vw_ift_pdu_cb cb, void *ctx);
 

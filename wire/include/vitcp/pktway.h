@@ -174,8 +174,8 @@ enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier
 /* Notes a display adds to a message decoded without error (buf is the
  * decoded buffer): records not yet consumed (EEP-4B-ROUTES-CONSUMED),
  * Hey-You!/Broadcast (EEP-6C-LOCAL-ONLY), a PT outside types
- * (EEP-6E-PT-KNOWN; NULL: the P8 defaults) and non-zero padding
- * (EEP-3-PADDING-UNCHECKED). None is a violation a receiver can hold
+ * (EEP-6E-PT-KNOWN; NULL: the P8 defaults), an ERR whose TE is not one of
+ * types' (EEP-6E-ERR-TE) and non-zero padding (EEP-3-PADDING-UNCHECKED). None is a violation a receiver can hold
  * against the sender, so lint and conformance leave them out. */
 void vw_eep_notes(const uint8_t *buf, const struct vw_eep_msg *msg, const struct vw_eep_types *types,
                   struct vw_findings *findings);
@@ -188,6 +188,33 @@ static inline uint64_t vw_eep_tail_forward(uint64_t ei, bool error)
         ei <<= 1;
     return error ? (ei | 1u) : ei;
 }
+
+/* ------------------------------------------------------ router check */
+
+/* What the link into a router did to a message, as the tester knows it. */
+enum vw_eep_link_state {
+    VW_EEP_LINK_CLEAN,   /* nothing damaged: the TAIL is shifted, LSbit not set */
+    VW_EEP_LINK_DAMAGED, /* the router could see an error: shifted and LSbit set */
+    VW_EEP_LINK_UNKNOWN, /* a capture: either is right */
+};
+
+/*
+ * A message a router received (in) against the copy it forwarded (out),
+ * both decoded without error from their buffers: the rules of a router
+ * (sections 4b, 5, 8, 10; P6). The copy must carry the EEP header, OH
+ * fields, data block and trailer fields byte for byte
+ * (EEP-4B-ONLY-TAIL-MODIFIED; a changed data block is EEP-8-DB-UNMODIFIED);
+ * its records must be in's minus the leading symbols and the first L2RH
+ * (EEP-5-HR-CONSUMES-L2RH), or minus the symbols when no L2RH leads
+ * (EEP-5-SYMBOL-CONSUMED); records a router put in front of those are
+ * allowed (1c) and noted; its TAIL must be vw_eep_tail_forward of in's
+ * (EEP-10-EI-SHIFT, EEP-10-EI-ERROR-LSBIT). Returns true when the copy
+ * keeps every rule. For the active router cases, and for a capture that
+ * holds both sides of a router.
+ */
+bool vw_eep_forward_check(const uint8_t *in_buf, const struct vw_eep_msg *in, const uint8_t *out_buf,
+                          const struct vw_eep_msg *out, enum vw_eep_link_state link,
+                          struct vw_findings *findings);
 
 /* ------------------------------------------------------------ encoder */
 

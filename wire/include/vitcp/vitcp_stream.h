@@ -120,6 +120,8 @@ struct vw_vitcp_conn {
     uint16_t level;          /* agreed reliability bit (0 unknown) */
     int requester;           /* side that sent the ConnectRequest */
     struct vw_vitcp_ce request_ce; /* the ConnectRequest's CE (options not kept) */
+    bool request_malformed;  /* another Version or a discriminator over 64 bytes: the
+                                answer is a close without answer (V10, V24) */
     struct vw_vitcp_dir dir[2];
 };
 
