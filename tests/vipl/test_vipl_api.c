@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "harness.h"
 #include "vipl_fault.h"
@@ -283,6 +284,57 @@ static int run(const char *cmd)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* vipl-peer --connect against vipl-peer --port carries every message of
+ * --count (at most 15: they bounce between the two echoing peers, and each
+ * side posts 16 receives), and refuses a --count it cannot carry; against
+ * a peer that floods it, the messages that found no receive posted are
+ * lost, and the tool says so and exits 1 (issue 18, item 3: it received 7
+ * of 31 and exited 0). */
+static void test_peer_count_carried_or_refused(void **state)
+{
+    (void)state;
+    struct h_nic srv;
+    h_nic_open(&srv, "");
+    char cmd[512], out[64] = "/tmp/vipl-peer-count-XXXXXX";
+    int fd = mkstemp(out);
+    assert_true(fd >= 0);
+    close(fd);
+    h_nic_close(&srv); /* its port, now free, for the passive vipl-peer */
+    snprintf(cmd, sizeof cmd, VIPL_PEER_BIN " --port %u >/dev/null 2>&1 & echo $! >%s.pid", srv.port, out);
+    assert_int_equal(run(cmd), 0);
+    usleep(500 * 1000);
+    snprintf(cmd, sizeof cmd, VIPL_PEER_BIN " --connect 127.0.0.1:%u --count 15 >%s 2>&1", srv.port, out);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, "test $(grep -c '^event=recv' %s) -eq 16", out);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, VIPL_PEER_BIN " --connect 127.0.0.1:%u --count 16 2>/dev/null", srv.port);
+    assert_int_equal(run(cmd), 2);
+    snprintf(cmd, sizeof cmd, "kill $(cat %s.pid); rm -f %s.pid", out, out);
+    assert_int_equal(run(cmd), 0);
+
+    /* a flood: 40 Sends at once against 16 receives posted */
+    h_nic_open(&srv, "");
+    VIP_VI_HANDLE vi = h_vi_create(&srv, VIP_SERVICE_RELIABLE_DELIVERY);
+    snprintf(cmd, sizeof cmd, VIPL_PEER_BIN " --connect 127.0.0.1:%u --disc srv --count 0 >%s 2>&1 &", srv.port,
+             out);
+    assert_int_equal(run(cmd), 0);
+    uint8_t buf[sizeof(VIP_NET_ADDRESS) + 16 + 64];
+    VIP_NET_ADDRESS *local = h_addr(0, "srv"), *remote = (VIP_NET_ADDRESS *)buf;
+    VIP_VI_ATTRIBUTES ra;
+    VIP_CONN_HANDLE conn;
+    assert_int_equal(VipConnectWait(srv.nic, local, 5000, remote, &ra, &conn), VIP_SUCCESS);
+    assert_int_equal(VipConnectAccept(conn, vi), VIP_SUCCESS);
+    free(local);
+    for (unsigned i = 0; i < 40; i++)
+        h_post_send(&srv, vi, i, VIP_CONTROL_OP_SENDRECV, i * 64, 16, 0, 0, 0, 0);
+    snprintf(cmd, sizeof cmd, "for i in $(seq 100); do grep -q 'event=disconnected' %s && break; sleep 0.1; done; "
+             "sleep 0.2; grep -q 'were lost (VIP_ERROR_RECVQ_EMPTY)' %s", out, out);
+    assert_int_equal(run(cmd), 0);
+    h_vi_destroy(vi);
+    h_nic_close(&srv);
+    unlink(out);
+}
+
 static void test_tool_command_lines(void **state)
 {
     (void)state;
@@ -324,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_name_service),
         cmocka_unit_test(test_connection_errors),
         cmocka_unit_test(test_tool_command_lines),
+        cmocka_unit_test(test_peer_count_carried_or_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,6 +35,7 @@
 #include <ctype.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -44,6 +45,11 @@
 #include "vipl_fault.h"
 
 #define NRECV 16
+/* --count's bound: two echoing peers keep every message bouncing until the
+ * active side has its --count + 1, so up to --count messages can be on
+ * their way to one side at once; each side has NRECV receives posted, so
+ * more than NRECV - 1 could arrive with none posted, and be lost. */
+#define COUNT_MAX (NRECV - 1u)
 #define MSG_MAX (1u << 20)
 #define DEFAULT_DISC "vitcp-conform"
 /* A request nobody waits for gets ConnectNoMatch after this long (A4's grace,
@@ -114,9 +120,15 @@ static void list_choices(void)
                CHOICES[i].what);
 }
 
+/* Messages that arrived with no receive descriptor posted (lost): the
+ * active side fails when there are any (a tool that loses data must say so). */
+static atomic_uint lost_messages;
+
 static void on_async_error(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *ed)
 {
     (void)ctx;
+    if (ed->ErrorCode == VIP_ERROR_RECVQ_EMPTY)
+        atomic_fetch_add(&lost_messages, 1u);
     printf("event=async-error code=%d vi=%p\n", (int)ed->ErrorCode, ed->ViHandle);
     fflush(stdout);
 }
@@ -614,6 +626,7 @@ int main(int argc, char **argv)
     struct opts o = {.port = -1, .disc = DEFAULT_DISC, .crc = "on", .region_size = 65536, .count = 1, .size = 64,
                      .grace_ms = DEFAULT_GRACE_MS, .read_len = 4096};
     int c;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 'p':
@@ -668,8 +681,9 @@ int main(int argc, char **argv)
             }
             break;
         case 'n':
-            if (parse_count(optarg, 1000000, &o.count)) {
-                fprintf(stderr, "vipl-peer: bad --count\n");
+            if (parse_count(optarg, COUNT_MAX, &o.count)) {
+                fprintf(stderr, "vipl-peer: bad --count '%s' (0..%u: at most one less than the %u receives "
+                        "each side posts)\n", optarg, COUNT_MAX, NRECV);
                 return 2;
             }
             break;
@@ -707,7 +721,10 @@ int main(int argc, char **argv)
             }
             break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: /* getopt's own message would name the program by its path */
+            fprintf(stderr, "vipl-peer: unknown option or missing value: %s\n", argv[optind > 1 ? optind - 1 : 1]);
+            usage(stderr);
+            return 2;
         }
     }
     if (optind < argc || (o.port < 0) == (o.connect == NULL)) {
@@ -749,6 +766,12 @@ int main(int argc, char **argv)
     ViplNicSetFault(env.nic, o.fault);
     VipErrorCallback(env.nic, NULL, on_async_error);
     int err = o.connect ? run_active(&env, &o, &mem) : run_passive(&env, &o, &mem);
+    unsigned lost = atomic_load(&lost_messages);
+    if (o.connect && lost) {
+        fprintf(stderr, "vipl-peer: %u message(s) arrived with no receive descriptor posted and were lost "
+                "(VIP_ERROR_RECVQ_EMPTY)\n", lost);
+        err = 1;
+    }
     peer_mem_close(&env, &mem);
     tool_close(&env);
     if (tool_stdout_check("vipl-peer") && !err)
