@@ -185,8 +185,6 @@ static void host_settle(struct vipl_nic *nic)
     }
 }
 
-static void want_bind(struct vipl_nic *nic, struct host_want *w);
-
 bool host_join(struct vipl_nic *nic, const struct sockaddr_storage *ss, socklen_t sl)
 {
     struct vipl_host *h = calloc(1, sizeof *h);
@@ -528,10 +526,11 @@ void host_on_ready(struct vipl_nic *nic)
                 ep_close(h, fd); /* the front went away: take over, or follow the one who did */
                 h->watch_fd = -1;
                 host_settle(nic);
-                if (h->front_fd >= 0 || h->watch_fd >= 0)
-                    for (struct host_want *w = h->wants; w; w = w->next)
-                        if (w->fd >= 0)
-                            ping_front(nic);
+                for (struct host_want *w = h->wants; w; w = w->next)
+                    if (w->fd >= 0) { /* let the new front try what it may hold */
+                        ping_front(nic);
+                        break;
+                    }
             }
             continue;
         }
