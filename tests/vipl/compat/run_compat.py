@@ -172,6 +172,9 @@ def netns(bin_dir):
         ranks_case(run, hosts, [3, 1, 2, 0], 0.3, lambda r: a if r % 2 == 0 else b)
         print(" 4 ranks at once")
         ranks_case(run, hosts, [0, 1, 2, 3], 0.0, lambda r: a if r % 2 == 0 else b)
+        print(" 6 ranks: 4 on one host, 2 on the other, in mixed order")
+        hosts6 = [ha, ha, ha, ha, hb, hb]
+        ranks_case(run, hosts6, [5, 1, 3, 4, 0, 2], 0.2, lambda r: a if r < 4 else b)
         print(" Developer's Guide spelling across hosts, client first")
         run.start(["compat_devguide", "client", ha, "dg"], netns=b)
         run.start(["compat_devguide", "server", "dg"], netns=a, delay=0.5)
