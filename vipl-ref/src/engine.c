@@ -680,7 +680,8 @@ static void connect_retry_later(struct vipl_vi *vi)
     nic_wake(vi->nic); /* new timer */
 }
 
-bool connect_errno_transient(int err)
+/* Would this connect() error pass if the request tried again later? */
+static bool connect_errno_transient(int err)
 {
     switch (err) {
     case ECONNREFUSED: /* no provider listening on that host yet */

@@ -339,8 +339,6 @@ void vi_close_fd(struct vipl_vi *vi, bool rst);
 bool vi_conn_init(struct vipl_vi *vi, int fd);
 void vi_encode_ce(struct vipl_vi *vi, unsigned type, const struct vw_vitcp_ce *req_ce, uint32_t ack);
 void vi_start_connect(struct vipl_vi *vi);
-/* Would this connect() error pass if the request tried again later? */
-bool connect_errno_transient(int err);
 uint32_t random_u32(void);
 /* Bring the VI's registration in the progress thread's epoll set in line
  * with its state (socket, output pending, consumer-driven). */
