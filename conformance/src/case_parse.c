@@ -283,6 +283,11 @@ static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
             return -1;
     } else if (parse_value(p, field, v, &st->rel[field], &st->val[field]) < 0) {
         return -1;
+    } else if (field == CF_F_PAYLOAD && (st->val[field] < 0 || st->val[field] > (int64_t)VW_VITCP_SEG_MAX)) {
+        /* a case author's error, said before anything is sent (not a
+         * verdict against the target) */
+        return fail(p, "payload=%lld is outside 0..%u: a segment's payload (send a longer message as "
+                    "several segments)", (long long)st->val[field], VW_VITCP_SEG_MAX);
     }
     st->set[field] = true;
     return 0;

@@ -102,6 +102,7 @@ struct run {
     uint8_t *written;
     size_t written_len;
     uint64_t rx_bytes;  /* bytes received from the target */
+    unsigned unframed_first_frame; /* capture frame where bytes no segment took began (0: none) */
     /* a 'relay' case: the relay records real packets instead of the flow */
     bool via_relay;
     unsigned relay_base; /* frames in the run's capture before the case */
@@ -694,6 +695,10 @@ static int pump(struct run *r, int ms)
         r->rx_bytes += (uint64_t)got;
         capture_data(r, CAP_RX, buf, (size_t)got);
         vw_vitcp_session_feed(&r->session, TARGET_DIR, buf, (size_t)got, on_target_segment, r);
+        if (r->session.framer[TARGET_DIR].have == 0)
+            r->unframed_first_frame = 0;
+        else if (r->unframed_first_frame == 0)
+            r->unframed_first_frame = last_frame(r);
         return 1;
     }
     if (got < 0 && (errno == EAGAIN || errno == EINTR))
@@ -707,6 +712,39 @@ static int pump(struct run *r, int ms)
             vn_tcp_fin(&r->flow, CAP_RX);
     }
     return -1;
+}
+
+/* Bytes the target sent that no whole segment took: what they are and why
+ * they could not be framed, with their frames in the result (a target that
+ * answers garbage must not read as one that answered nothing). false when
+ * there are none. */
+static bool describe_unframed(struct run *r, char *out, size_t n)
+{
+    const struct vw_vitcp_framer *f = &r->session.framer[TARGET_DIR];
+    if (f->have == 0 || !f->buf)
+        return false;
+    const uint8_t *b = f->buf;
+    char head[3 * 8 + 1] = "";
+    for (size_t i = 0; i < f->have && i < 8; i++)
+        snprintf(head + 3 * i, sizeof head - 3 * i, "%02x ", b[i]);
+    unsigned seg_len = vw_vitcp_peek_seg_len(b, f->have);
+    bool plausible = f->have < VW_VITCP_SEG_HDR_LEN || vw_vitcp_plausible_header(b, f->have);
+    snprintf(out, n, "%llu bytes arrived but no whole VI/TCP segment: the last %zu (starting %s) %s%s",
+             (unsigned long long)r->rx_bytes, f->have, head,
+             f->have < 4 ? "are too few for a Segment Length"
+                         : plausible ? "wait for the rest of the Segment Length they announce, "
+                                     : "are no plausible VI/TCP header (version, type, reserved bits), "
+                                       "so they cannot be framed; they announce ",
+             "");
+    size_t used = strlen(out);
+    if (f->have >= 4 && used < n)
+        snprintf(out + used, n - used, "a Segment Length of %u", seg_len);
+    if (r->unframed_first_frame)
+        cf_result_add_frame(r->res, r->unframed_first_frame);
+    unsigned last = last_frame(r);
+    if (last && last != r->unframed_first_frame)
+        cf_result_add_frame(r->res, last);
+    return true;
 }
 
 /* Remove queue entry k (0: the head), keeping it as the last matched
@@ -1517,6 +1555,9 @@ static void do_expect(struct run *r, const struct cf_step *st)
             if (skipped)
                 decide(r, CF_TIMEOUT, st->req, "expected %s within %u ms; %u other segment(s) arrived, the last: %s",
                        type_text(st->type), st->wait_ms ? st->wait_ms : r->e->slack_ms, skipped, why);
+            else if (describe_unframed(r, why, sizeof why))
+                decide(r, CF_TIMEOUT, st->req, "expected %s within %u ms; %s", type_text(st->type),
+                       st->wait_ms ? st->wait_ms : r->e->slack_ms, why);
             else
                 decide(r, CF_TIMEOUT, st->req, "expected %s, nothing arrived within %u ms", type_text(st->type),
                        st->wait_ms ? st->wait_ms : r->e->slack_ms);

@@ -392,6 +392,25 @@ static void test_files(void **state)
     rb_rmdir(dir);
 }
 
+/* A payload no segment can carry is the case author's error: refused at
+ * its line when the case is read, before anything is sent (issue 18, item
+ * 6: it was a FAIL blamed on VITCP-3.2-MSG-NUM-SEQ, exit 1). */
+static void test_oversized_payload_is_a_case_error(void **state)
+{
+    (void)state;
+    static struct cf_case c;
+    char err[512] = "";
+    const char *text = "case big\nsection 3.2\ntitle too big\nrequire VITCP-3.2-MSG-NUM-SEQ\nconnect\n"
+                       "send ConnectRequest attrs=RD\nexpect ConnectAccept\nsend Send payload=1073741824\n";
+    assert_int_equal(cf_case_parse(text, "big.case", &c, err, sizeof err), -1);
+    if (!strstr(err, "big.case:8:") || !strstr(err, "payload"))
+        fail_msg("error '%s' does not name big.case:8 and the payload", err);
+    const char *ok = "case ok\nsection 3.2\ntitle largest\nrequire VITCP-3.2-MSG-NUM-SEQ\nconnect\n"
+                     "send ConnectRequest attrs=RD\nexpect ConnectAccept\nsend Send payload=65535\n";
+    assert_int_equal(cf_case_parse(ok, "ok.case", &c, err, sizeof err), 0);
+    cf_case_free(&c);
+}
+
 /* Named pipes are not cases: a FIFO called x.case, or the capture beside a
  * .meta being a FIFO, blocked the loader for ever (issue 18, item 7). The
  * folder loads its one real case; the .meta is an error naming its capture. */
@@ -428,6 +447,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_named_pipes_are_not_cases),
+        cmocka_unit_test(test_oversized_payload_is_a_case_error),
         cmocka_unit_test(test_shipped_cases_parse), cmocka_unit_test(test_error_names_the_line),
         cmocka_unit_test(test_limits), cmocka_unit_test(test_first_step_line), cmocka_unit_test(test_random_damage),
         cmocka_unit_test(test_files),
