@@ -4,7 +4,7 @@
 # decodes an installed sample capture, vitcp-conform finds its installed cases
 # and passes against vipl-peer, the man pages render, every program and
 # subcommand answers --help, and a VIPL program builds with pkg-config and runs
-# against libvipl.so. Prints "N passed, M failed" last; exit 1 on any failure.
+# against libvipl.so, as do the programs of tests/vipl/compat. Prints "N passed, M failed" last; exit 1 on any failure.
 # Usage (as root, in the fresh root): check-installed.sh ./vitcp_VERSION_ARCH.deb
 set -uo pipefail   # (so grep -q, which closes its input early, is not used on pipes)
 deb=${1:?usage: check-installed.sh VITCP.deb}
@@ -119,6 +119,33 @@ EOF
     as_user sh -c 'ldd ~/hello_vipl' | grep -E 'libvipl\.so\.1 => (/usr)?/lib/.*libvipl\.so\.1'
 }
 check "a VIPL program builds with pkg-config vipl and runs on libvipl.so.1" vipl_program
+
+# The programs of tests/vipl/compat (issue 17), copied beside this script by
+# ci.sh: built as their users would, with pkg-config, and run on loopback.
+compat_programs() {
+  local src=/root/compat port=$((20000 + RANDOM % 20000)) p pids=() r rc=0
+  [ -d "$src" ] || { echo "no $src"; return 1; }
+  mkdir -p "$home/compat" && cp "$src"/compat_*.c "$home/compat/" && chown -R "$user:" "$home/compat" || return 1
+  for p in compat_devguide compat_giganet compat_ranks compat_helpers; do
+    as_user sh -c "cd ~/compat && cc -std=c11 -Wall -Wextra -Wpedantic -Werror -D_POSIX_C_SOURCE=200809L \
+      $p.c \$(pkg-config --cflags --libs vipl) -o $p" || return 1
+  done
+  as_user "$home/compat/compat_helpers" || return 1
+  # a Developer's Guide client started before its server (VIA 9.4.4: it waits)
+  as_user env VIPL_PORT="$port" "$home/compat/compat_devguide" client 127.0.0.1 dg & pids=($!)
+  sleep 0.5
+  as_user env VIPL_PORT="$port" "$home/compat/compat_devguide" server dg || rc=1
+  wait "${pids[0]}" || rc=1
+  # four ranks on one host, last rank first, sharing the host's port
+  pids=()
+  for r in 3 2 1 0; do
+    as_user env VIPL_PORT="$port" "$home/compat/compat_ranks" "$r" 127.0.0.1 127.0.0.1 127.0.0.1 127.0.0.1 & pids+=($!)
+    sleep 0.3
+  done
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  return "$rc"
+}
+check "the compat programs (tests/vipl/compat) build with pkg-config vipl and run" compat_programs
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -103,6 +103,8 @@ cp "${debs[0]}" "$work/$deb"
 bash "$fresh_root" remove "$work/root"
 timed install-root bash "$fresh_root" new "$work/install-root"
 cp "$work/$deb" "$here/scripts/check-installed.sh" "$work/install-root/root/"
+mkdir -p "$work/install-root/root/compat" # issue 17's programs, built there with pkg-config
+cp "$here"/tests/vipl/compat/compat_*.c "$work/install-root/root/compat/"
 echo "ci: # apt install ./$deb in a fresh root, then check it as a user"
 timed install-check teed "$work/install.log" \
   bash "$fresh_root" exec "$work/install-root" bash /root/check-installed.sh "/root/$deb"

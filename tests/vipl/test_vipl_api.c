@@ -115,7 +115,7 @@ static void test_vi_create_attributes(void **state)
     assert_int_equal(VipCreateVi(n.nic, &b, NULL, NULL, &vi), VIP_INVALID_MTU); /* A2 */
     b = a, b.MaxTransferSize = (1u << 20) + 1;
     assert_int_equal(VipCreateVi(n.nic, &b, NULL, NULL, &vi), VIP_INVALID_MTU);
-    b = a, b.QoS = 1;
+    b = a, b.QoS = (VIP_QOS)1;
     assert_int_equal(VipCreateVi(n.nic, &b, NULL, NULL, &vi), VIP_INVALID_QOS);
     b = a, b.Ptag = NULL;
     assert_int_equal(VipCreateVi(n.nic, &b, NULL, NULL, &vi), VIP_INVALID_PTAG);
@@ -250,10 +250,12 @@ static void test_connection_errors(void **state)
     VIP_VI_HANDLE vi = h_vi_create(&a, VIP_SERVICE_RELIABLE_DELIVERY);
     /* A3: nobody waits for "nobody" -> ConnectNoMatch after the grace (A4) */
     assert_int_equal(h_connect(&a, vi, b.port, "nobody", 3000), VIP_NO_MATCH);
-    /* A3: a closed port -> VIP_NOT_REACHABLE (b's port after b closes) */
+    /* 9.4.4: a closed port (b's after b closes) is a provider not listening
+     * yet: tried until the Timeout, then VIP_TIMEOUT (was VIP_NOT_REACHABLE
+     * at once, issue 17; test_vipl_connect checks the retries) */
     uint16_t dead = b.port;
     h_nic_close(&b);
-    assert_int_equal(h_connect(&a, vi, dead, "x", 3000), VIP_NOT_REACHABLE);
+    assert_int_equal(h_connect(&a, vi, dead, "x", 200), VIP_TIMEOUT);
     /* 9.4.4: timeout zero times out at once */
     assert_int_equal(h_connect(&a, vi, dead, "x", 0), VIP_TIMEOUT);
     VIP_VI_STATE st;
@@ -310,9 +312,15 @@ static void test_peer_count_carried_or_refused(void **state)
     snprintf(cmd, sizeof cmd, "kill $(cat %s.pid); rm -f %s.pid", out, out);
     assert_int_equal(run(cmd), 0);
 
-    /* a flood: 40 Sends at once against 16 receives posted */
+    /* a flood: 32 Sends at once against 16 receives posted. This side posts
+     * a receive for every echo, so it is never the one that runs out and
+     * resets the connection (at RD) before vipl-peer has read the flood: the
+     * reset discarded the unread Sends, no loss was seen, and the check
+     * failed about one run in two. */
     h_nic_open(&srv, "");
     VIP_VI_HANDLE vi = h_vi_create(&srv, VIP_SERVICE_RELIABLE_DELIVERY);
+    for (unsigned i = 0; i < 32; i++)
+        h_post_recv(&srv, vi, 32 + i, (32 + i) * 64, 64);
     snprintf(cmd, sizeof cmd, VIPL_PEER_BIN " --connect 127.0.0.1:%u --disc srv --count 0 >%s 2>&1 &", srv.port,
              out);
     assert_int_equal(run(cmd), 0);
@@ -323,7 +331,7 @@ static void test_peer_count_carried_or_refused(void **state)
     assert_int_equal(VipConnectWait(srv.nic, local, 5000, remote, &ra, &conn), VIP_SUCCESS);
     assert_int_equal(VipConnectAccept(conn, vi), VIP_SUCCESS);
     free(local);
-    for (unsigned i = 0; i < 40; i++)
+    for (unsigned i = 0; i < 32; i++)
         h_post_send(&srv, vi, i, VIP_CONTROL_OP_SENDRECV, i * 64, 16, 0, 0, 0, 0);
     snprintf(cmd, sizeof cmd, "for i in $(seq 100); do grep -q 'event=disconnected' %s && break; sleep 0.1; done; "
              "sleep 0.2; grep -q 'were lost (VIP_ERROR_RECVQ_EMPTY)' %s", out, out);

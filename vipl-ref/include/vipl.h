@@ -5,7 +5,11 @@
  * level is a bitmask, VipQueryVi takes five parameters, descriptors are
  * {CS; DS[2]}, and the name-service and peer-to-peer calls are present.
  * The spec's own spellings (VIP_REJECTED, VIP_CONTROL_OP_RDMA_READ, ...)
- * are aliases.
+ * are aliases, and so are the spellings of the vendor headers of the time
+ * (Giganet cLAN's descriptor {Control; Data[]}, the CQHandle/CqHandle pair):
+ * C11 anonymous unions give one layout two names, so code of either style
+ * compiles without a macro. Every VIP_RETURN value is also a macro, for
+ * #ifdef. docs/vipl.md ("Source compatibility") lists the differences kept.
  *
  * This implementation runs VI/TCP (draft-dicecco-vitcp-01) over TCP sockets;
  * see docs/vipl.md for the provider's design and its decisions.
@@ -13,6 +17,7 @@
 #ifndef VIPL_H
 #define VIPL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -26,6 +31,16 @@ extern "C" {
 #define OUT
 #endif
 
+/* The two spellings are C11 anonymous unions; GCC and Clang also accept
+ * them in older modes, and __extension__ keeps -std=c99 -pedantic quiet. */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define VIPL_ANON_UNION __extension__ union
+#define VIPL_EXTENSION __extension__
+#else
+#define VIPL_ANON_UNION union
+#define VIPL_EXTENSION
+#endif
+
 /* ------------------------------------------------------------ basic types */
 typedef char VIP_CHAR;
 typedef unsigned char VIP_UCHAR;
@@ -34,10 +49,15 @@ typedef uint16_t VIP_UINT16;
 typedef uint32_t VIP_UINT32;
 typedef uint64_t VIP_UINT64;
 typedef unsigned short VIP_USHORT;
+typedef short VIP_SHORT;
 typedef unsigned long VIP_ULONG;
 typedef long VIP_LONG;
 typedef int VIP_BOOLEAN;
 typedef void *VIP_PVOID;
+/* The platform's wide character (Windows' WCHAR in the vendor headers), so
+ * L"..." literals fit; no VIPL call of this provider takes one. */
+typedef wchar_t VIP_WCHAR;
+typedef void *VIP_EVENT_HANDLE;
 
 #define VIP_TRUE 1
 #define VIP_FALSE 0
@@ -50,7 +70,9 @@ typedef VIP_PVOID VIP_CQ_HANDLE;
 typedef VIP_PVOID VIP_PROTECTION_HANDLE;
 typedef VIP_PVOID VIP_CONN_HANDLE;
 typedef VIP_UINT32 VIP_MEM_HANDLE;
-typedef VIP_ULONG VIP_QOS;
+/* A pointer, as in the Developer's Guide and the cLAN header ("details are
+ * not defined"); only 0 (NULL) is supported. */
+typedef VIP_PVOID VIP_QOS;
 
 /* ----------------------------------------------------------- return codes */
 typedef enum {
@@ -70,12 +92,33 @@ typedef enum {
     VIP_ERROR_NAMESERVICE,
     VIP_NO_MATCH,
     VIP_NOT_REACHABLE,
-    VIP_ERROR_NOT_SUPPORTED,
+    VIP_ERROR_NOT_SUPPORTED
 } VIP_RETURN;
+/* Macros as well as values: programs test for a code with #ifdef. */
+#define VIP_SUCCESS VIP_SUCCESS
+#define VIP_NOT_DONE VIP_NOT_DONE
+#define VIP_INVALID_PARAMETER VIP_INVALID_PARAMETER
+#define VIP_ERROR_RESOURCE VIP_ERROR_RESOURCE
+#define VIP_TIMEOUT VIP_TIMEOUT
+#define VIP_REJECT VIP_REJECT
+#define VIP_INVALID_RELIABILITY_LEVEL VIP_INVALID_RELIABILITY_LEVEL
+#define VIP_INVALID_MTU VIP_INVALID_MTU
+#define VIP_INVALID_QOS VIP_INVALID_QOS
+#define VIP_INVALID_PTAG VIP_INVALID_PTAG
+#define VIP_INVALID_RDMAREAD VIP_INVALID_RDMAREAD
+#define VIP_DESCRIPTOR_ERROR VIP_DESCRIPTOR_ERROR
+#define VIP_INVALID_STATE VIP_INVALID_STATE
+#define VIP_ERROR_NAMESERVICE VIP_ERROR_NAMESERVICE
+#define VIP_NO_MATCH VIP_NO_MATCH
+#define VIP_NOT_REACHABLE VIP_NOT_REACHABLE
+#define VIP_ERROR_NOT_SUPPORTED VIP_ERROR_NOT_SUPPORTED
 #define VIP_REJECTED VIP_REJECT /* the spec's spelling in 9.4.4 */
+#define VIP_ERROR VIP_DESCRIPTOR_ERROR /* the cLAN header's alias */
 
 /* ---------------------------------------------------------- reliability */
-typedef VIP_UINT32 VIP_RELIABILITY_LEVEL;
+/* 16 bits, as in the Developer's Guide and the cLAN header (the spec's
+ * enum would be an int); the bits below and VIP_SERVICE_DFC fit. */
+typedef VIP_USHORT VIP_RELIABILITY_LEVEL;
 #define VIP_SERVICE_UNRELIABLE 0x01u
 #define VIP_SERVICE_RELIABLE_DELIVERY 0x02u
 #define VIP_SERVICE_RELIABLE_RECEPTION 0x04u
@@ -86,14 +129,16 @@ typedef enum {
     VIP_STATE_IDLE,
     VIP_STATE_CONNECTED,
     VIP_STATE_CONNECT_PENDING,
-    VIP_STATE_ERROR,
+    VIP_STATE_ERROR
 } VIP_VI_STATE;
 
 /* ----------------------------------------------------------- descriptors
  * Appendix B: little-endian in memory, 64-byte aligned, in registered memory. */
+struct _VIP_DESCRIPTOR;
 typedef union {
     VIP_UINT64 AddressBits;
     VIP_PVOID Address;
+    struct _VIP_DESCRIPTOR *Descriptor; /* the cLAN header's third view */
 } VIP_PVOID64;
 
 typedef struct {
@@ -125,10 +170,20 @@ typedef union {
 } VIP_DESCRIPTOR_SEGMENT;
 
 /* A descriptor has SegCount segments after CS; allocate more room than
- * sizeof(VIP_DESCRIPTOR) for more than two. */
-typedef struct {
-    VIP_CONTROL_SEGMENT CS;
-    VIP_DESCRIPTOR_SEGMENT DS[2];
+ * sizeof(VIP_DESCRIPTOR) for more than two. Two spellings, one layout: the
+ * Developer's Guide's {CS; DS[]} (DS[i].Local, DS[i].Remote) and Giganet
+ * cLAN's default {Control; Data[]} (Data[i] is a VIP_DATA_SEGMENT, whose
+ * first two fields an address segment shares). So d->Control.Control is the
+ * control field, as cLAN code writes it. */
+VIPL_EXTENSION typedef struct _VIP_DESCRIPTOR {
+    VIPL_ANON_UNION {
+        VIP_CONTROL_SEGMENT CS;
+        VIP_CONTROL_SEGMENT Control;
+    };
+    VIPL_ANON_UNION {
+        VIP_DESCRIPTOR_SEGMENT DS[2];
+        VIP_DATA_SEGMENT Data[2];
+    };
 } VIP_DESCRIPTOR;
 
 #define VIP_DESCRIPTOR_ALIGNMENT 64
@@ -169,7 +224,7 @@ typedef enum _VIP_RESOURCE_CODE {
     VIP_RESOURCE_NIC,
     VIP_RESOURCE_VI,
     VIP_RESOURCE_CQ,
-    VIP_RESOURCE_DESCRIPTOR,
+    VIP_RESOURCE_DESCRIPTOR
 } VIP_RESOURCE_CODE;
 
 typedef enum _VIP_ERROR_CODE {
@@ -183,13 +238,16 @@ typedef enum _VIP_ERROR_CODE {
     VIP_ERROR_RDMAR_PROT,
     VIP_ERROR_COMP_PROT,
     VIP_ERROR_RDMA_TRANSPORT,
-    VIP_ERROR_CATASTROPHIC,
+    VIP_ERROR_CATASTROPHIC
 } VIP_ERROR_CODE;
 
-typedef struct {
+typedef struct _VIP_ERROR_DESCRIPTOR {
     VIP_NIC_HANDLE NicHandle;
     VIP_VI_HANDLE ViHandle;
-    VIP_CQ_HANDLE CqHandle;
+    VIPL_ANON_UNION {
+        VIP_CQ_HANDLE CqHandle; /* the spec's spelling (9.10.3) */
+        VIP_CQ_HANDLE CQHandle; /* the Developer's Guide's and vendors' */
+    };
     VIP_DESCRIPTOR *DescriptorPtr;
     VIP_ULONG OpCode;
     VIP_RESOURCE_CODE ResourceCode;
@@ -197,7 +255,7 @@ typedef struct {
 } VIP_ERROR_DESCRIPTOR;
 
 /* ------------------------------------------------------------ attributes */
-typedef struct {
+typedef struct _VIP_NIC_ATTRIBUTES {
     VIP_CHAR Name[64];
     VIP_ULONG HardwareVersion;
     VIP_ULONG ProviderVersion;
@@ -220,7 +278,7 @@ typedef struct {
     VIP_RELIABILITY_LEVEL RDMAReadSupport;
 } VIP_NIC_ATTRIBUTES;
 
-typedef struct {
+typedef struct _VIP_VI_ATTRIBUTES {
     VIP_RELIABILITY_LEVEL ReliabilityLevel;
     VIP_ULONG MaxTransferSize;
     VIP_QOS QoS;
@@ -229,7 +287,7 @@ typedef struct {
     VIP_BOOLEAN EnableRdmaRead;
 } VIP_VI_ATTRIBUTES;
 
-typedef struct {
+typedef struct _VIP_MEM_ATTRIBUTES {
     VIP_PROTECTION_HANDLE Ptag;
     VIP_BOOLEAN EnableRdmaWrite;
     VIP_BOOLEAN EnableRdmaRead;
@@ -237,7 +295,7 @@ typedef struct {
 
 /* Host address (4 bytes IPv4 or 16 bytes IPv6) followed by the discriminator;
  * allocate HostAddressLen + DiscriminatorLen bytes behind the header. */
-typedef struct {
+typedef struct _VIP_NET_ADDRESS {
     VIP_UINT16 HostAddressLen;
     VIP_UINT16 DiscriminatorLen;
     VIP_UINT8 HostAddress[1];
@@ -249,6 +307,18 @@ typedef void (*VIP_VI_NOTIFY_HANDLER)(VIP_PVOID Context, VIP_NIC_HANDLE NicHandl
 typedef void (*VIP_CQ_NOTIFY_HANDLER)(VIP_PVOID Context, VIP_NIC_HANDLE NicHandle,
                                       VIP_VI_HANDLE ViHandle, VIP_BOOLEAN RecvQueue);
 typedef void (*VIP_ERROR_HANDLER)(VIP_PVOID Context, VIP_ERROR_DESCRIPTOR *ErrorDesc);
+/* The vendor headers' names of the two notify handler types. */
+typedef VIP_VI_NOTIFY_HANDLER VIP_VI_CALLBACK;
+typedef VIP_CQ_NOTIFY_HANDLER VIP_CQ_CALLBACK;
+
+/* VipQuerySystemManagementInfo InfoType of the Developer's Guide. This
+ * provider discovers no hosts: VIP_ERROR_NOT_SUPPORTED. */
+#define VIP_SMI_AUTODISCOVERY ((VIP_ULONG)1)
+typedef struct {
+    VIP_ULONG NumberOfHops;
+    VIP_NET_ADDRESS **ADAddrArray;
+    VIP_ULONG NumAdAddrs;
+} VIP_AUTODISCOVERY_LIST;
 
 /* Hardware connection */
 VIP_RETURN VipOpenNic(IN const VIP_CHAR *DeviceName, OUT VIP_NIC_HANDLE *NicHandle);
@@ -322,8 +392,8 @@ VIP_RETURN VipSetMemAttributes(IN VIP_NIC_HANDLE NicHandle, IN VIP_PVOID Address
                                IN VIP_MEM_HANDLE MemHandle, IN VIP_MEM_ATTRIBUTES *MemAttribs);
 VIP_RETURN VipQueryMem(IN VIP_NIC_HANDLE NicHandle, IN VIP_PVOID Address,
                        IN VIP_MEM_HANDLE MemHandle, OUT VIP_MEM_ATTRIBUTES *MemAttribs);
-/* InfoType VIPL_SMI_STATISTICS fills a VIPL_STATISTICS; other types give
- * VIP_INVALID_PARAMETER. */
+/* InfoType VIPL_SMI_STATISTICS fills a VIPL_STATISTICS; VIP_SMI_AUTODISCOVERY
+ * gives VIP_ERROR_NOT_SUPPORTED, other types VIP_INVALID_PARAMETER. */
 VIP_RETURN VipQuerySystemManagementInfo(IN VIP_NIC_HANDLE NicHandle, IN VIP_ULONG InfoType,
                                         OUT VIP_PVOID SysManInfo);
 
@@ -341,7 +411,8 @@ VIP_RETURN VipNSShutdown(IN VIP_NIC_HANDLE NicHandle);
 
 /* ------------------------------------------- vitcp provider extensions
  * Not part of the VIPL of the time; for tools and tests of this provider. */
-#define VIPL_SMI_STATISTICS 1ul
+/* Not 1: that is VIP_SMI_AUTODISCOVERY. */
+#define VIPL_SMI_STATISTICS 0x56490001ul
 typedef struct {
     VIP_UINT64 SegmentsSent;
     VIP_UINT64 SegmentsReceived;

@@ -18,6 +18,7 @@ void conn_free(struct vipl_conn *c)
     if (c->fd >= 0)
         close(c->fd);
     vw_vitcp_framer_free(&c->framer);
+    free(c->req_raw);
     free(c);
 }
 
@@ -164,6 +165,10 @@ static void conn_on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t 
     c->req_ce.options = NULL; /* points into the framer's buffer */
     c->req_ce.options_len = 0;
     c->req_crc = seg->ce.opt_crc;
+    if (c->nic->host && !c->routed && !c->req_raw && (c->req_raw = malloc(len)) != NULL) {
+        memcpy(c->req_raw, raw, len); /* the front may hand it to another NIC */
+        c->req_raw_len = len;
+    }
     c->bad_attrs = !attrs_acceptable(&seg->ce);
     c->state = IN_HELD;
     c->deadline_ms = now_ms() + c->nic->grace_ms;
@@ -191,6 +196,8 @@ void conn_on_readable(struct vipl_conn *c)
     if (n > 0) {
         if (vw_vitcp_framer_feed(&c->framer, nic->rxbuf, (size_t)n, conn_on_segment, c) != VW_REQ_NONE)
             c->dead = true;
+        if (!c->dead && host_route_held(c))
+            return; /* another NIC of the host waits on its discriminator */
     } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
         if (c->state == IN_CLAIMED) {
             c->peer_gone = true; /* VipConnectAccept will find the connection lost */
@@ -211,6 +218,45 @@ void conn_on_readable(struct vipl_conn *c)
         unlink_conn(c);
         conn_free(c);
     }
+}
+
+void conn_release(struct vipl_conn *c)
+{
+    unlink_conn(c);
+    if (handle_valid(c, OBJ_CONN))
+        handle_remove(c);
+    conn_free(c);
+}
+
+void conn_adopt(struct vipl_nic *nic, int fd, const uint8_t *req, size_t len)
+{
+    struct vipl_conn *c = calloc(1, sizeof *c);
+    if (!c || vw_vitcp_framer_init(&c->framer, VW_VITCP_CRC_OFF) != 0) {
+        free(c);
+        close(fd);
+        return;
+    }
+    c->nic = nic;
+    c->fd = fd;
+    c->routed = true;
+    c->state = IN_WAIT_REQ;
+    c->deadline_ms = now_ms() + VIPL_INCOMING_TIMEOUT_MS; /* V21 */
+    c->peer_sa_len = sizeof c->peer_sa;
+    if (getpeername(fd, (struct sockaddr *)&c->peer_sa, &c->peer_sa_len) < 0)
+        c->peer_sa_len = 0;
+    c->next = nic->conns;
+    nic->conns = c;
+    nic->stats.ConnectionsAccepted++;
+    if (vw_vitcp_framer_feed(&c->framer, req, len, conn_on_segment, c) != VW_REQ_NONE || c->state == IN_WAIT_REQ)
+        c->dead = true;
+    if (c->dead) {
+        if (c->fd >= 0 && c->bad_attrs && c->state == IN_HELD) {
+            conn_refuse(c, VW_VITCP_CONNECT_REJECT);
+            return;
+        }
+        conn_release(c);
+    }
+    nic_wake(nic); /* poll the new socket */
 }
 
 /* ---------------------------------------------------------- addresses */
@@ -291,11 +337,12 @@ VIP_RETURN VipConnectWait(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *LocalAddr, 
         return VIP_INVALID_PARAMETER;
     int64_t deadline = deadline_after(Timeout);
     pthread_mutex_lock(&nic->lock);
-    if (nic->listen_fd < 0) {
+    if (nic->listen_fd < 0 && !host_can_wait(nic)) {
         nic_unlock(nic);
         return VIP_ERROR_RESOURCE;
     }
     const uint8_t *want = LocalAddr->HostAddress + LocalAddr->HostAddressLen;
+    host_wait_begin(nic, want, LocalAddr->DiscriminatorLen);
     for (;;) {
         for (struct vipl_conn *c = nic->conns, *next; c; c = next) {
             next = c->next;
@@ -331,12 +378,14 @@ VIP_RETURN VipConnectWait(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *LocalAddr, 
             RemoteViAttribs->EnableRdmaWrite = (c->req_ce.attrs & VW_VITCP_ATTR_RDMA_WRITE) != 0;
             RemoteViAttribs->EnableRdmaRead = (c->req_ce.attrs & VW_VITCP_ATTR_RDMA_READ) != 0;
             *ConnHandle = c;
+            host_wait_end(nic, want, LocalAddr->DiscriminatorLen);
             nic_unlock(nic);
             return VIP_SUCCESS;
         }
         if (!nic_wait(nic, deadline))
             break;
     }
+    host_wait_end(nic, want, LocalAddr->DiscriminatorLen);
     nic_unlock(nic);
     return VIP_TIMEOUT;
 }
@@ -393,8 +442,9 @@ static VIP_RETURN start_request(struct vipl_vi *vi, VIP_NET_ADDRESS *LocalAddr, 
     vi->state = VIP_STATE_CONNECT_PENDING;
     vi->connect_result = VIP_NOT_DONE;
     vi->deadline_ms = deadline_after(Timeout);
+    vi->retry_backoff_ms = 0;
     if (p2p && p2p_compare(vi) < 0) {
-        if (vi->nic->listen_fd < 0) {
+        if (vi->nic->listen_fd < 0 && !host_can_wait(vi->nic)) {
             vi->state = VIP_STATE_IDLE;
             return VIP_ERROR_RESOURCE;
         }

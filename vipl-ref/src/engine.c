@@ -665,10 +665,48 @@ static void vi_open(struct vipl_vi *vi, const struct vw_vitcp_hdr *peer_hdr, con
 
 void vi_start_connect(struct vipl_vi *vi);
 
+/* VIA 9.4.4 lists no "not reachable" outcome: a request that finds no
+ * provider listening yet keeps trying until its Timeout
+ * (VIA-9.4.4-RETRY-UNTIL-TIMEOUT); the draft's active machine re-establishes
+ * TCP that closes in Pending Accept (section 4.2). The pause doubles up to
+ * VIPL_RETRY_MAX_MS, so a long Timeout costs a few connects a second. */
+static void connect_retry_later(struct vipl_vi *vi)
+{
+    vi_close_fd(vi, true);
+    uint32_t pause = vi->retry_backoff_ms ? vi->retry_backoff_ms : VIPL_RETRY_FIRST_MS;
+    vi->retry_backoff_ms = pause * 2 > VIPL_RETRY_MAX_MS ? VIPL_RETRY_MAX_MS : pause * 2;
+    vi->phase = PH_RETRY_WAIT; /* run_timers reconnects, or times out first */
+    vi->retry_at_ms = now_ms() + pause;
+    nic_wake(vi->nic); /* new timer */
+}
+
+/* Would this connect() error pass if the request tried again later? */
+static bool connect_errno_transient(int err)
+{
+    switch (err) {
+    case ECONNREFUSED: /* no provider listening on that host yet */
+    case ECONNRESET:
+    case ECONNABORTED:
+    case EPIPE:
+    case ETIMEDOUT:    /* host not up (yet) */
+    case EHOSTUNREACH:
+    case EHOSTDOWN:
+    case EAGAIN:       /* no local port free for the moment */
+        return true;
+    default:           /* no route, address family, policy: VIP_NOT_REACHABLE */
+        return false;
+    }
+}
+
 static void connect_failed(struct vipl_vi *vi, VIP_RETURN rc)
 {
+    if (rc == VIP_NOT_REACHABLE && vi->state == VIP_STATE_CONNECT_PENDING) {
+        /* lost TCP before the answer, or the connect failed transiently */
+        connect_retry_later(vi);
+        return;
+    }
     vi_close_fd(vi, rc != VIP_REJECT && rc != VIP_NO_MATCH);
-    if (vi->p2p && (rc == VIP_NO_MATCH || rc == VIP_NOT_REACHABLE)) {
+    if (vi->p2p && rc == VIP_NO_MATCH) {
         vi->phase = PH_RETRY_WAIT; /* VITCP-4-P2P-RETRY-NOMATCH */
         vi->retry_at_ms = now_ms() + VIPL_P2P_RETRY_MS;
         return;
@@ -676,6 +714,18 @@ static void connect_failed(struct vipl_vi *vi, VIP_RETURN rc)
     vi->state = VIP_STATE_IDLE;
     vi->phase = PH_NONE;
     vi->connect_result = rc;
+    pthread_cond_broadcast(&vi->nic->cond);
+}
+
+/* A connect() error that waiting will not mend (no route, address family,
+ * policy): VIP_NOT_REACHABLE at once. */
+static void connect_gave_up(struct vipl_vi *vi)
+{
+    vi_close_fd(vi, true);
+    vi->p2p = false;
+    vi->state = VIP_STATE_IDLE;
+    vi->phase = PH_NONE;
+    vi->connect_result = VIP_NOT_REACHABLE;
     pthread_cond_broadcast(&vi->nic->cond);
 }
 
@@ -688,8 +738,12 @@ void vi_start_connect(struct vipl_vi *vi)
     }
     vi->nic->stats.ConnectionsRequested++;
     if (connect(fd, (struct sockaddr *)&vi->peer_sa, vi->peer_sa_len) < 0 && errno != EINPROGRESS) {
+        int err = errno;
         close(fd);
-        connect_failed(vi, VIP_NOT_REACHABLE);
+        if (connect_errno_transient(err))
+            connect_failed(vi, VIP_NOT_REACHABLE); /* tries again */
+        else
+            connect_gave_up(vi);
         return;
     }
     vi->fd = fd;
@@ -704,7 +758,10 @@ static void connect_established(struct vipl_vi *vi)
     socklen_t el = sizeof err;
     getsockopt(vi->fd, SOL_SOCKET, SO_ERROR, &err, &el);
     if (err) {
-        connect_failed(vi, VIP_NOT_REACHABLE);
+        if (connect_errno_transient(err))
+            connect_failed(vi, VIP_NOT_REACHABLE); /* tries again */
+        else
+            connect_gave_up(vi);
         return;
     }
     int fd = vi->fd;
@@ -1329,7 +1386,8 @@ void *provider_main(void *arg)
     struct epoll_event evs[MAX_EV];
     pthread_mutex_lock(&nic->lock);
     while (nic->running) {
-        size_t want = 3;
+        host_tick(nic);
+        size_t want = 4;
         for (struct vipl_conn *c = nic->conns; c; c = c->next)
             want++;
         if (want > cap) {
@@ -1344,11 +1402,13 @@ void *provider_main(void *arg)
         pfds[n++] = (struct pollfd){.fd = nic->wake_fd, .events = POLLIN};
         pfds[n++] = (struct pollfd){.fd = nic->epfd, .events = POLLIN};
         size_t listen_idx = n;
-        int64_t next_deadline = -1;
+        int64_t next_deadline = host_deadline(nic);
         bool listen_paused = listen_guard_paused(nic, now_ms());
-        if (listen_paused) /* a negative fd is not polled */
-            next_deadline = nic->listen_paused_until;
+        if (listen_paused && (next_deadline < 0 || nic->listen_paused_until < next_deadline))
+            next_deadline = nic->listen_paused_until; /* a negative fd is not polled */
         pfds[n++] = (struct pollfd){.fd = listen_paused ? -1 : nic->listen_fd, .events = POLLIN};
+        size_t host_idx = n;
+        pfds[n++] = (struct pollfd){.fd = host_poll_fd(nic), .events = POLLIN};
         for (struct vipl_conn *c = nic->conns; c; c = c->next) {
             if (c->state != IN_CLAIMED && (next_deadline < 0 || c->deadline_ms < next_deadline))
                 next_deadline = c->deadline_ms;
@@ -1389,6 +1449,8 @@ void *provider_main(void *arg)
             }
             if (pfds[listen_idx].fd >= 0 && pfds[listen_idx].revents && nic->listen_fd >= 0)
                 accept_incoming(nic);
+            if (pfds[host_idx].revents)
+                host_on_ready(nic);
             for (struct vipl_conn *c = nic->conns, *next; c; c = next) {
                 next = c->next;
                 if (c->poll_gen == gen && c->fd == pfds[c->poll_idx].fd && pfds[c->poll_idx].revents)

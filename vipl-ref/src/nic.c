@@ -129,7 +129,7 @@ static VIP_RETURN apply_option(struct vipl_nic *nic, const char *opt)
     return VIP_INVALID_PARAMETER;
 }
 
-static int open_listener(const struct sockaddr_storage *ss, socklen_t len)
+int vipl_open_listener(const struct sockaddr_storage *ss, socklen_t len)
 {
     int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
@@ -145,6 +145,7 @@ static int open_listener(const struct sockaddr_storage *ss, socklen_t len)
 
 static void free_nic(struct vipl_nic *nic)
 {
+    host_leave(nic);
     if (nic->listen_fd >= 0)
         close(nic->listen_fd);
     listen_guard_free(nic);
@@ -183,6 +184,12 @@ VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *NicHandle)
     snprintf(nic->name, sizeof nic->name, "%s", DeviceName);
 
     const char *env;
+    unsigned long host_port = VW_VITCP_DEFAULT_PORT;
+    /* VIPL_PORT: the VI/TCP port of this installation (V1), listened on by
+     * default NICs and called when the name service has no port. */
+    if ((env = getenv("VIPL_PORT")) && (!parse_uint(env, 65535, &host_port) || host_port == 0))
+        goto bad;
+    nic->remote_port = (uint16_t)host_port;
     if ((env = getenv("VIPL_CRC")) && !parse_bool(env, &nic->crc_on))
         goto bad;
     if ((env = getenv("VIPL_DFC")) && !parse_bool(env, &nic->dfc_on))
@@ -208,19 +215,30 @@ VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *NicHandle)
     socklen_t sl;
     bool explicit_addr = strchr(spec, ':') && strncmp(spec, "/dev/", 5) != 0;
     const char *listen_spec = explicit_addr ? spec : getenv("VIPL_LISTEN");
-    if (listen_spec) {
+    if (listen_spec && explicit_addr) {
         if (!parse_host_port(listen_spec, &ss, &sl))
             goto bad;
-        nic->listen_fd = open_listener(&ss, sl);
+        nic->listen_fd = vipl_open_listener(&ss, sl);
         if (nic->listen_fd < 0) {
             free_nic(nic);
             return VIP_ERROR_RESOURCE;
         }
+    } else if (listen_spec) {
+        /* VIPL_LISTEN: the host's VI/TCP address, shared by its default NICs */
+        if (!parse_host_port(listen_spec, &ss, &sl))
+            goto bad;
+        if (!host_join(nic, &ss, sl)) {
+            free_nic(nic);
+            return VIP_ERROR_RESOURCE;
+        }
     } else {
-        /* Default NIC: listen on the VI/TCP port when free; a second process
-         * on the host still gets a NIC that can connect out. */
-        parse_host_port("0.0.0.0:5995", &ss, &sl);
-        nic->listen_fd = open_listener(&ss, sl);
+        /* Default NIC: every process of the host shares the VI/TCP port,
+         * routed by discriminator (host.c, issue 17). When something else
+         * holds the port, the NIC still connects out. */
+        char host_spec[32];
+        snprintf(host_spec, sizeof host_spec, "0.0.0.0:%lu", host_port);
+        parse_host_port(host_spec, &ss, &sl);
+        host_join(nic, &ss, sl);
     }
     if (nic->listen_fd >= 0) {
         struct sockaddr_storage bound;
@@ -367,7 +385,7 @@ VIP_RETURN ViplNicListenPort(VIP_NIC_HANDLE NicHandle, VIP_UINT16 *Port)
     if (!Port)
         return VIP_INVALID_PARAMETER;
     LOCK_NIC_OR_RETURN(nic);
-    VIP_RETURN rc = nic->listen_fd >= 0 ? VIP_SUCCESS : VIP_ERROR_RESOURCE;
+    VIP_RETURN rc = nic->listen_fd >= 0 || nic->host ? VIP_SUCCESS : VIP_ERROR_RESOURCE;
     *Port = nic->listen_port;
     nic_unlock(nic);
     return rc;
@@ -408,6 +426,8 @@ VIP_RETURN VipErrorCallback(VIP_NIC_HANDLE NicHandle, VIP_PVOID Context, VIP_ERR
 VIP_RETURN VipQuerySystemManagementInfo(VIP_NIC_HANDLE NicHandle, VIP_ULONG InfoType, VIP_PVOID SysManInfo)
 {
     struct vipl_nic *nic = NicHandle;
+    if (InfoType == VIP_SMI_AUTODISCOVERY && SysManInfo && handle_valid(nic, OBJ_NIC))
+        return VIP_ERROR_NOT_SUPPORTED; /* no host discovery over TCP/IP */
     if (InfoType != VIPL_SMI_STATISTICS || !SysManInfo)
         return VIP_INVALID_PARAMETER;
     LOCK_NIC_OR_RETURN(nic);

@@ -24,6 +24,11 @@
 #define VIPL_DEFAULT_GRACE_MS 2000u /* A4 */
 #define VIPL_INCOMING_TIMEOUT_MS 30000u /* V21 */
 #define VIPL_P2P_RETRY_MS 50u
+/* An active request that finds no provider listening (or loses TCP before
+ * the answer) tries again after 10, 20, 40 ... ms, at most 500 ms apart,
+ * until its Timeout (VIA-9.4.4-RETRY-UNTIL-TIMEOUT). */
+#define VIPL_RETRY_FIRST_MS 10u
+#define VIPL_RETRY_MAX_MS 500u
 #define VIPL_OUT_HIGH_WATER (256u * 1024u)
 #define VIPL_IO_WAIT_MS 200     /* consumer-driven part of a wait, then the condition variable */
 #define VIPL_IO_RXBUF (256u * 1024u)
@@ -137,6 +142,7 @@ struct vipl_vi {
     uint16_t local_host_len, remote_host_len;
     int64_t deadline_ms;  /* connect deadline (0: none) */
     int64_t retry_at_ms;
+    uint32_t retry_backoff_ms; /* next pause before a retry (0: the first) */
     VIP_RETURN connect_result; /* VIP_NOT_DONE while pending */
     uint32_t request_msg_num;
 
@@ -222,6 +228,9 @@ struct vipl_conn {
     struct vipl_conn *next;
     unsigned poll_gen;
     size_t poll_idx;
+    uint8_t *req_raw;    /* the ConnectRequest's bytes, for a handoff (host.c) */
+    size_t req_raw_len;
+    bool routed;         /* handed over by the host's front: never route again */
 };
 
 struct ns_entry {
@@ -232,6 +241,7 @@ struct ns_entry {
 };
 
 struct pending_call;
+struct vipl_host;
 
 struct vipl_nic {
     pthread_mutex_t lock;
@@ -270,6 +280,7 @@ struct vipl_nic {
     size_t rxbuf_cap;
     unsigned poll_gen;
     VIPL_STATISTICS stats;
+    struct vipl_host *host; /* the per-host shared listener (host.c); NULL for explicit addresses */
 };
 
 /* ---- handles (handles.c) */
@@ -357,5 +368,34 @@ void conn_refuse(struct vipl_conn *c, unsigned type);
 struct vipl_vi *p2p_listener_for(struct vipl_nic *nic, const struct vw_vitcp_ce *ce);
 VIP_RETURN conn_accept_locked(struct vipl_conn *c, struct vipl_vi *vi);
 uint16_t ns_port_for(struct vipl_nic *nic, const uint8_t *addr, uint16_t len);
+/* Unlink and free a connection another NIC took over. */
+void conn_release(struct vipl_conn *c);
+/* A connection handed over with its ConnectRequest's bytes: parse them as
+ * if they had arrived here. */
+void conn_adopt(struct vipl_nic *nic, int fd, const uint8_t *req, size_t len);
+
+/* ---- NIC (nic.c) */
+int vipl_open_listener(const struct sockaddr_storage *ss, socklen_t len);
+
+/* ---- the per-host shared listener (host.c) */
+/* Share the host's VI/TCP port ss among its default NICs: true when this
+ * NIC is the front (nic->listen_fd set) or a member; false when the port
+ * belongs to something else. */
+bool host_join(struct vipl_nic *nic, const struct sockaddr_storage *ss, socklen_t sl);
+void host_leave(struct vipl_nic *nic);
+/* Can requests reach this NIC's waits through the host listener? */
+bool host_can_wait(const struct vipl_nic *nic);
+/* The fd the progress thread polls for host events (-1: none), the time
+ * host_tick wants to run (-1: none), and the handlers. */
+int host_poll_fd(const struct vipl_nic *nic);
+int64_t host_deadline(const struct vipl_nic *nic);
+void host_on_ready(struct vipl_nic *nic);
+void host_tick(struct vipl_nic *nic);
+/* VipConnectWait on a discriminator begins / ends. */
+void host_wait_begin(struct vipl_nic *nic, const uint8_t *disc, uint16_t len);
+void host_wait_end(struct vipl_nic *nic, const uint8_t *disc, uint16_t len);
+/* The front hands a held request to the NIC waiting on its discriminator;
+ * true when done (c is freed). */
+bool host_route_held(struct vipl_conn *c);
 
 #endif

@@ -167,7 +167,7 @@ static VIP_RETURN check_attrs(struct vipl_nic *nic, const VIP_VI_ATTRIBUTES *a)
         return VIP_INVALID_RELIABILITY_LEVEL;
     if (a->MaxTransferSize == 0 || a->MaxTransferSize > VIPL_MAX_TRANSFER) /* A2 */
         return VIP_INVALID_MTU;
-    if (a->QoS != 0)
+    if (a->QoS != NULL)
         return VIP_INVALID_QOS;
     if (!handle_valid(a->Ptag, OBJ_PTAG) || ((struct vipl_ptag *)a->Ptag)->nic != nic)
         return VIP_INVALID_PTAG;
