@@ -295,7 +295,7 @@ static void test_peer_count_carried_or_refused(void **state)
     (void)state;
     struct h_nic srv;
     h_nic_open(&srv, "");
-    char cmd[512], out[64] = "/tmp/vipl-peer-count-XXXXXX";
+    char cmd[1024], out[64] = "/tmp/vipl-peer-count-XXXXXX";
     int fd = mkstemp(out);
     assert_true(fd >= 0);
     close(fd);
@@ -317,12 +317,18 @@ static void test_peer_count_carried_or_refused(void **state)
      * resets the connection (at RD) before vipl-peer has read the flood: the
      * reset discarded the unread Sends, no loss was seen, and the check
      * failed about one run in two. */
+    /* A flood: 32 Sends at once against 16 receives posted. Whether one of
+     * them finds no receive posted depends on how fast vipl-peer reposts
+     * (libvipl leaves unread data in TCP while no receive is posted), so
+     * the test asserts the rule, not the race: a run in which any message
+     * arrived with no receive posted (async error code 2) ends with the
+     * loss named on stderr and exit 1, and one without ends with exit 0. */
     h_nic_open(&srv, "");
     VIP_VI_HANDLE vi = h_vi_create(&srv, VIP_SERVICE_RELIABLE_DELIVERY);
     for (unsigned i = 0; i < 32; i++)
         h_post_recv(&srv, vi, 32 + i, (32 + i) * 64, 64);
-    snprintf(cmd, sizeof cmd, VIPL_PEER_BIN " --connect 127.0.0.1:%u --disc srv --count 0 >%s 2>&1 &", srv.port,
-             out);
+    snprintf(cmd, sizeof cmd, "(" VIPL_PEER_BIN " --connect 127.0.0.1:%u --disc srv --count 15 >%s 2>&1; "
+             "echo $? >%s.rc) &", srv.port, out, out);
     assert_int_equal(run(cmd), 0);
     uint8_t buf[sizeof(VIP_NET_ADDRESS) + 16 + 64];
     VIP_NET_ADDRESS *local = h_addr(0, "srv"), *remote = (VIP_NET_ADDRESS *)buf;
@@ -333,9 +339,18 @@ static void test_peer_count_carried_or_refused(void **state)
     free(local);
     for (unsigned i = 0; i < 32; i++)
         h_post_send(&srv, vi, i, VIP_CONTROL_OP_SENDRECV, i * 64, 16, 0, 0, 0, 0);
-    snprintf(cmd, sizeof cmd, "for i in $(seq 100); do grep -q 'event=disconnected' %s && break; sleep 0.1; done; "
-             "sleep 0.2; grep -q 'were lost (VIP_ERROR_RECVQ_EMPTY)' %s", out, out);
-    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, "for i in $(seq 100); do test -s %s.rc && break; sleep 0.1; done; rc=$(cat %s.rc); "
+             "if grep -q 'event=async-error code=2' %s; then "
+             "  test \"$rc\" = 1 && grep -q 'were lost (VIP_ERROR_RECVQ_EMPTY)' %s; "
+             "else test \"$rc\" = 0 && ! grep -q 'were lost' %s; fi", out, out, out, out, out);
+    int verdict = run(cmd);
+    if (verdict != 0) {
+        snprintf(cmd, sizeof cmd, "cat %s %s.rc >&2", out, out);
+        run(cmd);
+        fail_msg("vipl-peer --connect under a flood: loss and exit status disagree");
+    }
+    snprintf(cmd, sizeof cmd, "rm -f %s.rc", out);
+    run(cmd);
     h_vi_destroy(vi);
     h_nic_close(&srv);
     unlink(out);

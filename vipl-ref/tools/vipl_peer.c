@@ -882,14 +882,15 @@ int main(int argc, char **argv)
     ViplNicSetFault(env.nic, o.fault);
     VipErrorCallback(env.nic, NULL, on_async_error);
     int err = o.connect ? run_active(&env, &o, &mem) : run_passive(&env, &o, &mem);
+    peer_mem_close(&env, &mem);
+    tool_close(&env);
+    /* after the close: asynchronous errors are delivered until then */
     unsigned lost = atomic_load(&lost_messages);
     if (o.connect && lost) {
         fprintf(stderr, "vipl-peer: %u message(s) arrived with no receive descriptor posted and were lost "
                 "(VIP_ERROR_RECVQ_EMPTY)\n", lost);
         err = 1;
     }
-    peer_mem_close(&env, &mem);
-    tool_close(&env);
     if (tool_stdout_check("vipl-peer") && !err)
         err = 1;
     return err;
