@@ -82,6 +82,10 @@ static int target_command(struct conn *c, struct iscsi_target *t, const uint8_t 
             peer_event("event=iscsi conn=%u op=read itt=0x%x len=%u status=check-condition", c->id, h->itt, len);
             return respond(c, t, h->itt, SCSI_CHECK_CONDITION, exp_cmdsn, 0);
         }
+        if (len == 0) { /* no data, no Data-In */
+            peer_event("event=iscsi conn=%u op=read itt=0x%x len=0", c->id, h->itt);
+            return respond(c, t, h->itt, SCSI_GOOD, exp_cmdsn, 0);
+        }
         return target_read(c, t, h->itt, len, exp_cmdsn);
     }
     if (!(h->flags & CMD_FLAG_WRITE) || len == 0)

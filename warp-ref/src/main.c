@@ -162,8 +162,10 @@ static bool serve(struct target *t, unsigned slot, short revents)
         if (!c->failed && c->out.len)
             peer_conn_flush(c, 0);
     }
-    if (c->failed)
+    if (c->failed) { /* echoes of what came before the error still go out, if the socket takes them */
+        peer_conn_flush(c, 0);
         return drop(t, slot, "error"), true;
+    }
     if (c->eof && !c->out.len) /* the peer is done and has every echo */
         return drop(t, slot, "eof"), true;
     if (peer_now_ms() - c->last_io_ms > (double)t->o->idle_ms)
