@@ -252,6 +252,8 @@ class BadInput(unittest.TestCase):
             (send_chunk(1, 0, b"a", flags=0x2), "WARP-SUMMARY-C-ONLY-WITH-L"),
             (send_chunk(1, 0, b"a", flags=0) + send_chunk(2, 0, b"b"), "WARP-SUMMARY-L-LAST"),
         ]
+        base = int(self.s.region.split(":")[0], 16)
+        cases.append((chunk(0x1001, struct.pack(">IQ", 1, base), b"data", good_adler=False), "WARP-A-ADLER-VALID"))
         for i, (data, rule) in enumerate(cases, 1):
             with self.subTest(rule=rule):
                 got = self.closed_after(data, rule, i)
@@ -260,6 +262,8 @@ class BadInput(unittest.TestCase):
                     self.assertEqual(got, send_chunk(1, 0, b"first"))
                 elif rule != "WARP-A-ADLER-VALID":
                     self.assertEqual(got, b"")
+        # WARP-INTRO-NO-PLACE-INVALID: no RDMA Write was placed, the bad one included
+        self.assertNotIn("event=rdma", self.s.text())
 
     def test_truncated_chunk_at_close(self):
         with socket.create_connection(("127.0.0.1", self.s.port)) as sock:
