@@ -7,10 +7,12 @@ codes, and the bytes a raw socket gets back.
 """
 import os
 import random
+import shutil
 import re
 import socket
 import struct
 import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -297,6 +299,90 @@ class BadInput(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout)
         self.s.wait_for(r"event=closed conn=1 reason=idle", timeout=10)
         slow.close()
+
+
+def read_chunks(sock, want_sends):
+    """WARP chunks from sock until want_sends Send ULP PDUs are whole:
+    (list of Send payloads, bytes placed by RDMA Writes keyed by RID)."""
+    buf, sends, cur, rdma = b"", [], b"", {}
+    sock.settimeout(10)
+    while len(sends) < want_sends:
+        while len(buf) >= 4 and len(buf) >= struct.unpack(">H", buf[2:4])[0]:
+            n = struct.unpack(">H", buf[2:4])[0]
+            c, buf = buf[:n], buf[n:]
+            assert struct.unpack(">I", c[-4:])[0] == adler(c[:-4])
+            if c[0] >> 4 == 0:
+                cur += c[12:-4]
+                if c[1] & 1:
+                    sends.append(cur)
+                    cur = b""
+            else:
+                rid, off = struct.unpack(">IQ", c[4:16])
+                rdma.setdefault(rid, {})[off] = c[16:-4]
+        if len(sends) >= want_sends:
+            break
+        b = sock.recv(65536)
+        assert b, "closed early"
+        buf += b
+    return sends, rdma
+
+
+def pcap_tcp(path, segments):
+    """A pcap of one TCP conversation 10.0.0.1:40000 <-> 10.0.0.2:3260:
+    segments is a list of (from_initiator, payload)."""
+    def csum(b):
+        if len(b) % 2:
+            b += b"\0"
+        t = sum(struct.unpack(">%dH" % (len(b) // 2), b))
+        while t >> 16:
+            t = (t & 0xFFFF) + (t >> 16)
+        return ~t & 0xFFFF
+    seq = {True: 1000, False: 5000}
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i, (up, data) in enumerate(segments):
+            src, dst = (b"\x0a\0\0\x01", b"\x0a\0\0\x02") if up else (b"\x0a\0\0\x02", b"\x0a\0\0\x01")
+            sport, dport = (40000, 3260) if up else (3260, 40000)
+            tcp = struct.pack(">HHIIBBHHH", sport, dport, seq[up], seq[not up], 5 << 4, 0x18, 65535, 0, 0) + data
+            seq[up] += len(data)
+            ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), i, 0, 64, 6, 0, src, dst)
+            ip = ip[:10] + struct.pack(">H", csum(ip)) + ip[12:]
+            frame = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + ip + tcp
+            f.write(struct.pack("<IIII", 1000000000 + i, 0, len(frame), len(frame)) + frame)
+
+
+@unittest.skipIf(not shutil.which("tshark"), "tshark not installed")
+class IscsiDecodesInWireshark(unittest.TestCase):
+    """The iSCSI PDUs warp-peer --iscsi sends are valid: Wireshark's own iSCSI
+    dissector decodes them (put back on TCP port 3260 with their data)."""
+
+    def test_read_pdus_decode(self):
+        s = Server("--iscsi")
+        try:
+            cmd = struct.pack(">BBHB3s8sIIII", 0x01, 0xC1, 0, 0, b"\0\0\0", bytes(8), 0x42, 1024, 1, 0)
+            cmd += bytes([0x28, 0, 0, 0, 0, 0, 0, 0, 2, 0]) + bytes(6)
+            with socket.create_connection(("127.0.0.1", s.port)) as sock:
+                sock.sendall(send_chunk(1, 0, cmd))
+                sends, rdma = read_chunks(sock, 2)
+        finally:
+            s.stop()
+        data = rdma[0x42][0]  # B.4.2: RID = the ITT, zero-based
+        self.assertEqual(len(data), 1024)
+        self.assertEqual([len(x) for x in sends], [48, 48])
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "iscsi.pcap")
+            pcap_tcp(path, [(True, cmd), (False, sends[0] + data), (False, sends[1])])
+            r = subprocess.run(["tshark", "-r", path, "-Y", "iscsi", "-T", "fields", "-e", "iscsi.opcode",
+                                "-e", "iscsi.initiatortasktag", "-e", "iscsi.datasegmentlength",
+                                "-e", "iscsi.bufferOffset", "-e", "iscsi.scsiresponse.status",
+                                "-e", "_ws.expert.severity"],
+                               capture_output=True, text=True, timeout=60)
+        rows = [line.split("\t") for line in r.stdout.splitlines()]
+        self.assertEqual([row[0] for row in rows], ["0x01", "0x25", "0x21"], r.stdout + r.stderr)
+        self.assertEqual({row[1] for row in rows}, {"0x00000042"})
+        self.assertEqual(rows[1][2], "1024")
+        self.assertEqual(rows[1][3], "0")
+        self.assertEqual(rows[2][4], "0x00")
 
 
 class CommandLine(unittest.TestCase):
