@@ -386,6 +386,18 @@ class IscsiDecodesInWireshark(unittest.TestCase):
 
 
 class CommandLine(unittest.TestCase):
+    def test_once_and_default_region(self):
+        """--once exits after its first connection; a client without --region
+        writes to RID 1, zero-based, which --zero-based announces."""
+        s = Server("--once", "--zero-based")
+        try:
+            r = client(s, "--send", "10", "--rdma", "10")
+            self.assertEqual(r.returncode, 0, r.stdout)
+            self.assertEqual(s.proc.wait(timeout=10), 0)
+            s.wait_for(r"event=closed conn=1 reason=eof")
+        finally:
+            s.stop()
+
     def test_help_list_and_bad_options(self):
         r = subprocess.run([PEER, "--help"], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0)

@@ -75,6 +75,7 @@ static int target_read(struct conn *c, struct iscsi_target *t, uint32_t itt, uin
 static int target_command(struct conn *c, struct iscsi_target *t, const uint8_t *pdu, const struct vw_iscsi_hdr *h)
 {
     uint32_t exp_cmdsn = vw_get_be32(pdu + 24) + 1;
+    t->exp_cmdsn = exp_cmdsn;
     uint32_t len = h->word20; /* Expected Data Transfer Length */
     struct peer_region *buf = &c->regions[0];
     if (h->flags & CMD_FLAG_READ) {
@@ -116,7 +117,7 @@ static int target_data_out(struct conn *c, struct iscsi_target *t, const struct 
         ok = m[h->buffer_offset + i] == iscsi_pattern(h->itt, (uint64_t)h->buffer_offset + i);
     t->write_open = false;
     peer_event("event=iscsi conn=%u op=write itt=0x%x len=%u ok=%d", c->id, h->itt, h->data_len, ok);
-    return respond(c, t, h->itt, ok ? SCSI_GOOD : SCSI_CHECK_CONDITION, 0, 1);
+    return respond(c, t, h->itt, ok ? SCSI_GOOD : SCSI_CHECK_CONDITION, t->exp_cmdsn, 0);
 }
 
 static int target_on_send(struct conn *c, const uint8_t *data, size_t len, uint32_t ssn, uint16_t flags)

@@ -23,7 +23,7 @@ static inline uint8_t iscsi_pattern(uint32_t itt, uint64_t i)
 
 /* The target's state of one connection (its region is the conn's region 0). */
 struct iscsi_target {
-    uint32_t statsn;
+    uint32_t statsn, exp_cmdsn;
     size_t max_read;
     bool write_open;
     uint32_t write_itt, write_len;

@@ -204,8 +204,8 @@ static int run_target(const struct peer_opts *o)
     }
     peer_event("event=listening port=%ld fault=%s mode=%s", port, warp_fault_name(o->fault),
                o->iscsi ? "iscsi" : "echo");
-    bool served = false;
-    while (!peer_stop && !(o->once && served && !t->next_id)) {
+    bool done = false; /* --once: the first connection ended */
+    while (!peer_stop && !done) {
         struct pollfd p[MAX_CONNS + 1];
         unsigned slot_of[MAX_CONNS + 1], n = 0;
         p[n++] = (struct pollfd){t->lfd, POLLIN, 0};
@@ -224,10 +224,7 @@ static int run_target(const struct peer_opts *o)
         bool closed_one = false;
         for (unsigned i = 1; i < n; i++)
             closed_one |= serve(t, slot_of[i], p[i].revents);
-        if (o->once && closed_one) {
-            served = true;
-            t->next_id = 0; /* --once: stop after the first connection ends */
-        }
+        done = o->once && closed_one;
     }
     for (unsigned s = 0; s < MAX_CONNS; s++)
         if (t->conns[s])
@@ -327,7 +324,7 @@ int main(int argc, char **argv)
     struct peer_opts o = {.port = VW_WARP_DEFAULT_PORT, .bind = "0.0.0.0", .frag = PEER_DEFAULT_FRAG,
                           .region_size = PEER_DEFAULT_REGION, .handle = 1, .max_pdu = PEER_DEFAULT_MAX_PDU,
                           .idle_ms = 30000, .count = 1, .completion_every = 1, .timeout_ms = 10000,
-                          .region_len = PEER_DEFAULT_REGION};
+                          .region_handle = 1, .region_len = PEER_DEFAULT_REGION};
     unsigned long v;
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
