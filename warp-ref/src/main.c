@@ -153,6 +153,8 @@ static bool serve(struct target *t, unsigned slot, short revents)
     struct conn *c = t->conns[slot];
     if ((revents & POLLOUT) && peer_conn_flush(c, 0))
         return drop(t, slot, "send-failed"), true;
+    if ((revents & POLLERR) || ((revents & POLLHUP) && c->eof)) /* nothing more can pass: no busy loop */
+        return drop(t, slot, "reset"), true;
     if ((revents & (POLLIN | POLLHUP | POLLERR)) && !c->eof && c->out.len < OUTQ_HIGH) {
         ssize_t r = recv(c->fd, buf, sizeof buf, 0);
         if (r > 0)
