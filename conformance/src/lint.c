@@ -560,6 +560,17 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
         }
         if (lc->kind == KIND_IFT)
             ift_finish(c, lc, ev->frame);
+        /* WARP: a chunk or ULP PDU still open when both sides closed (not when
+         * the capture merely ended) broke WARP-SUMMARY-L-LAST / WARP-A-TRUNCATED. */
+        for (int d = 0; lc->kind == KIND_WARP && ev->reason == VN_CLOSE_FIN && d < 2; d++) {
+            if (lc->dead[d])
+                continue;
+            struct vw_findings fs;
+            vw_findings_clear(&fs);
+            vw_warp_framer_finish(&lc->warp[d], &fs);
+            for (unsigned i = 0; i < fs.count; i++)
+                add_issue(c, ev->frame, d, fs.item[i].req, fs.item[i].severity, "at close: %s", fs.item[i].detail);
+        }
         if (lc->kind == KIND_IFT || lc->kind == KIND_WARP)
             c->open_framed--;
         conn_free(lc);

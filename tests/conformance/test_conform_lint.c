@@ -439,6 +439,36 @@ static void warp_on_another_port_needs_the_option(void **state)
     cf_lint_result_free(&r);
 }
 
+/* A WARP Send without its Last chunk: an error once both sides closed with
+ * FIN (WARP-SUMMARY-L-LAST, vw_warp_framer_finish), nothing when the capture
+ * merely ends. */
+static void warp_open_send_at_close(void **state)
+{
+    (void)state;
+    for (int closed = 0; closed < 2; closed++) {
+        struct vn_pcap_writer *w = open_writer("lint-warp-open.pcap");
+        struct vn_tcp_flow f;
+        assert_int_equal(vn_tcp_flow_init(&f, vn_pcap_sink(w), "10.0.0.1", 40000, "10.0.0.2", VW_WARP_DEFAULT_PORT), 0);
+        assert_int_equal(vn_tcp_handshake(&f), 0);
+        put_warp(&f, VN_C2S, 1);
+        struct vw_warp_enc e;
+        vw_warp_enc_init(&e, VW_WARP_SEND, (const uint8_t *)"no last bit", 11);
+        e.ssn = 2;
+        uint8_t buf[64];
+        size_t n = vw_warp_encode(&e, buf, sizeof buf);
+        assert_int_equal(vn_tcp_send(&f, VN_C2S, buf, n), 0);
+        if (closed)
+            vn_tcp_close(&f);
+        assert_int_equal(vn_pcap_close(w), 0);
+        struct cf_lint_result r;
+        lint_ok("lint-warp-open.pcap", NULL, &r);
+        assert_int_equal(r.warp_chunks, 2);
+        assert_int_equal(cf_lint_count(&r, VW_REQ_WARP_SUMMARY_L_LAST, VW_SEV_ERROR), closed);
+        assert_int_equal(r.errors, closed);
+        cf_lint_result_free(&r);
+    }
+}
+
 static void put_ind(struct vn_tcp_flow *f, enum vn_dir dir, unsigned phase, uint16_t vtag)
 {
     struct vw_ift_ind_enc e;
@@ -738,6 +768,7 @@ int main(void)
         cmocka_unit_test(sample_captures_yield_their_named_rules),
         cmocka_unit_test(sample_findings_name_frame_and_protocol),
         cmocka_unit_test(warp_on_another_port_needs_the_option),
+        cmocka_unit_test(warp_open_send_at_close),
         cmocka_unit_test(ift_by_magic_and_indication_first),
         cmocka_unit_test(ift_segmentation_keeps_framing),
         cmocka_unit_test(eep_udp_port_option),

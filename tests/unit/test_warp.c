@@ -9,7 +9,15 @@
 #include <cmocka.h>
 #include <zlib.h>
 #include "vitcp/checksum.h"
+#include "vitcp/iscsi_bhs.h"
+#include "vitcp/warp_iscsi.h"
+#include "vitcp/warp_region.h"
 #include "vitcp/warp_stream.h"
+
+static uint32_t vw_get_be32_for_test(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
 
 /* Heap copy of exactly n bytes, so ASan sees any read past the end. */
 static uint8_t *exact(const uint8_t *p, size_t n)
@@ -459,6 +467,402 @@ static void test_garbage_never_overreads(void **state)
     }
 }
 
+/* ------------------------------------------------ hand-made chunks */
+
+/* A chunk written byte by byte: the first word and the type's fields as
+ * given (hdr, hlen bytes), the payload, then zlib's Adler-32 big-endian;
+ * the Chunk length (bytes 2-3) is filled in. None of our encoders is used. */
+static size_t hand(uint8_t *out, const uint8_t *hdr, size_t hlen, const void *payload, size_t plen)
+{
+    memcpy(out, hdr, hlen);
+    if (plen)
+        memcpy(out + hlen, payload, plen);
+    size_t n = hlen + plen + 4;
+    out[2] = (uint8_t)(n >> 8);
+    out[3] = (uint8_t)n;
+    uLong a = adler32(adler32(0L, Z_NULL, 0), out, (uInt)(n - 4));
+    out[n - 4] = (uint8_t)(a >> 24);
+    out[n - 3] = (uint8_t)(a >> 16);
+    out[n - 2] = (uint8_t)(a >> 8);
+    out[n - 1] = (uint8_t)a;
+    return n;
+}
+
+/* Send: word 0x000F & flags (E=4 C=2 L=1), SSN, 32-bit offset. */
+static size_t hand_send(uint8_t *out, uint8_t flags, uint32_t ssn, uint32_t off, const void *p, size_t n)
+{
+    const uint8_t h[12] = {0x00, flags, 0, 0, (uint8_t)(ssn >> 24), (uint8_t)(ssn >> 16), (uint8_t)(ssn >> 8),
+                           (uint8_t)ssn, (uint8_t)(off >> 24), (uint8_t)(off >> 16), (uint8_t)(off >> 8), (uint8_t)off};
+    return hand(out, h, sizeof h, p, n);
+}
+
+/* RDMA Write: type 1 in the top nibble, RID, 64-bit offset. */
+static size_t hand_rdma(uint8_t *out, uint8_t flags, uint32_t rid, uint64_t off, const void *p, size_t n)
+{
+    uint8_t h[16] = {0x10, flags, 0, 0, (uint8_t)(rid >> 24), (uint8_t)(rid >> 16), (uint8_t)(rid >> 8), (uint8_t)rid};
+    for (int i = 0; i < 8; i++)
+        h[8 + i] = (uint8_t)(off >> (56 - 8 * i));
+    return hand(out, h, sizeof h, p, n);
+}
+
+/* Findings of a byte stream through the framer, plus the end of stream. */
+struct verdicts {
+    unsigned n;
+    enum vw_req rule[32];
+    enum vw_severity sev[32];
+    char detail[32][VW_FINDING_DETAIL_MAX];
+    unsigned chunks;
+    bool iscsi;
+    struct vw_warp_iscsi is;
+};
+
+static void keep(struct verdicts *v, const struct vw_findings *fs)
+{
+    for (unsigned i = 0; i < fs->count && v->n < 32; i++, v->n++) {
+        v->rule[v->n] = fs->item[i].req;
+        v->sev[v->n] = fs->item[i].severity;
+        strcpy(v->detail[v->n], fs->item[i].detail);
+    }
+}
+
+static void on_verdict(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
+                       const struct vw_warp_chunk *c, enum vw_req err, const struct vw_findings *fs)
+{
+    (void)raw, (void)len, (void)off;
+    struct verdicts *v = ctx;
+    v->chunks++;
+    struct vw_findings all = *fs;
+    if (v->iscsi && err == VW_REQ_NONE)
+        vw_warp_iscsi_check(&v->is, c, &all);
+    keep(v, &all);
+}
+
+static void run_stream(struct verdicts *v, const uint8_t *s, size_t n, bool iscsi)
+{
+    memset(v, 0, sizeof *v);
+    v->iscsi = iscsi;
+    vw_warp_iscsi_init(&v->is);
+    struct vw_warp_framer f;
+    assert_int_equal(vw_warp_framer_init(&f), 0);
+    uint8_t *d = exact(s, n);
+    assert_int_equal(vw_warp_framer_feed(&f, d, n, on_verdict, v), VW_REQ_NONE);
+    free(d);
+    struct vw_findings end;
+    vw_findings_clear(&end);
+    vw_warp_framer_finish(&f, &end);
+    if (iscsi)
+        vw_warp_iscsi_finish(&v->is, &end);
+    keep(v, &end);
+    vw_warp_framer_free(&f);
+}
+
+static void test_hand_made_send_decodes(void **state)
+{
+    (void)state;
+    uint8_t b[64];
+    size_t n = hand_send(b, 0x03, 0x11223344u, 0, "warp", 4);
+    /* the exact bytes: word, length 20, SSN, offset 0, "warp", Adler-32 of the 16 before */
+    const uint8_t want[16] = {0x00, 0x03, 0x00, 0x14, 0x11, 0x22, 0x33, 0x44, 0, 0, 0, 0, 'w', 'a', 'r', 'p'};
+    assert_int_equal(n, 20);
+    assert_memory_equal(b, want, 16);
+    assert_int_equal(vw_get_be32_for_test(b + 16), vw_adler32(want, 16));
+    struct vw_warp_chunk c;
+    struct vw_findings fs;
+    assert_int_equal(decode_exact(b, n, &c, &fs), VW_REQ_NONE);
+    assert_int_equal(fs.count, 0);
+    assert_int_equal(c.ssn, 0x11223344u);
+    assert_int_equal(c.flags, VW_WARP_FLAG_C | VW_WARP_FLAG_L);
+    /* one flipped payload bit: the Adler-32 names it */
+    b[13] ^= 0x01;
+    assert_int_equal(decode_exact(b, n, &c, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_WARP_A_ADLER_VALID));
+}
+
+/* WARP-SUMMARY-L-LAST: the next Send starting cleanly over an open one, and
+ * a stream ending inside a Send, an RDMA PDU or a chunk. */
+static void test_last_bit_missing(void **state)
+{
+    (void)state;
+    uint8_t s[256];
+    size_t n = hand_send(s, 0x00, 5, 0, "abcd", 4); /* no L */
+    n += hand_send(s + n, 0x01, 6, 0, "x", 1);
+    struct verdicts v;
+    run_stream(&v, s, n, false);
+    assert_int_equal(v.chunks, 2);
+    assert_int_equal(v.n, 1);
+    assert_int_equal(v.rule[0], VW_REQ_WARP_SUMMARY_L_LAST);
+    assert_string_equal(v.detail[0], "Send 6 starts while Send 5 has no chunk with the Last bit");
+
+    /* a new SSN at a non-zero offset is still a wrong SSN */
+    n = hand_send(s, 0x00, 5, 0, "abcd", 4);
+    n += hand_send(s + n, 0x01, 7, 4, "x", 1);
+    run_stream(&v, s, n, false);
+    assert_int_equal(v.n, 1);
+    assert_int_equal(v.rule[0], VW_REQ_WARP_W4_SSN_NEXT);
+
+    /* the stream ends inside Send 9, inside an RDMA PDU, and inside a chunk */
+    n = hand_send(s, 0x01, 8, 0, "ok", 2);
+    n += hand_send(s + n, 0x00, 9, 0, "open", 4);
+    n += hand_rdma(s + n, 0x00, 0x77, 4096, "rdma", 4);
+    size_t whole = n;
+    n += hand_send(s + n, 0x01, 10, 0, "cut", 3);
+    run_stream(&v, s, n - 2, false);
+    assert_int_equal(v.chunks, 3);
+    assert_int_equal(v.n, 3);
+    assert_int_equal(v.rule[0], VW_REQ_WARP_A_TRUNCATED);
+    assert_int_equal(v.rule[1], VW_REQ_WARP_SUMMARY_L_LAST);
+    assert_string_equal(v.detail[1], "stream ended inside Send 9: no chunk with the Last bit");
+    assert_int_equal(v.rule[2], VW_REQ_WARP_SUMMARY_L_LAST);
+    assert_non_null(strstr(v.detail[2], "RID 0x00000077"));
+    run_stream(&v, s, whole - 0, false);
+    assert_int_equal(v.n, 2); /* no partial chunk */
+}
+
+/* WARP-INTRO-NO-WARP-RETRANSMIT: a Send sent again with its SSN. */
+static void test_warp_does_not_retransmit(void **state)
+{
+    (void)state;
+    uint8_t s[128];
+    size_t n = hand_send(s, 0x01, 41, 0, "once", 4);
+    n += hand_send(s + n, 0x01, 41, 0, "once", 4);
+    n += hand_send(s + n, 0x01, 42, 0, "next", 4);
+    struct verdicts v;
+    run_stream(&v, s, n, false);
+    assert_int_equal(v.n, 1);
+    assert_int_equal(v.rule[0], VW_REQ_WARP_INTRO_NO_RELIABLE_DELIVERY);
+    assert_string_equal(v.detail[0], "SSN 41 again after its Last chunk: WARP does not retransmit (TCP does)");
+}
+
+static void test_region_find(void **state)
+{
+    (void)state;
+    const struct vw_warp_region r[2] = {{.rid = 1, .base = 0x10000000u, .len = 4096},
+                                        {.rid = 0x99, .base = 0, .len = 100}};
+    struct vw_warp_chunk c = {.type = VW_WARP_RDMA, .rid = 1, .offset = 0x10000000u + 4000, .payload_len = 96};
+    struct vw_findings fs;
+    size_t idx = 9;
+    uint64_t at = 9;
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_warp_region_find(r, 2, &c, &idx, &at, &fs), VW_REQ_NONE);
+    assert_int_equal(idx, 0);
+    assert_int_equal(at, 4000);
+    assert_int_equal(fs.count, 0);
+    c.payload_len = 97; /* one byte past the end */
+    assert_int_equal(vw_warp_region_find(r, 2, &c, &idx, &at, &fs), VW_REQ_WARP_INTRO_REGION_BOUNDS);
+    c.offset = 0x10000000u - 1; /* one byte below the base */
+    c.payload_len = 1;
+    assert_int_equal(vw_warp_region_find(r, 2, &c, &idx, &at, &fs), VW_REQ_WARP_INTRO_REGION_BOUNDS);
+    c.offset = UINT64_MAX; /* no wrap-around past 2^64 */
+    assert_int_equal(vw_warp_region_find(r, 2, &c, &idx, &at, &fs), VW_REQ_WARP_INTRO_REGION_BOUNDS);
+    c.rid = 0x99; /* zero-based: offset 99 is the last byte */
+    c.offset = 99;
+    assert_int_equal(vw_warp_region_find(r, 2, &c, &idx, &at, &fs), VW_REQ_NONE);
+    assert_int_equal(idx, 1);
+    assert_int_equal(at, 99);
+    c.rid = 2;
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_warp_region_find(r, 2, &c, &idx, &at, &fs), VW_REQ_WARP_INTRO_RDMA_RID_ALLOCATED);
+    assert_string_equal(fs.item[0].detail, "RDMA Write to RID 0x00000002, which the receiver never announced");
+    assert_int_equal(vw_warp_region_find(NULL, 0, &c, &idx, &at, NULL), VW_REQ_WARP_INTRO_RDMA_RID_ALLOCATED);
+}
+
+/* ---------------------------------------------------- iSCSI (B) */
+
+/* A SCSI Data-In header (RFC 3720 10.7) as written by hand: F, 4096 data
+ * bytes, ITT 0x00000007, TTT 0xffffffff, Buffer Offset 0x200. */
+static const uint8_t data_in_hand[48] = {
+    0x25, 0x80, 0, 0, 0, 0x00, 0x10, 0x00, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 7, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0, 0, 0, 3,
+    0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0x02, 0x00, 0, 0, 0, 0};
+
+static void test_iscsi_headers(void **state)
+{
+    (void)state;
+    uint8_t b[48];
+    vw_iscsi_put_data_in(b, 7, 4096, 0x200, 0, 3);
+    assert_memory_equal(b, data_in_hand, 48);
+    struct vw_iscsi_hdr h;
+    assert_true(vw_iscsi_hdr_read(b, 48, &h));
+    assert_int_equal(h.opcode, VW_ISCSI_DATA_IN);
+    assert_int_equal(h.data_len, 4096);
+    assert_int_equal(h.itt, 7);
+    assert_int_equal(h.buffer_offset, 0x200);
+    assert_int_equal(vw_iscsi_pdu_len(&h), 48 + 4096);
+    assert_false(vw_iscsi_hdr_read(b, 47, &h));
+
+    /* SCSI Command READ(10) of 3 blocks: F|R|Simple, EDTL, CDB 28 .. 00 03 */
+    vw_iscsi_put_scsi_cmd(b, true, 0xA1, 1536, 1, 0, 0x10);
+    assert_int_equal(b[0], 0x01);
+    assert_int_equal(b[1], 0xC1);
+    assert_int_equal(vw_get_be32_for_test(b + 20), 1536);
+    const uint8_t cdb[10] = {0x28, 0, 0, 0, 0, 0x10, 0, 0, 3, 0};
+    assert_memory_equal(b + 32, cdb, 10);
+    /* SCSI Response: Good, StatSN 5 */
+    vw_iscsi_put_scsi_rsp(b, 0xA1, 0, 5, 2, 1);
+    assert_int_equal(b[0], 0x21);
+    assert_int_equal(b[1], 0x80);
+    assert_int_equal(b[3], 0);
+    assert_int_equal(vw_get_be32_for_test(b + 24), 5);
+    assert_true(vw_iscsi_hdr_read(b, 48, &h));
+    assert_int_equal(vw_iscsi_pdu_len(&h), 48);
+    /* R2T and Data-Out carry the Target Transfer Tag at byte 20 */
+    vw_iscsi_put_r2t(b, 0xA2, 0x55, 0, 1024, 6, 3);
+    assert_true(vw_iscsi_hdr_read(b, 48, &h));
+    assert_int_equal(h.opcode, VW_ISCSI_R2T);
+    assert_int_equal(h.word20, 0x55);
+    assert_int_equal(h.desired_len, 1024);
+    vw_iscsi_put_data_out(b, 0xA2, 0x55, 1024, 0, 0, 7);
+    assert_int_equal(b[0], 0x05);
+    assert_string_equal(vw_iscsi_opcode_name(VW_ISCSI_DATA_IN), "SCSI Data-In");
+    assert_string_equal(vw_iscsi_opcode_name(0x3F), "iSCSI PDU");
+}
+
+/* The target's side of a READ: data by RDMA Write at the header's offset to
+ * RID = ITT, then the Data-In header's Send, then the SCSI Response. */
+static size_t iscsi_read_stream(uint8_t *s, const uint8_t *data_in_hdr, uint8_t rdma_flags_last,
+                                uint8_t hdr_flags, bool out_of_order)
+{
+    static uint8_t data[4096];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)(i * 13);
+    size_t n = 0;
+    if (out_of_order) { /* three RDMA PDUs: first, last, middle quarter pair */
+        n += hand_rdma(s + n, 0x01, 7, 0x200, data, 1024);
+        n += hand_rdma(s + n, 0x01, 7, 0x200 + 3072, data + 3072, 1024);
+        n += hand_rdma(s + n, 0x01, 7, 0x200 + 1024, data + 1024, 2048);
+    } else {
+        n += hand_rdma(s + n, 0x00, 7, 0x200, data, 3000);
+        n += hand_rdma(s + n, rdma_flags_last, 7, 0x200 + 3000, data + 3000, 1096);
+    }
+    n += hand_send(s + n, hdr_flags, 1, 0, data_in_hdr, 48);
+    uint8_t rsp[48];
+    vw_iscsi_put_scsi_rsp(rsp, 7, 0, 3, 2, 1);
+    n += hand_send(s + n, 0x03, 2, 0, rsp, 48);
+    return n;
+}
+
+static void test_iscsi_read_good(void **state)
+{
+    (void)state;
+    static uint8_t s[16384];
+    size_t n = iscsi_read_stream(s, data_in_hand, 0x01, 0x03, false);
+    struct verdicts v;
+    run_stream(&v, s, n, true);
+    assert_int_equal(v.chunks, 4);
+    for (unsigned i = 0; i < v.n; i++)
+        print_message("unexpected %s: %s\n", vw_req_id(v.rule[i]), v.detail[i]);
+    assert_int_equal(v.n, 0);
+
+    /* one RDMA Write PDU, then the header split over two Send chunks */
+    size_t k = 0;
+    static uint8_t t[16384];
+    k += hand_rdma(t + k, 0x01, 7, 0x200, s, 4096);
+    k += hand_send(t + k, 0x00, 1, 0, data_in_hand, 20);
+    k += hand_send(t + k, 0x03, 1, 20, data_in_hand + 20, 28);
+    run_stream(&v, t, k, true);
+    assert_int_equal(v.n, 0);
+}
+
+static void expect_only(const uint8_t *s, size_t n, enum vw_req rule, enum vw_severity sev, const char *says)
+{
+    struct verdicts v;
+    run_stream(&v, s, n, true);
+    for (unsigned i = 0; i < v.n; i++)
+        print_message("%s: %s\n", vw_req_id(v.rule[i]), v.detail[i]);
+    assert_true(v.n >= 1);
+    for (unsigned i = 0; i < v.n; i++) {
+        assert_int_equal(v.rule[i], rule);
+        assert_int_equal(v.sev[i], sev);
+    }
+    assert_non_null(strstr(v.detail[0], says));
+}
+
+static void test_iscsi_read_rules(void **state)
+{
+    (void)state;
+    static uint8_t s[16384];
+    uint8_t hdr[48];
+    size_t n;
+    /* C on the last RDMA Write of the data */
+    n = iscsi_read_stream(s, data_in_hand, 0x03, 0x03, false);
+    expect_only(s, n, VW_REQ_WARP_B4_RDMA_NO_COMPLETION, VW_SEV_ERROR, "Completion bit");
+    /* the header's Send without C */
+    n = iscsi_read_stream(s, data_in_hand, 0x01, 0x01, false);
+    expect_only(s, n, VW_REQ_WARP_B4_NOTIFY_BY_HEADER, VW_SEV_WARN, "no Completion bit");
+    /* the last quarter before the middle: each PDU fine by W4, not by B.4 */
+    n = iscsi_read_stream(s, data_in_hand, 0x01, 0x03, true);
+    expect_only(s, n, VW_REQ_WARP_B4_RDMA_OFFSET_NEXT, VW_SEV_ERROR, "offset 3584, expected 1536");
+    /* a header whose Buffer Offset is not the first write's */
+    vw_iscsi_put_data_in(hdr, 7, 4096, 0, 0, 3);
+    n = iscsi_read_stream(s, hdr, 0x01, 0x03, false);
+    expect_only(s, n, VW_REQ_WARP_B4_RDMA_FIRST_OFFSET, VW_SEV_ERROR, "first RDMA Write at offset 512, the SCSI Data-In's Buffer Offset is 0");
+    /* RID not the Initiator Task Tag */
+    vw_iscsi_put_data_in(hdr, 8, 4096, 0x200, 0, 3);
+    n = iscsi_read_stream(s, hdr, 0x01, 0x03, false);
+    expect_only(s, n, VW_REQ_WARP_B42_RID_IS_ITT, VW_SEV_ERROR, "Initiator Task Tag is 0x00000008");
+    /* DataSegmentLength not what went by RDMA */
+    vw_iscsi_put_data_in(hdr, 7, 4095, 0x200, 0, 3);
+    n = iscsi_read_stream(s, hdr, 0x01, 0x03, false);
+    expect_only(s, n, VW_REQ_WARP_B4_DATA_BY_RDMA, VW_SEV_ERROR, "4096 bytes of RDMA Writes before a SCSI Data-In with DataSegmentLength 4095");
+
+    /* the data inside the Send, no RDMA Write at all */
+    static uint8_t whole[48 + 8];
+    vw_iscsi_put_data_in(whole, 7, 8, 0, 0, 3);
+    n = hand_send(s, 0x03, 1, 0, whole, sizeof whole);
+    expect_only(s, n, VW_REQ_WARP_B4_DATA_BY_RDMA, VW_SEV_ERROR, "carries 56 bytes");
+
+    /* the status by RDMA Write: nothing but Data travels that way */
+    uint8_t rsp[48];
+    vw_iscsi_put_scsi_rsp(rsp, 7, 0, 3, 2, 1);
+    n = hand_rdma(s, 0x01, 7, 0, rsp, 48);
+    n += hand_send(s + n, 0x03, 1, 0, rsp, 48);
+    expect_only(s, n, VW_REQ_WARP_B3_ISCSI_SEND, VW_SEV_ERROR, "48 bytes of RDMA Writes before a SCSI Response (opcode 0x21)");
+    n = hand_rdma(s, 0x01, 7, 0, rsp, 48);
+    expect_only(s, n, VW_REQ_WARP_B3_ISCSI_SEND, VW_SEV_ERROR, "no SCSI Data PDU header followed");
+    /* a Send that is not one whole PDU: a response with 4 bytes more, a short one */
+    static uint8_t longer[52];
+    memcpy(longer, rsp, 48);
+    n = hand_send(s, 0x03, 1, 0, longer, 52);
+    expect_only(s, n, VW_REQ_WARP_B3_ISCSI_SEND, VW_SEV_ERROR, "a Send ULP PDU of 52 bytes holds a SCSI Response of 48 bytes");
+    n = hand_send(s, 0x03, 1, 0, rsp, 47);
+    expect_only(s, n, VW_REQ_WARP_B3_ISCSI_SEND, VW_SEV_ERROR, "cannot hold an iSCSI header");
+}
+
+/* The initiator's side of a WRITE: solicited data by RDMA to RID = TTT,
+ * immediate data (TTT 0xffffffff) in the Send. */
+static void test_iscsi_write_rules(void **state)
+{
+    (void)state;
+    static uint8_t s[8192];
+    static uint8_t data[1024];
+    uint8_t hdr[48];
+    vw_iscsi_put_data_out(hdr, 0xA2, 0x55, 1024, 0, 0, 7);
+    size_t n = hand_rdma(s, 0x01, 0x55, 0, data, 1024);
+    n += hand_send(s + n, 0x03, 1, 0, hdr, 48);
+    struct verdicts v;
+    run_stream(&v, s, n, true);
+    assert_int_equal(v.n, 0);
+    /* RID other than the Target Transfer Tag */
+    n = hand_rdma(s, 0x01, 0x56, 0, data, 1024);
+    n += hand_send(s + n, 0x03, 1, 0, hdr, 48);
+    expect_only(s, n, VW_REQ_WARP_B41_RID_IS_TTT, VW_SEV_ERROR, "Target Transfer Tag is 0x00000055");
+    /* immediate data in the Send: fine; after RDMA Writes: not */
+    static uint8_t imm[48 + 1024];
+    vw_iscsi_put_data_out(imm, 0xA2, VW_ISCSI_TTT_NONE, 1024, 0, 0, 7);
+    n = hand_send(s, 0x03, 1, 0, imm, sizeof imm);
+    run_stream(&v, s, n, true);
+    assert_int_equal(v.n, 0);
+    vw_iscsi_put_data_out(hdr, 0xA2, VW_ISCSI_TTT_NONE, 1024, 0, 0, 7);
+    n = hand_rdma(s, 0x01, 0x55, 0, data, 1024);
+    n += hand_send(s + n, 0x03, 1, 0, hdr, 48);
+    struct verdicts w;
+    run_stream(&w, s, n, true);
+    assert_int_equal(w.n, 2);
+    assert_int_equal(w.rule[0], VW_REQ_WARP_B3_IMMEDIATE_SEND);
+    assert_int_equal(w.rule[1], VW_REQ_WARP_B3_IMMEDIATE_SEND);
+    assert_non_null(strstr(w.detail[1], "a Send ULP PDU of 48 bytes holds a SCSI Data-Out of 1072 bytes"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -470,6 +874,14 @@ int main(void)
         cmocka_unit_test(test_seq_check_positions),
         cmocka_unit_test(test_framer_error_sticky_and_resync),
         cmocka_unit_test(test_garbage_never_overreads),
+        cmocka_unit_test(test_hand_made_send_decodes),
+        cmocka_unit_test(test_last_bit_missing),
+        cmocka_unit_test(test_warp_does_not_retransmit),
+        cmocka_unit_test(test_region_find),
+        cmocka_unit_test(test_iscsi_headers),
+        cmocka_unit_test(test_iscsi_read_good),
+        cmocka_unit_test(test_iscsi_read_rules),
+        cmocka_unit_test(test_iscsi_write_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

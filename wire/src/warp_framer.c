@@ -60,7 +60,12 @@ void vw_warp_seq_check(struct vw_warp_seq *f, const struct vw_warp_chunk *c,
         if (f->send_open) {
             pos->continuation = true;
             pos->expected_offset = f->send_next_off;
-            if (c->ssn != f->ssn)
+            /* The next Send starting cleanly says the open one lost its L bit. */
+            if (c->ssn == (uint32_t)(f->ssn + 1u) && off == 0)
+                vw_findings_add(fs, VW_REQ_WARP_SUMMARY_L_LAST, VW_SEV_ERROR, 1, 1,
+                                "Send %u starts while Send %u has no chunk with the Last bit",
+                                c->ssn, f->ssn);
+            else if (c->ssn != f->ssn)
                 vw_findings_add(fs, VW_REQ_WARP_W4_SSN_NEXT, VW_SEV_ERROR, 4, 4,
                                 "SSN %u, expected %u (Send %u is still open: no L chunk yet)",
                                 c->ssn, f->ssn, f->ssn);
@@ -69,7 +74,12 @@ void vw_warp_seq_check(struct vw_warp_seq *f, const struct vw_warp_chunk *c,
                                 "Offset %u does not continue the Send (expected %u)", off,
                                 f->send_next_off);
         } else {
-            if (f->have_ssn && c->ssn != (uint32_t)(f->ssn + 1u))
+            /* TCP retransmits; a Send sent again over WARP is a second copy. */
+            if (f->have_ssn && c->ssn == f->ssn)
+                vw_findings_add(fs, VW_REQ_WARP_INTRO_NO_RELIABLE_DELIVERY, VW_SEV_ERROR, 4, 4,
+                                "SSN %u again after its Last chunk: WARP does not retransmit (TCP does)",
+                                c->ssn);
+            else if (f->have_ssn && c->ssn != (uint32_t)(f->ssn + 1u))
                 vw_findings_add(fs, VW_REQ_WARP_W4_SSN_NEXT, VW_SEV_ERROR, 4, 4,
                                 "SSN %u, expected %u (one more than the previous Send)", c->ssn,
                                 (uint32_t)(f->ssn + 1u));
@@ -101,6 +111,25 @@ void vw_warp_seq_check(struct vw_warp_seq *f, const struct vw_warp_chunk *c,
         f->rdma_rid = c->rid;
         f->rdma_next_off = c->offset + c->payload_len;
     }
+}
+
+void vw_warp_seq_finish(const struct vw_warp_seq *s, struct vw_findings *fs)
+{
+    if (s->send_open)
+        vw_findings_add(fs, VW_REQ_WARP_SUMMARY_L_LAST, VW_SEV_ERROR, 0, 0,
+                        "stream ended inside Send %u: no chunk with the Last bit", s->ssn);
+    if (s->rdma_open)
+        vw_findings_add(fs, VW_REQ_WARP_SUMMARY_L_LAST, VW_SEV_ERROR, 0, 0,
+                        "stream ended inside an RDMA Write PDU to RID 0x%08x: no chunk with the Last bit",
+                        s->rdma_rid);
+}
+
+void vw_warp_framer_finish(const struct vw_warp_framer *f, struct vw_findings *fs)
+{
+    if (f->have && f->error == VW_REQ_NONE && !f->oom)
+        vw_findings_add(fs, VW_REQ_WARP_A_TRUNCATED, VW_SEV_ERROR, 0, 0,
+                        "stream ended %zu bytes into a chunk", f->have);
+    vw_warp_seq_finish(&f->seq, fs);
 }
 
 struct feed_call {

@@ -42,9 +42,16 @@ struct vw_warp_seq_pos {
 /* Check one decoded chunk against the chunks before it (W4), adding
  * WARP-A.1.2-SSN-NEXT, WARP-A.1.2-SEND-OFFSET and WARP-A.1.1-RDMA-CONTIGUOUS
  * to findings (may be NULL), then advance the state. pos may be NULL.
+ * Two diagnoses are more precise than SSN-NEXT: the next SSN at offset 0
+ * while a Send is open is WARP-SUMMARY-L-LAST, the SSN of the Send just
+ * ended is WARP-INTRO-NO-WARP-RETRANSMIT.
  * Chunks of unknown type change nothing. */
 void vw_warp_seq_check(struct vw_warp_seq *s, const struct vw_warp_chunk *c,
                        struct vw_warp_seq_pos *pos, struct vw_findings *findings);
+
+/* End of a direction: a Send or RDMA ULP PDU still open (no L chunk) breaks
+ * WARP-SUMMARY-L-LAST. */
+void vw_warp_seq_finish(const struct vw_warp_seq *s, struct vw_findings *findings);
 
 struct vw_warp_framer {
     uint8_t *buf;            /* reassembly buffer of a split PDU: grows to the PDU's length, NULL until needed */
@@ -64,6 +71,9 @@ void vw_warp_framer_free(struct vw_warp_framer *f);
  * sticky until resync. Never reads outside data[0..len). */
 enum vw_req vw_warp_framer_feed(struct vw_warp_framer *f, const uint8_t *data, size_t len,
                                 vw_warp_chunk_cb cb, void *ctx);
+/* The direction ended (FIN): a partial chunk (WARP-A-TRUNCATED) and open
+ * ULP PDUs (vw_warp_seq_finish) go to findings. */
+void vw_warp_framer_finish(const struct vw_warp_framer *f, struct vw_findings *findings);
 /* Drop buffered bytes and sequencing state; restart at stream_off. */
 void vw_warp_framer_resync(struct vw_warp_framer *f, uint64_t stream_off);
 /* Heuristic: could buf start a WARP chunk (known type, length fits)? */

@@ -1,0 +1,46 @@
+/*
+ * Deliberate faults of warp-peer, for conformance testing: each breaks one
+ * WARP rule in what this peer sends and is named by that rule's requirement
+ * ID (wire/catalog/warp.def). A peer with a fault set is not conforming.
+ */
+#ifndef WARP_PEER_FAULTS_H
+#define WARP_PEER_FAULTS_H
+
+#define WARP_FAULTS(X) \
+    X(BAD_ADLER, "bad-adler", "WARP-A-ADLER-VALID", "every chunk's Adler-32 has every bit inverted") \
+    X(SHORT_CHUNK_LEN, "short-chunk-len", "WARP-A-CHUNK-LEN", "Chunk length under the type's header plus Adler-32") \
+    X(UNKNOWN_TYPE, "unknown-type", "WARP-A-TYPE-KNOWN", "a chunk of type 2 before every ULP PDU") \
+    X(RESERVED_BITS, "reserved-bits", "WARP-A-RSVD-ZERO", "the 9 reserved bits set in every chunk") \
+    X(C_WITHOUT_L, "c-without-l", "WARP-SUMMARY-C-ONLY-WITH-L", "the Completion bit on every chunk, Last or not") \
+    X(TX_ERROR, "tx-error", "WARP-SUMMARY-E-TXERR", "the Transmit Error bit on every ULP PDU's last chunk") \
+    X(NO_LAST, "no-last", "WARP-SUMMARY-L-LAST", "Sends never carry the Last bit") \
+    X(SKIP_SSN, "skip-ssn", "WARP-A.1.2-SSN-NEXT", "the Send Sequence Number advances by two") \
+    X(SEND_OFFSET, "send-offset", "WARP-A.1.2-SEND-OFFSET", "Send fragments after the first carry offset + 1") \
+    X(RDMA_GAP, "rdma-gap", "WARP-A.1.1-RDMA-CONTIGUOUS", "RDMA fragments after the first carry offset + 1") \
+    X(RETRANSMIT, "retransmit", "WARP-INTRO-NO-WARP-RETRANSMIT", "every Send goes out twice with one SSN") \
+    X(RID_UNKNOWN, "rid-unknown", "WARP-INTRO-RDMA-RID-ALLOCATED", "RDMA Writes to the RID after the announced one") \
+    X(OUT_OF_REGION, "out-of-region", "WARP-INTRO-REGION-BOUNDS", "RDMA Writes one region length past the announced offset") \
+    X(ISCSI_DATA_IN_SEND, "iscsi-data-in-send", "WARP-B.4-DATA-BY-RDMA", "--iscsi: Data-In carries its data in the Send, no RDMA Write") \
+    X(ISCSI_RDMA_COMPLETION, "iscsi-rdma-completion", "WARP-B.4-RDMA-NO-COMPLETION", "--iscsi: Completion bit on the Data-In's RDMA Writes") \
+    X(ISCSI_OFFSET_ORDER, "iscsi-offset-order", "WARP-B.4-RDMA-OFFSET-NEXT", "--iscsi: Data-In data in three RDMA PDUs, the last part before the middle") \
+    X(ISCSI_FIRST_OFFSET, "iscsi-first-offset", "WARP-B.4-RDMA-FIRST-OFFSET", "--iscsi: Data-In's Buffer Offset one block past its first RDMA Write") \
+    X(ISCSI_RID_NOT_ITT, "iscsi-rid-not-itt", "WARP-B.4.2-RID-IS-ITT", "--iscsi: Data-In header names another task than its RDMA Writes' RID") \
+    X(ISCSI_HEADER_NO_C, "iscsi-header-no-c", "WARP-B.4-NOTIFY-BY-HEADER", "--iscsi: the Data-In header's Send without the Completion bit") \
+    X(ISCSI_STATUS_BY_RDMA, "iscsi-status-by-rdma", "WARP-B.3-ISCSI-SEND", "--iscsi: the SCSI Response goes as an RDMA Write") \
+    X(ISCSI_WRITE_TTT, "iscsi-write-ttt", "WARP-B.4.1-RID-IS-TTT", "--iscsi --connect: Data-Out header names another Target Transfer Tag than its RDMA Writes' RID")
+
+enum warp_fault {
+    FAULT_NONE = 0,
+#define WARP_FAULT_ENUM(sym, name, id, what) FAULT_##sym,
+    WARP_FAULTS(WARP_FAULT_ENUM)
+#undef WARP_FAULT_ENUM
+    FAULT_COUNT
+};
+
+/* Name ("bad-adler") or requirement ID to fault; FAULT_NONE if unknown. */
+enum warp_fault warp_fault_by_name(const char *name);
+const char *warp_fault_name(enum warp_fault f);   /* "none" for FAULT_NONE */
+const char *warp_fault_req_id(enum warp_fault f);
+const char *warp_fault_what(enum warp_fault f);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * The few iSCSI PDUs the WARP mapping of Appendix B carries (RFC 3720
+ * numbering, spec-decisions W8 in docs/decisions.md): 48-byte Basic Header
+ * Segments written by hand, field by field, so that Wireshark's iSCSI
+ * dissector decodes them, and the fields the WARP mapping checks read back.
+ * No AHS and no digests are written.
+ */
+#ifndef VITCP_ISCSI_BHS_H
+#define VITCP_ISCSI_BHS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VW_ISCSI_BHS_LEN 48
+#define VW_ISCSI_TTT_NONE 0xFFFFFFFFu /* a Data-Out not answering an R2T */
+#define VW_ISCSI_BLOCK 512u           /* block size the CDBs count in */
+
+enum vw_iscsi_opcode {
+    VW_ISCSI_SCSI_CMD = 0x01,
+    VW_ISCSI_DATA_OUT = 0x05, /* the draft's "initiator opcode 0x05" */
+    VW_ISCSI_SCSI_RSP = 0x21,
+    VW_ISCSI_DATA_IN = 0x25,  /* the draft's "0x45" (iSCSI drafts of 2001) */
+    VW_ISCSI_R2T = 0x31,
+};
+
+/* The fields a reader of the mapping needs; byte offsets of RFC 3720 10.2. */
+struct vw_iscsi_hdr {
+    uint8_t opcode;      /* low 6 bits of byte 0 */
+    uint8_t flags;       /* byte 1: F 0x80, R 0x40 / W 0x20 on a command */
+    uint8_t status;      /* byte 3 of a SCSI Response */
+    unsigned ahs_len;    /* TotalAHSLength in bytes */
+    uint32_t data_len;   /* DataSegmentLength */
+    uint32_t itt;        /* Initiator Task Tag */
+    uint32_t word20;     /* command: Expected Data Transfer Length; Data, R2T: Target Transfer Tag */
+    uint32_t buffer_offset; /* Data-In, Data-Out, R2T (bytes 40-43) */
+    uint32_t desired_len;   /* R2T (bytes 44-47) */
+};
+
+/* Reads the first 48 bytes of buf (len must be at least 48); false if shorter. */
+bool vw_iscsi_hdr_read(const uint8_t *buf, size_t len, struct vw_iscsi_hdr *h);
+/* Bytes of the whole PDU h heads: header, AHS and the data padded to 4. */
+uint64_t vw_iscsi_pdu_len(const struct vw_iscsi_hdr *h);
+/* "SCSI Command", "SCSI Data-In", ... ("iSCSI PDU" for others). */
+const char *vw_iscsi_opcode_name(unsigned opcode);
+
+/* Writers of one 48-byte header each (LUN 0, Simple task attribute). */
+void vw_iscsi_put_scsi_cmd(uint8_t *bhs, bool read, uint32_t itt, uint32_t edtl, uint32_t cmdsn,
+                           uint32_t exp_statsn, uint32_t lba);
+void vw_iscsi_put_data_in(uint8_t *bhs, uint32_t itt, uint32_t data_len, uint32_t buffer_offset,
+                          uint32_t datasn, uint32_t exp_cmdsn);
+void vw_iscsi_put_scsi_rsp(uint8_t *bhs, uint32_t itt, uint8_t status, uint32_t statsn,
+                           uint32_t exp_cmdsn, uint32_t exp_datasn);
+void vw_iscsi_put_r2t(uint8_t *bhs, uint32_t itt, uint32_t ttt, uint32_t buffer_offset,
+                      uint32_t desired_len, uint32_t statsn, uint32_t exp_cmdsn);
+void vw_iscsi_put_data_out(uint8_t *bhs, uint32_t itt, uint32_t ttt, uint32_t data_len,
+                           uint32_t buffer_offset, uint32_t datasn, uint32_t exp_statsn);
+
+#endif
