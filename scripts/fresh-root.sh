@@ -96,6 +96,9 @@ case "$cmd" in
     exec unshare --mount --pid --fork --propagation private -- bash -c '
       set -e
       root=$1; shift
+      # the root a mount point of its own, as / is on a machine: tools that
+      # remount / (ip netns exec: mount --make-rslave /) fail on a plain dir
+      mount --bind "$root" "$root"
       mount -t proc proc "$root/proc"
       mount --rbind /sys "$root/sys"
       mount --rbind /dev "$root/dev"
