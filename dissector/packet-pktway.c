@@ -18,6 +18,7 @@
  * library too; this file only builds the tree and hands the data on.
  */
 #include <epan/packet.h>
+#include <epan/exceptions.h>
 #include <epan/expert.h>
 #include <epan/prefs.h>
 #include <vitcp/pktway.h>
@@ -228,6 +229,24 @@ static void dissect_pktway_tail(tvbuff_t *tvb, proto_tree *tree, int offset, gui
             proto_item_set_generated(proto_tree_add_uint(tt, hf_pktway_ei_hop, tvb, offset, VW_EEP_TAIL_LEN, bit));
 }
 
+/* The data block's dissector writes after the EEP summary (" | " and a
+ * fence) and cannot replace the Protocol column: the packet list shows the
+ * EEP row whatever the data block holds. */
+static void pktway_hand_off(tvbuff_t *next, packet_info *pinfo, proto_tree *tree, guint16 pt)
+{
+    col_append_str(pinfo->cinfo, COL_INFO, " | ");
+    col_set_fence(pinfo->cinfo, COL_INFO);
+    col_set_writable(pinfo->cinfo, COL_PROTOCOL, FALSE);
+    TRY {
+        if (!dissector_try_uint_new(pktway_pt_table, pt, next, pinfo, tree, TRUE, NULL))
+            call_data_dissector(next, pinfo, tree);
+    }
+    FINALLY {
+        col_set_writable(pinfo->cinfo, COL_PROTOCOL, TRUE);
+    }
+    ENDTRY;
+}
+
 static int dissect_pktway(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
     guint32 len = tvb_reported_length(tvb);
@@ -276,11 +295,8 @@ static int dissect_pktway(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, v
     rule_experts_add_all(&pktway_rules, pt_tree, pinfo, tvb, fs.item, fs.count);
 
     /* Hand the data to the packet type's dissector (P8). */
-    if (m.data_len > 0) {
-        tvbuff_t *next = tvb_new_subset_length(tvb, (int)m.db_offset, (int)m.data_len);
-        if (!dissector_try_uint_new(pktway_pt_table, m.hdr.pt, next, pinfo, tree, TRUE, NULL))
-            call_data_dissector(next, pinfo, tree);
-    }
+    if (m.data_len > 0)
+        pktway_hand_off(tvb_new_subset_length(tvb, (int)m.db_offset, (int)m.data_len), pinfo, tree, m.hdr.pt);
     return (int)m.msg_len;
 }
 
