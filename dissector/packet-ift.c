@@ -19,6 +19,7 @@
  */
 #include <epan/packet.h>
 #include <epan/conversation.h>
+#include <epan/exceptions.h>
 #include <epan/expert.h>
 #include <epan/prefs.h>
 #include <epan/proto_data.h>
@@ -300,6 +301,29 @@ static void dissect_ift_ai(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     ift_add_state_tree(tree, tvb, rec, TRUE);
 }
 
+/*
+ * Wireshark 4.0's RPC-over-RDMA heuristic on iWARP ("rpcrdma_iwarp") fails
+ * "tvbuff.c:748: failed assertion tvb && tvb->initialized" on every pass
+ * after the first (tshark -2, any packet clicked in the GUI) for the last
+ * DDP segment of an untagged Send of several segments: the DDP dissector
+ * reassembles the Send itself and gives the heuristic the whole message
+ * with the last segment's Message Offset (> 0); the heuristic then takes it
+ * for the last fragment of a Send it reassembles itself, finds no such
+ * reassembly on the revisit, and reads a NULL tvb. The payload does not
+ * matter, and Wireshark's MPA path takes the same way. On the first pass
+ * it runs (and decides); on later passes of such a segment it is left out
+ * for the length of our call only, so a revisit cannot reach the NULL tvb.
+ */
+static gboolean ift_trips_rpcrdma_revisit(packet_info *pinfo, const guint8 *ddp, guint32 hs)
+{
+    struct vw_ddp_hdr h;
+    if (!PINFO_FD_VISITED(pinfo) || !vw_ddp_decode(ddp, hs, &h))
+        return FALSE;
+    /* Send and Send with Invalidate: the opcodes that heuristic reassembles. */
+    gboolean send = h.rdmap_opcode == VW_RDMAP_SEND || h.rdmap_opcode == VW_RDMAP_SEND_INVALIDATE;
+    return !h.tagged && h.last && send && h.mo > 0;
+}
+
 static void ift_call_ddp_rdmap(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                                guint32 hs, int payload_offset, guint32 ps)
 {
@@ -310,7 +334,20 @@ static void ift_call_ddp_rdmap(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
     tvb_memcpy(tvb, buf + hs, payload_offset, ps);
     tvbuff_t *ddp_tvb = tvb_new_child_real_data(tvb, buf, len, len);
     add_new_data_source(pinfo, ddp_tvb, "DDP segment");
-    call_dissector(ddp_rdmap_handle, ddp_tvb, pinfo, tree);
+    heur_dtbl_entry_t *rpcrdma = ift_trips_rpcrdma_revisit(pinfo, buf, hs)
+                                     ? find_heur_dissector_by_unique_short_name("rpcrdma_iwarp")
+                                     : NULL;
+    gboolean was_enabled = rpcrdma ? rpcrdma->enabled : FALSE;
+    if (rpcrdma)
+        rpcrdma->enabled = FALSE;
+    TRY {
+        call_dissector(ddp_rdmap_handle, ddp_tvb, pinfo, tree);
+    }
+    FINALLY {
+        if (rpcrdma)
+            rpcrdma->enabled = was_enabled;
+    }
+    ENDTRY;
 }
 
 static void ift_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, int offset, int hf, int hf_status,
