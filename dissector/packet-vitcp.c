@@ -13,12 +13,14 @@
 #include <string.h>
 
 #include <epan/conversation.h>
+#include <epan/decode_as.h>
 #include <epan/expert.h>
 #include <epan/packet.h>
 #include <epan/prefs.h>
 #include <epan/proto_data.h>
 #include <epan/reassemble.h>
 #include <epan/tap.h>
+#include <epan/strutil.h>
 #include <epan/dissectors/packet-tcp.h>
 
 #include "vitcp/catalog.h"
@@ -59,6 +61,7 @@ static gboolean pref_desegment = TRUE;
 static gboolean pref_check_crc = TRUE;
 static gboolean pref_reassemble = TRUE;
 static guint pref_max_reassembly = 16u * 1024u * 1024u;
+static gboolean pref_relative_msg_num = FALSE;
 
 static int hf_version = -1;
 static int hf_type_flags = -1;
@@ -71,6 +74,8 @@ static int hf_data_offset = -1;
 static int hf_imm_data = -1;
 static int hf_msg_num = -1;
 static int hf_msg_ack = -1;
+static int hf_msg_num_rel = -1;
+static int hf_msg_ack_rel = -1;
 static int hf_rx_desc_posted = -1;
 static int hf_remote_err = -1;
 static int hf_err_is_code = -1;
@@ -217,6 +222,8 @@ typedef struct {
     gboolean have_nxtseq[2];
     guint32 max_nxtseq[2];      /* TCP bytes already applied to the state, per side */
     guint32 max_nxtseq_frame[2];
+    gboolean have_base[2];
+    guint32 msg_base[2];        /* first Message Number seen from each side (relative numbers) */
     wmem_map_t *reads;          /* (requester side << 32 | msg num) -> vitcp_read_t */
     guint reads_outstanding;
 } vitcp_conv_t;
@@ -235,6 +242,10 @@ typedef struct {
     guint16 sender_window;
     guint16 receiver_window;
     guint32 mtu;
+    gboolean have_rel;          /* msg_base of the numbering side(s) known */
+    guint32 msg_rel;            /* Message Number relative to its numbering side's first */
+    gboolean have_ack_rel;
+    guint32 ack_rel;            /* Message ACK relative to the peer's first */
     guint findings_count;
     struct vw_finding *findings;
     vitcp_read_t *read;         /* RdmaReadRequest/Response: its read */
@@ -491,6 +502,28 @@ static void vitcp_init(void)
     payload_consumers_known = FALSE; /* Decode As and heuristics may have changed */
 }
 
+/* Relative message numbers, like TCP's relative sequence numbers: each
+ * side's numbering counts from the first Message Number seen from that side
+ * (its ConnectRequest or ConnectAccept when the capture has them, so its
+ * first message is 1). An RdmaReadResponse carries the requester's number,
+ * a Message ACK the peer's. */
+static void relative_numbers(vitcp_conv_t *vc, int side, const struct vw_vitcp_seg *seg, vitcp_pdu_t *pdu)
+{
+    int numbering = seg->hdr.type == VW_VITCP_RDMA_READ_RESP ? 1 - side : side;
+    if (!vc->have_base[side] && seg->hdr.type != VW_VITCP_RDMA_READ_RESP) {
+        vc->msg_base[side] = seg->hdr.msg_num;
+        vc->have_base[side] = TRUE;
+    }
+    if (vc->have_base[numbering]) {
+        pdu->have_rel = TRUE;
+        pdu->msg_rel = seg->hdr.msg_num - vc->msg_base[numbering];
+    }
+    if (vc->have_base[1 - side] && seg->hdr.msg_ack != 0) {
+        pdu->have_ack_rel = TRUE;
+        pdu->ack_rel = seg->hdr.msg_ack - vc->msg_base[1 - side];
+    }
+}
+
 /* First pass over one framed segment: decode, check against the connection,
  * remember the outcome. */
 static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *vc, int side,
@@ -514,6 +547,8 @@ static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *
                           !(seg->hdr.data_offset == 0 && (seg->hdr.flags & VW_VITCP_FLAG_EOM)) &&
                           (guint64)seg->hdr.data_offset + seg->payload_len <= pref_max_reassembly;
     }
+    if (*err == VW_REQ_NONE)
+        relative_numbers(vc, side, seg, pdu);
     pdu->phase = (guint8)vc->conn.phase;
     pdu->crc_negotiated = vc->conn.crc_known && vc->conn.crc_negotiated;
     pdu->crc_source = (guint8)crc_source_of(vc);
@@ -702,15 +737,58 @@ static void add_trailer(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, con
                             ENC_LITTLE_ENDIAN, pref_check_crc ? PROTO_CHECKSUM_VERIFY : PROTO_CHECKSUM_NO_FLAGS);
 }
 
+/* Short level names for the Info column (one word each). */
+static const value_string level_info_vals[] = {
+    {VW_VITCP_ATTR_UNRELIABLE, "Unreliable"},
+    {VW_VITCP_ATTR_RELIABLE_DELIVERY, "ReliableDelivery"},
+    {VW_VITCP_ATTR_RELIABLE_RECEPTION, "ReliableReception"},
+    {0, NULL}};
+
+#define LEVEL_MASK (VW_VITCP_ATTR_UNRELIABLE | VW_VITCP_ATTR_RELIABLE_DELIVERY | VW_VITCP_ATTR_RELIABLE_RECEPTION)
+
+static void info_disc(packet_info *pinfo, const char *key, const guint8 *disc, guint16 len)
+{
+    if (!len)
+        return;
+    gchar *text = format_text(pinfo->pool, disc, MIN(len, VW_VITCP_DISC_MAX));
+    col_append_fstr(pinfo->cinfo, COL_INFO, " %s=\"%s\"", key, text);
+}
+
+/*
+ * The plugin's Info style (docs/dissector-vitcp.md "Info column"): the
+ * type, then Key=Value pairs, then [FLAGS] and [findings]; several PDUs in
+ * one frame are separated by " | ". What matters per type: CE segments
+ * their MTU, level, CRC option and discriminators; RdmaReadRequest the
+ * RDMA address, handle and length; data segments message, offset, length.
+ */
 static void set_info(packet_info *pinfo, const struct vw_vitcp_seg *seg, const vitcp_pdu_t *pdu)
 {
     const struct vw_vitcp_hdr *h = &seg->hdr;
-    col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "%s msg=%u off=%u len=%u%s%s%s%s",
-                        val_to_str_const(h->type, type_vals, "Unknown"), h->msg_num, h->data_offset,
-                        (guint)seg->payload_len, (h->flags & VW_VITCP_FLAG_EOM) ? " [EOM]" : "",
-                        (h->flags & VW_VITCP_FLAG_IDV) ? " [IDV]" : "",
-                        (h->flags & VW_VITCP_FLAG_TXERR) ? " [TxErr]" : "",
-                        seg->has_crc && !seg->crc_ok && pref_check_crc ? " [BAD CRC]" : "");
+    gboolean rel = pref_relative_msg_num && pdu->have_rel;
+    guint32 msg = rel ? pdu->msg_rel : h->msg_num;
+    col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", val_to_str_const(h->type, type_vals, "Unknown"));
+    if (seg->has_ce) {
+        col_append_fstr(pinfo->cinfo, COL_INFO, " MTU=%u Level=%s CRC=%s", seg->ce.mtu,
+                        val_to_str_const(seg->ce.attrs & LEVEL_MASK, level_info_vals, "None"),
+                        seg->ce.opt_crc ? "on" : "off");
+        info_disc(pinfo, "Calling", seg->ce.calling_disc, seg->ce.calling_disc_len);
+        info_disc(pinfo, "Called", seg->ce.called_disc, seg->ce.called_disc_len);
+    } else if (h->type == VW_VITCP_RDMA_READ_REQ) {
+        col_append_fstr(pinfo->cinfo, COL_INFO, " Msg=%u Addr=0x%016" G_GINT64_MODIFIER "x Handle=0x%08x Len=%u", msg,
+                        seg->rdma.addr, seg->rdma.handle, seg->rdma.length);
+    } else if (h->type == VW_VITCP_NOP) {
+        col_append_fstr(pinfo->cinfo, COL_INFO, " Msg=%u Ack=%u Posted=%u", msg,
+                        pref_relative_msg_num && pdu->have_ack_rel ? pdu->ack_rel : h->msg_ack, h->rx_desc_posted);
+    } else if (vw_vitcp_type_has_payload(h->type)) {
+        col_append_fstr(pinfo->cinfo, COL_INFO, " Msg=%u Off=%u Len=%u", msg, h->data_offset, (guint)seg->payload_len);
+        if (h->type == VW_VITCP_RDMA_WRITE && h->data_offset == 0)
+            col_append_fstr(pinfo->cinfo, COL_INFO, " Addr=0x%016" G_GINT64_MODIFIER "x", seg->rdma.addr);
+    } else {
+        col_append_fstr(pinfo->cinfo, COL_INFO, " Msg=%u", msg);
+    }
+    col_append_fstr(pinfo->cinfo, COL_INFO, "%s%s%s%s", (h->flags & VW_VITCP_FLAG_EOM) ? " [EOM]" : "",
+                    (h->flags & VW_VITCP_FLAG_IDV) ? " [IDV]" : "", (h->flags & VW_VITCP_FLAG_TXERR) ? " [TxErr]" : "",
+                    seg->has_crc && !seg->crc_ok && pref_check_crc ? " [BAD CRC]" : "");
     if (pdu->retransmission)
         col_append_str(pinfo->cinfo, COL_INFO, " [Retransmission]");
 }
@@ -825,12 +903,17 @@ static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
     proto_item *root = proto_tree_add_item(tree, proto_vitcp, tvb, 0, -1, ENC_NA);
     proto_tree *vt = proto_item_add_subtree(root, ett_vitcp);
     proto_item_append_text(root, ", %s, Msg %u, Off %u, Len %u", val_to_str_const(type, type_vals, "Unknown"),
-                           seg.hdr.msg_num, seg.hdr.data_offset, (guint)seg.payload_len);
+                           pref_relative_msg_num && pdu->have_rel ? pdu->msg_rel : seg.hdr.msg_num,
+                           seg.hdr.data_offset, (guint)seg.payload_len);
     add_segment_header(vt, tvb);
+    if (pdu->have_rel)
+        proto_item_set_generated(proto_tree_add_uint(vt, hf_msg_num_rel, tvb, OFF_MSG_NUM, 4, pdu->msg_rel));
+    if (pdu->have_ack_rel)
+        proto_item_set_generated(proto_tree_add_uint(vt, hf_msg_ack_rel, tvb, OFF_MSG_ACK, 4, pdu->ack_rel));
     if (err != VW_REQ_NONE) {
         /* The segment frames but cannot be parsed further (too short for the
          * headers of its type, unknown type, truncated capture). */
-        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "%s msg=%u [Malformed]",
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "%s Msg=%u [Malformed]",
                             val_to_str_const(type, type_vals, "Unknown"), seg.hdr.msg_num);
         char detail[VW_FINDING_DETAIL_MAX];
         g_snprintf(detail, sizeof detail, "%s of %u bytes cannot be parsed: %s",
@@ -946,6 +1029,19 @@ static gboolean dissect_vitcp_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree
 
 /* ------------------------------------------------------------ registration */
 
+/* Decode As for "vitcp.payload": the connection's ports. */
+static void vitcp_da_port_label(packet_info *pinfo _U_, gchar *result)
+{
+    g_snprintf(result, MAX_DECODE_AS_PROMPT_LEN, "TCP port");
+}
+static gpointer vitcp_da_src_port(packet_info *pinfo) { return GUINT_TO_POINTER(pinfo->srcport); }
+static gpointer vitcp_da_dst_port(packet_info *pinfo) { return GUINT_TO_POINTER(pinfo->destport); }
+static build_valid_func vitcp_da_build[] = {vitcp_da_src_port, vitcp_da_dst_port};
+static decode_as_value_t vitcp_da_values[] = {{vitcp_da_port_label, 2, vitcp_da_build}};
+static decode_as_t vitcp_da = {"vitcp", "vitcp.payload", 1, 0, vitcp_da_values, NULL, NULL,
+                               decode_as_default_populate_list, decode_as_default_reset, decode_as_default_change,
+                               NULL};
+
 void proto_register_vitcp(void)
 {
     static hf_register_info hf[] = {
@@ -961,6 +1057,11 @@ void proto_register_vitcp(void)
         {&hf_imm_data, {"Immediate Data", "vitcp.imm_data", FT_UINT32, BASE_HEX, NULL, 0x0, NULL, HFILL}},
         {&hf_msg_num, {"Message Number", "vitcp.msg_num", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
         {&hf_msg_ack, {"Message ACK", "vitcp.msg_ack", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_msg_num_rel, {"Relative Message Number", "vitcp.msg_num_rel", FT_UINT32, BASE_DEC, NULL, 0x0,
+                           "Message Number minus the first one seen from its numbering side (that side's "
+                           "ConnectRequest or ConnectAccept when captured, so its first message is 1)", HFILL}},
+        {&hf_msg_ack_rel, {"Relative Message ACK", "vitcp.msg_ack_rel", FT_UINT32, BASE_DEC, NULL, 0x0,
+                           "Message ACK minus the first Message Number seen from the peer", HFILL}},
         {&hf_rx_desc_posted, {"Rx Descriptors Posted", "vitcp.rx_desc_posted", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
         {&hf_remote_err, {"Remote Error Code", "vitcp.remote_err", FT_UINT16, BASE_HEX, NULL, 0x0, NULL, HFILL}},
         {&hf_err_is_code, {"IS Error Code", "vitcp.err.is_code", FT_UINT16, BASE_DEC, NULL, 0xFF00, NULL, HFILL}},
@@ -1048,6 +1149,11 @@ void proto_register_vitcp(void)
     prefs_register_bool_preference(prefs, "reassemble", "Reassemble VI messages",
                                    "Whether the segments of a Send, RdmaWrite or RdmaReadResponse are "
                                    "reassembled into the whole message", &pref_reassemble);
+    prefs_register_bool_preference(prefs, "relative_msg_num", "Relative message numbers",
+                                   "Show Message Numbers and ACKs in the Info column and the tree summary relative "
+                                   "to the first one seen from their side (like TCP's relative sequence numbers); "
+                                   "vitcp.msg_num_rel and vitcp.msg_ack_rel carry them either way",
+                                   &pref_relative_msg_num);
     prefs_register_uint_preference(prefs, "max_reassembly", "Largest message to reassemble (bytes)",
                                    "Messages whose segments reach past this many bytes are not reassembled",
                                    10, &pref_max_reassembly);
@@ -1059,6 +1165,7 @@ void proto_register_vitcp(void)
     payload_table = register_dissector_table("vitcp.payload", "VI/TCP message payload (by TCP port)", proto_vitcp,
                                              FT_UINT16, BASE_DEC);
     payload_heur_list = register_heur_dissector_list("vitcp.payload", proto_vitcp);
+    register_decode_as(&vitcp_da);
     vitcp_tap = register_tap(VITCP_TAP_NAME);
     vitcp_register_stats();
 }
@@ -1067,4 +1174,9 @@ void proto_reg_handoff_vitcp(void)
 {
     dissector_add_uint_with_preference("tcp.port", VW_VITCP_DEFAULT_PORT, vitcp_handle);
     heur_dissector_add("tcp", dissect_vitcp_heur, "VI/TCP over TCP", "vitcp_tcp", proto_vitcp, HEURISTIC_ENABLE);
+    /* Decode As candidates for message payloads: a ULP's own dissector adds
+     * itself to "vitcp.payload"; line-based text is offered for any. */
+    dissector_handle_t text = find_dissector("data-text-lines");
+    if (text)
+        dissector_add_for_decode_as("vitcp.payload", text);
 }
