@@ -27,6 +27,7 @@
 #include <vitcp/ift.h>
 #include <vitcp/ift_stream.h>
 #include "plugin_protos.h"
+#include "info_column.h"
 #include "rule_experts.h"
 
 
@@ -295,9 +296,12 @@ static void dissect_ift_ai(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
                             ind.crc_computed, ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_VERIFY);
     rule_experts_add_all(&ift_rules, ai, pinfo, tvb, rec->findings.items, rec->findings.count);
 
-    col_add_fstr(pinfo->cinfo, COL_INFO, "Adaption indication, %s, VTag 0x%04x%s%s",
-                 val_to_str_const(vw_ift_ind_phase(&ind), ift_phase_vals, "?"), ind.vtag,
-                 (ind.flags & VW_IFT_FLAG_HC) ? ", HC" : "", (ind.flags & VW_IFT_FLAG_PC) ? ", PC" : "");
+    col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "Indication Phase=%u VTag=0x%04x%s%s%s%s%s",
+                        vw_ift_ind_phase(&ind), ind.vtag, (ind.flags & VW_IFT_FLAG_R) ? " [R]" : "",
+                        (ind.flags & VW_IFT_FLAG_HC) ? " [HC]" : "", (ind.flags & VW_IFT_FLAG_PC) ? " [PC]" : "",
+                        ind.magic == VW_IFT_MAGIC ? "" : " [BAD MAGIC]", ind.crc_ok ? "" : " [BAD CRC]");
+    proto_item_append_text(proto_tree_get_parent(tree), ", Adaption indication, %s, VTag 0x%04x",
+                           val_to_str_const(vw_ift_ind_phase(&ind), ift_phase_vals, "?"), ind.vtag);
     ift_add_state_tree(tree, tvb, rec, TRUE);
 }
 
@@ -368,9 +372,15 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
     proto_tree_add_item(ft, hf_ift_header_size, tvb, 0, 2, ENC_BIG_ENDIAN);
     proto_tree_add_item(ft, hf_ift_payload_size, tvb, 2, 2, ENC_BIG_ENDIAN);
     proto_tree_add_item(ft, hf_ift_vtag, tvb, 4, 2, ENC_BIG_ENDIAN);
-    col_add_fstr(pinfo->cinfo, COL_INFO, "Frame, header %u, payload %u, VTag 0x%04x", tvb_get_ntohs(tvb, 0),
-                 tvb_get_ntohs(tvb, 2), tvb_get_ntohs(tvb, 4));
+    col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "Frame VTag=0x%04x Hdr=%u Payload=%u", tvb_get_ntohs(tvb, 4),
+                        tvb_get_ntohs(tvb, 0), tvb_get_ntohs(tvb, 2));
+    proto_item_append_text(proto_tree_get_parent(ift_tree), ", Frame, VTag 0x%04x, DDP header %u, payload %u",
+                           tvb_get_ntohs(tvb, 4), tvb_get_ntohs(tvb, 0), tvb_get_ntohs(tvb, 2));
     if (err == VW_REQ_NONE) {
+        if (frame.has_hdr_crc && !frame.hdr_crc_ok)
+            col_append_str(pinfo->cinfo, COL_INFO, " [BAD HEADER CRC]");
+        if (frame.has_payload_crc && !frame.payload_crc_ok)
+            col_append_str(pinfo->cinfo, COL_INFO, " [BAD PAYLOAD CRC]");
         int offset = VW_IFT_FRAME_HDR_LEN;
         proto_tree_add_item(ft, hf_ift_ddp_header, tvb, offset, frame.header_size, ENC_NA);
         offset += frame.header_size;
@@ -388,12 +398,17 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
     /* Only an RFC 5041 header (as the wire library decoded it) goes to
      * Wireshark's DDP/RDMAP dissector: a wrong header_size already has its
      * finding, and DDP would only add a malformed-packet error. */
-    if (err == VW_REQ_NONE && ift_call_ddp && ddp_rdmap_handle && frame.ddp_decoded)
+    if (err == VW_REQ_NONE && ift_call_ddp && ddp_rdmap_handle && frame.ddp_decoded) {
+        /* DDP/RDMAP rewrites the Info column: it writes after ours. */
+        info_handoff_begin(pinfo);
         ift_call_ddp_rdmap(tvb, pinfo, tree, frame.header_size, (int)frame.payload_offset, frame.payload_size);
+        info_handoff_end(pinfo);
+    }
 }
 
 static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
+    info_pdu_begin(pinfo, proto_ift);
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "IFT");
     struct ift_conv *c = ift_get_conv(pinfo);
     int dir = ift_direction(c, pinfo);
@@ -482,7 +497,7 @@ void proto_register_ift(void)
     proto_register_field_array(proto_ift, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
     static const char *const rule_prefixes[] = {"IFT-", NULL};
-    rule_experts_register(&ift_rules, proto_ift, "ift", rule_prefixes, NULL);
+    rule_experts_register(&ift_rules, proto_ift, "ift", rule_prefixes, "IFT-");
 
     module_t *ift_module = prefs_register_protocol(proto_ift, NULL);
     prefs_register_bool_preference(ift_module, "desegment",

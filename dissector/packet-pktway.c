@@ -19,10 +19,13 @@
  */
 #include <epan/packet.h>
 #include <epan/exceptions.h>
+#include <epan/decode_as.h>
 #include <epan/expert.h>
 #include <epan/prefs.h>
+#include <epan/proto_data.h>
 #include <vitcp/pktway.h>
 #include "plugin_protos.h"
+#include "info_column.h"
 #include "rule_experts.h"
 
 
@@ -156,6 +159,33 @@ static void dissect_pktway_routes(tvbuff_t *tvb, proto_tree *tree, const guint8 
     }
 }
 
+/* A 23-bit physical address by its reserved name (Hey-You!, Broadcast,
+ * Undefined) or in hex. */
+static const char *pktway_addr_str(packet_info *pinfo, guint32 addr)
+{
+    const char *name = try_val_to_str(addr, pktway_reserved_addr_vals);
+    return name ? name : wmem_strdup_printf(pinfo->pool, "0x%06x", addr);
+}
+
+/* Destination-Type by its kind: a physical address as above, else the
+ * kind and its 20-bit value. */
+static const char *pktway_dt_str(packet_info *pinfo, guint32 dt)
+{
+    enum vw_eep_dt_kind kind = vw_eep_dt_kind(dt);
+    switch (kind) {
+    case VW_EEP_DT_PHYSICAL:
+        return pktway_addr_str(pinfo, vw_eep_dt_value(dt));
+    case VW_EEP_DT_LOGICAL:
+        return wmem_strdup_printf(pinfo->pool, "Logical:0x%05x", vw_eep_dt_value(dt));
+    case VW_EEP_DT_SYMBOL:
+        return wmem_strdup_printf(pinfo->pool, "Symbol:0x%05x", vw_eep_dt_value(dt));
+    case VW_EEP_DT_L2RH:
+        return "L2RH";
+    default:
+        return wmem_strdup_printf(pinfo->pool, "Reserved:0x%06x", dt);
+    }
+}
+
 static void dissect_pktway_header(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const struct vw_eep_msg *m)
 {
     int hdr = (int)m->hdr_offset;
@@ -179,12 +209,18 @@ static void dissect_pktway_header(tvbuff_t *tvb, packet_info *pinfo, proto_tree 
     proto_tree_add_item(ht, hf_pktway_rz, tvb, hdr + 12, 4, ENC_BIG_ENDIAN);
     proto_tree_add_item(ht, hf_pktway_sa, tvb, hdr + 12, 4, ENC_BIG_ENDIAN);
 
+    /* The plugin's Info style: type, Key=Value pairs, [flags], [findings]. */
     const char *te_name = vw_eep_te_name(NULL, h->pt, h->te);
+    const char *sa = pktway_addr_str(pinfo, h->sa);
+    const char *dt = pktway_dt_str(pinfo, h->dt);
     if (te_name)
-        col_append_fstr(pinfo->cinfo, COL_INFO, "ERR %s, ", te_name);
-    col_append_fstr(pinfo->cinfo, COL_INFO, "SA 0x%06x -> %s 0x%06x, %s, DL %u", h->sa,
-                    val_to_str_const(kind, pktway_dt_kind_vals, "?"), h->dt,
-                    val_to_str(h->pt, pktway_pt_vals, "PT 0x%04x"), h->dl);
+        col_append_fstr(pinfo->cinfo, COL_INFO, "ERR %s", te_name);
+    else
+        col_append_str(pinfo->cinfo, COL_INFO, "Message");
+    col_append_fstr(pinfo->cinfo, COL_INFO, " SA=%s DT=%s PT=%s DL=%u", sa, dt,
+                    val_to_str(h->pt, pktway_pt_vals, "0x%04x"), h->dl);
+    proto_item_append_text(proto_tree_get_parent(tree), ", Src: %s, Dst: %s, %s, %u data words", sa, dt,
+                           val_to_str(h->pt, pktway_pt_vals, "Packet type 0x%04x"), h->dl);
 }
 
 /* Optional header fields (7) as the wire library walks them, up to the
@@ -229,23 +265,45 @@ static void dissect_pktway_tail(tvbuff_t *tvb, proto_tree *tree, int offset, gui
             proto_item_set_generated(proto_tree_add_uint(tt, hf_pktway_ei_hop, tvb, offset, VW_EEP_TAIL_LEN, bit));
 }
 
-/* The data block's dissector writes after the EEP summary (" | " and a
- * fence) and cannot replace the Protocol column: the packet list shows the
- * EEP row whatever the data block holds. */
+/* The data block's dissector (by packet type, "pktway.pt", Decode As)
+ * writes after the EEP summary (" | " and a fence) and cannot replace the
+ * Protocol column: the packet list shows the EEP row whatever the data
+ * block holds. Without one, the block is shown as data. */
 static void pktway_hand_off(tvbuff_t *next, packet_info *pinfo, proto_tree *tree, guint16 pt)
 {
-    col_append_str(pinfo->cinfo, COL_INFO, " | ");
-    col_set_fence(pinfo->cinfo, COL_INFO);
+    p_add_proto_data(pinfo->pool, pinfo, proto_pktway, 0, GUINT_TO_POINTER((guint)pt + 1));
+    dissector_handle_t h = dissector_get_uint_handle(pktway_pt_table, pt);
+    if (!h) {
+        call_data_dissector(next, pinfo, tree);
+        return;
+    }
+    info_handoff_begin(pinfo);
     col_set_writable(pinfo->cinfo, COL_PROTOCOL, FALSE);
     TRY {
-        if (!dissector_try_uint_new(pktway_pt_table, pt, next, pinfo, tree, TRUE, NULL))
-            call_data_dissector(next, pinfo, tree);
+        call_dissector(h, next, pinfo, tree);
     }
     FINALLY {
         col_set_writable(pinfo->cinfo, COL_PROTOCOL, TRUE);
     }
     ENDTRY;
+    info_handoff_end(pinfo);
 }
+
+/* Decode As for "pktway.pt": the packet type of the selected message. */
+static void pktway_da_pt_label(packet_info *pinfo _U_, gchar *result)
+{
+    g_snprintf(result, MAX_DECODE_AS_PROMPT_LEN, "Packet type");
+}
+static gpointer pktway_da_pt(packet_info *pinfo)
+{
+    guint v = GPOINTER_TO_UINT(p_get_proto_data(pinfo->pool, pinfo, proto_pktway, 0));
+    return GUINT_TO_POINTER(v ? v - 1 : 0);
+}
+static build_valid_func pktway_da_build[] = { pktway_da_pt };
+static decode_as_value_t pktway_da_values[] = { { pktway_da_pt_label, 1, pktway_da_build } };
+static decode_as_t pktway_da = { "pktway", "pktway.pt", 1, 0, pktway_da_values, NULL, NULL,
+                                 decode_as_default_populate_list, decode_as_default_reset,
+                                 decode_as_default_change, NULL };
 
 static int dissect_pktway(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
@@ -275,7 +333,9 @@ static int dissect_pktway(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, v
     }
     if (err != VW_REQ_NONE) {
         rule_experts_add_all(&pktway_rules, pt_tree, pinfo, tvb, fs.item, fs.count);
-        col_append_fstr(pinfo->cinfo, COL_INFO, "%s[%s]", have_hdr ? " " : "", vw_req_id(err));
+        if (!have_hdr)
+            col_append_str(pinfo->cinfo, COL_INFO, "Message");
+        col_append_fstr(pinfo->cinfo, COL_INFO, " [%s]", vw_req_id(err));
         return tvb_captured_length(tvb);
     }
 
@@ -289,6 +349,8 @@ static int dissect_pktway(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, v
     if (m.ot_len)
         proto_tree_add_item(pt_tree, hf_pktway_ot, tvb, (int)(m.tail_offset - m.ot_len), (int)m.ot_len, ENC_NA);
     dissect_pktway_tail(tvb, pt_tree, (int)m.tail_offset, m.ei);
+    if (m.ei)
+        col_append_str(pinfo->cinfo, COL_INFO, " [EI]");
     proto_item_set_len(root, (gint)m.msg_len);
     if (m.link_padding)
         proto_tree_add_item(tree, hf_pktway_link_padding, tvb, (int)m.msg_len, (int)m.link_padding, ENC_NA);
@@ -349,9 +411,10 @@ void proto_register_pktway(void)
     proto_register_field_array(proto_pktway, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
     static const char *const rule_prefixes[] = {"EEP-", NULL};
-    rule_experts_register(&pktway_rules, proto_pktway, "pktway", rule_prefixes, NULL);
+    rule_experts_register(&pktway_rules, proto_pktway, "pktway", rule_prefixes, "EEP-");
     pktway_pt_table = register_dissector_table("pktway.pt", "PacketWay packet type", proto_pktway,
                                                FT_UINT16, BASE_HEX);
+    register_decode_as(&pktway_da);
     pktway_handle = register_dissector("pktway", dissect_pktway, proto_pktway);
 }
 
@@ -365,4 +428,8 @@ void proto_reg_handoff_pktway(void)
         dissector_add_uint("pktway.pt", 0x0800, ip_handle);
     if (ipv6_handle)
         dissector_add_uint("pktway.pt", 0x86DD, ipv6_handle);
+    /* Decode As: an Ethernet frame is another thing a data block can hold. */
+    dissector_handle_t eth_handle = find_dissector("eth_withoutfcs");
+    if (eth_handle)
+        dissector_add_for_decode_as("pktway.pt", eth_handle);
 }
