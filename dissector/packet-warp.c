@@ -292,40 +292,40 @@ static decode_as_t warp_da = { "warp", "warp.ulp", 1, 0, warp_da_values, NULL, N
 void proto_register_warp(void)
 {
     static hf_register_info hf[] = {
-        { &hf_warp_type, { "Type", "warp.type", FT_UINT16, BASE_DEC, VALS(warp_type_vals), 0xF000, NULL, HFILL } },
-        { &hf_warp_rsvd, { "Reserved", "warp.rsvd", FT_UINT16, BASE_HEX, NULL, VW_WARP_RSVD_MASK, NULL, HFILL } },
+        { &hf_warp_type, { "Type", "warp.type", FT_UINT16, BASE_DEC, VALS(warp_type_vals), 0xF000, "Chunk type: Send or RDMA Write", HFILL } },
+        { &hf_warp_rsvd, { "Reserved", "warp.rsvd", FT_UINT16, BASE_HEX, NULL, VW_WARP_RSVD_MASK, "Nine reserved bits, zero on the wire", HFILL } },
         { &hf_warp_flags, { "Flags", "warp.flags", FT_UINT16, BASE_HEX, NULL, VW_WARP_FLAG_E | VW_WARP_FLAG_C | VW_WARP_FLAG_L,
             "The E, C and L bits of the chunk's first word", HFILL } },
-        { &hf_warp_flags_e, { "Transmit error (E)", "warp.flags.e", FT_BOOLEAN, 16, NULL, VW_WARP_FLAG_E, NULL, HFILL } },
-        { &hf_warp_flags_c, { "Completion (C)", "warp.flags.c", FT_BOOLEAN, 16, NULL, VW_WARP_FLAG_C, NULL, HFILL } },
-        { &hf_warp_flags_l, { "Last chunk of the ULP PDU (L)", "warp.flags.l", FT_BOOLEAN, 16, NULL, VW_WARP_FLAG_L, NULL, HFILL } },
+        { &hf_warp_flags_e, { "Transmit error (E)", "warp.flags.e", FT_BOOLEAN, 16, NULL, VW_WARP_FLAG_E, "The sender saw a transmit error on this ULP PDU", HFILL } },
+        { &hf_warp_flags_c, { "Completion (C)", "warp.flags.c", FT_BOOLEAN, 16, NULL, VW_WARP_FLAG_C, "The receiver signals completion once this ULP PDU is placed (only with L)", HFILL } },
+        { &hf_warp_flags_l, { "Last chunk of the ULP PDU (L)", "warp.flags.l", FT_BOOLEAN, 16, NULL, VW_WARP_FLAG_L, "Last chunk of its ULP PDU", HFILL } },
         { &hf_warp_chunk_len, { "Chunk length", "warp.chunk_len", FT_UINT16, BASE_DEC, NULL, 0x0,
             "Whole chunk: header, payload and Adler-32", HFILL } },
-        { &hf_warp_rid, { "Receive buffer ID (RID)", "warp.rid", FT_UINT32, BASE_HEX, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_ssn, { "Send sequence number (SSN)", "warp.ssn", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_warp_rid, { "Receive buffer ID (RID)", "warp.rid", FT_UINT32, BASE_HEX, NULL, 0x0, "Receive buffer the RDMA Write places data in", HFILL } },
+        { &hf_warp_ssn, { "Send sequence number (SSN)", "warp.ssn", FT_UINT32, BASE_DEC, NULL, 0x0, "Number of the Send this chunk belongs to, counting up per direction", HFILL } },
         { &hf_warp_offset, { "Buffer offset", "warp.offset", FT_UINT64, BASE_DEC, NULL, 0x0,
             "64 bits for RDMA Write, 32 bits for Send", HFILL } },
-        { &hf_warp_payload, { "Payload", "warp.payload", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_adler32, { "Adler-32", "warp.adler32", FT_UINT32, BASE_HEX, NULL, 0x0, NULL, HFILL } },
+        { &hf_warp_payload, { "Payload", "warp.payload", FT_BYTES, BASE_NONE, NULL, 0x0, "ULP bytes carried by this chunk", HFILL } },
+        { &hf_warp_adler32, { "Adler-32", "warp.adler32", FT_UINT32, BASE_HEX, NULL, 0x0, "Adler-32 of every byte of the chunk before it, big-endian", HFILL } },
         { &hf_warp_adler32_status, { "Adler-32 status", "warp.adler32.status", FT_UINT8, BASE_NONE,
-            VALS(proto_checksum_vals), 0x0, NULL, HFILL } },
+            VALS(proto_checksum_vals), 0x0, "Whether the Adler-32 matches the chunk", HFILL } },
         { &hf_warp_expected_offset, { "Expected offset", "warp.expected_offset", FT_UINT64, BASE_DEC, NULL, 0x0,
             "Offset that continues the previous chunk of this ULP PDU", HFILL } },
-        { &hf_warp_fragments, { "WARP chunks", "warp.fragments", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_fragment, { "WARP chunk", "warp.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_fragment_overlap, { "Chunk overlap", "warp.fragment.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_warp_fragments, { "WARP chunks", "warp.fragments", FT_NONE, BASE_NONE, NULL, 0x0, "The chunks of this reassembled ULP PDU", HFILL } },
+        { &hf_warp_fragment, { "WARP chunk", "warp.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0x0, "A chunk of this ULP PDU", HFILL } },
+        { &hf_warp_fragment_overlap, { "Chunk overlap", "warp.fragment.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, "Chunks of the ULP PDU overlap", HFILL } },
         { &hf_warp_fragment_overlap_conflicts, { "Chunk overlapping with conflicting data",
-            "warp.fragment.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+            "warp.fragment.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, "Overlapping chunks carry different bytes", HFILL } },
         { &hf_warp_fragment_multiple_tails, { "Multiple last chunks", "warp.fragment.multiple_tails",
-            FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+            FT_BOOLEAN, BASE_NONE, NULL, 0x0, "More than one chunk of the ULP PDU has L", HFILL } },
         { &hf_warp_fragment_too_long_fragment, { "Chunk too long", "warp.fragment.too_long_fragment",
-            FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_fragment_error, { "Reassembly error", "warp.fragment.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_fragment_count, { "Chunk count", "warp.fragment.count", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_reassembled_in, { "Reassembled in", "warp.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+            FT_BOOLEAN, BASE_NONE, NULL, 0x0, "A chunk runs past the ULP PDU's end", HFILL } },
+        { &hf_warp_fragment_error, { "Reassembly error", "warp.fragment.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, "Frame where reassembly failed", HFILL } },
+        { &hf_warp_fragment_count, { "Chunk count", "warp.fragment.count", FT_UINT32, BASE_DEC, NULL, 0x0, "Number of chunks in the ULP PDU", HFILL } },
+        { &hf_warp_reassembled_in, { "Reassembled in", "warp.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0, "Frame where this chunk's ULP PDU is complete", HFILL } },
         { &hf_warp_reassembled_length, { "Reassembled ULP PDU length", "warp.reassembled.length",
-            FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_reassembled_data, { "Reassembled ULP PDU", "warp.reassembled.data", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+            FT_UINT32, BASE_DEC, NULL, 0x0, "Bytes of the reassembled ULP PDU", HFILL } },
+        { &hf_warp_reassembled_data, { "Reassembled ULP PDU", "warp.reassembled.data", FT_BYTES, BASE_NONE, NULL, 0x0, "The reassembled ULP PDU", HFILL } },
     };
     static gint *ett[] = { &ett_warp, &ett_warp_flags, &ett_warp_fragment, &ett_warp_fragments };
 
@@ -333,7 +333,7 @@ void proto_register_warp(void)
     proto_register_field_array(proto_warp, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
     static const char *const rule_prefixes[] = {"WARP-", NULL};
-    rule_experts_register(&warp_rules, proto_warp, "warp", rule_prefixes, "WARP-");
+    rule_experts_register(&warp_rules, proto_warp, "warp", rule_prefixes, "WARP-", TRUE);
 
     module_t *warp_module = prefs_register_protocol(proto_warp, NULL);
     prefs_register_bool_preference(warp_module, "desegment", "Reassemble WARP chunks spanning TCP segments",

@@ -6,8 +6,9 @@
 #include <ws_version.h>
 #include "plugin_protos.h"
 
+/* The project's version (CMake PROJECT_VERSION), set by dissector/CMakeLists.txt. */
 #ifndef VITCP_PLUGIN_VERSION
-#define VITCP_PLUGIN_VERSION "0.1.0"
+#error "VITCP_PLUGIN_VERSION must be defined by the build"
 #endif
 
 WS_DLL_PUBLIC_DEF const gchar plugin_version[] = VITCP_PLUGIN_VERSION;
