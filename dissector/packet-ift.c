@@ -23,15 +23,18 @@
 #include <epan/expert.h>
 #include <epan/prefs.h>
 #include <epan/proto_data.h>
+#include <epan/tap.h>
 #include <epan/dissectors/packet-tcp.h>
 #include <vitcp/ift.h>
 #include <vitcp/ift_stream.h>
 #include "plugin_protos.h"
 #include "info_column.h"
 #include "rule_experts.h"
+#include "vitcp_dissector.h"
 
 
 static int proto_ift = -1;
+static int ift_tap = -1;
 static dissector_handle_t ift_handle;
 static dissector_handle_t ddp_rdmap_handle;
 
@@ -296,6 +299,12 @@ static void dissect_ift_ai(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
                             ind.crc_computed, ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_VERIFY);
     rule_experts_add_all(&ift_rules, ai, pinfo, tvb, rec->findings.items, rec->findings.count);
 
+    ift_tap_info_t *tap = wmem_new0(pinfo->pool, ift_tap_info_t);
+    tap->indication = TRUE;
+    tap->ddp_opcode = -1;
+    tap->len = VW_IFT_IND_LEN;
+    tap->crc_bad = !ind.crc_ok;
+    tap_queue_packet(ift_tap, pinfo, tap);
     col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "Indication Phase=%u VTag=0x%04x%s%s%s%s%s",
                         vw_ift_ind_phase(&ind), ind.vtag, (ind.flags & VW_IFT_FLAG_R) ? " [R]" : "",
                         (ind.flags & VW_IFT_FLAG_HC) ? " [HC]" : "", (ind.flags & VW_IFT_FLAG_PC) ? " [PC]" : "",
@@ -394,6 +403,13 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
     }
     rule_experts_add_all(&ift_rules, ft, pinfo, tvb, rec->findings.items, rec->findings.count);
     ift_add_state_tree(ift_tree, tvb, rec, FALSE);
+    ift_tap_info_t *tap = wmem_new0(pinfo->pool, ift_tap_info_t);
+    tap->ddp_opcode = err == VW_REQ_NONE && frame.ddp_decoded ? frame.ddp_hdr.rdmap_opcode : -1;
+    tap->ddp_last = err == VW_REQ_NONE && frame.ddp_decoded && frame.ddp_hdr.last;
+    tap->len = len;
+    tap->crc_bad = err == VW_REQ_NONE && ((frame.has_hdr_crc && !frame.hdr_crc_ok) ||
+                                          (frame.has_payload_crc && !frame.payload_crc_ok));
+    tap_queue_packet(ift_tap, pinfo, tap);
 
     /* Only an RFC 5041 header (as the wire library decoded it) goes to
      * Wireshark's DDP/RDMAP dissector: a wrong header_size already has its
@@ -515,6 +531,7 @@ void proto_register_ift(void)
         "Layout of frames whose sender's adaption indication is not in the capture.", &ift_assume_pc);
 
     ift_handle = register_dissector("ift", dissect_ift, proto_ift);
+    ift_tap = register_tap(IFT_TAP_NAME);
 }
 
 void proto_reg_handoff_ift(void)

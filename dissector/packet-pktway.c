@@ -17,19 +17,23 @@
  * conformance reports. Records and OH fields are walked with the wire
  * library too; this file only builds the tree and hands the data on.
  */
+#include <string.h>
 #include <epan/packet.h>
 #include <epan/exceptions.h>
 #include <epan/decode_as.h>
 #include <epan/expert.h>
 #include <epan/prefs.h>
+#include <epan/tap.h>
 #include <epan/proto_data.h>
 #include <vitcp/pktway.h>
 #include "plugin_protos.h"
 #include "info_column.h"
 #include "rule_experts.h"
+#include "vitcp_dissector.h"
 
 
 static int proto_pktway = -1;
+static int pktway_tap = -1;
 static dissector_handle_t pktway_handle;
 static dissector_table_t pktway_pt_table;
 
@@ -318,6 +322,7 @@ static int dissect_pktway(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, v
     /* Wireshark-only context: the carrier. UDP carries no link padding. */
     enum vw_eep_carrier carrier = pinfo->ptype == PT_UDP ? VW_EEP_CARRIER_DATAGRAM : VW_EEP_CARRIER_LINK;
     struct vw_eep_msg m;
+    memset(&m, 0, sizeof m);
     struct vw_findings fs;
     vw_findings_clear(&fs);
     enum vw_req err = vw_eep_decode_on(raw, len, carrier, &m, &fs);
@@ -331,6 +336,16 @@ static int dissect_pktway(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, v
         if (m.hdr.h)
             dissect_pktway_oh(tvb, pt_tree, raw, len, &m);
     }
+    pktway_tap_info_t *tap = wmem_new0(pinfo->pool, pktway_tap_info_t);
+    tap->decoded = have_hdr;
+    tap->sa = m.hdr.sa;
+    tap->dt = m.hdr.dt;
+    tap->pt = m.hdr.pt;
+    tap->len = err == VW_REQ_NONE ? (guint32)m.msg_len : len;
+    tap->ei = err == VW_REQ_NONE && m.ei != 0;
+    for (guint i = 0; i < fs.count; i++)
+        tap->error |= fs.item[i].severity == VW_SEV_ERROR;
+    tap_queue_packet(pktway_tap, pinfo, tap);
     if (err != VW_REQ_NONE) {
         rule_experts_add_all(&pktway_rules, pt_tree, pinfo, tvb, fs.item, fs.count);
         if (!have_hdr)
@@ -416,6 +431,7 @@ void proto_register_pktway(void)
                                                FT_UINT16, BASE_HEX);
     register_decode_as(&pktway_da);
     pktway_handle = register_dissector("pktway", dissect_pktway, proto_pktway);
+    pktway_tap = register_tap(PKTWAY_TAP_NAME);
 }
 
 void proto_reg_handoff_pktway(void)

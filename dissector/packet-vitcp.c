@@ -803,8 +803,8 @@ static void add_findings(proto_tree *tree, packet_info *pinfo, tvbuff_t *tvb, co
     }
 }
 
-static void queue_tap(packet_info *pinfo, conversation_t *conv, vitcp_conv_t *vc, guint8 type, gboolean eom,
-                      guint32 seg_len, guint32 payload_len, gboolean crc_bad)
+static vitcp_tap_info_t *make_tap_info(packet_info *pinfo, conversation_t *conv, vitcp_conv_t *vc, guint8 type,
+                                   gboolean eom, guint32 seg_len, guint32 payload_len, gboolean crc_bad)
 {
     vitcp_tap_info_t *info = wmem_new0(pinfo->pool, vitcp_tap_info_t);
     info->conv_index = conv->conv_index;
@@ -814,7 +814,7 @@ static void queue_tap(packet_info *pinfo, conversation_t *conv, vitcp_conv_t *vc
     info->payload_len = payload_len;
     info->crc_bad = crc_bad;
     info->reads_outstanding = vc->reads_outstanding;
-    tap_queue_packet(vitcp_tap, pinfo, info);
+    return info;
 }
 
 /* Bytes that do not frame as a segment (Segment Length under 24, another
@@ -855,7 +855,7 @@ static int dissect_unframed(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     add_rule_note(vt, pinfo, tvb, req, VW_SEV_ERROR, 0, 0, detail);
     if (pdu)
         add_conn_summary(vt, tvb, pdu);
-    queue_tap(pinfo, conv, vc, VITCP_TAP_TYPE_UNFRAMED, FALSE, len, 0, FALSE);
+    tap_queue_packet(vitcp_tap, pinfo, make_tap_info(pinfo, conv, vc, VITCP_TAP_TYPE_UNFRAMED, FALSE, len, 0, FALSE));
     return (int)len;
 }
 
@@ -921,7 +921,7 @@ static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
         add_rule_note(vt, pinfo, tvb, err, VW_SEV_ERROR, 0, 0, detail);
         add_findings(vt, pinfo, tvb, pdu);
         add_conn_summary(vt, tvb, pdu);
-        queue_tap(pinfo, conv, vc, (guint8)type, FALSE, len, 0, FALSE);
+        tap_queue_packet(vitcp_tap, pinfo, make_tap_info(pinfo, conv, vc, (guint8)type, FALSE, len, 0, FALSE));
         return (int)len;
     }
     set_info(pinfo, &seg, pdu);
@@ -939,8 +939,13 @@ static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
                       "retransmitted TCP data: shown, not applied again to the connection state");
     }
     add_findings(vt, pinfo, tvb, pdu);
-    queue_tap(pinfo, conv, vc, (guint8)type, (seg.hdr.flags & VW_VITCP_FLAG_EOM) != 0, len,
-              (guint32)seg.payload_len, seg.has_crc && !seg.crc_ok);
+    vitcp_tap_info_t *tap = make_tap_info(pinfo, conv, vc, (guint8)type, (seg.hdr.flags & VW_VITCP_FLAG_EOM) != 0, len,
+                                      (guint32)seg.payload_len, seg.has_crc && !seg.crc_ok);
+    if (type == VW_VITCP_RDMA_READ_RESP && pdu->read && pdu->read->done_frame == pinfo->num && !pdu->retransmission) {
+        tap->read_done = TRUE;
+        tap->read_req_time = pdu->read->req_time;
+    }
+    tap_queue_packet(vitcp_tap, pinfo, tap);
     if (vw_vitcp_type_has_payload(type))
         add_payload(vt, tree, tvb, pinfo, pdu, &seg);
     return (int)len;

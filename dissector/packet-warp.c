@@ -22,16 +22,19 @@
 #include <epan/prefs.h>
 #include <epan/proto_data.h>
 #include <epan/reassemble.h>
+#include <epan/tap.h>
 #include <epan/dissectors/packet-tcp.h>
 #include <vitcp/warp.h>
 #include <vitcp/warp_stream.h>
 #include "plugin_protos.h"
 #include "info_column.h"
 #include "rule_experts.h"
+#include "vitcp_dissector.h"
 
 #define WARP_FIRST_WORD_LEN 4 /* type/flags word and chunk length */
 
 static int proto_warp = -1;
+static int warp_tap = -1;
 static dissector_handle_t warp_handle;
 static dissector_table_t warp_ulp_table;
 
@@ -241,6 +244,14 @@ static int dissect_warp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                                 chunk.adler_computed, ENC_BIG_ENDIAN, PROTO_CHECKSUM_VERIFY);
     rule_experts_add_all(&warp_rules, wt, pinfo, tvb, rec->findings.items, rec->findings.count);
 
+    warp_tap_info_t *tap = wmem_new0(pinfo->pool, warp_tap_info_t);
+    tap->type = err == VW_REQ_NONE ? chunk.type : -1;
+    tap->last = err == VW_REQ_NONE && (chunk.flags & VW_WARP_FLAG_L) != 0;
+    tap->len = len;
+    tap->payload_len = err == VW_REQ_NONE ? (guint32)chunk.payload_len : 0;
+    tap->adler_bad = (err == VW_REQ_NONE || err == VW_REQ_WARP_A_TYPE_KNOWN) && !chunk.adler_ok;
+    tap_queue_packet(warp_tap, pinfo, tap);
+
     /* The plugin's Info style: type, Key=Value pairs, [flags], [findings]. */
     if (err != VW_REQ_NONE) {
         col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "%s Len=%u [%s]", vw_warp_type_name(chunk.type), len,
@@ -345,6 +356,7 @@ void proto_register_warp(void)
     reassembly_table_register(&warp_send_reassembly, &addresses_ports_reassembly_table_functions);
     reassembly_table_register(&warp_rdma_reassembly, &addresses_ports_reassembly_table_functions);
     warp_handle = register_dissector("warp", dissect_warp, proto_warp);
+    warp_tap = register_tap(WARP_TAP_NAME);
     warp_ulp_table = register_dissector_table("warp.ulp", "WARP ULP PDU (by TCP port)", proto_warp, FT_UINT16,
                                               BASE_DEC);
     register_decode_as(&warp_da);

@@ -5,6 +5,7 @@
 #include <ws_symbol_export.h>
 #include <ws_version.h>
 #include "plugin_protos.h"
+#include "vitcp_dissector.h"
 
 /* The project's version (CMake PROJECT_VERSION), set by dissector/CMakeLists.txt. */
 #ifndef VITCP_PLUGIN_VERSION
@@ -23,6 +24,7 @@ static void register_protocols(void)
     proto_register_ift();
     proto_register_pktway();
     proto_register_warp();
+    plugin_register_stats();
 }
 
 static void register_handoffs(void)
