@@ -377,6 +377,23 @@ static int dissect_pktway(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, v
     return (int)m.msg_len;
 }
 
+/* Heuristic for EEP over UDP on ports other than 5998: the datagram is
+ * exactly one message that decodes without error (version 0, lengths in
+ * 8-byte words adding up to the datagram, the TAIL last) with zero RZ. */
+static gboolean dissect_pktway_heur_udp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    guint len = tvb_captured_length(tvb);
+    if (len < VW_EEP_HDR_LEN + VW_EEP_TAIL_LEN || len % 8 != 0 || len != tvb_reported_length(tvb))
+        return FALSE;
+    struct vw_eep_msg m;
+    memset(&m, 0, sizeof m);
+    if (vw_eep_decode_on(tvb_get_ptr(tvb, 0, len), len, VW_EEP_CARRIER_DATAGRAM, &m, NULL) != VW_REQ_NONE ||
+        m.hdr.version != 0 || m.hdr.rz != 0 || m.msg_len != len)
+        return FALSE;
+    dissect_pktway(tvb, pinfo, tree, data);
+    return TRUE;
+}
+
 void proto_register_pktway(void)
 {
     static hf_register_info hf[] = {
@@ -438,6 +455,8 @@ void proto_reg_handoff_pktway(void)
 {
     dissector_add_uint_with_preference("ethertype", VW_EEP_ETHERTYPE, pktway_handle);
     dissector_add_uint_with_preference("udp.port", VW_EEP_UDP_PORT, pktway_handle);
+    heur_dissector_add("udp", dissect_pktway_heur_udp, "PacketWay EEP over UDP (one whole message)", "pktway_udp",
+                       proto_pktway, HEURISTIC_ENABLE);
     dissector_handle_t ip_handle = find_dissector("ip");
     dissector_handle_t ipv6_handle = find_dissector("ipv6");
     if (ip_handle)

@@ -287,6 +287,27 @@ static int dissect_warp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
     return tvb_captured_length(tvb);
 }
 
+/* Heuristic for WARP on ports other than 5997: the segment starts with a
+ * whole chunk of a known type, zero reserved bits, a chunk length that holds
+ * its header and whose Adler-32 is right (a 1 in 2^32 chance for other
+ * bytes). The connection is then WARP for the rest of the capture. */
+static gboolean dissect_warp_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    guint have = tvb_captured_length(tvb);
+    if (have < VW_WARP_SEND_HDR_LEN + VW_WARP_ADLER_LEN)
+        return FALSE;
+    guint chunk_len = tvb_get_ntohs(tvb, 2);
+    if (chunk_len < VW_WARP_SEND_HDR_LEN + VW_WARP_ADLER_LEN || chunk_len > have)
+        return FALSE;
+    struct vw_warp_chunk chunk;
+    if (vw_warp_decode(tvb_get_ptr(tvb, 0, chunk_len), chunk_len, &chunk, NULL) != VW_REQ_NONE || !chunk.adler_ok ||
+        chunk.rsvd != 0)
+        return FALSE;
+    conversation_set_dissector(find_or_create_conversation(pinfo), warp_handle);
+    dissect_warp(tvb, pinfo, tree, data);
+    return TRUE;
+}
+
 /* Decode As for "warp.ulp": the connection's ports, like TCP's own entry. */
 static void warp_da_port_label(packet_info *pinfo _U_, gchar *result)
 {
@@ -365,6 +386,8 @@ void proto_register_warp(void)
 void proto_reg_handoff_warp(void)
 {
     dissector_add_uint_with_preference("tcp.port", VW_WARP_DEFAULT_PORT, warp_handle);
+    heur_dissector_add("tcp", dissect_warp_heur, "WARP over TCP (a first chunk with a valid Adler-32)", "warp_tcp",
+                       proto_warp, HEURISTIC_ENABLE);
     /* The WARP draft maps iSCSI onto WARP: its dissector is offered in Decode As. */
     dissector_handle_t iscsi = find_dissector("iscsi");
     if (iscsi)

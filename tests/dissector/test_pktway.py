@@ -11,6 +11,16 @@ FIELDS = ["pktway.l2rh.len", "pktway.symbol.type", "pktway.symbol.len", "pktway.
           "pktway.h", "pktway.sa", "pktway.oh.type", "pktway.oh.mandatory", "pktway.oh.last", "pktway.oh.len",
           "pktway.ei"]
 
+def trafgen_capture(name, args):
+    """A capture written by the built vitcp-trafgen into a temporary directory."""
+    import subprocess
+    import tempfile
+    out = os.path.join(tempfile.mkdtemp(prefix="vitcp-heur-"), name)
+    gen = os.path.join(os.environ["VITCP_BUILD_DIR"], "trafgen", "vitcp-trafgen")
+    subprocess.run([gen] + args + ["--seed", "1", "--no-meta", "-q", "-w", out], check=True)
+    return out
+
+
 
 def by_frame(name, names, flt):
     rows = tsharklib.fields(os.path.join(CAPS, name), ["frame.number"] + names, flt)
@@ -54,6 +64,16 @@ class PktwayInfo(unittest.TestCase):
         rows = tsharklib.fields(os.path.join(CAPS, "pktway-good.pcap"), ["frame.number", "frame.protocols"],
                                 "eth.type", extra=["-d", "pktway.pt==0x0001,eth"])
         self.assertIn("2", [r[0] for r in rows])
+
+
+class PktwayHeuristic(unittest.TestCase):
+    def test_eep_on_another_udp_port(self):
+        cap = trafgen_capture("eep-7778.pcap", ["eep-frames", "--eep-udp", "--port", "7778"])
+        rows = tsharklib.fields(cap, ["frame.number", "udp.dstport", "pktway.pt"], "pktway")
+        self.assertEqual(len(rows), 11)
+        self.assertEqual({r[1].split(",")[0] for r in rows}, {"7778"})
+        off = tsharklib.fields(cap, ["frame.number"], "pktway", extra=["--disable-heuristic", "pktway_udp"])
+        self.assertEqual(off, [])
 
 
 class PktwayRules(unittest.TestCase):

@@ -9,6 +9,16 @@ CAPS = os.environ.get("VITCP_TEST_CAPTURES", "")
 FIELDS = ["warp.type", "warp.flags.e", "warp.flags.c", "warp.flags.l", "warp.chunk_len", "warp.ssn", "warp.rid",
           "warp.offset", "warp.adler32.status", "warp.reassembled.length"]
 
+def trafgen_capture(name, args):
+    """A capture written by the built vitcp-trafgen into a temporary directory."""
+    import subprocess
+    import tempfile
+    out = os.path.join(tempfile.mkdtemp(prefix="vitcp-heur-"), name)
+    gen = os.path.join(os.environ["VITCP_BUILD_DIR"], "trafgen", "vitcp-trafgen")
+    subprocess.run([gen] + args + ["--seed", "1", "--no-meta", "-q", "-w", out], check=True)
+    return out
+
+
 
 def by_frame(name, names, flt):
     rows = tsharklib.fields(os.path.join(CAPS, name), ["frame.number"] + names, flt)
@@ -57,6 +67,18 @@ class WarpInfoAndHandoff(unittest.TestCase):
                               "data-text-lines", extra=["-d", "warp.ulp==5997,data-text-lines"])
         self.assertEqual([r[0] for r in da], ["4", "8", "9"])
         self.assertTrue(da[1][1].endswith("warp:data-text-lines"))
+
+
+class WarpHeuristic(unittest.TestCase):
+    def test_warp_on_another_tcp_port(self):
+        cap = trafgen_capture("warp-7777.pcap", ["warp-session", "--port", "7777"])
+        rows = tsharklib.fields(cap, ["frame.number", "tcp.dstport", "warp.ssn", "warp.adler32.status"], "warp")
+        self.assertEqual(len(rows), 8)  # every chunk of the session, as on 5997
+        self.assertEqual({r[3] for r in rows}, {"1"})
+        self.assertIn("7777", {r[1] for r in rows})
+        # without the heuristic nothing is WARP there
+        off = tsharklib.fields(cap, ["frame.number"], "warp", extra=["--disable-heuristic", "warp_tcp"])
+        self.assertEqual(off, [])
 
 
 class WarpRules(unittest.TestCase):
