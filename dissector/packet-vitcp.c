@@ -225,6 +225,7 @@ typedef struct {
     gboolean have_base[2];
     guint32 msg_base[2];        /* first Message Number seen from each side (relative numbers) */
     wmem_map_t *reads;          /* (requester side << 32 | msg num) -> vitcp_read_t */
+    wmem_map_t *copies;         /* (side << 32 | TCP seq) -> retx_copy_t, first copies of TCP payloads */
     guint reads_outstanding;
 } vitcp_conv_t;
 
@@ -1032,6 +1033,104 @@ static gboolean dissect_vitcp_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree
     return TRUE;
 }
 
+/* ------------------------------------------------------------ retransmissions */
+
+/*
+ * TCP does not hand retransmitted data to its subdissector once it has
+ * reassembled that range, so a retransmission whose bytes differ from the
+ * first copy (VITCP-2.2.2.2.5-RETX-SAME-DATA; the lint checks the same) is
+ * found by a postdissector: on the first pass it keeps, per VI/TCP
+ * connection and side, a hash of every TCP payload by relative sequence
+ * number; a TCP retransmission with the same sequence number and length is
+ * compared with it. The verdict is stored per frame for later passes.
+ */
+static dissector_handle_t vitcp_retx_handle;
+static int hf_tcp_seq_id = -1, hf_tcp_payload_id = -1, hf_tcp_retx_id = -1;
+
+typedef struct {
+    guint32 len;
+    guint32 frame;
+    guint64 hash;
+} retx_copy_t;
+
+typedef struct {
+    guint32 first_frame; /* 0: same bytes (no finding) */
+    gint start, length;  /* the TCP payload in the frame */
+} retx_verdict_t;
+
+#define KEY_RETX 0x7FFFFFFE /* file-scope key of a frame's retransmission verdict */
+
+static guint64 fnv1a64(const guint8 *p, guint len)
+{
+    guint64 h = 0xcbf29ce484222325ull;
+    for (guint i = 0; i < len; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static field_info *first_finfo(proto_tree *tree, int hf)
+{
+    GPtrArray *a = hf >= 0 ? proto_get_finfo_ptr_array(tree, hf) : NULL;
+    return a && a->len ? (field_info *)g_ptr_array_index(a, 0) : NULL;
+}
+
+static int dissect_vitcp_retx(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    if (pinfo->ptype != PT_TCP)
+        return 0;
+    conversation_t *conv = find_conversation_pinfo(pinfo, 0);
+    vitcp_conv_t *vc = conv ? (vitcp_conv_t *)conversation_get_proto_data(conv, proto_vitcp) : NULL;
+    if (!vc)
+        return 0;
+    retx_verdict_t *v = (retx_verdict_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_RETX);
+    if (!v && !PINFO_FD_VISITED(pinfo)) {
+        field_info *seq = first_finfo(tree, hf_tcp_seq_id), *payload = first_finfo(tree, hf_tcp_payload_id);
+        if (!seq || !payload || payload->ds_tvb != tvb || payload->length <= 0)
+            return 0;
+        guint32 len = (guint32)payload->length;
+        if ((guint32)tvb_captured_length_remaining(payload->ds_tvb, payload->start) < len)
+            return 0;
+        guint64 hash = fnv1a64(tvb_get_ptr(payload->ds_tvb, payload->start, (gint)len), len);
+        int side = side_of(vc, pinfo);
+        if (!vc->copies)
+            vc->copies = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
+        gint64 key = (gint64)side << 32 | fvalue_get_uinteger(&seq->value);
+        retx_copy_t *first = (retx_copy_t *)wmem_map_lookup(vc->copies, &key);
+        if (!first_finfo(tree, hf_tcp_retx_id) || !first) {
+            if (!first) {
+                first = wmem_new(wmem_file_scope(), retx_copy_t);
+                first->len = len;
+                first->frame = pinfo->num;
+                first->hash = hash;
+                gint64 *k = wmem_new(wmem_file_scope(), gint64);
+                *k = key;
+                wmem_map_insert(vc->copies, k, first);
+            }
+            return 0;
+        }
+        v = wmem_new0(wmem_file_scope(), retx_verdict_t);
+        if (first->len == len && first->hash != hash)
+            v->first_frame = first->frame;
+        v->start = payload->start;
+        v->length = payload->length;
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_RETX, v);
+    }
+    if (!v || !v->first_frame)
+        return 0;
+    /* Later passes need not have TCP's fields: the payload's place was kept. */
+    tvbuff_t *ds = tvb;
+    proto_item *ti = proto_tree_add_item(tree, proto_vitcp, ds, v->start, v->length, ENC_NA);
+    proto_item_append_text(ti, ", retransmitted TCP data that differs from the first copy (frame %u)", v->first_frame);
+    proto_tree *vt = proto_item_add_subtree(ti, ett_vitcp);
+    char detail[VW_FINDING_DETAIL_MAX];
+    g_snprintf(detail, sizeof detail, "retransmitted TCP data differs from the first copy in frame %u", v->first_frame);
+    add_rule_note(vt, pinfo, ds, VW_REQ_VITCP_2_2_RETX_SAME_DATA, VW_SEV_ERROR, (guint32)v->start,
+                  (guint32)v->length, detail);
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "VI/TCP");
+    col_append_str(pinfo->cinfo, COL_INFO, " [VI/TCP data differs from the first copy]");
+    return (int)tvb_captured_length(tvb);
+}
+
 /* ------------------------------------------------------------ registration */
 
 /* Decode As for "vitcp.payload": the connection's ports. */
@@ -1165,6 +1264,8 @@ void proto_register_vitcp(void)
                                    10, &pref_max_reassembly);
 
     vitcp_handle = register_dissector("vitcp", dissect_vitcp, proto_vitcp);
+    vitcp_retx_handle = create_dissector_handle(dissect_vitcp_retx, proto_vitcp);
+    register_postdissector(vitcp_retx_handle);
     register_init_routine(vitcp_init);
     reassembly_table_register(&msg_reassembly, &addresses_ports_reassembly_table_functions);
     reassembly_table_register(&resp_reassembly, &addresses_ports_reassembly_table_functions);
@@ -1178,6 +1279,15 @@ void proto_register_vitcp(void)
 
 void proto_reg_handoff_vitcp(void)
 {
+    hf_tcp_seq_id = proto_registrar_get_id_byname("tcp.seq");
+    hf_tcp_payload_id = proto_registrar_get_id_byname("tcp.payload");
+    hf_tcp_retx_id = proto_registrar_get_id_byname("tcp.analysis.retransmission");
+    GArray *wanted = g_array_new(FALSE, FALSE, (guint)sizeof(int));
+    int ids[] = {hf_tcp_seq_id, hf_tcp_payload_id, hf_tcp_retx_id};
+    for (unsigned i = 0; i < G_N_ELEMENTS(ids); i++)
+        if (ids[i] >= 0)
+            g_array_append_val(wanted, ids[i]);
+    set_postdissector_wanted_hfids(vitcp_retx_handle, wanted);
     dissector_add_uint_with_preference("tcp.port", VW_VITCP_DEFAULT_PORT, vitcp_handle);
     heur_dissector_add("tcp", dissect_vitcp_heur, "VI/TCP over TCP", "vitcp_tcp", proto_vitcp, HEURISTIC_ENABLE);
     /* Decode As candidates for message payloads: a ULP's own dissector adds

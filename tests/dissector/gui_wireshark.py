@@ -28,6 +28,7 @@ CASES = [
     ("eep-frames.pcap", ["-g", "10"], {"main": "eep-frames.pcap"}, ("PKTWAY", "pktway")),
     # frame 9 (bad CRC) left unselected so its colour shows; 10 selected
     ("vitcp-bad-crc.pcap", ["-g", "10"], {"main": "vitcp-bad-crc.pcap"}, ("VI/TCP", "vitcp")),
+    ("vitcp-retx-differs.pcap", ["-g", "12"], {"main": "vitcp-retx-differs.pcap"}, ("VI/TCP", "vitcp")),
     ("warp-bad-adler.pcap", ["-z", "expert"], {"expert": "Expert Information"}, ("WARP", "warp")),
     ("eep-oversized-dl.pcap", ["-z", "expert"], {"expert": "Expert Information"}, ("PKTWAY", "pktway")),
     ("vitcp-full.pcap", ["-z", "vitcp,srt"], {"srt": "VI/TCP Service Response Time"}, ("VI/TCP", "vitcp")),

@@ -27,6 +27,7 @@ EXPECTED_RULES = {
     "vitcp-bad-crc.pcapng": {"VITCP-3.6-CRC-VALID"},
     "vitcp-crc-msb-first.pcap": {"VITCP-3.6-CRC-READING"},
     "vitcp-read-window.pcap": {"VITCP-2.2.2.2.6-READ-WINDOW"},
+    "vitcp-retx-differs.pcap": {"VITCP-2.2.2.2.5-RETX-SAME-DATA"},
     "vitcp-txerr.pcap": {"VITCP-3.2-TXERR-SEEN"},
     "vitcp-unnegotiated-crc.pcap": {"VITCP-3.6-CRC-ONLY-IF-NEGOTIATED"},
     "warp-bad-adler.pcap": {"WARP-A-ADLER-VALID"},
@@ -61,6 +62,17 @@ def expert_table(text):
 
 
 class ShippedCaptures(unittest.TestCase):
+    def test_retransmission_that_differs_is_an_error_in_both_passes(self):
+        cap = os.path.join(SOURCE, "captures", "vitcp-retx-differs.pcap")
+        for two_pass in (False, True):
+            rows = tsharklib.fields(cap, ["frame.number", "vitcp.rule", "_ws.expert.severity"],
+                                    "tcp.analysis.retransmission", two_pass=two_pass)
+            self.assertEqual([r[:2] for r in rows], [["12", "VITCP-2.2.2.2.5-RETX-SAME-DATA"]])
+            self.assertIn("8388608", rows[0][2].split(","))  # PI_ERROR (TCP's retransmission note beside it)
+        # identical retransmissions stay silent: the captures without the mutation have none flagged
+        self.assertEqual(tsharklib.fields(os.path.join(SOURCE, "captures", "vitcp-full.pcap"), ["frame.number"],
+                                          "vitcp.rule", two_pass=True), [])
+
     def test_no_dissector_bug_or_malformed_in_either_pass(self):
         for cap in shipped():
             for two_pass in (False, True):
