@@ -80,6 +80,7 @@ static int hf_pktway_link_padding = -1;
 static gint ett_pktway = -1;
 static gint ett_pktway_route = -1;
 static gint ett_pktway_header = -1;
+static gint ett_pktway_word = -1;
 static gint ett_pktway_oh = -1;
 static gint ett_pktway_tail = -1;
 
@@ -163,6 +164,16 @@ static void dissect_pktway_routes(tvbuff_t *tvb, proto_tree *tree, const guint8 
     }
 }
 
+/* Address fields: the reserved name before the value, else the value. */
+static void pktway_fmt_addr(gchar *result, guint32 addr)
+{
+    const char *name = try_val_to_str(addr, pktway_reserved_addr_vals);
+    if (name)
+        g_snprintf(result, ITEM_LABEL_LENGTH, "%s (0x%06x)", name, addr);
+    else
+        g_snprintf(result, ITEM_LABEL_LENGTH, "0x%06x", addr);
+}
+
 /* A 23-bit physical address by its reserved name (Hey-You!, Broadcast,
  * Undefined) or in hex. */
 static const char *pktway_addr_str(packet_info *pinfo, guint32 addr)
@@ -196,22 +207,35 @@ static void dissect_pktway_header(tvbuff_t *tvb, packet_info *pinfo, proto_tree 
     const struct vw_eep_hdr *h = &m->hdr;
     proto_item *hi = proto_tree_add_item(tree, hf_pktway_header, tvb, hdr, VW_EEP_HDR_LEN, ENC_NA);
     proto_tree *ht = proto_item_add_subtree(hi, ett_pktway_header);
-    proto_tree_add_item(ht, hf_pktway_version, tvb, hdr, 1, ENC_NA);
-    proto_tree_add_item(ht, hf_pktway_priority, tvb, hdr, 1, ENC_NA);
-    proto_tree_add_item(ht, hf_pktway_dt, tvb, hdr + 1, 3, ENC_BIG_ENDIAN);
+    /* One subtree per 32-bit word, its bit fields under it (as Wireshark
+     * shows packed headers). */
+    proto_tree *w0 = proto_tree_add_subtree_format(ht, tvb, hdr, 4, ett_pktway_word, NULL,
+                                                   "Word 0: 0x%08x (Version, Priority, Destination-Type)",
+                                                   tvb_get_ntohl(tvb, hdr));
+    proto_tree_add_item(w0, hf_pktway_version, tvb, hdr, 1, ENC_NA);
+    proto_tree_add_item(w0, hf_pktway_priority, tvb, hdr, 1, ENC_NA);
+    proto_tree_add_item(w0, hf_pktway_dt, tvb, hdr + 1, 3, ENC_BIG_ENDIAN);
     enum vw_eep_dt_kind kind = vw_eep_dt_kind(h->dt);
-    proto_item_set_generated(proto_tree_add_uint(ht, hf_pktway_dt_kind, tvb, hdr + 1, 3, kind));
+    proto_item_set_generated(proto_tree_add_uint(w0, hf_pktway_dt_kind, tvb, hdr + 1, 3, kind));
     if (kind == VW_EEP_DT_PHYSICAL)
-        proto_item_set_generated(proto_tree_add_uint(ht, hf_pktway_dt_addr, tvb, hdr + 1, 3, vw_eep_dt_value(h->dt)));
-    proto_tree_add_item(ht, hf_pktway_te, tvb, hdr + 4, 2, ENC_BIG_ENDIAN);
-    proto_tree_add_item(ht, hf_pktway_pt, tvb, hdr + 6, 2, ENC_BIG_ENDIAN);
-    proto_tree_add_item(ht, hf_pktway_endian, tvb, hdr + 8, 4, ENC_BIG_ENDIAN);
-    proto_tree_add_item(ht, hf_pktway_endian_e, tvb, hdr + 8, 4, ENC_BIG_ENDIAN);
-    proto_tree_add_item(ht, hf_pktway_pl, tvb, hdr + 8, 4, ENC_BIG_ENDIAN);
-    proto_tree_add_item(ht, hf_pktway_dl, tvb, hdr + 8, 4, ENC_BIG_ENDIAN);
-    proto_tree_add_item(ht, hf_pktway_h, tvb, hdr + 12, 4, ENC_BIG_ENDIAN);
-    proto_tree_add_item(ht, hf_pktway_rz, tvb, hdr + 12, 4, ENC_BIG_ENDIAN);
-    proto_tree_add_item(ht, hf_pktway_sa, tvb, hdr + 12, 4, ENC_BIG_ENDIAN);
+        proto_item_set_generated(proto_tree_add_uint(w0, hf_pktway_dt_addr, tvb, hdr + 1, 3, vw_eep_dt_value(h->dt)));
+    proto_tree *w1 = proto_tree_add_subtree_format(ht, tvb, hdr + 4, 4, ett_pktway_word, NULL,
+                                                   "Word 1: 0x%08x (Type extension, Packet type)",
+                                                   tvb_get_ntohl(tvb, hdr + 4));
+    proto_tree_add_item(w1, hf_pktway_te, tvb, hdr + 4, 2, ENC_BIG_ENDIAN);
+    proto_tree_add_item(w1, hf_pktway_pt, tvb, hdr + 6, 2, ENC_BIG_ENDIAN);
+    proto_tree *w2 = proto_tree_add_subtree_format(ht, tvb, hdr + 8, 4, ett_pktway_word, NULL,
+                                                   "Word 2: 0x%08x (Byte order, PL, DL)", tvb_get_ntohl(tvb, hdr + 8));
+    proto_tree_add_item(w2, hf_pktway_endian, tvb, hdr + 8, 4, ENC_BIG_ENDIAN);
+    proto_tree_add_item(w2, hf_pktway_endian_e, tvb, hdr + 8, 4, ENC_BIG_ENDIAN);
+    proto_tree_add_item(w2, hf_pktway_pl, tvb, hdr + 8, 4, ENC_BIG_ENDIAN);
+    proto_tree_add_item(w2, hf_pktway_dl, tvb, hdr + 8, 4, ENC_BIG_ENDIAN);
+    proto_tree *w3 = proto_tree_add_subtree_format(ht, tvb, hdr + 12, 4, ett_pktway_word, NULL,
+                                                   "Word 3: 0x%08x (h, RZ, Source address)", tvb_get_ntohl(tvb, hdr + 12));
+    proto_tree_add_item(w3, hf_pktway_h, tvb, hdr + 12, 4, ENC_BIG_ENDIAN);
+    proto_tree_add_item(w3, hf_pktway_rz, tvb, hdr + 12, 4, ENC_BIG_ENDIAN);
+    proto_tree_add_item(w3, hf_pktway_sa, tvb, hdr + 12, 4, ENC_BIG_ENDIAN);
+    proto_item_append_text(hi, ", Src: %s, Dst: %s", pktway_addr_str(pinfo, h->sa), pktway_dt_str(pinfo, h->dt));
 
     /* The plugin's Info style: type, Key=Value pairs, [flags], [findings]. */
     const char *te_name = vw_eep_te_name(NULL, h->pt, h->te);
@@ -412,9 +436,9 @@ void proto_register_pktway(void)
         { &hf_pktway_header, { "EEP header", "pktway.header", FT_NONE, BASE_NONE, NULL, 0x0, "The 16-byte EEP header", HFILL } },
         { &hf_pktway_version, { "Version", "pktway.version", FT_UINT8, BASE_DEC, NULL, 0xC0, "EEP version; this draft is version 0", HFILL } },
         { &hf_pktway_priority, { "Priority", "pktway.priority", FT_UINT8, BASE_DEC, NULL, 0x3F, "Message priority", HFILL } },
-        { &hf_pktway_dt, { "Destination type", "pktway.dt", FT_UINT24, BASE_HEX, NULL, 0x0, "24-bit Destination-Type: a physical address, an L2 routing header, a logical address or a symbol, by its top bits", HFILL } },
+        { &hf_pktway_dt, { "Destination type", "pktway.dt", FT_UINT24, BASE_HEX, NULL, 0xFFFFFF, "24-bit Destination-Type: a physical address, an L2 routing header, a logical address or a symbol, by its top bits", HFILL } },
         { &hf_pktway_dt_kind, { "Destination kind", "pktway.dt.kind", FT_UINT8, BASE_DEC, VALS(pktway_dt_kind_vals), 0x0, "What the Destination-Type's top bits make it", HFILL } },
-        { &hf_pktway_dt_addr, { "Destination address", "pktway.dt.addr", FT_UINT24, BASE_HEX, VALS(pktway_reserved_addr_vals), 0x0, "23-bit physical destination address (reserved: Undefined, Hey-You!, Broadcast)", HFILL } },
+        { &hf_pktway_dt_addr, { "Destination address", "pktway.dt.addr", FT_UINT24, BASE_CUSTOM, CF_FUNC(pktway_fmt_addr), 0x0, "23-bit physical destination address (reserved: Undefined, Hey-You!, Broadcast)", HFILL } },
         { &hf_pktway_te, { "Type extension", "pktway.te", FT_UINT16, BASE_HEX, NULL, 0x0, "Type extension of the packet type (e.g. the error type of an ERR message)", HFILL } },
         { &hf_pktway_pt, { "Packet type", "pktway.pt", FT_UINT16, BASE_HEX, VALS(pktway_pt_vals), 0x0, "What the data block holds: RRP 0x0001, ERR 0x0002, IPv4 0x0800, IPv6 0x86DD (the enumeration document is missing; these values are the project's defaults)", HFILL } },
         { &hf_pktway_endian, { "Endianness", "pktway.endian", FT_UINT32, BASE_HEX, NULL, 0xF0000000, "First nibble of the length word: the data block's byte order", HFILL } },
@@ -423,7 +447,7 @@ void proto_register_pktway(void)
         { &hf_pktway_dl, { "Data length (DL, 8-byte words)", "pktway.dl", FT_UINT32, BASE_DEC, NULL, 0x01FFFFFF, "Data block length in 8-byte words", HFILL } },
         { &hf_pktway_h, { "Optional header fields (h)", "pktway.h", FT_BOOLEAN, 32, NULL, 0x80000000, "Optional header fields follow the EEP header", HFILL } },
         { &hf_pktway_rz, { "Reserved (RZ)", "pktway.rz", FT_UINT32, BASE_HEX, NULL, 0x7F000000, "Reserved bits, zero on the wire", HFILL } },
-        { &hf_pktway_sa, { "Source address", "pktway.sa", FT_UINT32, BASE_HEX, VALS(pktway_reserved_addr_vals), 0x00FFFFFF, "23-bit physical source address", HFILL } },
+        { &hf_pktway_sa, { "Source address", "pktway.sa", FT_UINT32, BASE_HEX, NULL, 0x00FFFFFF, "23-bit physical source address", HFILL } },
         { &hf_pktway_oh, { "Optional header field", "pktway.oh", FT_NONE, BASE_NONE, NULL, 0x0, "One optional header field: T, C, type, length and value", HFILL } },
         { &hf_pktway_oh_type, { "Type", "pktway.oh.type", FT_UINT8, BASE_DEC, NULL, VW_EEP_OH_TYPE_MASK, "6-bit optional header field type", HFILL } },
         { &hf_pktway_oh_mandatory, { "Processing (T)", "pktway.oh.mandatory", FT_BOOLEAN, 8, TFS(&tfs_mandatory), VW_EEP_OH_T, "A receiver that does not know the type must not process the message", HFILL } },
@@ -437,7 +461,7 @@ void proto_register_pktway(void)
         { &hf_pktway_ei_hop, { "Error flagged, router shifts ago", "pktway.ei.hop", FT_UINT32, BASE_DEC, NULL, 0x0, "Router shifts before the last router at which an error was flagged", HFILL } },
         { &hf_pktway_link_padding, { "Link padding", "pktway.link_padding", FT_BYTES, BASE_NONE, NULL, 0x0, "Bytes after the TAIL that the link added (Ethernet minimum frame)", HFILL } },
     };
-    static gint *ett[] = { &ett_pktway, &ett_pktway_route, &ett_pktway_header, &ett_pktway_oh, &ett_pktway_tail };
+    static gint *ett[] = { &ett_pktway, &ett_pktway_route, &ett_pktway_header, &ett_pktway_word, &ett_pktway_oh, &ett_pktway_tail };
 
     proto_pktway = proto_register_protocol("PacketWay End-to-End Protocol", "PKTWAY", "pktway");
     proto_register_field_array(proto_pktway, hf, array_length(hf));

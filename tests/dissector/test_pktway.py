@@ -60,6 +60,13 @@ class PktwayInfo(unittest.TestCase):
         self.assertEqual(rows[1][0], "PKTWAY")
         self.assertTrue(rows[1][1].startswith("Message SA=0x000042 DT=0x000123 PT=IPv4 DL=4 | "))
 
+    def test_header_words_and_address_names(self):
+        out = tsharklib.run(os.path.join(CAPS, "pktway-good.pcap"), ["-V", "-Y", "frame.number == 3"])
+        self.assertIn("EEP header, Src: 0x000042, Dst: Hey-You!", out)
+        self.assertIn("Word 3: 0x00000042 (h, RZ, Source address)", out)
+        self.assertIn("[Destination address: Hey-You! (0x7ffffe)]", out)
+        self.assertIn("0111 1111 1111 1111 1111 1110 = Destination type: 0x7ffffe", out)
+
     def test_decode_as_packet_type(self):
         rows = tsharklib.fields(os.path.join(CAPS, "pktway-good.pcap"), ["frame.number", "frame.protocols"],
                                 "eth.type", extra=["-d", "pktway.pt==0x0001,eth"])
