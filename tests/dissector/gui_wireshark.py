@@ -6,8 +6,10 @@ window into the test's output directory (VITCP_GUI_SHOTS), the GUI's own log
 free of dissector bugs, and tshark's -2 -V and -z expert runs (same plugin,
 same profile) checking what the screenshots show: no dissector bug, the
 protocol in the Protocol column, and the expert findings each capture was
-made to show. Run by ctest under the label "gui" (needs wireshark, Xvfb,
-ImageMagick's import and xwininfo)."""
+made to show. The Statistics menu is opened with xdotool: a screenshot of it
+(it lists IFT, PacketWay EEP, VI/TCP and WARP) and each protocol's statistics
+tree opened from it. Run by ctest under the label "gui" (needs wireshark,
+Xvfb, ImageMagick's import, xwininfo and xdotool)."""
 import os
 import shutil
 import subprocess
@@ -81,8 +83,9 @@ class WiresharkGui(unittest.TestCase):
         cls.xvfb.wait(timeout=10)
         shutil.rmtree(cls.home, ignore_errors=True)
 
-    def open_in_gui(self, capture, args, windows):
-        """Start wireshark on a copy of capture, wait for its windows, shoot them; returns its log."""
+    def open_in_gui(self, capture, args, windows, menu=None):
+        """Start wireshark on a copy of capture, wait for its windows, shoot them; returns its log.
+        menu: (keys after Alt+S, title of the window they open, screenshot name)."""
         path = os.path.join(self.home, capture)
         shutil.copy(os.path.join(SOURCE, "captures", capture), path)
         os.chmod(path, 0o644)
@@ -104,6 +107,12 @@ class WiresharkGui(unittest.TestCase):
                 self.assertIsNone(proc.poll(), "wireshark exited early: see %s.log" % capture)
                 time.sleep(0.5)
             time.sleep(3)  # let the packet list and dialogs fill
+            if menu:
+                found = subprocess.run(["xdotool", "search", "--name", windows["main"]], capture_output=True, text=True,
+                                       env={"DISPLAY": self.display, "PATH": "/usr/bin:/bin"}).stdout.split()
+                self.assertTrue(found, "xdotool does not find " + windows["main"])
+                self.use_statistics_menu(found[0], *menu)
+                windows = dict(windows, stats=menu[1])
             for name, title in windows.items():
                 ids = window_ids(self.display, title)
                 self.assertTrue(ids, "no window titled %r for %s" % (title, capture))
@@ -120,6 +129,38 @@ class WiresharkGui(unittest.TestCase):
                 proc.wait()
         log.seek(0)
         return log.read()
+
+    def xdotool(self, *args):
+        subprocess.run(["xdotool"] + list(args), env={"DISPLAY": self.display, "PATH": "/usr/bin:/bin"}, check=True)
+
+    def use_statistics_menu(self, main, keys, title, shot_name):
+        """Statistics menu (Alt+S) on the main window: shoot it, walk it with keys, wait for title."""
+        self.xdotool("windowfocus", main)
+        time.sleep(0.5)
+        self.xdotool("key", "alt+s")
+        time.sleep(1.5)
+        subprocess.run(["import", "-display", self.display, "-window", "root",
+                        os.path.join(SHOTS, shot_name + "-menu.png")], check=True)
+        for key in keys:
+            self.xdotool("key", key)
+            time.sleep(0.4)
+        deadline = time.time() + 30
+        while time.time() < deadline and not window_ids(self.display, title):
+            time.sleep(0.5)
+
+    def test_statistics_menu_opens_each_protocols_tree(self):
+        # The protocols' entries are the last of the Statistics menu, sorted:
+        # IFT, IPv4, IPv6, PacketWay EEP, VI/TCP, WARP; Up from the top wraps to WARP.
+        for capture, ups, title in (("warp-session.pcap", 1, "Connections, Chunks and ULP PDUs"),
+                                    ("vitcp-full.pcap", 2, "Connections, Segments and Messages"),
+                                    ("eep-frames.pcap", 3, "Messages by Address and Type"),
+                                    ("ift-session.pcap", 6, "Connections and Frames")):
+            with self.subTest(capture=capture):
+                name = "stats-" + capture.rsplit(".", 1)[0]
+                log = self.open_in_gui(capture, [], {"main": capture},
+                                       menu=(["Up"] * ups + ["Right", "Return"], title, name))
+                self.assertNotIn("Dissector bug", log)
+                self.assertTrue(os.path.getsize(os.path.join(SHOTS, capture.rsplit(".", 1)[0] + "-stats.png")) > 0)
 
     def test_captures_open_clean(self):
         for capture, args, windows, (proto, flt) in CASES:
