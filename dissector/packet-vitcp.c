@@ -28,6 +28,7 @@
 #include "vitcp/vitcp.h"
 #include "vitcp/vitcp_stream.h"
 
+#include "info_column.h"
 #include "plugin_protos.h"
 #include "rule_experts.h"
 #include "vitcp_dissector.h"
@@ -683,16 +684,17 @@ static void add_read_links(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, 
     proto_item_set_generated(proto_tree_add_uint(tree, hf_rdma_read_received, tvb, 0, 0, rd->received));
 }
 
+/* A whole message to its ULP, which writes its Info after ours (" | "). */
 static void dispatch_payload(tvbuff_t *payload, packet_info *pinfo, proto_tree *tree)
 {
     heur_dtbl_entry_t *hdtbl_entry;
     guint32 low = MIN(pinfo->srcport, pinfo->destport), high = MAX(pinfo->srcport, pinfo->destport);
-    if (dissector_try_heuristic(payload_heur_list, payload, pinfo, tree, &hdtbl_entry, NULL))
-        return;
-    if (dissector_try_uint(payload_table, low, payload, pinfo, tree) ||
-        dissector_try_uint(payload_table, high, payload, pinfo, tree))
-        return;
-    call_data_dissector(payload, pinfo, tree);
+    info_handoff_begin(pinfo);
+    if (!dissector_try_heuristic(payload_heur_list, payload, pinfo, tree, &hdtbl_entry, NULL) &&
+        !dissector_try_uint(payload_table, low, payload, pinfo, tree) &&
+        !dissector_try_uint(payload_table, high, payload, pinfo, tree))
+        call_data_dissector(payload, pinfo, tree);
+    info_handoff_end(pinfo);
 }
 
 /* Payload: direct for one-segment messages, through reassembly otherwise. */
