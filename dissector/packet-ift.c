@@ -303,12 +303,13 @@ static void dissect_ift_ai(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     tap->indication = TRUE;
     tap->ddp_opcode = -1;
     tap->len = VW_IFT_IND_LEN;
-    tap->crc_bad = !ind.crc_ok;
+    tap->crc_bad = ind.magic == VW_IFT_MAGIC && !ind.crc_ok; /* without the magic nothing else was decoded */
     tap_queue_packet(ift_tap, pinfo, tap);
     col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "Indication Phase=%u VTag=0x%04x%s%s%s%s%s",
                         vw_ift_ind_phase(&ind), ind.vtag, (ind.flags & VW_IFT_FLAG_R) ? " [R]" : "",
                         (ind.flags & VW_IFT_FLAG_HC) ? " [HC]" : "", (ind.flags & VW_IFT_FLAG_PC) ? " [PC]" : "",
-                        ind.magic == VW_IFT_MAGIC ? "" : " [BAD MAGIC]", ind.crc_ok ? "" : " [BAD CRC]");
+                        ind.magic == VW_IFT_MAGIC ? "" : " [BAD MAGIC]",
+                        ind.magic != VW_IFT_MAGIC || ind.crc_ok ? "" : " [BAD CRC]");
     proto_item_append_text(proto_tree_get_parent(tree), ", Adaption indication, %s, VTag 0x%04x",
                            val_to_str_const(vw_ift_ind_phase(&ind), ift_phase_vals, "?"), ind.vtag);
     ift_add_state_tree(tree, tvb, rec, TRUE);

@@ -85,6 +85,17 @@ class IftInfo(unittest.TestCase):
         self.assertNotIn("BAD", faults[8][0])
         self.assertIn("[BAD CRC]", by_frame(cap("ift-ind-faults.pcap"), ["_ws.col.Info"], "ift")[4][0])
 
+    def test_broken_indication_says_magic_not_crc(self):
+        import subprocess
+        import tempfile
+        out = os.path.join(tempfile.mkdtemp(prefix="vitcp-ift-"), "magic.pcap")
+        subprocess.run([os.path.join(os.environ["VITCP_BUILD_DIR"], "trafgen", "vitcp-trafgen"), "ift-session",
+                        "--break", "IFT-4-INDICATION-FIRST", "--target", "0", "--seed", "1", "--no-meta", "-q",
+                        "-w", out], check=True)
+        rows = by_frame(out, ["_ws.col.Info"], "ift.ai")
+        self.assertEqual(rows[4][0], "Indication Phase=0 VTag=0x0000 [BAD MAGIC]")  # nothing else was decoded
+        self.assertEqual(rows[5][0], "Indication Phase=1 VTag=0xec67 [R] [HC] [PC]")
+
     def test_root_item_summary(self):
         out = tsharklib.run(cap("ift-good.pcap"), ["-V", "-Y", "frame.number == 5 || frame.number == 6"])
         self.assertIn("iWARP Framing for TCP, Adaption indication, Phase 1 (answer from B), VTag 0x2222", out)
