@@ -18,6 +18,7 @@
 #include <epan/packet.h>
 #include <epan/conversation.h>
 #include <epan/decode_as.h>
+#include <epan/exceptions.h>
 #include <epan/expert.h>
 #include <epan/prefs.h>
 #include <epan/proto_data.h>
@@ -195,10 +196,15 @@ static void warp_hand_off(tvbuff_t *ulp, packet_info *pinfo, proto_tree *tree)
     pinfo->can_desegment = 0;
     guint32 save_desegment_len = pinfo->desegment_len;
     int save_desegment_offset = pinfo->desegment_offset;
-    call_dissector(h, ulp, pinfo, tree);
-    pinfo->can_desegment = save_can_desegment;
-    pinfo->desegment_len = save_desegment_len;
-    pinfo->desegment_offset = save_desegment_offset;
+    TRY {
+        call_dissector(h, ulp, pinfo, tree);
+    }
+    FINALLY {
+        pinfo->can_desegment = save_can_desegment;
+        pinfo->desegment_len = save_desegment_len;
+        pinfo->desegment_offset = save_desegment_offset;
+    }
+    ENDTRY;
     info_handoff_end(pinfo);
 }
 
