@@ -83,6 +83,13 @@ class Fields(unittest.TestCase, BothPasses):
         self.assertEqual(r[8][0], "RdmaReadRequest Msg=103 Addr=0x0000000000002000 Handle=0xabcd0002 Len=48 [EOM]")
         self.assertEqual(r[10][0], "NOP Msg=500 Ack=103 Posted=12 [EOM]")
 
+    def test_decode_as_payload_table(self):
+        # vitcp.payload works from Decode As; the ULP writes after VI/TCP's Info
+        r = rows("vitcp-basic.pcap", ["frame.protocols", "_ws.col.Info"], extra=["-d", "vitcp.payload==5995,data-text-lines"])
+        self.assertTrue(r[6][0].endswith(":vitcp:data-text-lines"))
+        self.assertEqual(r[6][1], "Send Msg=101 Off=0 Len=100 [EOM] [IDV]")
+        self.assertTrue(rows("vitcp-basic.pcap", ["frame.protocols"])[6][0].endswith(":vitcp:data"))
+
     def test_relative_message_numbers(self):
         r = rows("vitcp-basic.pcap", ["_ws.col.Info", "vitcp.msg_num", "vitcp.msg_num_rel"],
                  extra=["-o", "vitcp.relative_msg_num:TRUE"])
