@@ -19,17 +19,22 @@
  */
 #include <epan/packet.h>
 #include <epan/conversation.h>
+#include <epan/exceptions.h>
 #include <epan/expert.h>
 #include <epan/prefs.h>
 #include <epan/proto_data.h>
+#include <epan/tap.h>
 #include <epan/dissectors/packet-tcp.h>
 #include <vitcp/ift.h>
 #include <vitcp/ift_stream.h>
 #include "plugin_protos.h"
+#include "info_column.h"
 #include "rule_experts.h"
+#include "vitcp_dissector.h"
 
 
 static int proto_ift = -1;
+static int ift_tap = -1;
 static dissector_handle_t ift_handle;
 static dissector_handle_t ddp_rdmap_handle;
 
@@ -294,10 +299,43 @@ static void dissect_ift_ai(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
                             ind.crc_computed, ENC_LITTLE_ENDIAN, PROTO_CHECKSUM_VERIFY);
     rule_experts_add_all(&ift_rules, ai, pinfo, tvb, rec->findings.items, rec->findings.count);
 
-    col_add_fstr(pinfo->cinfo, COL_INFO, "Adaption indication, %s, VTag 0x%04x%s%s",
-                 val_to_str_const(vw_ift_ind_phase(&ind), ift_phase_vals, "?"), ind.vtag,
-                 (ind.flags & VW_IFT_FLAG_HC) ? ", HC" : "", (ind.flags & VW_IFT_FLAG_PC) ? ", PC" : "");
+    ift_tap_info_t *tap = wmem_new0(pinfo->pool, ift_tap_info_t);
+    tap->indication = TRUE;
+    tap->ddp_opcode = -1;
+    tap->len = VW_IFT_IND_LEN;
+    tap->crc_bad = ind.magic == VW_IFT_MAGIC && !ind.crc_ok; /* without the magic nothing else was decoded */
+    tap_queue_packet(ift_tap, pinfo, tap);
+    col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "Indication Phase=%u VTag=0x%04x%s%s%s%s%s",
+                        vw_ift_ind_phase(&ind), ind.vtag, (ind.flags & VW_IFT_FLAG_R) ? " [R]" : "",
+                        (ind.flags & VW_IFT_FLAG_HC) ? " [HC]" : "", (ind.flags & VW_IFT_FLAG_PC) ? " [PC]" : "",
+                        ind.magic == VW_IFT_MAGIC ? "" : " [BAD MAGIC]",
+                        ind.magic != VW_IFT_MAGIC || ind.crc_ok ? "" : " [BAD CRC]");
+    proto_item_append_text(proto_tree_get_parent(tree), ", Adaption indication, %s, VTag 0x%04x",
+                           val_to_str_const(vw_ift_ind_phase(&ind), ift_phase_vals, "?"), ind.vtag);
     ift_add_state_tree(tree, tvb, rec, TRUE);
+}
+
+/*
+ * Wireshark 4.0's RPC-over-RDMA heuristic on iWARP ("rpcrdma_iwarp") fails
+ * "tvbuff.c:748: failed assertion tvb && tvb->initialized" on every pass
+ * after the first (tshark -2, any packet clicked in the GUI) for the last
+ * DDP segment of an untagged Send of several segments: the DDP dissector
+ * reassembles the Send itself and gives the heuristic the whole message
+ * with the last segment's Message Offset (> 0); the heuristic then takes it
+ * for the last fragment of a Send it reassembles itself, finds no such
+ * reassembly on the revisit, and reads a NULL tvb. The payload does not
+ * matter, and Wireshark's MPA path takes the same way. On the first pass
+ * it runs (and decides); on later passes of such a segment it is left out
+ * for the length of our call only, so a revisit cannot reach the NULL tvb.
+ */
+static gboolean ift_trips_rpcrdma_revisit(packet_info *pinfo, const guint8 *ddp, guint32 hs)
+{
+    struct vw_ddp_hdr h;
+    if (!PINFO_FD_VISITED(pinfo) || !vw_ddp_decode(ddp, hs, &h))
+        return FALSE;
+    /* Send and Send with Invalidate: the opcodes that heuristic reassembles. */
+    gboolean send = h.rdmap_opcode == VW_RDMAP_SEND || h.rdmap_opcode == VW_RDMAP_SEND_INVALIDATE;
+    return !h.tagged && h.last && send && h.mo > 0;
 }
 
 static void ift_call_ddp_rdmap(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
@@ -310,7 +348,20 @@ static void ift_call_ddp_rdmap(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
     tvb_memcpy(tvb, buf + hs, payload_offset, ps);
     tvbuff_t *ddp_tvb = tvb_new_child_real_data(tvb, buf, len, len);
     add_new_data_source(pinfo, ddp_tvb, "DDP segment");
-    call_dissector(ddp_rdmap_handle, ddp_tvb, pinfo, tree);
+    heur_dtbl_entry_t *rpcrdma = ift_trips_rpcrdma_revisit(pinfo, buf, hs)
+                                     ? find_heur_dissector_by_unique_short_name("rpcrdma_iwarp")
+                                     : NULL;
+    gboolean was_enabled = rpcrdma ? rpcrdma->enabled : FALSE;
+    if (rpcrdma)
+        rpcrdma->enabled = FALSE;
+    TRY {
+        call_dissector(ddp_rdmap_handle, ddp_tvb, pinfo, tree);
+    }
+    FINALLY {
+        if (rpcrdma)
+            rpcrdma->enabled = was_enabled;
+    }
+    ENDTRY;
 }
 
 static void ift_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, int offset, int hf, int hf_status,
@@ -331,9 +382,15 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
     proto_tree_add_item(ft, hf_ift_header_size, tvb, 0, 2, ENC_BIG_ENDIAN);
     proto_tree_add_item(ft, hf_ift_payload_size, tvb, 2, 2, ENC_BIG_ENDIAN);
     proto_tree_add_item(ft, hf_ift_vtag, tvb, 4, 2, ENC_BIG_ENDIAN);
-    col_add_fstr(pinfo->cinfo, COL_INFO, "Frame, header %u, payload %u, VTag 0x%04x", tvb_get_ntohs(tvb, 0),
-                 tvb_get_ntohs(tvb, 2), tvb_get_ntohs(tvb, 4));
+    col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "Frame VTag=0x%04x Hdr=%u Payload=%u", tvb_get_ntohs(tvb, 4),
+                        tvb_get_ntohs(tvb, 0), tvb_get_ntohs(tvb, 2));
+    proto_item_append_text(proto_tree_get_parent(ift_tree), ", Frame, VTag 0x%04x, DDP header %u, payload %u",
+                           tvb_get_ntohs(tvb, 4), tvb_get_ntohs(tvb, 0), tvb_get_ntohs(tvb, 2));
     if (err == VW_REQ_NONE) {
+        if (frame.has_hdr_crc && !frame.hdr_crc_ok)
+            col_append_str(pinfo->cinfo, COL_INFO, " [BAD HEADER CRC]");
+        if (frame.has_payload_crc && !frame.payload_crc_ok)
+            col_append_str(pinfo->cinfo, COL_INFO, " [BAD PAYLOAD CRC]");
         int offset = VW_IFT_FRAME_HDR_LEN;
         proto_tree_add_item(ft, hf_ift_ddp_header, tvb, offset, frame.header_size, ENC_NA);
         offset += frame.header_size;
@@ -347,16 +404,28 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
     }
     rule_experts_add_all(&ift_rules, ft, pinfo, tvb, rec->findings.items, rec->findings.count);
     ift_add_state_tree(ift_tree, tvb, rec, FALSE);
+    ift_tap_info_t *tap = wmem_new0(pinfo->pool, ift_tap_info_t);
+    tap->ddp_opcode = err == VW_REQ_NONE && frame.ddp_decoded ? frame.ddp_hdr.rdmap_opcode : -1;
+    tap->ddp_last = err == VW_REQ_NONE && frame.ddp_decoded && frame.ddp_hdr.last;
+    tap->len = len;
+    tap->crc_bad = err == VW_REQ_NONE && ((frame.has_hdr_crc && !frame.hdr_crc_ok) ||
+                                          (frame.has_payload_crc && !frame.payload_crc_ok));
+    tap_queue_packet(ift_tap, pinfo, tap);
 
     /* Only an RFC 5041 header (as the wire library decoded it) goes to
      * Wireshark's DDP/RDMAP dissector: a wrong header_size already has its
      * finding, and DDP would only add a malformed-packet error. */
-    if (err == VW_REQ_NONE && ift_call_ddp && ddp_rdmap_handle && frame.ddp_decoded)
+    if (err == VW_REQ_NONE && ift_call_ddp && ddp_rdmap_handle && frame.ddp_decoded) {
+        /* DDP/RDMAP rewrites the Info column: it writes after ours. */
+        info_handoff_begin(pinfo);
         ift_call_ddp_rdmap(tvb, pinfo, tree, frame.header_size, (int)frame.payload_offset, frame.payload_size);
+        info_handoff_end(pinfo);
+    }
 }
 
 static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
+    info_pdu_begin(pinfo, proto_ift);
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "IFT");
     struct ift_conv *c = ift_get_conv(pinfo);
     int dir = ift_direction(c, pinfo);
@@ -399,45 +468,45 @@ static gboolean dissect_ift_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *
 void proto_register_ift(void)
 {
     static hf_register_info hf[] = {
-        { &hf_ift_ai, { "Adaption indication", "ift.ai", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_ift_ai, { "Adaption indication", "ift.ai", FT_NONE, BASE_NONE, NULL, 0x0, "The 64-byte adaption indication that starts each direction of an IFT connection", HFILL } },
         { &hf_ift_ai_magic, { "Magic", "ift.ai.magic", FT_UINT32, BASE_HEX, NULL, 0x0, "0x52444450 (\"RDDP\")", HFILL } },
-        { &hf_ift_ai_version, { "Version", "ift.ai.version", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_ift_ai_version, { "Version", "ift.ai.version", FT_UINT16, BASE_DEC, NULL, 0x0, "IFT version of the sender; this draft is version 1", HFILL } },
         { &hf_ift_ai_bc_version, { "BC version", "ift.ai.bc_version", FT_UINT16, BASE_DEC, NULL, 0x0,
             "Oldest version this sender is backward compatible with", HFILL } },
-        { &hf_ift_ai_flags, { "Flags", "ift.ai.flags", FT_UINT32, BASE_HEX, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_ai_flags_ph, { "Phase (PH)", "ift.ai.flags.ph", FT_UINT32, BASE_DEC, VALS(ift_phase_vals), VW_IFT_FLAG_PH, NULL, HFILL } },
-        { &hf_ift_ai_flags_r, { "RDMA mode (R)", "ift.ai.flags.r", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_R, NULL, HFILL } },
-        { &hf_ift_ai_flags_hc, { "Sends header CRC (HC)", "ift.ai.flags.hc", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_HC, NULL, HFILL } },
-        { &hf_ift_ai_flags_pc, { "Sends payload CRC (PC)", "ift.ai.flags.pc", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_PC, NULL, HFILL } },
-        { &hf_ift_ai_flags_ih, { "Ignores header CRC (IH)", "ift.ai.flags.ih", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_IH, NULL, HFILL } },
-        { &hf_ift_ai_flags_ip, { "Ignores payload CRC (IP)", "ift.ai.flags.ip", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_IP, NULL, HFILL } },
-        { &hf_ift_ai_flags_sp, { "Permits speculative placement (SP)", "ift.ai.flags.sp", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_SP, NULL, HFILL } },
-        { &hf_ift_ai_flags_sm, { "Willing to send markers (SM)", "ift.ai.flags.sm", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_SM, NULL, HFILL } },
-        { &hf_ift_ai_flags_rm, { "Wants to receive markers (RM)", "ift.ai.flags.rm", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_RM, NULL, HFILL } },
-        { &hf_ift_ai_flags_reserved, { "Reserved", "ift.ai.flags.reserved", FT_UINT32, BASE_HEX, NULL, VW_IFT_FLAG_RESERVED, NULL, HFILL } },
+        { &hf_ift_ai_flags, { "Flags", "ift.ai.flags", FT_UINT32, BASE_HEX, NULL, 0x0, "Phase, mode and CRC/marker choices of the sender", HFILL } },
+        { &hf_ift_ai_flags_ph, { "Phase (PH)", "ift.ai.flags.ph", FT_UINT32, BASE_DEC, VALS(ift_phase_vals), VW_IFT_FLAG_PH, "0: the indication of the side that starts (A); 1: the answer (B)", HFILL } },
+        { &hf_ift_ai_flags_r, { "RDMA mode (R)", "ift.ai.flags.r", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_R, "RDMA mode; both sides must agree or the connection closes", HFILL } },
+        { &hf_ift_ai_flags_hc, { "Sends header CRC (HC)", "ift.ai.flags.hc", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_HC, "The sender's frames carry a header CRC", HFILL } },
+        { &hf_ift_ai_flags_pc, { "Sends payload CRC (PC)", "ift.ai.flags.pc", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_PC, "The sender's frames carry a payload CRC", HFILL } },
+        { &hf_ift_ai_flags_ih, { "Ignores header CRC (IH)", "ift.ai.flags.ih", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_IH, "The sender will not check header CRCs it receives", HFILL } },
+        { &hf_ift_ai_flags_ip, { "Ignores payload CRC (IP)", "ift.ai.flags.ip", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_IP, "The sender will not check payload CRCs it receives", HFILL } },
+        { &hf_ift_ai_flags_sp, { "Permits speculative placement (SP)", "ift.ai.flags.sp", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_SP, "The receiver may place data before the frame's payload CRC is checked", HFILL } },
+        { &hf_ift_ai_flags_sm, { "Willing to send markers (SM)", "ift.ai.flags.sm", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_SM, "The sender would send markers (IFT leaves markers undefined: none are sent)", HFILL } },
+        { &hf_ift_ai_flags_rm, { "Wants to receive markers (RM)", "ift.ai.flags.rm", FT_BOOLEAN, 32, NULL, VW_IFT_FLAG_RM, "The sender would like markers (IFT leaves markers undefined: none are sent)", HFILL } },
+        { &hf_ift_ai_flags_reserved, { "Reserved", "ift.ai.flags.reserved", FT_UINT32, BASE_HEX, NULL, VW_IFT_FLAG_RESERVED, "Reserved flag bits, zero on the wire", HFILL } },
         { &hf_ift_ai_vtag, { "Sender's VTag", "ift.ai.vtag", FT_UINT16, BASE_HEX, NULL, 0x0,
             "Echoed by the receiver of this indication in every frame it sends", HFILL } },
-        { &hf_ift_ai_marker_interval, { "Marker interval", "ift.ai.marker_interval", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_ai_reserved, { "Reserved", "ift.ai.reserved", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_ift_ai_marker_interval, { "Marker interval", "ift.ai.marker_interval", FT_UINT16, BASE_DEC, NULL, 0x0, "Marker interval offered (markers are undefined in IFT)", HFILL } },
+        { &hf_ift_ai_reserved, { "Reserved", "ift.ai.reserved", FT_BYTES, BASE_NONE, NULL, 0x0, "44 reserved bytes, zero on the wire", HFILL } },
         { &hf_ift_ai_crc, { "CRC", "ift.ai.crc", FT_UINT32, BASE_HEX, NULL, 0x0, "CRC-32C of the first 60 bytes", HFILL } },
-        { &hf_ift_ai_crc_status, { "CRC status", "ift.ai.crc.status", FT_UINT8, BASE_NONE, VALS(proto_checksum_vals), 0x0, NULL, HFILL } },
-        { &hf_ift_frame, { "Frame", "ift.frame", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_ift_ai_crc_status, { "CRC status", "ift.ai.crc.status", FT_UINT8, BASE_NONE, VALS(proto_checksum_vals), 0x0, "Whether the indication's CRC matches", HFILL } },
+        { &hf_ift_frame, { "Frame", "ift.frame", FT_NONE, BASE_NONE, NULL, 0x0, "One IFT frame: sizes, VTag, DDP header, CRCs and payload", HFILL } },
         { &hf_ift_header_size, { "Header size", "ift.header_size", FT_UINT16, BASE_DEC, NULL, 0x0, "Bytes of DDP header", HFILL } },
         { &hf_ift_payload_size, { "Payload size", "ift.payload_size", FT_UINT16, BASE_DEC, NULL, 0x0, "Bytes of DDP payload", HFILL } },
-        { &hf_ift_vtag, { "Receiver's VTag", "ift.vtag", FT_UINT16, BASE_HEX, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_ddp_header, { "DDP header", "ift.ddp_header", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_hcrc, { "Header CRC", "ift.hcrc", FT_UINT32, BASE_HEX, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_hcrc_status, { "Header CRC status", "ift.hcrc.status", FT_UINT8, BASE_NONE, VALS(proto_checksum_vals), 0x0, NULL, HFILL } },
-        { &hf_ift_payload, { "DDP payload", "ift.payload", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_pcrc, { "Payload CRC", "ift.pcrc", FT_UINT32, BASE_HEX, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_pcrc_status, { "Payload CRC status", "ift.pcrc.status", FT_UINT8, BASE_NONE, VALS(proto_checksum_vals), 0x0, NULL, HFILL } },
-        { &hf_ift_state, { "Negotiated state", "ift.state", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_state_ai_frame, { "This side's indication", "ift.state.ai_frame", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_state_peer_ai_frame, { "Peer's indication", "ift.state.peer_ai_frame", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_state_hc, { "Sender sends header CRC", "ift.state.hc", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_state_pc, { "Sender sends payload CRC", "ift.state.pc", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_state_vtag, { "Expected VTag", "ift.state.vtag", FT_UINT16, BASE_HEX, NULL, 0x0, NULL, HFILL } },
-        { &hf_ift_state_mode, { "Mode", "ift.state.mode", FT_UINT32, BASE_DEC, VALS(ift_mode_vals), 0x0, NULL, HFILL } },
+        { &hf_ift_vtag, { "Receiver's VTag", "ift.vtag", FT_UINT16, BASE_HEX, NULL, 0x0, "VTag the receiver of this frame announced in its indication", HFILL } },
+        { &hf_ift_ddp_header, { "DDP header", "ift.ddp_header", FT_BYTES, BASE_NONE, NULL, 0x0, "RFC 5041 DDP header carried by the frame (14 bytes tagged, 18 untagged)", HFILL } },
+        { &hf_ift_hcrc, { "Header CRC", "ift.hcrc", FT_UINT32, BASE_HEX, NULL, 0x0, "CRC-32C over the frame header and DDP header, least significant byte first", HFILL } },
+        { &hf_ift_hcrc_status, { "Header CRC status", "ift.hcrc.status", FT_UINT8, BASE_NONE, VALS(proto_checksum_vals), 0x0, "Whether the header CRC matches (Not present when the sender announced no HC)", HFILL } },
+        { &hf_ift_payload, { "DDP payload", "ift.payload", FT_BYTES, BASE_NONE, NULL, 0x0, "DDP payload bytes of the frame", HFILL } },
+        { &hf_ift_pcrc, { "Payload CRC", "ift.pcrc", FT_UINT32, BASE_HEX, NULL, 0x0, "CRC-32C over the payload, least significant byte first", HFILL } },
+        { &hf_ift_pcrc_status, { "Payload CRC status", "ift.pcrc.status", FT_UINT8, BASE_NONE, VALS(proto_checksum_vals), 0x0, "Whether the payload CRC matches (Not present when the sender announced no PC)", HFILL } },
+        { &hf_ift_state, { "Negotiated state", "ift.state", FT_NONE, BASE_NONE, NULL, 0x0, "What the indications seen so far decide for this PDU (in capture order)", HFILL } },
+        { &hf_ift_state_ai_frame, { "This side's indication", "ift.state.ai_frame", FT_FRAMENUM, BASE_NONE, NULL, 0x0, "Frame of this side's adaption indication", HFILL } },
+        { &hf_ift_state_peer_ai_frame, { "Peer's indication", "ift.state.peer_ai_frame", FT_FRAMENUM, BASE_NONE, NULL, 0x0, "Frame of the other side's adaption indication", HFILL } },
+        { &hf_ift_state_hc, { "Sender sends header CRC", "ift.state.hc", FT_BOOLEAN, BASE_NONE, NULL, 0x0, "This frame's sender announced HC: frames carry a header CRC", HFILL } },
+        { &hf_ift_state_pc, { "Sender sends payload CRC", "ift.state.pc", FT_BOOLEAN, BASE_NONE, NULL, 0x0, "This frame's sender announced PC: frames carry a payload CRC", HFILL } },
+        { &hf_ift_state_vtag, { "Expected VTag", "ift.state.vtag", FT_UINT16, BASE_HEX, NULL, 0x0, "VTag the receiver announced, which this frame must carry", HFILL } },
+        { &hf_ift_state_mode, { "Mode", "ift.state.mode", FT_UINT32, BASE_DEC, VALS(ift_mode_vals), 0x0, "DDP or RDMA mode agreed by the two indications", HFILL } },
     };
     static gint *ett[] = { &ett_ift, &ett_ift_ai, &ett_ift_ai_flags, &ett_ift_frame, &ett_ift_state };
 
@@ -445,7 +514,7 @@ void proto_register_ift(void)
     proto_register_field_array(proto_ift, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
     static const char *const rule_prefixes[] = {"IFT-", NULL};
-    rule_experts_register(&ift_rules, proto_ift, "ift", rule_prefixes, NULL);
+    rule_experts_register(&ift_rules, proto_ift, "ift", rule_prefixes, "IFT-", FALSE);
 
     module_t *ift_module = prefs_register_protocol(proto_ift, NULL);
     prefs_register_bool_preference(ift_module, "desegment",
@@ -463,6 +532,7 @@ void proto_register_ift(void)
         "Layout of frames whose sender's adaption indication is not in the capture.", &ift_assume_pc);
 
     ift_handle = register_dissector("ift", dissect_ift, proto_ift);
+    ift_tap = register_tap(IFT_TAP_NAME);
 }
 
 void proto_reg_handoff_ift(void)

@@ -13,12 +13,14 @@
 #include <string.h>
 
 #include <epan/conversation.h>
+#include <epan/decode_as.h>
 #include <epan/expert.h>
 #include <epan/packet.h>
 #include <epan/prefs.h>
 #include <epan/proto_data.h>
 #include <epan/reassemble.h>
 #include <epan/tap.h>
+#include <epan/strutil.h>
 #include <epan/dissectors/packet-tcp.h>
 
 #include "vitcp/catalog.h"
@@ -26,6 +28,7 @@
 #include "vitcp/vitcp.h"
 #include "vitcp/vitcp_stream.h"
 
+#include "info_column.h"
 #include "plugin_protos.h"
 #include "rule_experts.h"
 #include "vitcp_dissector.h"
@@ -59,6 +62,7 @@ static gboolean pref_desegment = TRUE;
 static gboolean pref_check_crc = TRUE;
 static gboolean pref_reassemble = TRUE;
 static guint pref_max_reassembly = 16u * 1024u * 1024u;
+static gboolean pref_relative_msg_num = FALSE;
 
 static int hf_version = -1;
 static int hf_type_flags = -1;
@@ -71,6 +75,8 @@ static int hf_data_offset = -1;
 static int hf_imm_data = -1;
 static int hf_msg_num = -1;
 static int hf_msg_ack = -1;
+static int hf_msg_num_rel = -1;
+static int hf_msg_ack_rel = -1;
 static int hf_rx_desc_posted = -1;
 static int hf_remote_err = -1;
 static int hf_err_is_code = -1;
@@ -217,7 +223,10 @@ typedef struct {
     gboolean have_nxtseq[2];
     guint32 max_nxtseq[2];      /* TCP bytes already applied to the state, per side */
     guint32 max_nxtseq_frame[2];
+    gboolean have_base[2];
+    guint32 msg_base[2];        /* first Message Number seen from each side (relative numbers) */
     wmem_map_t *reads;          /* (requester side << 32 | msg num) -> vitcp_read_t */
+    wmem_map_t *copies;         /* (side << 32 | TCP seq) -> retx_copy_t, first copies of TCP payloads */
     guint reads_outstanding;
 } vitcp_conv_t;
 
@@ -235,6 +244,10 @@ typedef struct {
     guint16 sender_window;
     guint16 receiver_window;
     guint32 mtu;
+    gboolean have_rel;          /* msg_base of the numbering side(s) known */
+    guint32 msg_rel;            /* Message Number relative to its numbering side's first */
+    gboolean have_ack_rel;
+    guint32 ack_rel;            /* Message ACK relative to the peer's first */
     guint findings_count;
     struct vw_finding *findings;
     vitcp_read_t *read;         /* RdmaReadRequest/Response: its read */
@@ -508,6 +521,28 @@ static void vitcp_init(void)
     payload_consumers_known = FALSE; /* Decode As and heuristics may have changed */
 }
 
+/* Relative message numbers, like TCP's relative sequence numbers: each
+ * side's numbering counts from the first Message Number seen from that side
+ * (its ConnectRequest or ConnectAccept when the capture has them, so its
+ * first message is 1). An RdmaReadResponse carries the requester's number,
+ * a Message ACK the peer's. */
+static void relative_numbers(vitcp_conv_t *vc, int side, const struct vw_vitcp_seg *seg, vitcp_pdu_t *pdu)
+{
+    int numbering = seg->hdr.type == VW_VITCP_RDMA_READ_RESP ? 1 - side : side;
+    if (!vc->have_base[side] && seg->hdr.type != VW_VITCP_RDMA_READ_RESP) {
+        vc->msg_base[side] = seg->hdr.msg_num;
+        vc->have_base[side] = TRUE;
+    }
+    if (vc->have_base[numbering]) {
+        pdu->have_rel = TRUE;
+        pdu->msg_rel = seg->hdr.msg_num - vc->msg_base[numbering];
+    }
+    if (vc->have_base[1 - side] && seg->hdr.msg_ack != 0) {
+        pdu->have_ack_rel = TRUE;
+        pdu->ack_rel = seg->hdr.msg_ack - vc->msg_base[1 - side];
+    }
+}
+
 /* First pass over one framed segment: decode, check against the connection,
  * remember the outcome. */
 static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *vc, int side,
@@ -531,6 +566,8 @@ static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *
                           !(seg->hdr.data_offset == 0 && (seg->hdr.flags & VW_VITCP_FLAG_EOM)) &&
                           (guint64)seg->hdr.data_offset + seg->payload_len <= pref_max_reassembly;
     }
+    if (*err == VW_REQ_NONE)
+        relative_numbers(vc, side, seg, pdu);
     pdu->phase = (guint8)vc->conn.phase;
     pdu->crc_negotiated = vc->conn.crc_known && vc->conn.crc_negotiated;
     pdu->crc_source = (guint8)crc_source_of(vc);
@@ -664,16 +701,17 @@ static void add_read_links(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, 
     proto_item_set_generated(proto_tree_add_uint(tree, hf_rdma_read_received, tvb, 0, 0, rd->received));
 }
 
+/* A whole message to its ULP, which writes its Info after ours (" | "). */
 static void dispatch_payload(tvbuff_t *payload, packet_info *pinfo, proto_tree *tree)
 {
     heur_dtbl_entry_t *hdtbl_entry;
     guint32 low = MIN(pinfo->srcport, pinfo->destport), high = MAX(pinfo->srcport, pinfo->destport);
-    if (dissector_try_heuristic(payload_heur_list, payload, pinfo, tree, &hdtbl_entry, NULL))
-        return;
-    if (dissector_try_uint(payload_table, low, payload, pinfo, tree) ||
-        dissector_try_uint(payload_table, high, payload, pinfo, tree))
-        return;
-    call_data_dissector(payload, pinfo, tree);
+    info_handoff_begin(pinfo);
+    if (!dissector_try_heuristic(payload_heur_list, payload, pinfo, tree, &hdtbl_entry, NULL) &&
+        !dissector_try_uint(payload_table, low, payload, pinfo, tree) &&
+        !dissector_try_uint(payload_table, high, payload, pinfo, tree))
+        call_data_dissector(payload, pinfo, tree);
+    info_handoff_end(pinfo);
 }
 
 /* Payload: direct for one-segment messages, through reassembly otherwise. */
@@ -719,15 +757,58 @@ static void add_trailer(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, con
                             ENC_LITTLE_ENDIAN, pref_check_crc ? PROTO_CHECKSUM_VERIFY : PROTO_CHECKSUM_NO_FLAGS);
 }
 
+/* Short level names for the Info column (one word each). */
+static const value_string level_info_vals[] = {
+    {VW_VITCP_ATTR_UNRELIABLE, "Unreliable"},
+    {VW_VITCP_ATTR_RELIABLE_DELIVERY, "ReliableDelivery"},
+    {VW_VITCP_ATTR_RELIABLE_RECEPTION, "ReliableReception"},
+    {0, NULL}};
+
+#define LEVEL_MASK (VW_VITCP_ATTR_UNRELIABLE | VW_VITCP_ATTR_RELIABLE_DELIVERY | VW_VITCP_ATTR_RELIABLE_RECEPTION)
+
+static void info_disc(packet_info *pinfo, const char *key, const guint8 *disc, guint16 len)
+{
+    if (!len)
+        return;
+    gchar *text = format_text(pinfo->pool, disc, MIN(len, VW_VITCP_DISC_MAX));
+    col_append_fstr(pinfo->cinfo, COL_INFO, " %s=\"%s\"", key, text);
+}
+
+/*
+ * The plugin's Info style (docs/dissector-vitcp.md "Info column"): the
+ * type, then Key=Value pairs, then [FLAGS] and [findings]; several PDUs in
+ * one frame are separated by " | ". What matters per type: CE segments
+ * their MTU, level, CRC option and discriminators; RdmaReadRequest the
+ * RDMA address, handle and length; data segments message, offset, length.
+ */
 static void set_info(packet_info *pinfo, const struct vw_vitcp_seg *seg, const vitcp_pdu_t *pdu)
 {
     const struct vw_vitcp_hdr *h = &seg->hdr;
-    col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "%s msg=%u off=%u len=%u%s%s%s%s",
-                        val_to_str_const(h->type, type_vals, "Unknown"), h->msg_num, h->data_offset,
-                        (guint)seg->payload_len, (h->flags & VW_VITCP_FLAG_EOM) ? " [EOM]" : "",
-                        (h->flags & VW_VITCP_FLAG_IDV) ? " [IDV]" : "",
-                        (h->flags & VW_VITCP_FLAG_TXERR) ? " [TxErr]" : "",
-                        seg->has_crc && !seg->crc_ok && pref_check_crc ? " [BAD CRC]" : "");
+    gboolean rel = pref_relative_msg_num && pdu->have_rel;
+    guint32 msg = rel ? pdu->msg_rel : h->msg_num;
+    col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", val_to_str_const(h->type, type_vals, "Unknown"));
+    if (seg->has_ce) {
+        col_append_fstr(pinfo->cinfo, COL_INFO, " MTU=%u Level=%s CRC=%s", seg->ce.mtu,
+                        val_to_str_const(seg->ce.attrs & LEVEL_MASK, level_info_vals, "None"),
+                        seg->ce.opt_crc ? "on" : "off");
+        info_disc(pinfo, "Calling", seg->ce.calling_disc, seg->ce.calling_disc_len);
+        info_disc(pinfo, "Called", seg->ce.called_disc, seg->ce.called_disc_len);
+    } else if (h->type == VW_VITCP_RDMA_READ_REQ) {
+        col_append_fstr(pinfo->cinfo, COL_INFO, " Msg=%u Addr=0x%016" G_GINT64_MODIFIER "x Handle=0x%08x Len=%u", msg,
+                        seg->rdma.addr, seg->rdma.handle, seg->rdma.length);
+    } else if (h->type == VW_VITCP_NOP) {
+        col_append_fstr(pinfo->cinfo, COL_INFO, " Msg=%u Ack=%u Posted=%u", msg,
+                        pref_relative_msg_num && pdu->have_ack_rel ? pdu->ack_rel : h->msg_ack, h->rx_desc_posted);
+    } else if (vw_vitcp_type_has_payload(h->type)) {
+        col_append_fstr(pinfo->cinfo, COL_INFO, " Msg=%u Off=%u Len=%u", msg, h->data_offset, (guint)seg->payload_len);
+        if (h->type == VW_VITCP_RDMA_WRITE && h->data_offset == 0)
+            col_append_fstr(pinfo->cinfo, COL_INFO, " Addr=0x%016" G_GINT64_MODIFIER "x", seg->rdma.addr);
+    } else {
+        col_append_fstr(pinfo->cinfo, COL_INFO, " Msg=%u", msg);
+    }
+    col_append_fstr(pinfo->cinfo, COL_INFO, "%s%s%s%s", (h->flags & VW_VITCP_FLAG_EOM) ? " [EOM]" : "",
+                    (h->flags & VW_VITCP_FLAG_IDV) ? " [IDV]" : "", (h->flags & VW_VITCP_FLAG_TXERR) ? " [TxErr]" : "",
+                    seg->has_crc && !seg->crc_ok && pref_check_crc ? " [BAD CRC]" : "");
     if (pdu->retransmission)
         col_append_str(pinfo->cinfo, COL_INFO, " [Retransmission]");
 }
@@ -742,8 +823,8 @@ static void add_findings(proto_tree *tree, packet_info *pinfo, tvbuff_t *tvb, co
     }
 }
 
-static void queue_tap(packet_info *pinfo, conversation_t *conv, vitcp_conv_t *vc, guint8 type, gboolean eom,
-                      guint32 seg_len, guint32 payload_len, gboolean crc_bad)
+static vitcp_tap_info_t *make_tap_info(packet_info *pinfo, conversation_t *conv, vitcp_conv_t *vc, guint8 type,
+                                   gboolean eom, guint32 seg_len, guint32 payload_len, gboolean crc_bad)
 {
     vitcp_tap_info_t *info = wmem_new0(pinfo->pool, vitcp_tap_info_t);
     info->conv_index = conv->conv_index;
@@ -753,7 +834,7 @@ static void queue_tap(packet_info *pinfo, conversation_t *conv, vitcp_conv_t *vc
     info->payload_len = payload_len;
     info->crc_bad = crc_bad;
     info->reads_outstanding = vc->reads_outstanding;
-    tap_queue_packet(vitcp_tap, pinfo, info);
+    return info;
 }
 
 /* Bytes that do not frame as a segment (Segment Length under 24, another
@@ -794,7 +875,7 @@ static int dissect_unframed(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     add_rule_note(vt, pinfo, tvb, req, VW_SEV_ERROR, 0, 0, detail);
     if (pdu)
         add_conn_summary(vt, tvb, pdu);
-    queue_tap(pinfo, conv, vc, VITCP_TAP_TYPE_UNFRAMED, FALSE, len, 0, FALSE);
+    tap_queue_packet(vitcp_tap, pinfo, make_tap_info(pinfo, conv, vc, VITCP_TAP_TYPE_UNFRAMED, FALSE, len, 0, FALSE));
     return (int)len;
 }
 
@@ -842,12 +923,17 @@ static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
     proto_item *root = proto_tree_add_item(tree, proto_vitcp, tvb, 0, -1, ENC_NA);
     proto_tree *vt = proto_item_add_subtree(root, ett_vitcp);
     proto_item_append_text(root, ", %s, Msg %u, Off %u, Len %u", val_to_str_const(type, type_vals, "Unknown"),
-                           seg.hdr.msg_num, seg.hdr.data_offset, (guint)seg.payload_len);
+                           pref_relative_msg_num && pdu->have_rel ? pdu->msg_rel : seg.hdr.msg_num,
+                           seg.hdr.data_offset, (guint)seg.payload_len);
     add_segment_header(vt, tvb);
+    if (pdu->have_rel)
+        proto_item_set_generated(proto_tree_add_uint(vt, hf_msg_num_rel, tvb, OFF_MSG_NUM, 4, pdu->msg_rel));
+    if (pdu->have_ack_rel)
+        proto_item_set_generated(proto_tree_add_uint(vt, hf_msg_ack_rel, tvb, OFF_MSG_ACK, 4, pdu->ack_rel));
     if (err != VW_REQ_NONE) {
         /* The segment frames but cannot be parsed further (too short for the
          * headers of its type, unknown type, truncated capture). */
-        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "%s msg=%u [Malformed]",
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "%s Msg=%u [Malformed]",
                             val_to_str_const(type, type_vals, "Unknown"), seg.hdr.msg_num);
         char detail[VW_FINDING_DETAIL_MAX];
         g_snprintf(detail, sizeof detail, "%s of %u bytes cannot be parsed: %s",
@@ -855,7 +941,7 @@ static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
         add_rule_note(vt, pinfo, tvb, err, VW_SEV_ERROR, 0, 0, detail);
         add_findings(vt, pinfo, tvb, pdu);
         add_conn_summary(vt, tvb, pdu);
-        queue_tap(pinfo, conv, vc, (guint8)type, FALSE, len, 0, FALSE);
+        tap_queue_packet(vitcp_tap, pinfo, make_tap_info(pinfo, conv, vc, (guint8)type, FALSE, len, 0, FALSE));
         return (int)len;
     }
     set_info(pinfo, &seg, pdu);
@@ -873,8 +959,13 @@ static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
                       "retransmitted TCP data: shown, not applied again to the connection state");
     }
     add_findings(vt, pinfo, tvb, pdu);
-    queue_tap(pinfo, conv, vc, (guint8)type, (seg.hdr.flags & VW_VITCP_FLAG_EOM) != 0, len,
-              (guint32)seg.payload_len, seg.has_crc && !seg.crc_ok);
+    vitcp_tap_info_t *tap = make_tap_info(pinfo, conv, vc, (guint8)type, (seg.hdr.flags & VW_VITCP_FLAG_EOM) != 0, len,
+                                      (guint32)seg.payload_len, seg.has_crc && !seg.crc_ok);
+    if (type == VW_VITCP_RDMA_READ_RESP && pdu->read && pdu->read->done_frame == pinfo->num && !pdu->retransmission) {
+        tap->read_done = TRUE;
+        tap->read_req_time = pdu->read->req_time;
+    }
+    tap_queue_packet(vitcp_tap, pinfo, tap);
     if (vw_vitcp_type_has_payload(type))
         add_payload(vt, tree, tvb, pinfo, pdu, &seg);
     return (int)len;
@@ -961,90 +1052,206 @@ static gboolean dissect_vitcp_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree
     return TRUE;
 }
 
+/* ------------------------------------------------------------ retransmissions */
+
+/*
+ * TCP does not hand retransmitted data to its subdissector once it has
+ * reassembled that range, so a retransmission whose bytes differ from the
+ * first copy (VITCP-2.2.2.2.5-RETX-SAME-DATA; the lint checks the same) is
+ * found by a postdissector: on the first pass it keeps, per VI/TCP
+ * connection and side, a hash of every TCP payload by relative sequence
+ * number; a TCP retransmission with the same sequence number and length is
+ * compared with it. The verdict is stored per frame for later passes.
+ */
+static dissector_handle_t vitcp_retx_handle;
+static int hf_tcp_seq_id = -1, hf_tcp_payload_id = -1, hf_tcp_retx_id = -1;
+
+typedef struct {
+    guint32 len;
+    guint32 frame;
+    guint64 hash;
+} retx_copy_t;
+
+typedef struct {
+    guint32 first_frame; /* 0: same bytes (no finding) */
+    gint start, length;  /* the TCP payload in the frame */
+} retx_verdict_t;
+
+#define KEY_RETX 0x7FFFFFFE /* file-scope key of a frame's retransmission verdict */
+
+static guint64 fnv1a64(const guint8 *p, guint len)
+{
+    guint64 h = 0xcbf29ce484222325ull;
+    for (guint i = 0; i < len; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static field_info *first_finfo(proto_tree *tree, int hf)
+{
+    GPtrArray *a = hf >= 0 ? proto_get_finfo_ptr_array(tree, hf) : NULL;
+    return a && a->len ? (field_info *)g_ptr_array_index(a, 0) : NULL;
+}
+
+static int dissect_vitcp_retx(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    if (pinfo->ptype != PT_TCP)
+        return 0;
+    conversation_t *conv = find_conversation_pinfo(pinfo, 0);
+    vitcp_conv_t *vc = conv ? (vitcp_conv_t *)conversation_get_proto_data(conv, proto_vitcp) : NULL;
+    if (!vc)
+        return 0;
+    retx_verdict_t *v = (retx_verdict_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_RETX);
+    if (!v && !PINFO_FD_VISITED(pinfo)) {
+        field_info *seq = first_finfo(tree, hf_tcp_seq_id), *payload = first_finfo(tree, hf_tcp_payload_id);
+        if (!seq || !payload || payload->ds_tvb != tvb || payload->length <= 0)
+            return 0;
+        guint32 len = (guint32)payload->length;
+        if ((guint32)tvb_captured_length_remaining(payload->ds_tvb, payload->start) < len)
+            return 0;
+        guint64 hash = fnv1a64(tvb_get_ptr(payload->ds_tvb, payload->start, (gint)len), len);
+        int side = side_of(vc, pinfo);
+        if (!vc->copies)
+            vc->copies = wmem_map_new(wmem_file_scope(), g_int64_hash, g_int64_equal);
+        gint64 key = (gint64)side << 32 | fvalue_get_uinteger(&seq->value);
+        retx_copy_t *first = (retx_copy_t *)wmem_map_lookup(vc->copies, &key);
+        if (!first_finfo(tree, hf_tcp_retx_id) || !first) {
+            if (!first) {
+                first = wmem_new(wmem_file_scope(), retx_copy_t);
+                first->len = len;
+                first->frame = pinfo->num;
+                first->hash = hash;
+                gint64 *k = wmem_new(wmem_file_scope(), gint64);
+                *k = key;
+                wmem_map_insert(vc->copies, k, first);
+            }
+            return 0;
+        }
+        v = wmem_new0(wmem_file_scope(), retx_verdict_t);
+        if (first->len == len && first->hash != hash)
+            v->first_frame = first->frame;
+        v->start = payload->start;
+        v->length = payload->length;
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_RETX, v);
+    }
+    if (!v || !v->first_frame)
+        return 0;
+    /* Later passes need not have TCP's fields: the payload's place was kept. */
+    tvbuff_t *ds = tvb;
+    proto_item *ti = proto_tree_add_item(tree, proto_vitcp, ds, v->start, v->length, ENC_NA);
+    proto_item_append_text(ti, ", retransmitted TCP data that differs from the first copy (frame %u)", v->first_frame);
+    proto_tree *vt = proto_item_add_subtree(ti, ett_vitcp);
+    char detail[VW_FINDING_DETAIL_MAX];
+    g_snprintf(detail, sizeof detail, "retransmitted TCP data differs from the first copy in frame %u", v->first_frame);
+    add_rule_note(vt, pinfo, ds, VW_REQ_VITCP_2_2_RETX_SAME_DATA, VW_SEV_ERROR, (guint32)v->start,
+                  (guint32)v->length, detail);
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "VI/TCP");
+    col_append_str(pinfo->cinfo, COL_INFO, " [VI/TCP data differs from the first copy]");
+    return (int)tvb_captured_length(tvb);
+}
+
 /* ------------------------------------------------------------ registration */
+
+/* Decode As for "vitcp.payload": the connection's ports. */
+static void vitcp_da_port_label(packet_info *pinfo _U_, gchar *result)
+{
+    g_snprintf(result, MAX_DECODE_AS_PROMPT_LEN, "TCP port");
+}
+static gpointer vitcp_da_src_port(packet_info *pinfo) { return GUINT_TO_POINTER(pinfo->srcport); }
+static gpointer vitcp_da_dst_port(packet_info *pinfo) { return GUINT_TO_POINTER(pinfo->destport); }
+static build_valid_func vitcp_da_build[] = {vitcp_da_src_port, vitcp_da_dst_port};
+static decode_as_value_t vitcp_da_values[] = {{vitcp_da_port_label, 2, vitcp_da_build}};
+static decode_as_t vitcp_da = {"vitcp", "vitcp.payload", 1, 0, vitcp_da_values, NULL, NULL,
+                               decode_as_default_populate_list, decode_as_default_reset, decode_as_default_change,
+                               NULL};
 
 void proto_register_vitcp(void)
 {
     static hf_register_info hf[] = {
-        {&hf_version, {"Version", "vitcp.version", FT_UINT8, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_type_flags, {"Type/Flags", "vitcp.type_flags", FT_UINT8, BASE_HEX, NULL, 0x0, NULL, HFILL}},
-        {&hf_flags_eom, {"End of Message", "vitcp.flags.eom", FT_BOOLEAN, 8, NULL, VW_VITCP_FLAG_EOM, NULL, HFILL}},
-        {&hf_flags_idv, {"Immediate Data Valid", "vitcp.flags.idv", FT_BOOLEAN, 8, NULL, VW_VITCP_FLAG_IDV, NULL, HFILL}},
-        {&hf_flags_txerr, {"Transmit Error", "vitcp.flags.txerr", FT_BOOLEAN, 8, NULL, VW_VITCP_FLAG_TXERR, NULL, HFILL}},
-        {&hf_type, {"Type", "vitcp.type", FT_UINT8, BASE_DEC, VALS(type_vals), VW_VITCP_TYPE_MASK, NULL, HFILL}},
+        {&hf_version, {"Version", "vitcp.version", FT_UINT8, BASE_DEC, NULL, 0x0, "VI/TCP version of the segment; this draft defines version 1", HFILL}},
+        {&hf_type_flags, {"Type/Flags", "vitcp.type_flags", FT_UINT8, BASE_HEX, NULL, 0x0, "Second byte of the segment header: EOM, IDV and Transmit Error flags and the 5-bit segment type", HFILL}},
+        {&hf_flags_eom, {"End of Message", "vitcp.flags.eom", FT_BOOLEAN, 8, NULL, VW_VITCP_FLAG_EOM, "Set on the last segment of a message", HFILL}},
+        {&hf_flags_idv, {"Immediate Data Valid", "vitcp.flags.idv", FT_BOOLEAN, 8, NULL, VW_VITCP_FLAG_IDV, "The Immediate Data field carries data for the receiver's descriptor", HFILL}},
+        {&hf_flags_txerr, {"Transmit Error", "vitcp.flags.txerr", FT_BOOLEAN, 8, NULL, VW_VITCP_FLAG_TXERR, "The sender saw a transmit error on this message; the receiver completes it in error", HFILL}},
+        {&hf_type, {"Type", "vitcp.type", FT_UINT8, BASE_DEC, VALS(type_vals), VW_VITCP_TYPE_MASK, "Segment type: data transfer (Send, RdmaWrite, RdmaReadRequest/Response, NOP) or connection establishment", HFILL}},
         {&hf_seg_len, {"Segment Length", "vitcp.seg_len", FT_UINT16, BASE_DEC, NULL, 0x0,
-                       "Bytes of the whole segment, trailer included (spec-decisions V2)", HFILL}},
-        {&hf_data_offset, {"Data Offset", "vitcp.data_offset", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_imm_data, {"Immediate Data", "vitcp.imm_data", FT_UINT32, BASE_HEX, NULL, 0x0, NULL, HFILL}},
-        {&hf_msg_num, {"Message Number", "vitcp.msg_num", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_msg_ack, {"Message ACK", "vitcp.msg_ack", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_rx_desc_posted, {"Rx Descriptors Posted", "vitcp.rx_desc_posted", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_remote_err, {"Remote Error Code", "vitcp.remote_err", FT_UINT16, BASE_HEX, NULL, 0x0, NULL, HFILL}},
-        {&hf_err_is_code, {"IS Error Code", "vitcp.err.is_code", FT_UINT16, BASE_DEC, NULL, 0xFF00, NULL, HFILL}},
-        {&hf_err_reserved, {"Reserved", "vitcp.err.reserved", FT_UINT16, BASE_HEX, NULL, VW_VITCP_ERR_RESERVED, NULL, HFILL}},
-        {&hf_err_ute, {"Unrecoverable Transport Error", "vitcp.err.ute", FT_BOOLEAN, 16, NULL, VW_VITCP_ERR_UTE, NULL, HFILL}},
-        {&hf_err_vde, {"VI Descriptor Error", "vitcp.err.vde", FT_BOOLEAN, 16, NULL, VW_VITCP_ERR_VDE, NULL, HFILL}},
-        {&hf_err_mpe, {"RDMA Memory Protection Error", "vitcp.err.mpe", FT_BOOLEAN, 16, NULL, VW_VITCP_ERR_MPE, NULL, HFILL}},
-        {&hf_rdma_addr, {"RDMA Address", "vitcp.rdma.addr", FT_UINT64, BASE_HEX, NULL, 0x0, NULL, HFILL}},
-        {&hf_rdma_handle, {"Registered Memory Handle", "vitcp.rdma.handle", FT_UINT32, BASE_HEX, NULL, 0x0, NULL, HFILL}},
-        {&hf_rdma_len, {"RDMA Length", "vitcp.rdma.len", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_ce_attrs, {"Calling Attributes", "vitcp.ce.attrs", FT_UINT16, BASE_HEX, NULL, 0x0, NULL, HFILL}},
-        {&hf_ce_attr_unreliable, {"Unreliable", "vitcp.ce.attrs.unreliable", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_UNRELIABLE, NULL, HFILL}},
-        {&hf_ce_attr_rd, {"Reliable Delivery", "vitcp.ce.attrs.reliable_delivery", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_RELIABLE_DELIVERY, NULL, HFILL}},
-        {&hf_ce_attr_rr, {"Reliable Reception", "vitcp.ce.attrs.reliable_reception", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_RELIABLE_RECEPTION, NULL, HFILL}},
-        {&hf_ce_attr_rdma_write, {"RDMA Write Enable", "vitcp.ce.attrs.rdma_write", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_RDMA_WRITE, NULL, HFILL}},
-        {&hf_ce_attr_rdma_read, {"RDMA Read Enable", "vitcp.ce.attrs.rdma_read", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_RDMA_READ, NULL, HFILL}},
-        {&hf_ce_attr_dfc, {"Descriptor Flow Control Enabled", "vitcp.ce.attrs.dfc", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_DFC, NULL, HFILL}},
-        {&hf_ce_attr_p2p, {"Peer-to-peer", "vitcp.ce.attrs.p2p", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_P2P, NULL, HFILL}},
-        {&hf_ce_attr_reserved, {"Reserved", "vitcp.ce.attrs.reserved", FT_UINT16, BASE_HEX, NULL, VW_VITCP_ATTR_RESERVED, NULL, HFILL}},
-        {&hf_ce_calling_disc_len, {"Calling Discriminator Length", "vitcp.ce.calling_disc_len", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+                       "Bytes of the whole segment, header and trailer CRC included, so a segment is at least 24 bytes (the project reads the draft's two wordings this way)", HFILL}},
+        {&hf_data_offset, {"Data Offset", "vitcp.data_offset", FT_UINT32, BASE_DEC, NULL, 0x0, "Offset of this segment's payload in its message", HFILL}},
+        {&hf_imm_data, {"Immediate Data", "vitcp.imm_data", FT_UINT32, BASE_HEX, NULL, 0x0, "32 bits delivered with the message when IDV is set", HFILL}},
+        {&hf_msg_num, {"Message Number", "vitcp.msg_num", FT_UINT32, BASE_DEC, NULL, 0x0, "Number of the message this segment belongs to, in its sender's numbering (a read response carries the requester's)", HFILL}},
+        {&hf_msg_ack, {"Message ACK", "vitcp.msg_ack", FT_UINT32, BASE_DEC, NULL, 0x0, "Highest message number of the peer that this side has received", HFILL}},
+        {&hf_msg_num_rel, {"Relative Message Number", "vitcp.msg_num_rel", FT_UINT32, BASE_DEC, NULL, 0x0,
+                           "Message Number minus the first one seen from its numbering side (that side's "
+                           "ConnectRequest or ConnectAccept when captured, so its first message is 1)", HFILL}},
+        {&hf_msg_ack_rel, {"Relative Message ACK", "vitcp.msg_ack_rel", FT_UINT32, BASE_DEC, NULL, 0x0,
+                           "Message ACK minus the first Message Number seen from the peer", HFILL}},
+        {&hf_rx_desc_posted, {"Rx Descriptors Posted", "vitcp.rx_desc_posted", FT_UINT16, BASE_DEC, NULL, 0x0, "Receive descriptors the sender has posted since the last report (descriptor flow control)", HFILL}},
+        {&hf_remote_err, {"Remote Error Code", "vitcp.remote_err", FT_UINT16, BASE_HEX, NULL, 0x0, "Error the sender reports on the peer's message: IS error code and error bits", HFILL}},
+        {&hf_err_is_code, {"IS Error Code", "vitcp.err.is_code", FT_UINT16, BASE_DEC, NULL, 0xFF00, "Implementation-specific error code", HFILL}},
+        {&hf_err_reserved, {"Reserved", "vitcp.err.reserved", FT_UINT16, BASE_HEX, NULL, VW_VITCP_ERR_RESERVED, "Reserved bits, zero on the wire", HFILL}},
+        {&hf_err_ute, {"Unrecoverable Transport Error", "vitcp.err.ute", FT_BOOLEAN, 16, NULL, VW_VITCP_ERR_UTE, "The receiver lost the transport: the connection is unusable", HFILL}},
+        {&hf_err_vde, {"VI Descriptor Error", "vitcp.err.vde", FT_BOOLEAN, 16, NULL, VW_VITCP_ERR_VDE, "The receiver's descriptor for this message was in error", HFILL}},
+        {&hf_err_mpe, {"RDMA Memory Protection Error", "vitcp.err.mpe", FT_BOOLEAN, 16, NULL, VW_VITCP_ERR_MPE, "The RDMA address or handle failed the receiver's memory protection check", HFILL}},
+        {&hf_rdma_addr, {"RDMA Address", "vitcp.rdma.addr", FT_UINT64, BASE_HEX, NULL, 0x0, "Remote virtual address the RDMA operation reads or writes", HFILL}},
+        {&hf_rdma_handle, {"Registered Memory Handle", "vitcp.rdma.handle", FT_UINT32, BASE_HEX, NULL, 0x0, "Memory handle registered by the owner of the remote buffer", HFILL}},
+        {&hf_rdma_len, {"RDMA Length", "vitcp.rdma.len", FT_UINT32, BASE_DEC, NULL, 0x0, "Bytes the RDMA operation transfers", HFILL}},
+        {&hf_ce_attrs, {"Calling Attributes", "vitcp.ce.attrs", FT_UINT16, BASE_HEX, NULL, 0x0, "Connection attributes the sender asks for or grants: reliability level and RDMA/DFC/peer-to-peer options", HFILL}},
+        {&hf_ce_attr_unreliable, {"Unreliable", "vitcp.ce.attrs.unreliable", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_UNRELIABLE, "Unreliable delivery level", HFILL}},
+        {&hf_ce_attr_rd, {"Reliable Delivery", "vitcp.ce.attrs.reliable_delivery", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_RELIABLE_DELIVERY, "Reliable Delivery level: messages arrive once, in order, or the VI breaks", HFILL}},
+        {&hf_ce_attr_rr, {"Reliable Reception", "vitcp.ce.attrs.reliable_reception", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_RELIABLE_RECEPTION, "Reliable Reception level: a send completes only once the peer received it", HFILL}},
+        {&hf_ce_attr_rdma_write, {"RDMA Write Enable", "vitcp.ce.attrs.rdma_write", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_RDMA_WRITE, "RDMA writes to this VI are allowed", HFILL}},
+        {&hf_ce_attr_rdma_read, {"RDMA Read Enable", "vitcp.ce.attrs.rdma_read", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_RDMA_READ, "RDMA reads from this VI are allowed", HFILL}},
+        {&hf_ce_attr_dfc, {"Descriptor Flow Control Enabled", "vitcp.ce.attrs.dfc", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_DFC, "Descriptor flow control: senders wait for posted receive descriptors", HFILL}},
+        {&hf_ce_attr_p2p, {"Peer-to-peer", "vitcp.ce.attrs.p2p", FT_BOOLEAN, 16, NULL, VW_VITCP_ATTR_P2P, "Peer-to-peer connection model instead of client/server", HFILL}},
+        {&hf_ce_attr_reserved, {"Reserved", "vitcp.ce.attrs.reserved", FT_UINT16, BASE_HEX, NULL, VW_VITCP_ATTR_RESERVED, "Reserved attribute bits, zero on the wire", HFILL}},
+        {&hf_ce_calling_disc_len, {"Calling Discriminator Length", "vitcp.ce.calling_disc_len", FT_UINT16, BASE_DEC, NULL, 0x0, "Bytes of the Calling Discriminator in use (at most 64)", HFILL}},
         {&hf_ce_mtu, {"MTU Size", "vitcp.ce.mtu", FT_UINT32, BASE_DEC, NULL, 0x0,
-                      "Largest message payload (spec-decisions V11)", HFILL}},
-        {&hf_ce_calling_disc, {"Calling Discriminator", "vitcp.ce.calling_disc", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_ce_calling_disc_str, {"Calling Discriminator (text)", "vitcp.ce.calling_disc_str", FT_STRING, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_ce_read_window, {"RDMA Read Window", "vitcp.ce.rdma_read_window", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_ce_called_disc_len, {"Called Discriminator Length", "vitcp.ce.called_disc_len", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_ce_called_disc, {"Called Discriminator", "vitcp.ce.called_disc", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_ce_called_disc_str, {"Called Discriminator (text)", "vitcp.ce.called_disc_str", FT_STRING, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_opt, {"Option", "vitcp.opt", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_opt_type, {"Option Type", "vitcp.opt.type", FT_UINT16, BASE_DEC, VALS(opt_type_vals), 0x0, NULL, HFILL}},
-        {&hf_opt_len, {"Option Length", "vitcp.opt.len", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_opt_data, {"Option Data", "vitcp.opt.data", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_opt_padding, {"Bytes after the options", "vitcp.opt.padding", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_payload, {"Payload", "vitcp.payload", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_payload_len, {"Payload Length", "vitcp.payload_len", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+                      "Largest message payload the sender accepts (VIA's MaxTransferSize, not a segment size)", HFILL}},
+        {&hf_ce_calling_disc, {"Calling Discriminator", "vitcp.ce.calling_disc", FT_BYTES, BASE_NONE, NULL, 0x0, "The 64-byte Calling Discriminator field as sent", HFILL}},
+        {&hf_ce_calling_disc_str, {"Calling Discriminator (text)", "vitcp.ce.calling_disc_str", FT_STRING, BASE_NONE, NULL, 0x0, "The Calling Discriminator's used bytes as text", HFILL}},
+        {&hf_ce_read_window, {"RDMA Read Window", "vitcp.ce.rdma_read_window", FT_UINT16, BASE_DEC, NULL, 0x0, "RDMA reads the sender lets the peer have outstanding at once", HFILL}},
+        {&hf_ce_called_disc_len, {"Called Discriminator Length", "vitcp.ce.called_disc_len", FT_UINT16, BASE_DEC, NULL, 0x0, "Bytes of the Called Discriminator in use (at most 64)", HFILL}},
+        {&hf_ce_called_disc, {"Called Discriminator", "vitcp.ce.called_disc", FT_BYTES, BASE_NONE, NULL, 0x0, "The 64-byte Called Discriminator field as sent", HFILL}},
+        {&hf_ce_called_disc_str, {"Called Discriminator (text)", "vitcp.ce.called_disc_str", FT_STRING, BASE_NONE, NULL, 0x0, "The Called Discriminator's used bytes as text", HFILL}},
+        {&hf_opt, {"Option", "vitcp.opt", FT_NONE, BASE_NONE, NULL, 0x0, "One connection establishment option: Type, Length and data", HFILL}},
+        {&hf_opt_type, {"Option Type", "vitcp.opt.type", FT_UINT16, BASE_DEC, VALS(opt_type_vals), 0x0, "Option type: End of Option List, CRC or Urgent Marker", HFILL}},
+        {&hf_opt_len, {"Option Length", "vitcp.opt.len", FT_UINT16, BASE_DEC, NULL, 0x0, "Bytes of the option, Type and Length included", HFILL}},
+        {&hf_opt_data, {"Option Data", "vitcp.opt.data", FT_BYTES, BASE_NONE, NULL, 0x0, "Option data after Type and Length", HFILL}},
+        {&hf_opt_padding, {"Bytes after the options", "vitcp.opt.padding", FT_BYTES, BASE_NONE, NULL, 0x0, "Bytes after the option list and before the trailer or the segment's end", HFILL}},
+        {&hf_payload, {"Payload", "vitcp.payload", FT_BYTES, BASE_NONE, NULL, 0x0, "Message bytes carried by this segment", HFILL}},
+        {&hf_payload_len, {"Payload Length", "vitcp.payload_len", FT_UINT32, BASE_DEC, NULL, 0x0, "Bytes of message payload in this segment", HFILL}},
         {&hf_crc, {"CRC", "vitcp.crc", FT_UINT32, BASE_HEX, NULL, 0x0,
-                   "Trailer CRC, least significant byte first (spec-decisions V3/V4)", HFILL}},
-        {&hf_crc_status, {"CRC Status", "vitcp.crc.status", FT_UINT8, BASE_NONE, VALS(proto_checksum_vals), 0x0, NULL, HFILL}},
-        {&hf_conn, {"Connection", "vitcp.conn", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+                   "Trailer CRC over the bytes before it, written least significant byte first as Ethernet places its FCS (generator 0xDB710641, reflected, not CRC-32C)", HFILL}},
+        {&hf_crc_status, {"CRC Status", "vitcp.crc.status", FT_UINT8, BASE_NONE, VALS(proto_checksum_vals), 0x0, "Whether the trailer CRC matches the segment", HFILL}},
+        {&hf_conn, {"Connection", "vitcp.conn", FT_NONE, BASE_NONE, NULL, 0x0, "What the connection has negotiated by this segment (decided in capture order)", HFILL}},
         {&hf_conn_dir, {"Side", "vitcp.conn.side", FT_UINT8, BASE_DEC, NULL, 0x0,
                         "0: the side that sent the first segment seen", HFILL}},
-        {&hf_conn_phase, {"Phase", "vitcp.conn.phase", FT_UINT8, BASE_DEC, VALS(phase_vals), 0x0, NULL, HFILL}},
-        {&hf_conn_crc, {"CRC negotiated", "vitcp.conn.crc", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_conn_crc_source, {"CRC decided by", "vitcp.conn.crc_source", FT_UINT8, BASE_DEC, VALS(crc_source_vals), 0x0, NULL, HFILL}},
-        {&hf_conn_level, {"Reliability level", "vitcp.conn.level", FT_UINT16, BASE_HEX, VALS(level_vals), 0x0, NULL, HFILL}},
-        {&hf_conn_mtu, {"Agreed MTU", "vitcp.conn.mtu", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_conn_sender_window, {"Sender's RDMA Read Window", "vitcp.conn.sender_read_window", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_conn_receiver_window, {"Receiver's RDMA Read Window", "vitcp.conn.receiver_read_window", FT_UINT16, BASE_DEC, NULL, 0x0, NULL, HFILL}},
+        {&hf_conn_phase, {"Phase", "vitcp.conn.phase", FT_UINT8, BASE_DEC, VALS(phase_vals), 0x0, "Connection establishment phase reached by this segment", HFILL}},
+        {&hf_conn_crc, {"CRC negotiated", "vitcp.conn.crc", FT_BOOLEAN, BASE_NONE, NULL, 0x0, "Both sides offered the CRC option: data segments carry a trailer CRC", HFILL}},
+        {&hf_conn_crc_source, {"CRC decided by", "vitcp.conn.crc_source", FT_UINT8, BASE_DEC, VALS(crc_source_vals), 0x0, "Whether the CE exchange decided the CRC, or trailers seen mid-connection", HFILL}},
+        {&hf_conn_level, {"Reliability level", "vitcp.conn.level", FT_UINT16, BASE_HEX, VALS(level_vals), 0x0, "Reliability level the connection agreed", HFILL}},
+        {&hf_conn_mtu, {"Agreed MTU", "vitcp.conn.mtu", FT_UINT32, BASE_DEC, NULL, 0x0, "Smaller of the two MTU Sizes of the CE exchange", HFILL}},
+        {&hf_conn_sender_window, {"Sender's RDMA Read Window", "vitcp.conn.sender_read_window", FT_UINT16, BASE_DEC, NULL, 0x0, "RDMA Read Window this segment's sender announced", HFILL}},
+        {&hf_conn_receiver_window, {"Receiver's RDMA Read Window", "vitcp.conn.receiver_read_window", FT_UINT16, BASE_DEC, NULL, 0x0, "RDMA Read Window the other side announced", HFILL}},
         {&hf_rdma_response_in, {"Response in", "vitcp.rdma.response_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE), 0x0,
                                 "Frame of the response segment that completes this read", HFILL}},
-        {&hf_rdma_request_in, {"Request in", "vitcp.rdma.request_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), 0x0, NULL, HFILL}},
+        {&hf_rdma_request_in, {"Request in", "vitcp.rdma.request_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), 0x0, "Frame of the RdmaReadRequest this response answers", HFILL}},
         {&hf_rdma_time, {"Response time", "vitcp.rdma.time", FT_RELATIVE_TIME, BASE_NONE, NULL, 0x0,
                          "Time since the RdmaReadRequest", HFILL}},
-        {&hf_rdma_read_received, {"Read bytes received so far", "vitcp.rdma.read_received", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_unframed, {"Unframed bytes", "vitcp.unframed", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_retransmission, {"Retransmission", "vitcp.retransmission", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_fragments, {"Message fragments", "vitcp.fragments", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_fragment, {"Message fragment", "vitcp.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_fragment_overlap, {"Fragment overlap", "vitcp.fragment.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_fragment_overlap_conflicts, {"Conflicting data in fragment overlap", "vitcp.fragment.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_fragment_multiple_tails, {"Multiple tail fragments", "vitcp.fragment.multiple_tails", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_fragment_too_long_fragment, {"Fragment too long", "vitcp.fragment.too_long_fragment", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_fragment_error, {"Reassembly error", "vitcp.fragment.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_fragment_count, {"Fragment count", "vitcp.fragment.count", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_reassembled_in, {"Reassembled in", "vitcp.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL}},
-        {&hf_reassembled_length, {"Reassembled message length", "vitcp.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL}},
-        {&hf_reassembled_data, {"Reassembled message", "vitcp.reassembled.data", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL}},
+        {&hf_rdma_read_received, {"Read bytes received so far", "vitcp.rdma.read_received", FT_UINT32, BASE_DEC, NULL, 0x0, "Response payload bytes of this read seen up to this segment", HFILL}},
+        {&hf_unframed, {"Unframed bytes", "vitcp.unframed", FT_BYTES, BASE_NONE, NULL, 0x0, "Bytes where a segment header must start that do not frame as one; dissection resumes at the next plausible header", HFILL}},
+        {&hf_retransmission, {"Retransmission", "vitcp.retransmission", FT_BOOLEAN, BASE_NONE, NULL, 0x0, "TCP data already seen: shown, not applied again to the connection state", HFILL}},
+        {&hf_fragments, {"Message fragments", "vitcp.fragments", FT_NONE, BASE_NONE, NULL, 0x0, "The segments of this reassembled message", HFILL}},
+        {&hf_fragment, {"Message fragment", "vitcp.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0x0, "A segment of this message", HFILL}},
+        {&hf_fragment_overlap, {"Fragment overlap", "vitcp.fragment.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, "Segments of the message overlap", HFILL}},
+        {&hf_fragment_overlap_conflicts, {"Conflicting data in fragment overlap", "vitcp.fragment.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, "Overlapping segments carry different bytes", HFILL}},
+        {&hf_fragment_multiple_tails, {"Multiple tail fragments", "vitcp.fragment.multiple_tails", FT_BOOLEAN, BASE_NONE, NULL, 0x0, "More than one segment of the message has EOM", HFILL}},
+        {&hf_fragment_too_long_fragment, {"Fragment too long", "vitcp.fragment.too_long_fragment", FT_BOOLEAN, BASE_NONE, NULL, 0x0, "A segment runs past the message's end", HFILL}},
+        {&hf_fragment_error, {"Reassembly error", "vitcp.fragment.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, "Frame where reassembly failed", HFILL}},
+        {&hf_fragment_count, {"Fragment count", "vitcp.fragment.count", FT_UINT32, BASE_DEC, NULL, 0x0, "Number of segments in the message", HFILL}},
+        {&hf_reassembled_in, {"Reassembled in", "vitcp.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0, "Frame where this segment's message is complete", HFILL}},
+        {&hf_reassembled_length, {"Reassembled message length", "vitcp.reassembled.length", FT_UINT32, BASE_DEC, NULL, 0x0, "Bytes of the reassembled message", HFILL}},
+        {&hf_reassembled_data, {"Reassembled message", "vitcp.reassembled.data", FT_BYTES, BASE_NONE, NULL, 0x0, "The reassembled message payload", HFILL}},
     };
     static gint *ett[] = {&ett_vitcp, &ett_type_flags, &ett_remote_err, &ett_rdma, &ett_ce, &ett_ce_attrs,
                           &ett_opt, &ett_conn, &ett_fragment, &ett_fragments};
@@ -1053,7 +1260,7 @@ void proto_register_vitcp(void)
     proto_register_field_array(proto_vitcp, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
     static const char *const rule_prefixes[] = {"VITCP-", NULL};
-    rule_experts_register(&vitcp_rules, proto_vitcp, "vitcp", rule_prefixes, "VITCP-");
+    rule_experts_register(&vitcp_rules, proto_vitcp, "vitcp", rule_prefixes, "VITCP-", FALSE);
 
     module_t *prefs = prefs_register_protocol(proto_vitcp, NULL);
     prefs_register_bool_preference(prefs, "desegment", "Reassemble VI/TCP segments spanning TCP segments",
@@ -1061,27 +1268,50 @@ void proto_register_vitcp(void)
                                    "(needs TCP's \"Allow subdissector to reassemble TCP streams\")",
                                    &pref_desegment);
     prefs_register_bool_preference(prefs, "check_crc", "Validate the trailer CRC",
-                                   "Whether the trailer CRC is checked (spec-decisions V3/V4)", &pref_check_crc);
+                                   "Whether the trailer CRC is checked: written least significant byte first, "
+                                   "generator 0xDB710641 (reflected), over every byte before it", &pref_check_crc);
     prefs_register_bool_preference(prefs, "reassemble", "Reassemble VI messages",
                                    "Whether the segments of a Send, RdmaWrite or RdmaReadResponse are "
                                    "reassembled into the whole message", &pref_reassemble);
+    prefs_register_bool_preference(prefs, "relative_msg_num", "Relative message numbers",
+                                   "Show Message Numbers and ACKs in the Info column and the tree summary relative "
+                                   "to the first one seen from their side (like TCP's relative sequence numbers); "
+                                   "vitcp.msg_num_rel and vitcp.msg_ack_rel carry them either way",
+                                   &pref_relative_msg_num);
     prefs_register_uint_preference(prefs, "max_reassembly", "Largest message to reassemble (bytes)",
                                    "Messages whose segments reach past this many bytes are not reassembled",
                                    10, &pref_max_reassembly);
 
     vitcp_handle = register_dissector("vitcp", dissect_vitcp, proto_vitcp);
+    vitcp_retx_handle = create_dissector_handle(dissect_vitcp_retx, proto_vitcp);
+    register_postdissector(vitcp_retx_handle);
     register_init_routine(vitcp_init);
     reassembly_table_register(&msg_reassembly, &addresses_ports_reassembly_table_functions);
     reassembly_table_register(&resp_reassembly, &addresses_ports_reassembly_table_functions);
     payload_table = register_dissector_table("vitcp.payload", "VI/TCP message payload (by TCP port)", proto_vitcp,
                                              FT_UINT16, BASE_DEC);
     payload_heur_list = register_heur_dissector_list("vitcp.payload", proto_vitcp);
+    register_decode_as(&vitcp_da);
     vitcp_tap = register_tap(VITCP_TAP_NAME);
     vitcp_register_stats();
 }
 
 void proto_reg_handoff_vitcp(void)
 {
+    hf_tcp_seq_id = proto_registrar_get_id_byname("tcp.seq");
+    hf_tcp_payload_id = proto_registrar_get_id_byname("tcp.payload");
+    hf_tcp_retx_id = proto_registrar_get_id_byname("tcp.analysis.retransmission");
+    GArray *wanted = g_array_new(FALSE, FALSE, (guint)sizeof(int));
+    int ids[] = {hf_tcp_seq_id, hf_tcp_payload_id, hf_tcp_retx_id};
+    for (unsigned i = 0; i < G_N_ELEMENTS(ids); i++)
+        if (ids[i] >= 0)
+            g_array_append_val(wanted, ids[i]);
+    set_postdissector_wanted_hfids(vitcp_retx_handle, wanted);
     dissector_add_uint_with_preference("tcp.port", VW_VITCP_DEFAULT_PORT, vitcp_handle);
     heur_dissector_add("tcp", dissect_vitcp_heur, "VI/TCP over TCP", "vitcp_tcp", proto_vitcp, HEURISTIC_ENABLE);
+    /* Decode As candidates for message payloads: a ULP's own dissector adds
+     * itself to "vitcp.payload"; line-based text is offered for any. */
+    dissector_handle_t text = find_dissector("data-text-lines");
+    if (text)
+        dissector_add_for_decode_as("vitcp.payload", text);
 }

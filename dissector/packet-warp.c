@@ -17,23 +17,31 @@
  */
 #include <epan/packet.h>
 #include <epan/conversation.h>
+#include <epan/decode_as.h>
+#include <epan/exceptions.h>
 #include <epan/expert.h>
 #include <epan/prefs.h>
 #include <epan/proto_data.h>
 #include <epan/reassemble.h>
+#include <epan/tap.h>
 #include <epan/dissectors/packet-tcp.h>
 #include <vitcp/warp.h>
 #include <vitcp/warp_stream.h>
 #include "plugin_protos.h"
+#include "info_column.h"
 #include "rule_experts.h"
+#include "vitcp_dissector.h"
 
 #define WARP_FIRST_WORD_LEN 4 /* type/flags word and chunk length */
 
 static int proto_warp = -1;
+static int warp_tap = -1;
 static dissector_handle_t warp_handle;
+static dissector_table_t warp_ulp_table;
 
 static int hf_warp_type = -1;
 static int hf_warp_rsvd = -1;
+static int hf_warp_flags = -1;
 static int hf_warp_flags_e = -1;
 static int hf_warp_flags_c = -1;
 static int hf_warp_flags_l = -1;
@@ -58,6 +66,7 @@ static int hf_warp_reassembled_length = -1;
 static int hf_warp_reassembled_data = -1;
 
 static gint ett_warp = -1;
+static gint ett_warp_flags = -1;
 static gint ett_warp_fragment = -1;
 static gint ett_warp_fragments = -1;
 
@@ -140,13 +149,17 @@ static struct warp_chunk_record *warp_record(tvbuff_t *tvb, packet_info *pinfo, 
     return rec;
 }
 
-static void warp_reassemble_ulp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *wt, const struct vw_warp_chunk *chunk,
-                                const struct warp_chunk_record *rec)
+/* The ULP PDU this chunk completes (its own payload when one chunk with L
+ * holds it all, the reassembled chunks otherwise), or NULL. */
+static tvbuff_t *warp_reassemble_ulp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *wt, const struct vw_warp_chunk *chunk,
+                                     const struct warp_chunk_record *rec)
 {
     gboolean last = (chunk->flags & VW_WARP_FLAG_L) != 0;
     /* A whole ULP PDU in one chunk needs no reassembly. */
-    if (!warp_reassemble || (last && !rec->pos.continuation))
-        return;
+    if (last && !rec->pos.continuation)
+        return tvb_new_subset_length(tvb, (int)chunk->payload_offset, (int)chunk->payload_len);
+    if (!warp_reassemble)
+        return NULL;
     reassembly_table *table = chunk->type == VW_WARP_RDMA ? &warp_rdma_reassembly : &warp_send_reassembly;
     guint32 id = chunk->type == VW_WARP_RDMA ? chunk->rid : chunk->ssn;
     gboolean save_fragmented = pinfo->fragmented;
@@ -156,21 +169,56 @@ static void warp_reassemble_ulp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *w
     tvbuff_t *ulp = process_reassembled_data(tvb, (int)chunk->payload_offset, pinfo, "Reassembled WARP ULP PDU",
                                              fd_head, &warp_frag_items, NULL, wt);
     pinfo->fragmented = save_fragmented;
-    if (ulp)
-        col_append_str(pinfo->cinfo, COL_INFO, " (ULP PDU reassembled)");
+    /* Another chunk of this frame may have completed it: only the L chunk hands it on. */
+    if (!ulp || !last)
+        return NULL;
+    col_append_str(pinfo->cinfo, COL_INFO, " [ULP PDU reassembled]");
+    return ulp;
+}
+
+/* A whole ULP PDU to the "warp.ulp" table (by TCP port, Decode As), which
+ * writes after the WARP summary; else shown as data. */
+static void warp_hand_off(tvbuff_t *ulp, packet_info *pinfo, proto_tree *tree)
+{
+    if (!tvb_reported_length(ulp))
+        return;
+    guint32 low = MIN(pinfo->srcport, pinfo->destport), high = MAX(pinfo->srcport, pinfo->destport);
+    dissector_handle_t h = dissector_get_uint_handle(warp_ulp_table, low);
+    if (!h)
+        h = dissector_get_uint_handle(warp_ulp_table, high);
+    if (!h) {
+        call_data_dissector(ulp, pinfo, tree);
+        return;
+    }
+    info_handoff_begin(pinfo);
+    /* The PDU is whole: a ULP written for TCP (iSCSI) must not ask TCP for more. */
+    guint16 save_can_desegment = pinfo->can_desegment;
+    pinfo->can_desegment = 0;
+    guint32 save_desegment_len = pinfo->desegment_len;
+    int save_desegment_offset = pinfo->desegment_offset;
+    TRY {
+        call_dissector(h, ulp, pinfo, tree);
+    }
+    FINALLY {
+        pinfo->can_desegment = save_can_desegment;
+        pinfo->desegment_len = save_desegment_len;
+        pinfo->desegment_offset = save_desegment_offset;
+    }
+    ENDTRY;
+    info_handoff_end(pinfo);
 }
 
 static int dissect_warp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
+    info_pdu_begin(pinfo, proto_warp);
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "WARP");
     guint32 len = tvb_reported_length(tvb);
     proto_item *ti = proto_tree_add_item(tree, proto_warp, tvb, 0, -1, ENC_NA);
     proto_tree *wt = proto_item_add_subtree(ti, ett_warp);
     proto_tree_add_item(wt, hf_warp_type, tvb, 0, 2, ENC_BIG_ENDIAN);
     proto_tree_add_item(wt, hf_warp_rsvd, tvb, 0, 2, ENC_BIG_ENDIAN);
-    proto_tree_add_item(wt, hf_warp_flags_e, tvb, 0, 2, ENC_BIG_ENDIAN);
-    proto_tree_add_item(wt, hf_warp_flags_c, tvb, 0, 2, ENC_BIG_ENDIAN);
-    proto_tree_add_item(wt, hf_warp_flags_l, tvb, 0, 2, ENC_BIG_ENDIAN);
+    static int *const flag_fields[] = { &hf_warp_flags_e, &hf_warp_flags_c, &hf_warp_flags_l, NULL };
+    proto_tree_add_bitmask(wt, tvb, 0, hf_warp_flags, ett_warp_flags, flag_fields, ENC_BIG_ENDIAN);
     proto_tree_add_item(wt, hf_warp_chunk_len, tvb, 2, 2, ENC_BIG_ENDIAN);
 
     /* Throws (packet size limited) when the capture cut the chunk short. */
@@ -202,20 +250,40 @@ static int dissect_warp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                                 chunk.adler_computed, ENC_BIG_ENDIAN, PROTO_CHECKSUM_VERIFY);
     rule_experts_add_all(&warp_rules, wt, pinfo, tvb, rec->findings.items, rec->findings.count);
 
-    const char *flags_str = (chunk.flags & VW_WARP_FLAG_C) ? ((chunk.flags & VW_WARP_FLAG_L) ? " [L] [C]" : " [C]")
-                                                           : ((chunk.flags & VW_WARP_FLAG_L) ? " [L]" : "");
+    warp_tap_info_t *tap = wmem_new0(pinfo->pool, warp_tap_info_t);
+    tap->type = err == VW_REQ_NONE ? chunk.type : -1;
+    tap->last = err == VW_REQ_NONE && (chunk.flags & VW_WARP_FLAG_L) != 0;
+    tap->len = len;
+    tap->payload_len = err == VW_REQ_NONE ? (guint32)chunk.payload_len : 0;
+    tap->adler_bad = (err == VW_REQ_NONE || err == VW_REQ_WARP_A_TYPE_KNOWN) && !chunk.adler_ok;
+    tap_queue_packet(warp_tap, pinfo, tap);
+
+    /* The plugin's Info style: type, Key=Value pairs, [flags], [findings]. */
     if (err != VW_REQ_NONE) {
-        col_add_fstr(pinfo->cinfo, COL_INFO, "%s chunk, %u bytes [%s]", vw_warp_type_name(chunk.type), len,
-                     vw_req_id(err));
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "%s Len=%u [%s]", vw_warp_type_name(chunk.type), len,
+                            vw_req_id(err));
+        proto_item_append_text(ti, ", %s chunk, %u bytes [%s]", vw_warp_type_name(chunk.type), len, vw_req_id(err));
+        if (err == VW_REQ_WARP_A_TYPE_KNOWN && !chunk.adler_ok)
+            col_append_str(pinfo->cinfo, COL_INFO, " [BAD ADLER-32]");
         return tvb_captured_length(tvb);
     }
-    if (chunk.type == VW_WARP_RDMA)
-        col_add_fstr(pinfo->cinfo, COL_INFO, "RDMA Write RID 0x%08x offset %" G_GUINT64_FORMAT ", %u bytes%s",
-                     chunk.rid, chunk.offset, (unsigned)chunk.payload_len, flags_str);
-    else
-        col_add_fstr(pinfo->cinfo, COL_INFO, "Send SSN %u offset %" G_GUINT64_FORMAT ", %u bytes%s",
-                     chunk.ssn, chunk.offset, (unsigned)chunk.payload_len, flags_str);
-    warp_reassemble_ulp(tvb, pinfo, wt, &chunk, rec);
+    if (chunk.type == VW_WARP_RDMA) {
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "RDMA Write RID=0x%08x Off=%" G_GUINT64_FORMAT " Len=%u",
+                            chunk.rid, chunk.offset, (unsigned)chunk.payload_len);
+        proto_item_append_text(ti, ", RDMA Write, RID 0x%08x, Offset %" G_GUINT64_FORMAT ", Len %u", chunk.rid,
+                               chunk.offset, (unsigned)chunk.payload_len);
+    } else {
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "Send SSN=%u Off=%" G_GUINT64_FORMAT " Len=%u", chunk.ssn,
+                            chunk.offset, (unsigned)chunk.payload_len);
+        proto_item_append_text(ti, ", Send, SSN %u, Offset %" G_GUINT64_FORMAT ", Len %u", chunk.ssn, chunk.offset,
+                               (unsigned)chunk.payload_len);
+    }
+    col_append_fstr(pinfo->cinfo, COL_INFO, "%s%s%s%s", (chunk.flags & VW_WARP_FLAG_L) ? " [L]" : "",
+                    (chunk.flags & VW_WARP_FLAG_C) ? " [C]" : "", (chunk.flags & VW_WARP_FLAG_E) ? " [E]" : "",
+                    chunk.adler_ok ? "" : " [BAD ADLER-32]");
+    tvbuff_t *ulp = warp_reassemble_ulp(tvb, pinfo, wt, &chunk, rec);
+    if (ulp)
+        warp_hand_off(ulp, pinfo, tree);
     return tvb_captured_length(tvb);
 }
 
@@ -225,49 +293,85 @@ static int dissect_warp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, voi
     return tvb_captured_length(tvb);
 }
 
+/* Heuristic for WARP on ports other than 5997: the segment starts with a
+ * whole chunk of a known type, zero reserved bits, a chunk length that holds
+ * its header and whose Adler-32 is right (a 1 in 2^32 chance for other
+ * bytes). The connection is then WARP for the rest of the capture. */
+static gboolean dissect_warp_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
+{
+    guint have = tvb_captured_length(tvb);
+    if (have < VW_WARP_SEND_HDR_LEN + VW_WARP_ADLER_LEN)
+        return FALSE;
+    guint chunk_len = tvb_get_ntohs(tvb, 2);
+    if (chunk_len < VW_WARP_SEND_HDR_LEN + VW_WARP_ADLER_LEN || chunk_len > have)
+        return FALSE;
+    struct vw_warp_chunk chunk;
+    if (vw_warp_decode(tvb_get_ptr(tvb, 0, chunk_len), chunk_len, &chunk, NULL) != VW_REQ_NONE || !chunk.adler_ok ||
+        chunk.rsvd != 0)
+        return FALSE;
+    conversation_set_dissector(find_or_create_conversation(pinfo), warp_handle);
+    dissect_warp(tvb, pinfo, tree, data);
+    return TRUE;
+}
+
+/* Decode As for "warp.ulp": the connection's ports, like TCP's own entry. */
+static void warp_da_port_label(packet_info *pinfo _U_, gchar *result)
+{
+    g_snprintf(result, MAX_DECODE_AS_PROMPT_LEN, "TCP port");
+}
+static gpointer warp_da_src_port(packet_info *pinfo) { return GUINT_TO_POINTER(pinfo->srcport); }
+static gpointer warp_da_dst_port(packet_info *pinfo) { return GUINT_TO_POINTER(pinfo->destport); }
+static build_valid_func warp_da_build[] = { warp_da_src_port, warp_da_dst_port };
+static decode_as_value_t warp_da_values[] = { { warp_da_port_label, 2, warp_da_build } };
+static decode_as_t warp_da = { "warp", "warp.ulp", 1, 0, warp_da_values, NULL, NULL,
+                               decode_as_default_populate_list, decode_as_default_reset,
+                               decode_as_default_change, NULL };
+
 void proto_register_warp(void)
 {
     static hf_register_info hf[] = {
-        { &hf_warp_type, { "Type", "warp.type", FT_UINT16, BASE_DEC, VALS(warp_type_vals), 0xF000, NULL, HFILL } },
-        { &hf_warp_rsvd, { "Reserved", "warp.rsvd", FT_UINT16, BASE_HEX, NULL, VW_WARP_RSVD_MASK, NULL, HFILL } },
-        { &hf_warp_flags_e, { "Transmit error (E)", "warp.flags.e", FT_BOOLEAN, 16, NULL, VW_WARP_FLAG_E, NULL, HFILL } },
-        { &hf_warp_flags_c, { "Completion (C)", "warp.flags.c", FT_BOOLEAN, 16, NULL, VW_WARP_FLAG_C, NULL, HFILL } },
-        { &hf_warp_flags_l, { "Last chunk of the ULP PDU (L)", "warp.flags.l", FT_BOOLEAN, 16, NULL, VW_WARP_FLAG_L, NULL, HFILL } },
+        { &hf_warp_type, { "Type", "warp.type", FT_UINT16, BASE_DEC, VALS(warp_type_vals), 0xF000, "Chunk type: Send or RDMA Write", HFILL } },
+        { &hf_warp_rsvd, { "Reserved", "warp.rsvd", FT_UINT16, BASE_HEX, NULL, VW_WARP_RSVD_MASK, "Nine reserved bits, zero on the wire", HFILL } },
+        { &hf_warp_flags, { "Flags", "warp.flags", FT_UINT16, BASE_HEX, NULL, VW_WARP_FLAG_E | VW_WARP_FLAG_C | VW_WARP_FLAG_L,
+            "The E, C and L bits of the chunk's first word", HFILL } },
+        { &hf_warp_flags_e, { "Transmit error (E)", "warp.flags.e", FT_BOOLEAN, 16, NULL, VW_WARP_FLAG_E, "The sender saw a transmit error on this ULP PDU", HFILL } },
+        { &hf_warp_flags_c, { "Completion (C)", "warp.flags.c", FT_BOOLEAN, 16, NULL, VW_WARP_FLAG_C, "The receiver signals completion once this ULP PDU is placed (only with L)", HFILL } },
+        { &hf_warp_flags_l, { "Last chunk of the ULP PDU (L)", "warp.flags.l", FT_BOOLEAN, 16, NULL, VW_WARP_FLAG_L, "Last chunk of its ULP PDU", HFILL } },
         { &hf_warp_chunk_len, { "Chunk length", "warp.chunk_len", FT_UINT16, BASE_DEC, NULL, 0x0,
             "Whole chunk: header, payload and Adler-32", HFILL } },
-        { &hf_warp_rid, { "Receive buffer ID (RID)", "warp.rid", FT_UINT32, BASE_HEX, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_ssn, { "Send sequence number (SSN)", "warp.ssn", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
+        { &hf_warp_rid, { "Receive buffer ID (RID)", "warp.rid", FT_UINT32, BASE_HEX, NULL, 0x0, "Receive buffer the RDMA Write places data in", HFILL } },
+        { &hf_warp_ssn, { "Send sequence number (SSN)", "warp.ssn", FT_UINT32, BASE_DEC, NULL, 0x0, "Number of the Send this chunk belongs to, counting up per direction", HFILL } },
         { &hf_warp_offset, { "Buffer offset", "warp.offset", FT_UINT64, BASE_DEC, NULL, 0x0,
             "64 bits for RDMA Write, 32 bits for Send", HFILL } },
-        { &hf_warp_payload, { "Payload", "warp.payload", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_adler32, { "Adler-32", "warp.adler32", FT_UINT32, BASE_HEX, NULL, 0x0, NULL, HFILL } },
+        { &hf_warp_payload, { "Payload", "warp.payload", FT_BYTES, BASE_NONE, NULL, 0x0, "ULP bytes carried by this chunk", HFILL } },
+        { &hf_warp_adler32, { "Adler-32", "warp.adler32", FT_UINT32, BASE_HEX, NULL, 0x0, "Adler-32 of every byte of the chunk before it, big-endian", HFILL } },
         { &hf_warp_adler32_status, { "Adler-32 status", "warp.adler32.status", FT_UINT8, BASE_NONE,
-            VALS(proto_checksum_vals), 0x0, NULL, HFILL } },
+            VALS(proto_checksum_vals), 0x0, "Whether the Adler-32 matches the chunk", HFILL } },
         { &hf_warp_expected_offset, { "Expected offset", "warp.expected_offset", FT_UINT64, BASE_DEC, NULL, 0x0,
             "Offset that continues the previous chunk of this ULP PDU", HFILL } },
-        { &hf_warp_fragments, { "WARP chunks", "warp.fragments", FT_NONE, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_fragment, { "WARP chunk", "warp.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_fragment_overlap, { "Chunk overlap", "warp.fragment.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+        { &hf_warp_fragments, { "WARP chunks", "warp.fragments", FT_NONE, BASE_NONE, NULL, 0x0, "The chunks of this reassembled ULP PDU", HFILL } },
+        { &hf_warp_fragment, { "WARP chunk", "warp.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0x0, "A chunk of this ULP PDU", HFILL } },
+        { &hf_warp_fragment_overlap, { "Chunk overlap", "warp.fragment.overlap", FT_BOOLEAN, BASE_NONE, NULL, 0x0, "Chunks of the ULP PDU overlap", HFILL } },
         { &hf_warp_fragment_overlap_conflicts, { "Chunk overlapping with conflicting data",
-            "warp.fragment.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+            "warp.fragment.overlap.conflicts", FT_BOOLEAN, BASE_NONE, NULL, 0x0, "Overlapping chunks carry different bytes", HFILL } },
         { &hf_warp_fragment_multiple_tails, { "Multiple last chunks", "warp.fragment.multiple_tails",
-            FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+            FT_BOOLEAN, BASE_NONE, NULL, 0x0, "More than one chunk of the ULP PDU has L", HFILL } },
         { &hf_warp_fragment_too_long_fragment, { "Chunk too long", "warp.fragment.too_long_fragment",
-            FT_BOOLEAN, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_fragment_error, { "Reassembly error", "warp.fragment.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_fragment_count, { "Chunk count", "warp.fragment.count", FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_reassembled_in, { "Reassembled in", "warp.reassembled.in", FT_FRAMENUM, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+            FT_BOOLEAN, BASE_NONE, NULL, 0x0, "A chunk runs past the ULP PDU's end", HFILL } },
+        { &hf_warp_fragment_error, { "Reassembly error", "warp.fragment.error", FT_FRAMENUM, BASE_NONE, NULL, 0x0, "Frame where reassembly failed", HFILL } },
+        { &hf_warp_fragment_count, { "Chunk count", "warp.fragment.count", FT_UINT32, BASE_DEC, NULL, 0x0, "Number of chunks in the ULP PDU", HFILL } },
+        { &hf_warp_reassembled_in, { "Reassembled in", "warp.reassembled_in", FT_FRAMENUM, BASE_NONE, NULL, 0x0, "Frame where this chunk's ULP PDU is complete", HFILL } },
         { &hf_warp_reassembled_length, { "Reassembled ULP PDU length", "warp.reassembled.length",
-            FT_UINT32, BASE_DEC, NULL, 0x0, NULL, HFILL } },
-        { &hf_warp_reassembled_data, { "Reassembled ULP PDU", "warp.reassembled.data", FT_BYTES, BASE_NONE, NULL, 0x0, NULL, HFILL } },
+            FT_UINT32, BASE_DEC, NULL, 0x0, "Bytes of the reassembled ULP PDU", HFILL } },
+        { &hf_warp_reassembled_data, { "Reassembled ULP PDU", "warp.reassembled.data", FT_BYTES, BASE_NONE, NULL, 0x0, "The reassembled ULP PDU", HFILL } },
     };
-    static gint *ett[] = { &ett_warp, &ett_warp_fragment, &ett_warp_fragments };
+    static gint *ett[] = { &ett_warp, &ett_warp_flags, &ett_warp_fragment, &ett_warp_fragments };
 
     proto_warp = proto_register_protocol("WARP (draft-jpink-warp-summary Appendix A)", "WARP", "warp");
     proto_register_field_array(proto_warp, hf, array_length(hf));
     proto_register_subtree_array(ett, array_length(ett));
     static const char *const rule_prefixes[] = {"WARP-", NULL};
-    rule_experts_register(&warp_rules, proto_warp, "warp", rule_prefixes, NULL);
+    rule_experts_register(&warp_rules, proto_warp, "warp", rule_prefixes, "WARP-", TRUE);
 
     module_t *warp_module = prefs_register_protocol(proto_warp, NULL);
     prefs_register_bool_preference(warp_module, "desegment", "Reassemble WARP chunks spanning TCP segments",
@@ -279,9 +383,22 @@ void proto_register_warp(void)
     reassembly_table_register(&warp_send_reassembly, &addresses_ports_reassembly_table_functions);
     reassembly_table_register(&warp_rdma_reassembly, &addresses_ports_reassembly_table_functions);
     warp_handle = register_dissector("warp", dissect_warp, proto_warp);
+    warp_tap = register_tap(WARP_TAP_NAME);
+    warp_ulp_table = register_dissector_table("warp.ulp", "WARP ULP PDU (by TCP port)", proto_warp, FT_UINT16,
+                                              BASE_DEC);
+    register_decode_as(&warp_da);
 }
 
 void proto_reg_handoff_warp(void)
 {
     dissector_add_uint_with_preference("tcp.port", VW_WARP_DEFAULT_PORT, warp_handle);
+    heur_dissector_add("tcp", dissect_warp_heur, "WARP over TCP (a first chunk with a valid Adler-32)", "warp_tcp",
+                       proto_warp, HEURISTIC_ENABLE);
+    /* The WARP draft maps iSCSI onto WARP: its dissector is offered in Decode As. */
+    dissector_handle_t iscsi = find_dissector("iscsi");
+    if (iscsi)
+        dissector_add_for_decode_as("warp.ulp", iscsi);
+    dissector_handle_t text = find_dissector("data-text-lines");
+    if (text)
+        dissector_add_for_decode_as("warp.ulp", text);
 }

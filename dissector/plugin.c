@@ -5,9 +5,11 @@
 #include <ws_symbol_export.h>
 #include <ws_version.h>
 #include "plugin_protos.h"
+#include "vitcp_dissector.h"
 
+/* The project's version (CMake PROJECT_VERSION), set by dissector/CMakeLists.txt. */
 #ifndef VITCP_PLUGIN_VERSION
-#define VITCP_PLUGIN_VERSION "0.1.0"
+#error "VITCP_PLUGIN_VERSION must be defined by the build"
 #endif
 
 WS_DLL_PUBLIC_DEF const gchar plugin_version[] = VITCP_PLUGIN_VERSION;
@@ -22,6 +24,7 @@ static void register_protocols(void)
     proto_register_ift();
     proto_register_pktway();
     proto_register_warp();
+    plugin_register_stats();
 }
 
 static void register_handoffs(void)

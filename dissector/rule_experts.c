@@ -50,8 +50,58 @@ static void fill_ei(ei_register_info *ei, expert_field *field, char *name, int g
     ei->eiinfo.summary = summary;
 }
 
+/* Leading tags that point into the project's decision list ("W4: ",
+ * "P1/P2: ", "decoder: ", "active: ") mean nothing to a user. */
+static const char *skip_tag(const char *t)
+{
+    const char *p = t;
+    if (g_str_has_prefix(p, "decoder: ") || g_str_has_prefix(p, "active: "))
+        return strchr(p, ' ') + 1;
+    while (g_ascii_isupper(*p) && g_ascii_isdigit(p[1])) {
+        p++;
+        while (g_ascii_isdigit(*p))
+            p++;
+        if (*p == '/' || *p == '-')
+            p++;
+        else
+            break;
+    }
+    return (p != t && p[0] == ':' && p[1] == ' ') ? p + 2 : t;
+}
+
+/* The catalog's statement of how a rule is checked as one sentence: tags
+ * and "(P7)"-style references dropped, capital first, full stop last. */
+static gchar *sentence_of(const char *reason)
+{
+    GString *g = g_string_new(skip_tag(reason));
+    /* " (P7)", " (I9)", ", P6)" references to the decision list */
+    for (gsize i = 0; i + 3 < g->len; i++) {
+        const char *c = g->str + i;
+        if ((c[0] == '(' || c[0] == ',') && (c[0] == '(' ? 1 : c[1] == ' ')) {
+            gsize k = c[0] == '(' ? 1 : 2;
+            if (g_ascii_isupper(c[k]) && g_ascii_isdigit(c[k + 1])) {
+                gsize e = k + 2;
+                while (g_ascii_isdigit(c[e]))
+                    e++;
+                if (c[e] == ')') {
+                    gsize start = i, end = i + e + (c[0] == '(' ? 1 : 0);
+                    if (c[0] == '(' && start > 0 && g->str[start - 1] == ' ')
+                        start--;
+                    g_string_erase(g, (gssize)start, (gssize)(end - start));
+                    i = start ? start - 1 : 0;
+                }
+            }
+        }
+    }
+    if (g->len && g_ascii_islower(g->str[0]))
+        g->str[0] = g_ascii_toupper(g->str[0]);
+    if (g->len && g->str[g->len - 1] != '.')
+        g_string_append_c(g, '.');
+    return g_string_free(g, FALSE);
+}
+
 void rule_experts_register(rule_experts_t *re, int proto, const char *filter_name,
-                           const char *const *id_prefixes, const char *strip_prefix)
+                           const char *const *id_prefixes, const char *strip_prefix, gboolean sentences)
 {
     re->hf_rule = -1;
     re->ett_rule = -1;
@@ -66,7 +116,8 @@ void rule_experts_register(rule_experts_t *re, int proto, const char *filter_nam
     hf->hfinfo.abbrev = g_strdup_printf("%s.rule", filter_name);
     hf->hfinfo.type = FT_STRING;
     hf->hfinfo.display = BASE_NONE;
-    hf->hfinfo.blurb = "Requirement ID from the vitcp catalog";
+    hf->hfinfo.blurb = "Requirement ID of the rule this finding checks: the same ID in Wireshark, the lint "
+                       "and conformance reports";
     hf->hfinfo.id = -1;
     hf->hfinfo.parent = -1;
     hf->hfinfo.same_name_next = NULL;
@@ -90,10 +141,14 @@ void rule_experts_register(rule_experts_t *re, int proto, const char *filter_nam
         if (strip_prefix && g_str_has_prefix(name, strip_prefix))
             name += strlen(strip_prefix);
         gchar *slug = g_ascii_strdown(name, -1);
+        gchar *summary = sentence_of(info->reason);
         g_strdelimit(slug, ".-", '_');
         for (int s = 0; s < RULE_EXPERT_SEVERITIES; s++, k++)
             fill_ei(&ei[k], &re->ei[r][s], g_strdup_printf("%s.expert.%s.%s", filter_name, slug, severities[s].suffix),
-                    group_of(info->id), severities[s].severity, g_strdup_printf("[%s] %s", info->id, info->text));
+                    group_of(info->id), severities[s].severity,
+                    sentences ? g_strdup_printf("[%s] %s", info->id, summary)
+                              : g_strdup_printf("[%s] %s", info->id, info->text));
+        g_free(summary);
         re->registered[r] = TRUE;
         g_free(slug);
     }

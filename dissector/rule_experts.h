@@ -27,9 +27,11 @@ typedef struct {
  * id_prefixes (NULL-terminated) under protocol proto, whose filter name is
  * filter_name ("ift"). strip_prefix (or NULL) is left out of the field
  * names: VI/TCP's published names are "vitcp.expert.3_6_crc_valid.error".
+ * With sentences, an expert field's summary is the catalog's statement of
+ * how the rule is checked, as a sentence; without, the draft's quote.
  * Call once from proto_register_<proto>. */
 void rule_experts_register(rule_experts_t *re, int proto, const char *filter_name,
-                           const char *const *id_prefixes, const char *strip_prefix);
+                           const char *const *id_prefixes, const char *strip_prefix, gboolean sentences);
 
 /* One expert item "[ID] detail" at offset/length of tvb (clipped to the
  * captured bytes). */

@@ -68,6 +68,40 @@ class IftGood(unittest.TestCase):
         self.assertEqual(rows[6][1:], ["0x2222", "40404"])
 
 
+class IftInfo(unittest.TestCase):
+    def test_info_style_and_bad_crcs(self):
+        good = by_frame(cap("ift-good.pcap"), ["_ws.col.Info"], "frame")
+        self.assertEqual(good[4][0], "Indication Phase=0 VTag=0x1111 [R] [HC] [PC]")
+        self.assertEqual(good[5][0], "Indication Phase=1 VTag=0x2222 [R] [HC]")
+        # our summary first, Wireshark's DDP/RDMAP after " | "; two frames in one segment
+        self.assertEqual(good[6][0], "Frame VTag=0x2222 Hdr=18 Payload=17 | 40001 > 5996 Send [last DDP segment]")
+        self.assertEqual(good[11][0], "Frame VTag=0x1111 Hdr=18 Payload=19 | 5996 > 40001 Send [last DDP segment] | "
+                                      "Frame VTag=0x1111 Hdr=14 Payload=13 | 5996 > 40001 Write [last DDP segment]")
+        # a frame carrying only part of a PDU keeps TCP's text
+        self.assertIn("[TCP segment of a reassembled PDU]", good[8][0])
+        faults = by_frame(cap("ift-frame-faults.pcap"), ["_ws.col.Info"], "ift")
+        self.assertIn("[BAD HEADER CRC] |", faults[6][0])
+        self.assertIn("[BAD PAYLOAD CRC] |", faults[7][0])
+        self.assertNotIn("BAD", faults[8][0])
+        self.assertIn("[BAD CRC]", by_frame(cap("ift-ind-faults.pcap"), ["_ws.col.Info"], "ift")[4][0])
+
+    def test_broken_indication_says_magic_not_crc(self):
+        import subprocess
+        import tempfile
+        out = os.path.join(tempfile.mkdtemp(prefix="vitcp-ift-"), "magic.pcap")
+        subprocess.run([os.path.join(os.environ["VITCP_BUILD_DIR"], "trafgen", "vitcp-trafgen"), "ift-session",
+                        "--break", "IFT-4-INDICATION-FIRST", "--target", "0", "--seed", "1", "--no-meta", "-q",
+                        "-w", out], check=True)
+        rows = by_frame(out, ["_ws.col.Info"], "ift.ai")
+        self.assertEqual(rows[4][0], "Indication Phase=0 VTag=0x0000 [BAD MAGIC]")  # nothing else was decoded
+        self.assertEqual(rows[5][0], "Indication Phase=1 VTag=0xec67 [R] [HC] [PC]")
+
+    def test_root_item_summary(self):
+        out = tsharklib.run(cap("ift-good.pcap"), ["-V", "-Y", "frame.number == 5 || frame.number == 6"])
+        self.assertIn("iWARP Framing for TCP, Adaption indication, Phase 1 (answer from B), VTag 0x2222", out)
+        self.assertIn("iWARP Framing for TCP, Frame, VTag 0x2222, DDP header 18, payload 17", out)
+
+
 class IftRules(unittest.TestCase):
     def experts(self, name):
         return {k: v[0] for k, v in by_frame(cap(name), ["_ws.expert.message"], "_ws.expert").items()}
@@ -103,8 +137,8 @@ class IftRules(unittest.TestCase):
         rows = by_frame(cap("ift-frame-faults.pcap"), ["ift.rule"], "ift.rule")
         self.assertEqual(rows, {6: ["IFT-5.1-HDR-CRC"], 7: ["IFT-5.1-PAYLOAD-CRC"], 8: ["IFT-4.2-VTAG-MATCH"],
                                 9: ["IFT-5.1-CRC-AS-NEGOTIATED"], 10: ["IFT-5.1-DDP-HDR-PRESENT"]})
-        self.assertEqual(list(by_frame(cap("ift-frame-faults.pcap"), [], "ift.expert.ift_5_1_hdr_crc.error")), [6])
-        notes = by_frame(cap("ift-good.pcap"), [], "ift.expert.ift_4_2_sp_permission.note")
+        self.assertEqual(list(by_frame(cap("ift-frame-faults.pcap"), [], "ift.expert.5_1_hdr_crc.error")), [6])
+        notes = by_frame(cap("ift-good.pcap"), [], "ift.expert.4_2_sp_permission.note")
         self.assertEqual(list(notes), [5])
 
     def test_order_rules(self):

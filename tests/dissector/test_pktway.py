@@ -11,6 +11,16 @@ FIELDS = ["pktway.l2rh.len", "pktway.symbol.type", "pktway.symbol.len", "pktway.
           "pktway.h", "pktway.sa", "pktway.oh.type", "pktway.oh.mandatory", "pktway.oh.last", "pktway.oh.len",
           "pktway.ei"]
 
+def trafgen_capture(name, args):
+    """A capture written by the built vitcp-trafgen into a temporary directory."""
+    import subprocess
+    import tempfile
+    out = os.path.join(tempfile.mkdtemp(prefix="vitcp-heur-"), name)
+    gen = os.path.join(os.environ["VITCP_BUILD_DIR"], "trafgen", "vitcp-trafgen")
+    subprocess.run([gen] + args + ["--seed", "1", "--no-meta", "-q", "-w", out], check=True)
+    return out
+
+
 
 def by_frame(name, names, flt):
     rows = tsharklib.fields(os.path.join(CAPS, name), ["frame.number"] + names, flt)
@@ -41,6 +51,38 @@ class PktwayGood(unittest.TestCase):
         self.assertIn("[EEP-10-EI-ERROR]", e[3])
 
 
+class PktwayInfo(unittest.TestCase):
+    def test_info_style_names_addresses_and_keeps_the_row(self):
+        rows = by_frame("pktway-good.pcap", ["_ws.col.Protocol", "_ws.col.Info"], "pktway")
+        self.assertEqual(rows[2], ["PKTWAY", "Message SA=0x000042 DT=0x000123 PT=RRP DL=1"])
+        self.assertEqual(rows[3], ["PKTWAY", "ERR Destination Unknown (UNK) SA=0x000042 DT=Hey-You! PT=ERR DL=1 [EI]"])
+        # IPv4 in the data block: IP writes after the EEP summary, the Protocol column stays
+        self.assertEqual(rows[1][0], "PKTWAY")
+        self.assertTrue(rows[1][1].startswith("Message SA=0x000042 DT=0x000123 PT=IPv4 DL=4 | "))
+
+    def test_header_words_and_address_names(self):
+        out = tsharklib.run(os.path.join(CAPS, "pktway-good.pcap"), ["-V", "-Y", "frame.number == 3"])
+        self.assertIn("EEP header, Src: 0x000042, Dst: Hey-You!", out)
+        self.assertIn("Word 3: 0x00000042 (h, RZ, Source address)", out)
+        self.assertIn("[Destination address: Hey-You! (0x7ffffe)]", out)
+        self.assertIn("0111 1111 1111 1111 1111 1110 = Destination type: 0x7ffffe", out)
+
+    def test_decode_as_packet_type(self):
+        rows = tsharklib.fields(os.path.join(CAPS, "pktway-good.pcap"), ["frame.number", "frame.protocols"],
+                                "eth.type", extra=["-d", "pktway.pt==0x0001,eth"])
+        self.assertIn("2", [r[0] for r in rows])
+
+
+class PktwayHeuristic(unittest.TestCase):
+    def test_eep_on_another_udp_port(self):
+        cap = trafgen_capture("eep-7778.pcap", ["eep-frames", "--eep-udp", "--port", "7778"])
+        rows = tsharklib.fields(cap, ["frame.number", "udp.dstport", "pktway.pt"], "pktway")
+        self.assertEqual(len(rows), 11)
+        self.assertEqual({r[1].split(",")[0] for r in rows}, {"7778"})
+        off = tsharklib.fields(cap, ["frame.number"], "pktway", extra=["--disable-heuristic", "pktway_udp"])
+        self.assertEqual(off, [])
+
+
 class PktwayRules(unittest.TestCase):
     def test_each_rule(self):
         e = {k: v[0] for k, v in by_frame("pktway-faults.pcap", ["_ws.expert.message"], "_ws.expert").items()}
@@ -60,7 +102,7 @@ class PktwayRules(unittest.TestCase):
         rules = by_frame("pktway-faults.pcap", ["pktway.rule"], "pktway.rule")
         self.assertEqual(rules[3], ["EEP-6C-DT-KIND,EEP-9-OT-NEEDS-OH"])  # UDP: the TAIL is the last word
         self.assertEqual(rules[5], ["EEP-5A-L2RH-LEN"])
-        self.assertEqual(list(by_frame("pktway-faults.pcap", [], "pktway.expert.eep_6k_sa_physical.error")), [1])
+        self.assertEqual(list(by_frame("pktway-faults.pcap", [], "pktway.expert.6k_sa_physical.error")), [1])
 
 
 if __name__ == "__main__":

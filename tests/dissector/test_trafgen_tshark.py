@@ -32,9 +32,8 @@ PROTOCOLS = {
 # Mutations whose ID the dissector does not show, and why. Each is still
 # checked: the test fails if the ID does appear (then drop it from here).
 EXEMPT = {
-    # V25: the dissector marks a retransmission but does not compare its
-    # bytes with the first copy; the capture reader does (vitcp-conform lint).
-    "VITCP-2.2.2.2.5-RETX-SAME-DATA": "retransmitted bytes are not compared by the dissector (lint does)",
+    # (none: a retransmission whose bytes differ is compared by the
+    # dissector's postdissector since issue 16, as the lint does)
 }
 
 

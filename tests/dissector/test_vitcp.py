@@ -74,9 +74,31 @@ class Fields(unittest.TestCase, BothPasses):
 
     def test_info_column(self):
         r = rows("vitcp-basic.pcap", ["_ws.col.Info"])
-        self.assertEqual(r[11][0], "Send msg=104 off=0 len=1000")
-        self.assertEqual(r[13][0], "Send msg=104 off=2000 len=500 [EOM]")
-        self.assertEqual(r[6][0], "Send msg=101 off=0 len=100 [EOM] [IDV]")
+        self.assertEqual(r[11][0], "Send Msg=104 Off=0 Len=1000")
+        self.assertEqual(r[13][0], "Send Msg=104 Off=2000 Len=500 [EOM]")
+        self.assertEqual(r[6][0], "Send Msg=101 Off=0 Len=100 [EOM] [IDV]")
+        # CE segments: MTU, level, CRC option, discriminators; RdmaReadRequest: address, handle, length
+        self.assertEqual(r[4][0], 'ConnectRequest MTU=65536 Level=ReliableDelivery CRC=on Calling="client-1" '
+                                  'Called="server-A" [EOM]')
+        self.assertEqual(r[8][0], "RdmaReadRequest Msg=103 Addr=0x0000000000002000 Handle=0xabcd0002 Len=48 [EOM]")
+        self.assertEqual(r[10][0], "NOP Msg=500 Ack=103 Posted=12 [EOM]")
+
+    def test_decode_as_payload_table(self):
+        # vitcp.payload works from Decode As; the ULP writes after VI/TCP's Info
+        r = rows("vitcp-basic.pcap", ["frame.protocols", "_ws.col.Info"], extra=["-d", "vitcp.payload==5995,data-text-lines"])
+        self.assertTrue(r[6][0].endswith(":vitcp:data-text-lines"))
+        self.assertEqual(r[6][1], "Send Msg=101 Off=0 Len=100 [EOM] [IDV]")
+        self.assertTrue(rows("vitcp-basic.pcap", ["frame.protocols"])[6][0].endswith(":vitcp:data"))
+
+    def test_relative_message_numbers(self):
+        r = rows("vitcp-basic.pcap", ["_ws.col.Info", "vitcp.msg_num", "vitcp.msg_num_rel"],
+                 extra=["-o", "vitcp.relative_msg_num:TRUE"])
+        self.assertEqual(r[4][1:], ["100", "0"])  # ConnectRequest: the requester's first number
+        self.assertEqual(r[6][0], "Send Msg=1 Off=0 Len=100 [EOM] [IDV]")
+        self.assertEqual(r[6][1:], ["101", "1"])
+        self.assertEqual(r[13][0], "Send Msg=4 Off=2000 Len=500 [EOM]")
+        # without the preference the Info column keeps absolute numbers, the field stays
+        self.assertEqual(rows("vitcp-basic.pcap", ["vitcp.msg_num_rel"])[13], ["4"])
 
 
 class Crc(unittest.TestCase, BothPasses):

@@ -9,6 +9,16 @@ CAPS = os.environ.get("VITCP_TEST_CAPTURES", "")
 FIELDS = ["warp.type", "warp.flags.e", "warp.flags.c", "warp.flags.l", "warp.chunk_len", "warp.ssn", "warp.rid",
           "warp.offset", "warp.adler32.status", "warp.reassembled.length"]
 
+def trafgen_capture(name, args):
+    """A capture written by the built vitcp-trafgen into a temporary directory."""
+    import subprocess
+    import tempfile
+    out = os.path.join(tempfile.mkdtemp(prefix="vitcp-heur-"), name)
+    gen = os.path.join(os.environ["VITCP_BUILD_DIR"], "trafgen", "vitcp-trafgen")
+    subprocess.run([gen] + args + ["--seed", "1", "--no-meta", "-q", "-w", out], check=True)
+    return out
+
+
 
 def by_frame(name, names, flt):
     rows = tsharklib.fields(os.path.join(CAPS, name), ["frame.number"] + names, flt)
@@ -34,6 +44,43 @@ class WarpGood(unittest.TestCase):
         self.assertEqual(by_frame("warp-good.pcap", [], '_ws.malformed || _ws.expert.message contains "WARP-"'), {})
 
 
+class WarpInfoAndHandoff(unittest.TestCase):
+    def test_info_style_flags_subtree_and_summary(self):
+        rows = by_frame("warp-good.pcap", ["_ws.col.Info", "warp.flags"], "frame")
+        self.assertEqual(rows[4], ["Send SSN=7 Off=0 Len=14 [L] [C]", "0x0003"])
+        self.assertEqual(rows[8][0], "Send SSN=8 Off=18 Len=10 [L] [C] [ULP PDU reassembled]")
+        self.assertEqual(rows[9][0], "RDMA Write RID=0xabcd0001 Off=4294967296 Len=6 | "
+                                     "RDMA Write RID=0xabcd0001 Off=4294967302 Len=6 [L] [ULP PDU reassembled]")
+        self.assertIn("[TCP segment of a reassembled PDU]", rows[6][0])
+        bad = by_frame("warp-faults.pcap", ["_ws.col.Info"], "warp")
+        self.assertEqual(bad[4][0], "Send SSN=1 Off=0 Len=9 [L] [BAD ADLER-32]")
+        out = tsharklib.run(os.path.join(CAPS, "warp-good.pcap"), ["-V", "-Y", "frame.number == 4"])
+        self.assertIn("WARP (draft-jpink-warp-summary Appendix A), Send, SSN 7, Offset 0, Len 14", out)
+        self.assertIn(".... .... .... .011 = Flags: 0x3, Completion (C), Last chunk of the ULP PDU (L)", out)
+
+    def test_ulp_pdu_handed_on(self):
+        # whole ULP PDUs (one chunk, or reassembled in the L chunk's frame) go on as data ...
+        rows = by_frame("warp-good.pcap", ["frame.protocols"], "warp")
+        self.assertEqual([f for f, v in rows.items() if v[0].endswith(":data")], [4, 8, 9])
+        # ... or to what Decode As picks on warp.ulp, writing after WARP's Info
+        da = tsharklib.fields(os.path.join(CAPS, "warp-good.pcap"), ["frame.number", "frame.protocols", "_ws.col.Info"],
+                              "data-text-lines", extra=["-d", "warp.ulp==5997,data-text-lines"])
+        self.assertEqual([r[0] for r in da], ["4", "8", "9"])
+        self.assertTrue(da[1][1].endswith("warp:data-text-lines"))
+
+
+class WarpHeuristic(unittest.TestCase):
+    def test_warp_on_another_tcp_port(self):
+        cap = trafgen_capture("warp-7777.pcap", ["warp-session", "--port", "7777"])
+        rows = tsharklib.fields(cap, ["frame.number", "tcp.dstport", "warp.ssn", "warp.adler32.status"], "warp")
+        self.assertEqual(len(rows), 8)  # every chunk of the session, as on 5997
+        self.assertEqual({r[3] for r in rows}, {"1"})
+        self.assertIn("7777", {r[1] for r in rows})
+        # without the heuristic nothing is WARP there
+        off = tsharklib.fields(cap, ["frame.number"], "warp", extra=["--disable-heuristic", "warp_tcp"])
+        self.assertEqual(off, [])
+
+
 class WarpRules(unittest.TestCase):
     def test_each_rule(self):
         e = {k: v[0] for k, v in by_frame("warp-faults.pcap", ["_ws.expert.message"], "warp && _ws.expert").items()}
@@ -51,7 +98,7 @@ class WarpRules(unittest.TestCase):
         rules = by_frame("warp-faults.pcap", ["warp.rule"], "warp.rule")
         self.assertEqual(rules[10], ["WARP-A.1.1-RDMA-CONTIGUOUS,WARP-A.1.1-RDMA-CONTIGUOUS"])
         self.assertEqual(rules[8], ["WARP-A.1.2-SSN-NEXT"])
-        self.assertEqual(list(by_frame("warp-faults.pcap", [], "warp.expert.warp_a_adler_valid.error")), [4, 5])
+        self.assertEqual(list(by_frame("warp-faults.pcap", [], "warp.expert.a_adler_valid.error")), [4, 5])
         st = by_frame("warp-faults.pcap", ["warp.adler32.status"], "warp.adler32.status")
         self.assertEqual(st[4], ["0"])
         self.assertEqual(st[6], ["1"])

@@ -49,7 +49,7 @@ def _readable_copy(path):
     return tmp
 
 
-def run_raw(args, env_extra=None):
+def run_raw(args, env_extra=None, with_stderr=False):
     home = _home or _setup_home()
     # No extcap helpers: they are not needed to read files, and under a
     # preloaded sanitizer runtime some of them hang.
@@ -74,12 +74,12 @@ def run_raw(args, env_extra=None):
     proc = subprocess.run(cmd, env=env, cwd=home, capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError("tshark %s failed (%d): %s" % (" ".join(args), proc.returncode, proc.stderr))
-    return proc.stdout
+    return (proc.stdout, proc.stderr) if with_stderr else proc.stdout
 
 
-def run(capture, args, env_extra=None):
-    """tshark -r CAPTURE ARGS... with the plugin; returns stdout."""
-    return run_raw(["-r", _readable_copy(capture)] + list(args), env_extra)
+def run(capture, args, env_extra=None, with_stderr=False):
+    """tshark -r CAPTURE ARGS... with the plugin; returns stdout (and stderr)."""
+    return run_raw(["-r", _readable_copy(capture)] + list(args), env_extra, with_stderr)
 
 
 def fields(capture, names, display_filter=None, two_pass=False, extra=()):

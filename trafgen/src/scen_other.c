@@ -127,9 +127,10 @@ static void ap_ift_no_ddp(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ift_
 
 /* ------------------------------------------------------------------ EEP */
 
-#define EEP_PT_DATA 0x0800u
 #define EEP_SRC 0x000102u
 #define EEP_DEST 0x000207u
+/* The largest data block the scenario builds: an IP packet of 1400 bytes. */
+#define EEP_IP_MAX 1400u
 
 static void eep_send(struct tg_gen *g, struct tg_pdu *pdu)
 {
@@ -138,39 +139,78 @@ static void eep_send(struct tg_gen *g, struct tg_pdu *pdu)
     tg_emit(g, pdu);
 }
 
+/*
+ * A data block that is what its packet type says (P8: 0x0800 IPv4, 0x86DD
+ * IPv6): a real IPv4 or IPv6 packet with correct checksums carrying a UDP
+ * datagram of udp_len random bytes between two documentation addresses.
+ * Readers hand the block to their IP dissector, so it must parse as one.
+ * Written into out (EEP_IP_MAX bytes); returns its length, 0 on failure.
+ */
+static size_t eep_ip_block(struct tg_gen *g, bool v6, size_t udp_len, uint8_t *out, uint16_t *pt)
+{
+    uint8_t frame[VN_ETH_HDR_LEN + EEP_IP_MAX];
+    struct vn_endpoint a, b;
+    if (vn_endpoint_set(&a, v6 ? "2001:db8::1" : "192.0.2.1", 41000) != 0 ||
+        vn_endpoint_set(&b, v6 ? "2001:db8::2" : "192.0.2.2", 41001) != 0)
+        return 0;
+    size_t n = vn_build_udp(frame, sizeof frame, &a, &b, 0, tg_payload(g, udp_len), udp_len);
+    if (n <= VN_ETH_HDR_LEN) {
+        tg_fail(g, "EEP data block of %zu UDP bytes does not fit", udp_len);
+        return 0;
+    }
+    memcpy(out, frame + VN_ETH_HDR_LEN, n - VN_ETH_HDR_LEN);
+    *pt = v6 ? VN_ETHERTYPE_IPV6 : VN_ETHERTYPE_IPV4;
+    return n - VN_ETH_HDR_LEN;
+}
+
+/* One message whose data block is an IP packet of ip_len bytes (IPv4 or IPv6 header + UDP header + data). */
+static void eep_ip_message(struct tg_gen *g, struct tg_pdu *pdu, bool v6, size_t ip_len, uint8_t *buf)
+{
+    size_t hdrs = (v6 ? VN_IPV6_HDR_LEN : VN_IPV4_HDR_LEN) + VN_UDP_HDR_LEN;
+    uint16_t pt = 0;
+    size_t n = eep_ip_block(g, v6, ip_len - hdrs, buf, &pt);
+    vw_eep_enc_init(&pdu->eep, EEP_DEST, EEP_SRC, pt, buf, n);
+}
+
 static void run_eep(struct tg_gen *g)
 {
     static const uint8_t route_bytes[13] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
     static const uint8_t oh_data[5] = {0xA1, 0xA2, 0xA3, 0xA4, 0xA5};
+    uint8_t ip[EEP_IP_MAX];
     for (unsigned i = 0; i < g->p->count; i++) {
-        /* Data of every length modulo 8: each PL value (6g). */
+        /* IPv4 packets of 33..68 bytes: every length modulo 8, so each PL value (6g). */
         for (size_t len = 1; len <= 8; len++) {
             struct tg_pdu pdu;
             memset(&pdu, 0, sizeof pdu);
-            vw_eep_enc_init(&pdu.eep, EEP_DEST, EEP_SRC, EEP_PT_DATA, tg_payload(g, len * 5), len * 5);
+            eep_ip_message(g, &pdu, false, VN_IPV4_HDR_LEN + VN_UDP_HDR_LEN + len * 5, ip);
             eep_send(g, &pdu);
         }
         /* A larger message. */
         struct tg_pdu big;
         memset(&big, 0, sizeof big);
-        size_t n = g->p->msg_size < 1400 ? g->p->msg_size : 1400;
-        vw_eep_enc_init(&big.eep, EEP_DEST, EEP_SRC, EEP_PT_DATA, tg_payload(g, n), n);
+        size_t n = g->p->msg_size < EEP_IP_MAX ? g->p->msg_size : EEP_IP_MAX;
+        if (n < VN_IPV4_HDR_LEN + VN_UDP_HDR_LEN)
+            n = VN_IPV4_HDR_LEN + VN_UDP_HDR_LEN;
+        eep_ip_message(g, &big, false, n, ip);
         eep_send(g, &big);
-        /* Routed by an L2RH of 13 bytes (two words, P2), then a symbol. */
+        /* Routed by an L2RH of 13 bytes (two words, P2), then a symbol; IPv6 inside. */
         static struct vw_eep_route_enc routes[2];
         routes[0] = (struct vw_eep_route_enc){.kind = VW_EEP_ROUTE_L2RH, .data = route_bytes, .data_len = 13};
         routes[1] = (struct vw_eep_route_enc){.kind = VW_EEP_ROUTE_SYMBOL, .symbol_type = 0x00042,
                                               .data = route_bytes, .data_len = 4};
         struct tg_pdu routed;
         memset(&routed, 0, sizeof routed);
-        vw_eep_enc_init(&routed.eep, EEP_DEST, EEP_SRC, EEP_PT_DATA, tg_payload(g, 64), 64);
+        eep_ip_message(g, &routed, true, VN_IPV6_HDR_LEN + VN_UDP_HDR_LEN + 16, ip);
         routed.eep.routes = routes;
         routed.eep.n_routes = 2;
         eep_send(g, &routed);
-        /* Two optional header fields, the last with C (7). */
+        /* Two optional header fields, the last with C (7), and no data
+         * block: an IP header would end a chain whose C bits were cleared
+         * (its first byte, 0x45 or 0x6X, has C set), and the
+         * EEP-7-OH-FORMAT mutation must leave the chain without an end. */
         struct tg_pdu oh;
         memset(&oh, 0, sizeof oh);
-        vw_eep_enc_init(&oh.eep, EEP_DEST, EEP_SRC, EEP_PT_DATA, tg_payload(g, 40), 40);
+        vw_eep_enc_init(&oh.eep, EEP_DEST, EEP_SRC, VN_ETHERTYPE_IPV4, NULL, 0);
         oh.eep_oh[0] = (struct vw_eep_oh_enc){.type = 3, .data = oh_data, .data_len = 5};
         oh.eep_oh[1] = (struct vw_eep_oh_enc){.type = 4, .data = oh_data, .data_len = 2};
         oh.eep.oh = oh.eep_oh;
@@ -274,7 +314,7 @@ static void ap_warp_len(struct tg_pdu *p, struct tg_rng *r)
 const struct tg_scenario tg_other_scenarios[] = {
     {"ift-session", TG_IFT, "both adaption phases with HC/PC, untagged Sends and tagged RDMA writes in frames", run_ift_crc},
     {"ift-nocrc", TG_IFT, "the same without header and payload CRCs", run_ift_nocrc},
-    {"eep-frames", TG_EEP, "EEP messages: every PL, an L2RH and a symbol route, optional header fields", run_eep},
+    {"eep-frames", TG_EEP, "EEP messages carrying IPv4/IPv6 packets: every PL, an L2RH and a symbol route, optional header fields", run_eep},
     {"warp-session", TG_WARP, "WARP Send and RDMA chunks, multi-chunk ULP PDUs, both directions", run_warp},
 };
 const size_t tg_other_scenario_count = sizeof tg_other_scenarios / sizeof tg_other_scenarios[0];
