@@ -20,6 +20,7 @@ packages=(
   zlib1g-dev libcmocka-dev libpcap-dev libnet1-dev libglib2.0-dev
   libwireshark-dev wireshark-dev tshark scdoc man-db
   python3 python3-scapy iproute2 util-linux procps time
+  wireshark-qt xvfb imagemagick x11-utils xdotool   # the plugin in the real GUI (ctest -L gui)
 )
 package_packages=(dpkg-dev file)   # cpack's DEB generator: dpkg-shlibdeps, file
 
