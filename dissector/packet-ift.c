@@ -233,6 +233,12 @@ static struct ift_pdu_record *ift_record(tvbuff_t *tvb, packet_info *pinfo, stru
              * for the negotiation (the frames after it are then frames
              * before an indication, as vw_ift_conn sees them). */
             enum vw_req ind_err = vw_ift_ind_decode(raw, len, &ind, &fs);
+            /* Without the magic these bytes are no indication at all: what
+             * they break is that a side's first bytes are its indication
+             * (I7), the ID the lint gives the same bytes. */
+            for (size_t i = 0; ind_err == VW_REQ_IFT_4_1_MAGIC && i < fs.count; i++)
+                if (fs.item[i].req == VW_REQ_IFT_4_1_MAGIC)
+                    fs.item[i].req = VW_REQ_IFT_4_INDICATION_FIRST;
             if (ind_err != VW_REQ_IFT_4_1_MAGIC && ind_err != VW_REQ_IFT_4_1_LENGTH &&
                 vw_ift_nego_indication(&c->nego, dir, &ind, &fs)) {
                 c->side[dir].ai_frame = pinfo->num;
@@ -247,7 +253,8 @@ static struct ift_pdu_record *ift_record(tvbuff_t *tvb, packet_info *pinfo, stru
             vw_ift_nego_frame(&c->nego, dir, &fs);
             struct vw_ift_frame frame;
             struct vw_ift_frame_mode carried;
-            vw_ift_frame_decode_as_sent(raw, len, &rec->announced, &frame, &carried, &fs);
+            if (vw_ift_frame_decode_as_sent(raw, len, &rec->announced, &frame, &carried, &fs) == VW_REQ_NONE)
+                vw_ift_nego_frame_rules(&c->nego, dir, &frame, &fs); /* IFT-4.2-R-MODE, as the lint */
         }
         rec->ai_frame = c->side[dir].ai_frame;
         rec->peer_ai_frame = c->side[1 - dir].ai_frame;

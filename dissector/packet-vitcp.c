@@ -218,6 +218,7 @@ typedef struct {
     address addr0;              /* side 0 sent the first segment seen */
     guint32 port0;
     gboolean have_side0;
+    gboolean start_decided;   /* whether the capture holds the connection's start is settled */
     guint crc_misses;           /* mid-stream segments with room for, but no, CRC */
     gboolean crc_inferred;
     gboolean have_nxtseq[2];
@@ -558,6 +559,16 @@ static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *
     pdu->crc_mode = (guint8)mode;
     pdu->retransmission = is_retransmission(vc, side, pinfo, ti);
     *err = vw_vitcp_decode(tvb_get_ptr(tvb, 0, cap), cap, mode, seg, &fs);
+    if (!vc->start_decided) {
+        /* TCP saw the SYN (it remembers the server port then) and this is
+         * the stream's first byte: a segment before any ConnectRequest
+         * breaks VITCP-4.2-REQUEST-FIRST, as the lint says, instead of
+         * taking the capture to start mid-stream */
+        vc->start_decided = TRUE;
+        struct tcp_analysis *tcpd = get_tcp_conversation_data(NULL, pinfo);
+        if (tcpd && tcpd->server_port && ti && ti->seq == 1)
+            vw_vitcp_conn_saw_start(&vc->conn);
+    }
     if (*err == VW_REQ_NONE && !pdu->retransmission) {
         vw_vitcp_conn_check(&vc->conn, side, seg, &fs);
         infer_crc(vc, mode, seg);

@@ -45,7 +45,9 @@ class ColorFilters(unittest.TestCase):
         eep = first_rule("eep-oversized-dl.pcap")
         self.assertEqual(eep[3], "vitcp: protocol error")
         self.assertEqual(eep[1], "vitcp: PacketWay EEP")
-        self.assertEqual(first_rule("eep-ei-error.pcap")[1], "vitcp: protocol warning")
+        # a non-zero EI is a note (legal for a source, required of a router
+        # that saw an error): the protocol's own colour, no warning colour
+        self.assertEqual(first_rule("eep-ei-error.pcap")[1], "vitcp: PacketWay EEP")
         # the right CRC in the other byte order: a bad checksum as placed (red wins over the warning)
         self.assertEqual(first_rule("vitcp-crc-msb-first.pcap")[9], "vitcp: bad checksum")
         ift = first_rule("ift-session.pcap")

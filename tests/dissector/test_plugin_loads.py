@@ -73,7 +73,8 @@ class Conventions(unittest.TestCase):
             if ".other." in abbrev:
                 continue
             text = name.split("] ", 1)[1]
-            self.assertTrue((text[0].isupper() or text[0].isdigit()) and text.endswith("."), name)
+            first = text.lstrip('"')  # a sentence may open by quoting the draft
+            self.assertTrue((first[0].isupper() or first[0].isdigit()) and text.endswith("."), name)
             self.assertIsNone(re.search(r"^[VPIW][0-9]+: |\([VPIW][0-9]+\)", text), name)
 
 
