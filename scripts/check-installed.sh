@@ -3,7 +3,7 @@
 # the way an ordinary user meets it: the plugin loads in the system tshark and
 # decodes an installed sample capture, vitcp-conform finds its installed cases
 # and passes against vipl-peer, the man pages render, every program and
-# subcommand answers --help, and a VIPL program builds with pkg-config and runs
+# subcommand answers --help, warp-peer's client passes against its target, and a VIPL program builds with pkg-config and runs
 # against libvipl.so, as do the programs of tests/vipl/compat. Prints "N passed, M failed" last; exit 1 on any failure.
 # Usage (as root, in the fresh root): check-installed.sh ./vitcp_VERSION_ARCH.deb
 set -uo pipefail   # (so grep -q, which closes its input early, is not used on pipes)
@@ -73,23 +73,48 @@ check "the conformance cases are installed under /usr/share/vitcp/cases" cases_f
 
 man_renders() {
   local p
-  for p in vitcp-conform vitcp-trafgen vipl-peer vipl-pingpong "7 vitcp" "7 vipl"; do
+  for p in vitcp-conform vitcp-trafgen vipl-peer vipl-pingpong warp-peer "7 vitcp" "7 vipl"; do
     # shellcheck disable=SC2086
     as_user env MANPAGER=cat MANWIDTH=80 man $p | grep "^NAME" >/dev/null || { echo "man $p"; return 1; }
   done
 }
-check "man pages render (vitcp-conform, vitcp-trafgen, vipl-peer, vipl-pingpong, vitcp(7), vipl(7))" man_renders
+check "man pages render (vitcp-conform, vitcp-trafgen, vipl-peer, vipl-pingpong, warp-peer, vitcp(7), vipl(7))" man_renders
 
 help_everywhere() {
   local c
   for c in "vitcp-conform --help" "vitcp-conform run --help" "vitcp-conform lint --help" \
            "vitcp-conform list --help" "vitcp-conform show --help" "vitcp-trafgen --help" \
-           "vipl-peer --help" "vipl-pingpong --help"; do
+           "vipl-peer --help" "vipl-pingpong --help" "warp-peer --help"; do
     # shellcheck disable=SC2086
     as_user $c | grep -i 'usage' >/dev/null || { echo "no usage from: $c"; return 1; }
   done
 }
 check "--help on every program and subcommand" help_everywhere
+
+# warp-peer's client against its target: a Send and a multi-chunk RDMA Write
+# into the region the target announced (not zero based: --region is needed),
+# every echo back and matched. sh writes the target's own PID (it execs
+# warp-peer), so the kill reaches warp-peer, not the subshell around it.
+warp_peer_works() {
+  local wlog=$home/warp-peer.log pidf=$home/warp-peer.pid line wport raddr rhandle rlen region rc trc
+  rm -f "$pidf"
+  as_user sh -c 'echo $$ >"$HOME/warp-peer.pid"; exec warp-peer --port 0' >"$wlog" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 100); do grep -q '^event=listening' "$wlog" && break; sleep 0.1; done
+  if ! line=$(grep -m1 '^event=listening' "$wlog") || [ ! -s "$pidf" ]; then
+    cat "$wlog"; kill "$(cat "$pidf" 2>/dev/null)" $pid 2>/dev/null; return 1
+  fi
+  read -r _ wport _ <<<"$line"
+  line=$(grep -m1 '^event=region' "$wlog")
+  read -r _ raddr rhandle rlen _ <<<"$line"
+  region=${raddr#addr=0x}:$(printf '%x' "${rhandle#handle=}"):${rlen#len=}
+  as_user warp-peer --connect "127.0.0.1:${wport#port=}" --send 3000 --rdma 70000 --region "$region"
+  rc=$?
+  kill "$(cat "$pidf")"; wait $pid; trc=$?  # SIGTERM: the target stops and exits 0
+  cat "$wlog"
+  [ "$rc" -eq 0 ] && [ "$trc" -eq 0 ]
+}
+check "warp-peer --connect: a Send and an RDMA Write echoed by warp-peer --port 0" warp_peer_works
 
 vipl_program() {
   cat >"$home/hello_vipl.c" <<'EOF'

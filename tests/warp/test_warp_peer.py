@@ -402,10 +402,13 @@ class CommandLine(unittest.TestCase):
         r = subprocess.run([PEER, "--help"], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0)
         self.assertIn("--connect HOST:PORT", r.stdout)
+        self.assertEqual(r.stderr, "")
+        h = subprocess.run([PEER, "-h"], capture_output=True, text=True)
+        self.assertEqual((h.returncode, h.stdout, h.stderr), (0, r.stdout, ""))
         lines = subprocess.run([PEER, "--list-faults"], capture_output=True, text=True).stdout.splitlines()
         self.assertIn("bad-adler WARP-A-ADLER-VALID", lines)
         for bad in (["--fault", "nope"], ["--frag", "0"], ["--port", "70000"], ["--send", "5"],
-                    ["--connect", "127.0.0.1:1"], ["--region", "zz"]):
+                    ["--connect", "127.0.0.1:1"], ["--region", "zz"], ["--bogus"], ["-x"], ["--port"]):
             r = subprocess.run([PEER] + bad, capture_output=True, text=True)
             self.assertEqual(r.returncode, 2, bad)
             self.assertTrue(r.stderr.startswith("warp-peer: "), r.stderr)

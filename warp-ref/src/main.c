@@ -329,7 +329,8 @@ int main(int argc, char **argv)
                           .region_handle = 1, .region_len = PEER_DEFAULT_REGION};
     unsigned long v;
     int c;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 'p':
             if (strcmp(optarg, "0") && tool_parse_port(optarg) < 0)
@@ -409,7 +410,10 @@ int main(int argc, char **argv)
                 return bad("--timeout", optarg);
             break;
         case 'h': usage(stdout); return tool_stdout_check("warp-peer");
-        default: usage(stderr); return 2;
+        default: /* getopt's own message would name the program by its path */
+            fprintf(stderr, "warp-peer: unknown option or missing value: %s\n", argv[optind > 1 ? optind - 1 : 1]);
+            usage(stderr);
+            return 2;
         }
     }
     if (optind < argc) {
