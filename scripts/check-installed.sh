@@ -50,19 +50,21 @@ decodes() {
 check "tshark decodes /usr/share/vitcp/captures/vitcp-full.pcap" decodes
 
 conform_passes() {
-  local port=$((20000 + RANDOM % 20000)) plog=$home/vipl-peer.log rc
-  as_user vipl-peer --port "$port" >"$plog" 2>&1 &
-  local pid=$!
+  local port=$((20000 + RANDOM % 20000)) plog=$home/vipl-peer.log pidf=$home/vipl-peer.pid rc
+  # the program's own PID (a backgrounded as_user is a subshell's)
+  as_user sh -c "echo \$\$ >$pidf; exec vipl-peer --port $port" >"$plog" 2>&1 &
   for _ in $(seq 1 100); do grep -q '^event=listening' "$plog" && break; sleep 0.1; done
+  local pid; pid=$(cat "$pidf")
   local region line raddr rhandle rlen
-  line=$(grep -m1 '^event=region' "$plog") || { kill $pid; return 1; }
+  line=$(grep -m1 '^event=region' "$plog") || { kill "$pid"; return 1; }
   read -r _ raddr rhandle rlen <<<"$line"
   region=${raddr#addr=0x}:$(printf '%x' "${rhandle#handle=}"):${rlen#len=}
   # No --cases: the installed program must find /usr/share/vitcp/cases itself.
   (cd "$home" && as_user vitcp-conform run --target "127.0.0.1:$port" --region "$region" \
      --no-announce --skip VITCP-4.3-INCOMING-TIMEOUT --json "$home/report.json")
   rc=$?
-  kill $pid 2>/dev/null; wait $pid 2>/dev/null
+  kill "$pid" 2>/dev/null
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   return $rc
 }
 check "vitcp-conform run (installed cases) passes against vipl-peer" conform_passes
