@@ -97,6 +97,7 @@ struct warp_conv {
     address side0_addr;
     guint32 side0_port;
     struct vw_warp_seq seq[2]; /* W4 state per direction, advanced on the first pass */
+    guint32 lost_frame[2];     /* frame where the direction's framing was lost (0: never) */
 };
 
 /* What the first pass concluded for one chunk. */
@@ -118,16 +119,54 @@ static struct warp_conv *warp_get_conv(packet_info *pinfo)
     return c;
 }
 
+static int warp_dir(const struct warp_conv *c, const packet_info *pinfo)
+{
+    return (addresses_equal(&c->side0_addr, &pinfo->src) && c->side0_port == pinfo->srcport) ? 0 : 1;
+}
+
 static struct vw_warp_seq *warp_get_seq(packet_info *pinfo)
 {
     struct warp_conv *c = warp_get_conv(pinfo);
-    int d = (addresses_equal(&c->side0_addr, &pinfo->src) && c->side0_port == pinfo->srcport) ? 0 : 1;
-    return &c->seq[d];
+    return &c->seq[warp_dir(c, pinfo)];
 }
 
-static guint get_warp_pdu_len(packet_info *pinfo _U_, tvbuff_t *tvb, int offset, void *data _U_)
+/* A chunk header the stream can be framed by: a length that holds its
+ * type's header and the Adler-32. An unknown type is still framed by its
+ * length (every chunk carries one at the same place, A.1), so long as the
+ * length covers the type/length word itself. */
+static gboolean warp_header_frameable(tvbuff_t *tvb, int offset)
 {
-    /* A length under 4 cannot frame anything: tcp_dissect_pdus reports it. */
+    unsigned type = tvb_get_ntohs(tvb, offset) >> VW_WARP_TYPE_SHIFT;
+    guint len = tvb_get_ntohs(tvb, offset + 2);
+    guint min = type == VW_WARP_SEND ? VW_WARP_SEND_HDR_LEN + VW_WARP_ADLER_LEN
+              : type == VW_WARP_RDMA ? VW_WARP_RDMA_HDR_LEN + VW_WARP_ADLER_LEN : 4;
+    return len >= min;
+}
+
+/* Frames after the one where this direction's framing was lost: not framed
+ * again. (WARP has no marker to resynchronise on; desegmenting on the
+ * lengths that random bytes spell made one damaged chunk cost time
+ * quadratic in the stream's length, issue 22.) */
+static gboolean warp_after_loss(packet_info *pinfo)
+{
+    struct warp_conv *c = warp_get_conv(pinfo);
+    guint32 lost = c->lost_frame[warp_dir(c, pinfo)];
+    return lost && pinfo->num > lost;
+}
+
+static guint get_warp_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void *data _U_)
+{
+    /* Framing lost (now or before): the rest of the segment is one PDU,
+     * decoded once and shown, never asked of TCP again. */
+    if (warp_after_loss(pinfo))
+        return (guint)tvb_reported_length_remaining(tvb, offset);
+    if (!warp_header_frameable(tvb, offset)) {
+        struct warp_conv *c = warp_get_conv(pinfo);
+        int d = warp_dir(c, pinfo);
+        if (!PINFO_FD_VISITED(pinfo) && !c->lost_frame[d])
+            c->lost_frame[d] = pinfo->num;
+        return (guint)tvb_reported_length_remaining(tvb, offset);
+    }
     return tvb_get_ntohs(tvb, offset + 2);
 }
 
@@ -214,6 +253,11 @@ static int dissect_warp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "WARP");
     guint32 len = tvb_reported_length(tvb);
     proto_item *ti = proto_tree_add_item(tree, proto_warp, tvb, 0, -1, ENC_NA);
+    if (warp_after_loss(pinfo)) {
+        proto_item_append_text(ti, ", %u bytes after the framing was lost (not dissected)", len);
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[framing lost] Len=%u", len);
+        return tvb_captured_length(tvb);
+    }
     proto_tree *wt = proto_item_add_subtree(ti, ett_warp);
     proto_tree_add_item(wt, hf_warp_type, tvb, 0, 2, ENC_BIG_ENDIAN);
     proto_tree_add_item(wt, hf_warp_rsvd, tvb, 0, 2, ENC_BIG_ENDIAN);
