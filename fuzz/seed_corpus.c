@@ -7,7 +7,8 @@
  * framer harnesses, each PDU the decoder harnesses, each CE options area
  * the options walk; EEP datagrams seed the EEP harness; small captures
  * seed the capture reader. Files are named by a hash of their bytes, so
- * repeated PDUs are kept once. Prints the count per corpus.
+ * repeated PDUs are kept once; OUTDIR's corpus folders are emptied first.
+ * Prints the count per corpus.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "robust_common.h"
 #include "vitcp/ift_stream.h"
@@ -202,6 +204,17 @@ int main(int argc, char **argv)
             fprintf(stderr, "fuzz-seed: cannot create %s: %s\n", p, strerror(errno));
             return 1;
         }
+        /* a fresh corpus on every run (the folder is ours) */
+        DIR *d = opendir(p);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            char f[4096 + 256];
+            snprintf(f, sizeof f, "%s/%s", p, e->d_name);
+            if (e->d_name[0] != '.')
+                unlink(f);
+        }
+        if (d)
+            closedir(d);
     }
     for (int i = 2; i < argc; i++) {
         DIR *d = opendir(argv[i]);
