@@ -6,7 +6,8 @@
 #   scripts/fuzz.sh plugin [SECONDS]     the tshark campaign over the plugin
 # libFuzzer needs clang (Debian 12: clang, libclang-rt-14-dev); as root the
 # script installs them when missing. Without clang it runs the gcc replayer
-# and mutator (the CI build) with a new seed each round until the time is up.
+# and mutator (the CI build) with a new seed each round until the time is up
+# (VITCP_FUZZ_GCC=1 chooses it even where clang is installed).
 # Corpora, crashes and logs live outside the repository, in
 # $VITCP_FUZZ_DIR (default ~/.cache/vitcp-fuzz): a corpus grows from run to
 # run. A crash reproducer is written to $VITCP_FUZZ_DIR/crashes/ and the
@@ -20,7 +21,7 @@ harnesses=(vitcp_segment vitcp_options vitcp_framer ift_decode ift_stream eep wa
 work=${VITCP_FUZZ_DIR:-$HOME/.cache/vitcp-fuzz}
 jobs=${VITCP_FUZZ_JOBS:-2}
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [[ $# -ge 1 ]] || usage
 what=$1
 secs=${2:-3600}
@@ -32,10 +33,10 @@ fi
 mkdir -p "$work/crashes" "$work/logs"
 
 have_libfuzzer() {
-  command -v clang >/dev/null &&
+  [[ -z ${VITCP_FUZZ_GCC:-} ]] && command -v clang >/dev/null &&
     [[ -e $(clang -print-file-name=libclang_rt.fuzzer-x86_64.a) && $(clang -print-file-name=libclang_rt.fuzzer-x86_64.a) == /* ]]
 }
-if ! have_libfuzzer && [[ $what != plugin && $(id -u) == 0 ]]; then
+if [[ -z ${VITCP_FUZZ_GCC:-} && $what != plugin && $(id -u) == 0 ]] && ! have_libfuzzer; then
   echo "fuzz.sh: installing clang and libclang-rt-14-dev (libFuzzer)"
   apt-get update -qq >"$work/logs/apt.log" 2>&1 &&
     apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev >>"$work/logs/apt.log" 2>&1 ||
