@@ -59,8 +59,9 @@ static void dump_current(void)
             (unsigned long long)cur_iter, cur_mutated ? "mutated" : "corpus file", cur_len, path);
 }
 
-/* ASan and UBSan call this before exiting on a report. */
-void __sanitizer_set_death_callback(void (*callback)(void));
+/* ASan and UBSan call this before exiting on a report. Weak: a build
+ * without sanitizers has no runtime to provide it. */
+void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
 static void on_abort(int sig)
 {
@@ -284,7 +285,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: no corpus files (usage: %s [--runs N] [--min-pdus N] PATH...)\n", FUZZ_NAME, argv[0]);
         return 2;
     }
-    __sanitizer_set_death_callback(dump_current);
+    if (__sanitizer_set_death_callback)
+        __sanitizer_set_death_callback(dump_current);
     signal(SIGABRT, on_abort);
     signal(SIGSEGV, on_abort);
 
