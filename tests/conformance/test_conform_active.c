@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "conform/case.h"
+#include "conform/proto/vitcp.h"
 #include "conform/engine.h"
 #include "conform/relay.h"
 #include "conform/report.h"

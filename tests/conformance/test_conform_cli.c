@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "conform/case.h"
+#include "conform/proto/vitcp.h"
 #include "conform/cli.h"
 #include "vitcp/catalog.h"
 
@@ -311,7 +312,8 @@ static void case_script_parses_fields_and_tags(void **state)
     assert_int_equal(c.nsteps, 4);
     assert_int_equal(c.steps[1].val[CF_F_ATTRS], 0x0A);
     assert_int_equal(c.steps[1].val[CF_F_MTU], 4096);
-    assert_true(c.steps[1].opt_crc && c.steps[1].opt_urgent && !c.steps[1].opt_unknown);
+    assert_true((c.steps[1].opts & CF_VITCP_OPT_CRC) && (c.steps[1].opts & CF_VITCP_OPT_URGENT) &&
+                !(c.steps[1].opts & CF_VITCP_OPT_UNKNOWN));
     assert_int_equal(c.steps[1].req, vw_req_by_id("VITCP-3.3-MTU-LESSER"));
     assert_int_equal(c.steps[2].req, vw_req_by_id("VITCP-4.3-ANSWER"));
     assert_int_equal(c.steps[2].nmatch, 3);

@@ -1,11 +1,13 @@
 /*
  * The active engine: runs case scripts against an implementation under test
- * over a real TCP connection. Every segment the tester sends is built by
- * the wire library's encoder; every byte the target sends goes through the
- * wire library's session (framer + connection checker), so a rule the
- * target breaks anywhere in a case fails it with that rule's ID, and the
+ * over a real TCP connection. Every message the tester sends is built by
+ * the protocol module's encoder (the wire library's); every byte the target
+ * sends goes through the module's session (framer + rule checks), so a rule
+ * the target breaks anywhere in a case fails it with that rule's ID, and the
  * explicit expects compare the answers field by field. Both directions are
  * recorded to a capture so each verdict names the frames that prove it.
+ * The engine is protocol-neutral (core/engine.c); its cases run on their
+ * module's run_case or the core's generic step runner (protocol.h).
  */
 #ifndef CONFORM_ENGINE_H
 #define CONFORM_ENGINE_H
@@ -20,13 +22,14 @@ struct vn_pcap_writer;
 #define CF_DEFAULT_SLACK_MS 2000 /* V21: allowed beyond an expected reaction */
 
 struct cf_engine {
+    const struct conform_protocol *protocol; /* the cases a suite runs (run --protocol; default vitcp) */
     char host[256];
     char port[16];
     unsigned slack_ms;           /* default wait for an expect / a close */
-    char discriminator[65];      /* Called Discriminator when a case names none */
+    char discriminator[65];      /* VI/TCP: Called Discriminator when a case names none */
     struct vn_pcap_writer *capture; /* NULL: no recording */
     bool check_survival;         /* after hostile cases, try a fresh connection */
-    /* $level: the reliability level the target offers (VIA 2.5 lets a
+    /* VI/TCP: $level: the reliability level the target offers (VIA 2.5 lets a
      * provider offer fewer than three), found at its first use by asking
      * for Reliable Delivery, then Reliable Reception, then Unreliable
      * (0: not yet asked). */
@@ -74,14 +77,15 @@ void cf_engine_close(struct cf_engine *e);
 /* Run one case; fills res (verdict, frames, message). */
 void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
 
-/* Can a fresh connection still be set up (ConnectRequest -> ConnectAccept)?
- * 0 yes, -1 no (reason in why). */
+/* Can a fresh connection still be set up (the protocol's check_alive:
+ * VI/TCP ConnectRequest -> ConnectAccept; else a TCP connection)? 0 yes,
+ * -1 no (reason in why). */
 int cf_engine_check_alive(struct cf_engine *e, char *why, size_t whylen);
 
 /* Is anything listening at the target? 0 yes, -1 no (reason in why). */
 int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen);
 
-/* Run every selected case of set (active cases when a target is set,
+/* Run every selected case of set (e->protocol's cases only; active cases when a target is set,
  * passive ones in listen mode) (only/skip: selectors for cf_case_matches,
  * NULL-terminated arrays or NULL), appending results to report. progress
  * (may be NULL) gets a progress bar when it is a terminal, else one line

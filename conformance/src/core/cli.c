@@ -7,11 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conform/capcase.h"
+#include "conform/protocol.h"
 #include "conform/cases_dir.h"
 #include "conform/case.h"
 #include "conform/coverage.h"
 #include "conform/engine.h"
+#include "conform/core.h"
 #include "conform/lint.h"
 #include "conform/report.h"
 #include "vitcp/pcap_writer.h"
@@ -23,7 +24,7 @@ static const char usage_list[] =
     "vitcp-conform list [--json] [--protocol VITCP|IFT|EEP|WARP|VIA] [--level LEVEL] [--cases DIR]\n";
 static const char usage_run[] =
     "vitcp-conform run [--target HOST:PORT] [--listen PORT [--connect-cmd CMD]]\n"
-    "                         [--cases DIR] [--only SEL]... [--skip SEL]...\n"
+    "                         [--protocol vitcp|warp] [--cases DIR] [--only SEL]... [--skip SEL]...\n"
     "                         [--json FILE] [--junit FILE] [--capture FILE] [--discriminator D]\n"
     "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN]\n"
     "                         [--no-relay | --relay-all] [--no-capture] [--quiet]\n"
@@ -36,7 +37,9 @@ static const char usage_run[] =
     "  implementation sent. A capture FILE.pcapng gets comments on the packets the relay acted on.\n"
     "  Without --capture, a run that writes --json or\n"
     "  --junit to a file records its capture beside it (r.json -> r.pcapng) unless --no-capture.\n"
-    "  SEL is a case id, a requirement ID (a trailing * matches a prefix) or a draft section.\n";
+    "  SEL is a case id, a requirement ID (a trailing * matches a prefix) or a draft section.\n"
+    "  --protocol runs that protocol's cases only (default vitcp; a case names its protocol with a\n"
+    "  'protocol NAME' line, VI/TCP's when it has none; other protocols' cases are in DIR/NAME/).\n";
 static const char usage_lint[] =
     "vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
     "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
@@ -236,7 +239,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             return usage_error(err, "unexpected argument '%s' for run", a);
         static const char *const with_value[] = {"--target", "--cases", "--only", "--skip", "--json",
                                                   "--junit", "--capture", "--discriminator", "--slack",
-                                                  "--listen", "--connect-cmd", "--region"};
+                                                  "--listen", "--connect-cmd", "--region", "--protocol"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known |= strcmp(a, with_value[k]) == 0;
@@ -248,6 +251,11 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             if (cf_engine_set_target(&e, v) < 0)
                 return usage_error(err, "bad --target '%s' (HOST:PORT, [IPv6]:PORT)", v);
             have_target = true;
+        } else if (strcmp(a, "--protocol") == 0) {
+            const struct conform_protocol *pr = cf_protocol_find(v);
+            if (!pr)
+                return usage_error(err, "unknown --protocol '%s' (vitcp, warp)", v);
+            e.protocol = pr;
         } else if (strcmp(a, "--cases") == 0) cases_dir = v;
         else if (strcmp(a, "--json") == 0) json = v;
         else if (strcmp(a, "--junit") == 0) junit = v;
@@ -309,12 +317,13 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "vitcp-conform: %s\n", msg);
         return CF_EXIT_USAGE;
     }
-    /* Selectors that match nothing are most likely typos. */
+    /* Selectors that match nothing (of the protocol's cases) are most
+     * likely typos. */
     for (size_t k = 0; k < nonly + nskip; k++) {
         const char *sel = k < nonly ? only[k] : skip[k - nonly];
         bool hit = false;
         for (size_t c = 0; c < set.count && !hit; c++)
-            hit = cf_case_matches(&set.cases[c], sel);
+            hit = set.cases[c].proto == e.protocol && cf_case_matches(&set.cases[c], sel);
         if (!hit) {
             cf_case_set_free(&set);
             return usage_error(err, "selector '%s' matches no case", sel);
@@ -339,6 +348,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     cf_report_init(&rep);
     if (capture)
         snprintf(rep.capture, sizeof rep.capture, "%s", capture);
+    snprintf(rep.protocol, sizeof rep.protocol, "%s", e.protocol->name);
     cf_engine_run_suite(&e, &set, only, skip, &rep, quiet ? NULL : err);
     if (w && vn_pcap_close(w) < 0)
         fprintf(err, "vitcp-conform: writing %s failed\n", capture);
@@ -430,12 +440,13 @@ static int cmd_show(int argc, char **argv, FILE *out, FILE *err)
         return CF_EXIT_USAGE;
     }
     char msg[512];
-    if (cf_capcase_load(argv[2], c, msg, sizeof msg) < 0) {
+    const struct conform_protocol *pr = cf_protocol_default(); /* capture cases are VI/TCP's */
+    if (pr->load_capture_case(argv[2], c, msg, sizeof msg) < 0) {
         fprintf(err, "vitcp-conform: %s\n", msg);
         free(c);
         return CF_EXIT_USAGE;
     }
-    cf_capcase_describe(out, c);
+    pr->describe_capture_case(out, c);
     cf_case_free(c);
     free(c);
     return CF_EXIT_OK;
