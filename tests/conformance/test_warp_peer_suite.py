@@ -38,6 +38,7 @@ FAULT_CASES = {
     "retransmit": "warp-send-echo",
     "short-chunk-len": "warp-send-echo",
     "unknown-type": "warp-send-echo",
+    "c-without-l": "warp-multi-chunk-send",
 }
 
 # Other IDs a fault legitimately makes a case fail with, and why.
