@@ -13,8 +13,10 @@
 #define CONFORM_ENGINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include "conform/case.h"
+#include "conform/protocol.h"
 #include "conform/report.h"
 
 struct vn_pcap_writer;
@@ -26,19 +28,11 @@ struct cf_engine {
     char host[256];
     char port[16];
     unsigned slack_ms;           /* default wait for an expect / a close */
-    char discriminator[65];      /* VI/TCP: Called Discriminator when a case names none */
     struct vn_pcap_writer *capture; /* NULL: no recording */
     bool check_survival;         /* after hostile cases, try a fresh connection */
-    /* VI/TCP: $level: the reliability level the target offers (VIA 2.5 lets a
-     * provider offer fewer than three), found at its first use by asking
-     * for Reliable Delivery, then Reliable Reception, then Unreliable
-     * (0: not yet asked). */
-    uint16_t level_bits;
     bool have_target;            /* active cases run (set by cf_engine_set_target) */
-    /* The target's RDMA region: announced by the target (vipl-peer
-     * convention: its first Send, 16 bytes: address, handle, length; C8)
-     * unless announce is off, else given here (--region). */
-    bool announce;
+    /* The target's RDMA region given on the command line (--region); a
+     * module may also learn it from the target (VI/TCP: an announcement, C8). */
     bool region_set;
     uint64_t region_addr;
     uint32_t region_handle, region_len;
@@ -63,11 +57,24 @@ struct cf_engine {
     int relay_active, relay_passive;
     char relay_why_active[400], relay_why_passive[400];
     int relay_listen_fd;         /* passive cases: the tester's listener behind the relay */
+    /* Each registered module's settings and per-run state (protocol.h
+     * state_init, set_option), by its place in cf_protocols. */
+    _Alignas(max_align_t) unsigned char proto_state[CF_PROTOCOLS_MAX][CF_PROTO_STATE_MAX];
 };
 
 /* Defaults; then parse "HOST:PORT" ("[v6]:PORT" too). Returns 0 or -1. */
 void cf_engine_init(struct cf_engine *e);
 int cf_engine_set_target(struct cf_engine *e, const char *host_port);
+
+/* A module's state in the engine (protocol.h); NULL for a protocol not
+ * registered. */
+void *cf_engine_state(struct cf_engine *e, const struct conform_protocol *p);
+/* A run option of some module ("--discriminator", value, or NULL for a
+ * flag): 1 set, 0 no module has it, -1 bad value (why). *takes_value (may
+ * be NULL) says whether it takes a value (asked with value NULL and
+ * takes_value non-NULL, nothing is set). */
+int cf_engine_set_option(struct cf_engine *e, const char *name, const char *value, bool *takes_value, char *why,
+                         size_t whylen);
 
 /* Listen on port ("0": any; the chosen one is in listen_port). 0 or -1. */
 int cf_engine_listen(struct cf_engine *e, const char *port, char *why, size_t whylen);

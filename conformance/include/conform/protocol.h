@@ -68,6 +68,15 @@ struct cf_encoded {
     uint64_t msg_offset;             /* where it sits in its message (0: a new message) */
 };
 
+/* A `run` option a module takes (VI/TCP: --discriminator D, --no-announce). */
+struct cf_option {
+    const char *name;   /* "--discriminator" */
+    bool takes_value;
+};
+
+#define CF_PROTOCOLS_MAX 8       /* registered modules */
+#define CF_PROTO_STATE_MAX 512   /* bytes of a module's settings and per-run state in the engine */
+
 /* Called by a session for each whole message it decoded: m->raw and
  * m->decoded are the module's heap blocks, handed over to the core, which
  * frees them with msg_free. */
@@ -123,6 +132,13 @@ struct conform_protocol {
     /* Optional: run before the first step after the TCP connection is up
      * (a handshake the protocol needs); 0 or -1 with the reason. */
     int (*on_connect)(void *session, int fd, char *why, size_t whylen);
+
+    /* Optional: the module's settings and per-run state, kept in the engine
+     * (cf_engine_state; at most CF_PROTO_STATE_MAX bytes, initialised by
+     * state_init at cf_engine_init), and the run options that set them. */
+    void (*state_init)(void *state);
+    const struct cf_option *run_options;   /* ends with a NULL name */
+    int (*set_option)(void *state, const char *name, const char *value, char *why, size_t whylen);
 
     /* Optional overrides. */
     void (*run_case)(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);

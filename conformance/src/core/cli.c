@@ -231,20 +231,33 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         const char *a = argv[i], *v;
         if (strcmp(a, "--quiet") == 0) { quiet = true; continue; }
         if (strcmp(a, "--no-survival") == 0) { e.check_survival = false; continue; }
-        if (strcmp(a, "--no-announce") == 0) { e.announce = false; continue; }
         if (strcmp(a, "--no-relay") == 0) { e.use_relay = false; continue; }
         if (strcmp(a, "--relay-all") == 0) { e.relay_all = true; continue; }
         if (strcmp(a, "--no-capture") == 0) { no_capture = true; continue; }
         if (strncmp(a, "--", 2) != 0)
             return usage_error(err, "unexpected argument '%s' for run", a);
         static const char *const with_value[] = {"--target", "--cases", "--only", "--skip", "--json",
-                                                  "--junit", "--capture", "--discriminator", "--slack",
+                                                  "--junit", "--capture", "--slack",
                                                   "--listen", "--connect-cmd", "--region", "--protocol"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known |= strcmp(a, with_value[k]) == 0;
-        if (!known)
-            return usage_error(err, "unknown option '%s' for run", a);
+        if (!known) {
+            /* a protocol module's option (VI/TCP: --discriminator, --no-announce) */
+            bool takes_value = false;
+            char why[200] = "";
+            int taken = cf_engine_set_option(&e, a, NULL, &takes_value, why, sizeof why);
+            if (taken == 0)
+                return usage_error(err, "unknown option '%s' for run", a);
+            if (taken > 0 && takes_value) {
+                if (!(v = need_value(argc, argv, &i, err)))
+                    return CF_EXIT_USAGE;
+                taken = cf_engine_set_option(&e, a, v, NULL, why, sizeof why);
+            }
+            if (taken < 0)
+                return usage_error(err, "%s", why);
+            continue;
+        }
         if (!(v = need_value(argc, argv, &i, err)))
             return CF_EXIT_USAGE;
         if (strcmp(a, "--target") == 0) {
@@ -281,11 +294,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             e.region_handle = (uint32_t)handle;
             e.region_len = (uint32_t)len;
         }
-        else if (strcmp(a, "--discriminator") == 0) {
-            if (strlen(v) > 64)
-                return usage_error(err, "--discriminator '%s' is longer than 64 bytes", v);
-            snprintf(e.discriminator, sizeof e.discriminator, "%s", v);
-        } else if (strcmp(a, "--slack") == 0) {
+        else if (strcmp(a, "--slack") == 0) {
             unsigned long ms;
             if (!parse_uint(v, 600000, &ms) || ms == 0)
                 return usage_error(err, "bad --slack '%s' (milliseconds, 1..600000)", v);

@@ -16,13 +16,41 @@ void cf_engine_init(struct cf_engine *e)
     e->protocol = cf_protocol_default();
     snprintf(e->port, sizeof e->port, "%u", e->protocol->default_port);
     e->slack_ms = CF_DEFAULT_SLACK_MS;
-    snprintf(e->discriminator, sizeof e->discriminator, "vitcp-conform");
     e->check_survival = true;
-    e->announce = true;
     e->listen_fd = -1;
     e->accept_ms = 5000;
     e->use_relay = true;
     e->relay_listen_fd = -1;
+    for (size_t i = 0; cf_protocols[i] && i < CF_PROTOCOLS_MAX; i++)
+        if (cf_protocols[i]->state_init)
+            cf_protocols[i]->state_init(e->proto_state[i]);
+}
+
+void *cf_engine_state(struct cf_engine *e, const struct conform_protocol *p)
+{
+    for (size_t i = 0; cf_protocols[i] && i < CF_PROTOCOLS_MAX; i++)
+        if (cf_protocols[i] == p)
+            return e->proto_state[i];
+    return NULL;
+}
+
+int cf_engine_set_option(struct cf_engine *e, const char *name, const char *value, bool *takes_value, char *why,
+                         size_t whylen)
+{
+    for (size_t i = 0; cf_protocols[i] && i < CF_PROTOCOLS_MAX; i++) {
+        const struct conform_protocol *p = cf_protocols[i];
+        for (const struct cf_option *o = p->run_options; o && o->name; o++) {
+            if (strcmp(o->name, name) != 0)
+                continue;
+            if (takes_value) {
+                *takes_value = o->takes_value;
+                if (!value && o->takes_value)
+                    return 1; /* only asked */
+            }
+            return p->set_option(e->proto_state[i], name, value, why, whylen) < 0 ? -1 : 1;
+        }
+    }
+    return 0;
 }
 
 int cf_engine_set_target(struct cf_engine *e, const char *hp)
@@ -53,7 +81,6 @@ int cf_engine_set_target(struct cf_engine *e, const char *hp)
     e->host[host_len] = 0;
     snprintf(e->port, sizeof e->port, "%ld", port);
     e->have_target = true;
-    e->level_bits = 0; /* another target: its level is asked again */
     return 0;
 }
 

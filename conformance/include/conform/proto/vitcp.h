@@ -50,6 +50,30 @@ enum {
     CF_ANSWER_CRC = 8u,   /* the CRC option only if the request offered it (3.6) */
 };
 
+/* The module's settings and per-run state in the engine (cf_engine_state). */
+struct cf_vitcp_settings {
+    char discriminator[65];  /* Called Discriminator when a case names none (--discriminator) */
+    /* The target's RDMA region may be announced by the target (vipl-peer
+     * convention: its first Send, 16 bytes: address, handle, length; C8)
+     * unless announce is off (--no-announce). */
+    bool announce;
+    /* $level: the reliability level the target offers (VIA 2.5 lets a
+     * provider offer fewer than three), found at its first use by asking
+     * for Reliable Delivery, then Reliable Reception, then Unreliable (0:
+     * not yet asked) of the target level_target names (HOST:PORT). */
+    uint16_t level_bits;
+    char level_target[300];
+};
+_Static_assert(sizeof(struct cf_vitcp_settings) <= CF_PROTO_STATE_MAX, "VI/TCP settings fit the engine");
+struct cf_vitcp_settings *cf_vitcp_settings(struct cf_engine *e);
+
+/* Judge a relay recording with the lint's rules (VI/TCP on target_port),
+ * frames numbered in the recording's order. 0, or -1 with the reason. */
+struct cf_relay_packet;
+struct cf_lint_result;
+int cf_relay_lint(const struct cf_relay_packet *p, size_t count, uint16_t target_port,
+                  struct cf_lint_result *res, char *why, size_t whylen);
+
 const char *cf_field_name(enum cf_field f);
 /* The field of a name ("msg", "opt.crc"); -1 if unknown. */
 int cf_field_by_name(const char *name);

@@ -352,7 +352,7 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
         r->announce_done = true;
         bool echo = r->tester_first_send_len == ANNOUNCE_LEN && r->echo && seg->payload &&
                     memcmp(seg->payload, r->echo, ANNOUNCE_LEN) == 0;
-        if (r->e->announce && !echo && seg->payload_len == ANNOUNCE_LEN &&
+        if (cf_vitcp_settings(r->e)->announce && !echo && seg->payload_len == ANNOUNCE_LEN &&
             seg->hdr.data_offset == 0 && (seg->hdr.flags & VW_VITCP_FLAG_EOM)) {
             r->region_known = true;
             r->region_addr = vw_get_be64(seg->payload);
@@ -480,7 +480,7 @@ static int need_region(struct run *r)
 {
     if (r->region_known)
         return 0;
-    if (r->e->announce && r->fd >= 0) {
+    if (cf_vitcp_settings(r->e)->announce && r->fd >= 0) {
         struct timespec until = cf_after_ms(r->e->slack_ms);
         while (!r->region_known && !r->announce_done && !r->failed && cf_ms_until(until) > 0)
             if (pump(r, cf_ms_until(until)) < 0)
@@ -529,22 +529,35 @@ static bool target_accepts(struct cf_engine *e, const char *level)
     return rc == 0;
 }
 
+/* The level found for the current target (0: not asked yet; another
+ * target is asked again). */
+static uint16_t known_level(struct cf_engine *e)
+{
+    const struct cf_vitcp_settings *s = cf_vitcp_settings(e);
+    char target[sizeof s->level_target];
+    snprintf(target, sizeof target, "%s:%s", e->host, e->port);
+    return strcmp(s->level_target, target) == 0 ? s->level_bits : 0;
+}
+
 /* $level: the first of RD, RR, U the target accepts (RD when none is:
  * the cases then fail on their own requests). */
 static uint16_t target_level(struct cf_engine *e)
 {
-    if (e->level_bits)
-        return e->level_bits;
+    uint16_t known = known_level(e);
+    if (known)
+        return known;
     static const struct { const char *name; uint16_t bits; } levels[] = {
         {"RD", VW_VITCP_ATTR_RELIABLE_DELIVERY}, {"RR", VW_VITCP_ATTR_RELIABLE_RECEPTION},
         {"U", VW_VITCP_ATTR_UNRELIABLE}};
-    e->level_bits = VW_VITCP_ATTR_RELIABLE_DELIVERY;
+    struct cf_vitcp_settings *s = cf_vitcp_settings(e);
+    snprintf(s->level_target, sizeof s->level_target, "%s:%s", e->host, e->port);
+    s->level_bits = VW_VITCP_ATTR_RELIABLE_DELIVERY;
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
         if (target_accepts(e, levels[i].name)) {
-            e->level_bits = levels[i].bits;
+            s->level_bits = levels[i].bits;
             break;
         }
-    return e->level_bits;
+    return s->level_bits;
 }
 
 /* Value of a run-time variable: 0, or -1 (verdict decided). */
@@ -672,16 +685,16 @@ static uint8_t *build_replay(struct run *r, const struct cf_step *st, size_t *ou
     unsigned t = seg.hdr.type;
     bool is_init = t == VW_VITCP_CONNECT_REQUEST || t == VW_VITCP_CONNECT_ACCEPT;
     if (c->replay_run_disc && t == VW_VITCP_CONNECT_REQUEST) {
-        size_t dl = strlen(r->e->discriminator);
+        size_t dl = strlen(cf_vitcp_settings(r->e)->discriminator);
         if (dl > VW_VITCP_DISC_MAX)
             dl = VW_VITCP_DISC_MAX;
         memset(enc.ce.called_disc, 0, sizeof enc.ce.called_disc);
-        memcpy(enc.ce.called_disc, r->e->discriminator, dl);
+        memcpy(enc.ce.called_disc, cf_vitcp_settings(r->e)->discriminator, dl);
         enc.ce.called_disc_len = (uint16_t)dl;
         enc.keep_seg_len = false; /* the segment's length is the encoder's */
     }
-    if (!c->passive && t == VW_VITCP_CONNECT_REQUEST && r->e->level_bits)
-        enc.ce.attrs = (uint16_t)((enc.ce.attrs & ~VW_VITCP_ATTR_RELIABILITY_MASK) | r->e->level_bits);
+    if (!c->passive && t == VW_VITCP_CONNECT_REQUEST && known_level(r->e))
+        enc.ce.attrs = (uint16_t)((enc.ce.attrs & ~VW_VITCP_ATTR_RELIABILITY_MASK) | known_level(r->e));
     uint8_t opts[16];
     if (st->replay_answer)
         answer_live_request(r, st, &enc, opts, sizeof opts);
@@ -816,7 +829,7 @@ static uint8_t *build_segment(struct run *r, const struct cf_step *st, size_t *o
             enc.ce.called_disc_len = req->called_disc_len > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : req->called_disc_len;
         } else {
             const char *calling = st->str[CF_VITCP_STR_CALLING][0] ? st->str[CF_VITCP_STR_CALLING] : "vitcp-conform-tester";
-            const char *called = st->str[CF_VITCP_STR_CALLED][0] ? st->str[CF_VITCP_STR_CALLED] : r->e->discriminator;
+            const char *called = st->str[CF_VITCP_STR_CALLED][0] ? st->str[CF_VITCP_STR_CALLED] : cf_vitcp_settings(r->e)->discriminator;
             size_t cl = strlen(calling) > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : strlen(calling);
             size_t dl = strlen(called) > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : strlen(called);
             memcpy(enc.ce.calling_disc, calling, cl);

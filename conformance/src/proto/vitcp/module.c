@@ -2,6 +2,7 @@
  * (segment types, fields, attribute names, CE options, discriminators, the
  * CRC trailer). Its cases run on its own step runner (engine.c). */
 #include "conform/proto/vitcp.h"
+#include "conform/engine.h"
 #include "conform/proto/vitcp_capcase.h"
 
 #include <ctype.h>
@@ -154,6 +155,40 @@ static int parse_send_arg(struct cf_step *st, const char *name, const char *v, c
     return 0;
 }
 
+static void state_init(void *state)
+{
+    struct cf_vitcp_settings *s = state;
+    memset(s, 0, sizeof *s);
+    snprintf(s->discriminator, sizeof s->discriminator, "vitcp-conform");
+    s->announce = true;
+}
+
+struct cf_vitcp_settings *cf_vitcp_settings(struct cf_engine *e)
+{
+    return cf_engine_state(e, &cf_proto_vitcp);
+}
+
+static const struct cf_option run_options[] = {
+    {"--discriminator", true},
+    {"--no-announce", false},
+    {NULL, false},
+};
+
+static int set_option(void *state, const char *name, const char *value, char *why, size_t whylen)
+{
+    struct cf_vitcp_settings *s = state;
+    if (strcmp(name, "--no-announce") == 0) {
+        s->announce = false;
+        return 0;
+    }
+    if (strlen(value) > 64) {
+        snprintf(why, whylen, "--discriminator '%s' is longer than 64 bytes", value);
+        return -1;
+    }
+    snprintf(s->discriminator, sizeof s->discriminator, "%s", value);
+    return 0;
+}
+
 const struct conform_protocol cf_proto_vitcp = {
     .name = "vitcp",
     .title = "VI/TCP",
@@ -170,6 +205,9 @@ const struct conform_protocol cf_proto_vitcp = {
     .max_payload = VW_VITCP_SEG_MAX,
     .parse_symbol = parse_symbol,
     .parse_send_arg = parse_send_arg,
+    .state_init = state_init,
+    .run_options = run_options,
+    .set_option = set_option,
     .run_case = cf_vitcp_run_case,
     .check_alive = cf_vitcp_check_alive,
     .load_capture_case = cf_capcase_load,
