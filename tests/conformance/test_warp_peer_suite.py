@@ -131,6 +131,42 @@ class WarpSuite(unittest.TestCase):
                                       "%s: %s %s" % (fault, c["id"], c["message"]))
                 self.assertEqual(rc, 1, text)
 
+    def test_generic_runner_fails_what_differs(self):
+        """Cases written to fail against the normal peer: each fails as it
+        should, with the step's ID, at the step's line."""
+        cases = {
+            "010-close.case": ("warp-x-close", "send Send ssn=1 payload=10\nexpect-close 1000 [WARP-INTRO-NO-PLACE-INVALID]",
+                               "fail", "WARP-INTRO-NO-PLACE-INVALID", "instead of closing the connection"),
+            "020-field.case": ("warp-x-field", "send Send ssn=1 payload=10\nexpect Send ssn=99 [WARP-A.1.2-SSN-NEXT]",
+                               "fail", "WARP-A.1.2-SSN-NEXT", "ssn is 1, expected =99"),
+            "030-data.case": ("warp-x-data", "send Send ssn=1 payload=10 fill=1\nexpect Send payload=11 data=echo",
+                              "fail", "WARP-SUMMARY-SEND-FIELDS", "payload is 10, expected =11"),
+            "040-silence.case": ("warp-x-silence", "expect Send", "timeout", "WARP-SUMMARY-SEND-FIELDS",
+                                 "no Send chunk within"),
+        }
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "warp"))
+            for name, (cid, steps, *_rest) in cases.items():
+                with open(os.path.join(d, "warp", name), "w") as f:
+                    f.write("protocol warp\ncase %s\nrequire WARP-SUMMARY-SEND-FIELDS\nconnect\n%s\n" % (cid, steps))
+            peer = Peer()
+            try:
+                global CASES
+                saved, CASES = CASES, d
+                try:
+                    rc, rep, _, text = run(peer)
+                finally:
+                    CASES = saved
+            finally:
+                peer.stop()
+        by_id = {c["id"]: c for c in rep["cases"]}
+        for name, (cid, _, verdict, rid, says) in cases.items():
+            c = by_id[cid]
+            self.assertEqual((c["verdict"], c["failed_requirement"]), (verdict, rid), c["message"])
+            self.assertIn(says, c["message"])
+            self.assertIn("warp/%s:" % name, c["message"])
+        self.assertEqual(rc, 1, text)
+
     def test_protocol_selects_the_cases(self):
         peer = Peer()
         try:

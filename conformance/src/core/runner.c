@@ -309,9 +309,9 @@ static void do_expect(struct grun *r, const struct cf_step *st)
         }
         int left = cf_ms_until(until);
         if (left == 0 || cf_ms_until(r->deadline) == 0) {
-            gdecide(r, CF_TIMEOUT, st->req, "no %s %s within %u ms",
-                    st->type == CF_TYPE_ANY ? "" : r->p->type_name(st->type), r->p->unit,
-                    st->wait_ms ? st->wait_ms : r->e->slack_ms);
+            gdecide(r, CF_TIMEOUT, st->req, "no %s%s%s within %u ms",
+                    st->type == CF_TYPE_ANY ? "" : r->p->type_name(st->type), st->type == CF_TYPE_ANY ? "" : " ",
+                    r->p->unit, st->wait_ms ? st->wait_ms : r->e->slack_ms);
             return;
         }
         pump(r, left, true);
