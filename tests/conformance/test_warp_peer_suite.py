@@ -53,7 +53,8 @@ class Peer:
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines = []
         self.cond = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
         end = time.time() + 10
         with self.cond:
             while not any("event=listening" in l for l in self.lines):
@@ -72,10 +73,13 @@ class Peer:
     def stop(self):
         self.proc.terminate()
         try:
-            return self.proc.wait(10)
+            status = self.proc.wait(10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            return self.proc.wait()
+            status = self.proc.wait()
+        self.reader.join(10)
+        self.proc.stdout.close()
+        return status
 
 
 def run(peer, *extra, protocol="warp"):
