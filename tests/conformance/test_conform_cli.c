@@ -480,6 +480,15 @@ static void cases_folder_has_a_subfolder_per_protocol(void **state)
     assert_non_null(strstr(c.err, "selector 'v' matches no case"));
     captured_free(&c);
 
+    /* a folder without cases of the protocol asked for */
+    char vonly[512];
+    snprintf(vonly, sizeof vonly, "%s/warp", dir);
+    const char *argv2[] = {"vitcp-conform", "run", "--target", "127.0.0.1:1", "--protocol", "vitcp", "--cases", vonly};
+    c = run_cli(8, argv2);
+    assert_int_equal(c.rc, CF_EXIT_USAGE);
+    assert_non_null(strstr(c.err, "vitcp-conform: no vitcp cases in "));
+    captured_free(&c);
+
     /* a case in warp/ without 'protocol warp' */
     snprintf(path, sizeof path, "%s/warp/020-x.case", dir);
     write_file(path, "case x\nrequire VITCP-3.2-VERSION\nconnect\n");

@@ -326,6 +326,19 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "vitcp-conform: %s\n", msg);
         return CF_EXIT_USAGE;
     }
+    /* A protocol without cases here is a wrong folder, not a clean run. */
+    size_t of_protocol = 0;
+    for (size_t c = 0; c < set.count; c++)
+        of_protocol += set.cases[c].proto == e.protocol;
+    if (!of_protocol) {
+        if (e.protocol->cases_subdir[0])
+            fprintf(err, "vitcp-conform: no %s cases in %s (they belong in its subfolder %s/%s/)\n",
+                    e.protocol->name, cases_dir, cases_dir, e.protocol->cases_subdir);
+        else
+            fprintf(err, "vitcp-conform: no %s cases in %s\n", e.protocol->name, cases_dir);
+        cf_case_set_free(&set);
+        return CF_EXIT_USAGE;
+    }
     /* Selectors that match nothing (of the protocol's cases) are most
      * likely typos. */
     for (size_t k = 0; k < nonly + nskip; k++) {
