@@ -110,8 +110,9 @@ enum cf_step_kind {
     CF_STEP_ONLY_IF,      /* like check; a mismatch is the target's allowed choice: not applicable */
 };
 
-/* Values known only at run time ("$addr+16"). */
-enum cf_var { CF_VAR_NONE, CF_VAR_ADDR, CF_VAR_HANDLE, CF_VAR_LEN, CF_VAR_WINDOW, CF_VAR_RX, CF_VAR_LEVEL };
+/* Values known only at run time ("$addr+16"): the module's variables
+ * (protocol.h var_by_name), numbered from 1; 0 is none. */
+#define CF_VAR_NONE 0u
 
 #define CF_TYPE_ANY 0xFFu /* expect/await: any segment type */
 
@@ -124,7 +125,7 @@ struct cf_match {
     unsigned field;  /* the module's field index */
     enum cf_op op;
     bool relative; /* "+N": add the initial message number of the proper side */
-    enum cf_var var; /* "$addr+N": value is added to the run-time variable */
+    unsigned var;    /* "$addr+N": value is added to the run-time variable */
     uint64_t mask;   /* "err&7=1": compare (field & mask); 0 = no mask */
     int64_t value;
 };
@@ -147,11 +148,11 @@ struct cf_step {
     /* SEND: values to write (set[] says which were named) */
     bool set[CF_MAX_FIELDS];
     bool rel[CF_MAX_FIELDS];
-    enum cf_var var[CF_MAX_FIELDS];
+    unsigned var[CF_MAX_FIELDS];
     int64_t val[CF_MAX_FIELDS];
     unsigned fill;          /* payload pattern */
     unsigned repeat;        /* segments in one write (0/1: one) */
-    enum cf_var repeat_var; /* repeat=$window+1 */
+    unsigned repeat_var;    /* repeat=$window+1 */
     int repeat_off;
     bool noeom;             /* the message continues (VI/TCP: no EOM; WARP: no L) */
     char str[CF_STEP_STRS][CF_STEP_STR_MAX]; /* the module's text arguments */

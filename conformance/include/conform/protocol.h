@@ -101,6 +101,13 @@ struct conform_protocol {
     /* Symbolic values ("attrs=RD|RWE"): 1 parsed, 0 not symbolic, -1 bad
      * (why says what is allowed). May be NULL. */
     int (*parse_symbol)(unsigned field, const char *text, int64_t *out, char *why, size_t whylen);
+    /* Run-time variables ("$addr+16"): the variable a name starts ($addr),
+     * its length in *len; 0 unknown. var_is_bits: it takes the field's
+     * symbols after '|' ($level|RWE) instead of an offset. var_names lists
+     * them for error messages. Without var_by_name a case has none. */
+    unsigned (*var_by_name)(const char *text, size_t *len);
+    bool (*var_is_bits)(unsigned var);
+    const char *var_names;
     /* A send argument that is not a field (VI/TCP: calling=, opts=, crc=,
      * noeom): 1 taken, 0 not the module's, -1 bad (why). value is NULL for
      * a bare word. May be NULL. */

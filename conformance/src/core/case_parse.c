@@ -97,31 +97,26 @@ static int split_assignment(struct parser *p, const char *tok, int *field, enum 
     return 0;
 }
 
-static int parse_var(const char *v, enum cf_var *var, const char **rest)
+static int parse_var(const struct parser *p, const char *v, unsigned *var, const char **rest)
 {
-    static const struct { const char *name; enum cf_var var; } vars[] = {
-        {"$addr", CF_VAR_ADDR}, {"$handle", CF_VAR_HANDLE}, {"$len", CF_VAR_LEN},
-        {"$window", CF_VAR_WINDOW}, {"$rx", CF_VAR_RX}, {"$level", CF_VAR_LEVEL},
-    };
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        size_t n = strlen(vars[i].name);
-        if (strncmp(v, vars[i].name, n) == 0 && (v[n] == 0 || v[n] == '+' || v[n] == '-' || v[n] == '|')) {
-            *var = vars[i].var;
-            *rest = v + n;
-            return 0;
-        }
-    }
-    return -1;
+    size_t n = 0;
+    unsigned found = p->proto->var_by_name ? p->proto->var_by_name(v, &n) : 0;
+    if (!found || !(v[n] == 0 || v[n] == '+' || v[n] == '-' || v[n] == '|'))
+        return -1;
+    *var = found;
+    *rest = v + n;
+    return 0;
 }
 
 /* "$var", "$var+N", "$var-N": 0 with var and offset, or -1. */
-static int parse_var_value(struct parser *p, int field, const char *v, enum cf_var *var, int64_t *out)
+static int parse_var_value(struct parser *p, int field, const char *v, unsigned *var, int64_t *out)
 {
     const char *rest;
-    if (parse_var(v, var, &rest) < 0)
-        return fail(p, "unknown variable in '%s' ($addr $handle $len $window $rx $level)", v);
+    if (parse_var(p, v, var, &rest) < 0)
+        return fail(p, "unknown variable in '%s' (%s)", v,
+                    p->proto->var_names ? p->proto->var_names : "none in this protocol");
     *out = 0;
-    if (*var == CF_VAR_LEVEL) {
+    if (p->proto->var_is_bits && p->proto->var_is_bits(*var)) {
         /* "$level|RWE|RRE": the other bits by name (the module's symbols) */
         if (*rest == '|') {
             int rc = field >= 0 ? symbol(p, (unsigned)field, rest + 1, out) : 0;
@@ -132,7 +127,8 @@ static int parse_var_value(struct parser *p, int field, const char *v, enum cf_v
             return 0;
         }
         if (*rest)
-            return fail(p, "'$level' takes other attributes as $level|NAME|..., got '%s'", v);
+            return fail(p, "'%.*s' takes other bits by name as %.*s|NAME|..., got '%s'", (int)(rest - v), v,
+                        (int)(rest - v), v, v);
         return 0;
     }
     if (*rest && cf_parse_number(rest, out) < 0) /* "+N" or "-N" */

@@ -462,7 +462,15 @@ static int cmd_show(int argc, char **argv, FILE *out, FILE *err)
         return CF_EXIT_USAGE;
     }
     char msg[512];
-    const struct conform_protocol *pr = cf_protocol_default(); /* capture cases are VI/TCP's */
+    const struct conform_protocol *pr = NULL; /* the module with capture cases (VI/TCP's) */
+    for (const struct conform_protocol *const *p = cf_protocols; *p && !pr; p++)
+        if ((*p)->load_capture_case && (*p)->describe_capture_case)
+            pr = *p;
+    if (!pr) {
+        fputs("vitcp-conform: no protocol has capture cases\n", err);
+        free(c);
+        return CF_EXIT_USAGE;
+    }
     if (pr->load_capture_case(argv[2], c, msg, sizeof msg) < 0) {
         fprintf(err, "vitcp-conform: %s\n", msg);
         free(c);

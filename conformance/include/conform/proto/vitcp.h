@@ -29,6 +29,10 @@ enum cf_field {
 };
 _Static_assert(CF_F_COUNT <= CF_MAX_FIELDS, "VI/TCP fields fit a step");
 
+/* Run-time variables (st->var[], cf_match.var): the target's RDMA region,
+ * its CE segment's RDMA Read Window and Rx Descriptors Posted, its level. */
+enum cf_vitcp_var { CF_VAR_ADDR = 1, CF_VAR_HANDLE, CF_VAR_LEN, CF_VAR_WINDOW, CF_VAR_RX, CF_VAR_LEVEL };
+
 #define CF_DISC_TEXT_MAX CF_STEP_STR_MAX
 enum { CF_VITCP_STR_CALLING = 0, CF_VITCP_STR_CALLED = 1 }; /* st->str[]: calling=, called= */
 

@@ -561,7 +561,7 @@ static uint16_t target_level(struct cf_engine *e)
 }
 
 /* Value of a run-time variable: 0, or -1 (verdict decided). */
-static int var_value(struct run *r, enum cf_var var, int64_t *out)
+static int var_value(struct run *r, unsigned var, int64_t *out)
 {
     switch (var) {
     case CF_VAR_NONE: *out = 0; return 0;

@@ -102,6 +102,27 @@ static int parse_symbol(unsigned field, const char *text, int64_t *out, char *wh
     return 1;
 }
 
+static unsigned var_by_name(const char *text, size_t *len)
+{
+    static const struct { const char *name; unsigned var; } vars[] = {
+        {"$addr", CF_VAR_ADDR}, {"$handle", CF_VAR_HANDLE}, {"$len", CF_VAR_LEN},
+        {"$window", CF_VAR_WINDOW}, {"$rx", CF_VAR_RX}, {"$level", CF_VAR_LEVEL},
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        size_t n = strlen(vars[i].name);
+        if (strncmp(text, vars[i].name, n) == 0 && !isalnum((unsigned char)text[n])) {
+            *len = n;
+            return vars[i].var;
+        }
+    }
+    return 0;
+}
+
+static bool var_is_bits(unsigned var)
+{
+    return var == CF_VAR_LEVEL;
+}
+
 static int parse_options_list(struct cf_step *st, const char *v, char *why, size_t whylen)
 {
     static const struct { const char *name; uint32_t bit; } opts[] = {
@@ -204,6 +225,9 @@ const struct conform_protocol cf_proto_vitcp = {
     .field_relative = field_relative,
     .max_payload = VW_VITCP_SEG_MAX,
     .parse_symbol = parse_symbol,
+    .var_by_name = var_by_name,
+    .var_is_bits = var_is_bits,
+    .var_names = "$addr $handle $len $window $rx $level",
     .parse_send_arg = parse_send_arg,
     .state_init = state_init,
     .run_options = run_options,
