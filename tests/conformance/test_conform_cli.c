@@ -352,7 +352,7 @@ static void case_script_parses_choices(void **state)
     struct cf_case c;
     char err[256];
     assert_int_equal(cf_case_parse(text, "fair.case", &c, err, sizeof err), 0);
-    assert_true(c.segments && c.level_optional && c.advisory);
+    assert_true((c.flags & CF_VITCP_CASE_SEGMENTS) && (c.flags & CF_VITCP_CASE_LEVEL_OPTIONAL) && c.advisory);
     assert_int_equal(c.steps[1].var[CF_F_ATTRS], CF_VAR_LEVEL);
     assert_int_equal(c.steps[1].val[CF_F_ATTRS], 0x18); /* RWE|RRE beside the level */
     assert_int_equal(c.steps[2].type, VW_VITCP_CONNECT_ACCEPT);

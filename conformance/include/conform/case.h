@@ -60,11 +60,13 @@
  *                         with the fields as the reason
  *   expect A|B ...        either segment type matches (V19: ConnectReject or
  *                         ConnectNoMatch)
- *   segments              compare the target's segments one by one; without
+ *   segments              (VI/TCP's directive, c->flags) compare the
+ *                         target's segments one by one; without
  *                         it, segments of one message (Send, RdmaWrite,
  *                         RdmaReadResponse) are reassembled and an expect
  *                         sees the whole message (offset 0, EOM, every byte)
- *   level-optional        the request's reliability level is one a provider
+ *   level-optional        (VI/TCP's directive, c->flags) the request's
+ *                         reliability level is one a provider
  *                         may not offer: a ConnectReject instead of the
  *                         expected ConnectAccept makes the case not applicable
  *   advisory              the first requirement is a project decision where
@@ -192,9 +194,8 @@ struct cf_case {
     bool passive;           /* role passive: the implementation connects to the tester */
     bool needs_region;      /* uses the target's RDMA region */
     bool relay;             /* runs through the packet relay (relay.h) */
-    bool segments;          /* compare the target's segments one by one (segmentation is
-                               the rule under test); else its messages, reassembled */
-    bool level_optional;    /* a ConnectReject answering the request's level: not applicable */
+    uint32_t flags;         /* the module's own directives (VI/TCP: segments,
+                               level-optional; CF_VITCP_CASE_*) */
     bool advisory;          /* the first requirement is a project decision on what the draft
                                leaves open: its failure is an advisory verdict */
     struct cf_relay_action packet[CF_MAX_PACKET_ACTIONS];
@@ -204,7 +205,6 @@ struct cf_case {
     /* Capture-based cases (NAME.pcap[ng] + NAME.meta, see capcase.h). */
     bool from_capture;
     bool expect_fail;       /* meta 'verdict fail': the replay must fail */
-    bool replay_run_disc;   /* meta 'discriminator run': the run's Called Discriminator */
     uint8_t *blob;          /* the captured PDUs (owned; cf_case_set_free frees it) */
     size_t blob_len;
     bool cap_tester_init_known, cap_target_init_known;

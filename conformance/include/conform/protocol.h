@@ -108,6 +108,10 @@ struct conform_protocol {
     unsigned (*var_by_name)(const char *text, size_t *len);
     bool (*var_is_bits)(unsigned var);
     const char *var_names;
+    /* A header directive of the module's own (VI/TCP: segments,
+     * level-optional) into c->flags: 1 taken, 0 not the module's, -1 bad
+     * (why). May be NULL. */
+    int (*parse_directive)(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen);
     /* A send argument that is not a field (VI/TCP: calling=, opts=, crc=,
      * noeom): 1 taken, 0 not the module's, -1 bad (why). value is NULL for
      * a bare word. May be NULL. */

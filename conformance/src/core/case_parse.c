@@ -321,7 +321,7 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         if (ntok != 2)
             return fail(p, "'protocol' takes one name (%s)", cf_protocol_names());
         if (p->stepped)
-            return fail(p, "'protocol' must come before the steps");
+            return fail(p, "'protocol' must come before the steps (and the protocol's own directives)");
         const struct conform_protocol *pr = cf_protocol_find(tok[1]);
         if (!pr)
             return fail(p, "unknown protocol '%s' (%s)", tok[1], cf_protocol_names());
@@ -372,11 +372,10 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         char why[160];
         return cf_case_add_packet(c, tok, ntok, why, sizeof why) < 0 ? fail(p, "%s", why) : 0;
     }
-    if (strcmp(kw, "segments") == 0 || strcmp(kw, "level-optional") == 0 || strcmp(kw, "advisory") == 0) {
+    if (strcmp(kw, "advisory") == 0) {
         if (ntok != 1)
             return fail(p, "'%s' takes nothing", kw);
-        bool *flag = kw[0] == 's' ? &c->segments : kw[0] == 'l' ? &c->level_optional : &c->advisory;
-        *flag = true;
+        c->advisory = true;
         return 0;
     }
     if (strcmp(kw, "needs") == 0) {
@@ -384,6 +383,18 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
             return fail(p, "'needs' takes 'region'");
         c->needs_region = true;
         return 0;
+    }
+
+    /* The protocol's own directives (VI/TCP: segments, level-optional). */
+    if (p->proto->parse_directive) {
+        char why[200] = "";
+        int rc = p->proto->parse_directive(c, tok, ntok, why, sizeof why);
+        if (rc < 0)
+            return fail(p, "%s", why);
+        if (rc > 0) {
+            p->stepped = true; /* the protocol may no longer change */
+            return 0;
+        }
     }
 
     /* Steps. A trailing [ID] names the requirement the step checks. */

@@ -33,6 +33,17 @@ _Static_assert(CF_F_COUNT <= CF_MAX_FIELDS, "VI/TCP fields fit a step");
  * its CE segment's RDMA Read Window and Rx Descriptors Posted, its level. */
 enum cf_vitcp_var { CF_VAR_ADDR = 1, CF_VAR_HANDLE, CF_VAR_LEN, CF_VAR_WINDOW, CF_VAR_RX, CF_VAR_LEVEL };
 
+/* c->flags: the module's case directives. */
+enum {
+    CF_VITCP_CASE_SEGMENTS = 1u,       /* 'segments': compare the target's segments one by one
+                                          (segmentation is the rule under test); else its
+                                          messages, reassembled */
+    CF_VITCP_CASE_LEVEL_OPTIONAL = 2u, /* 'level-optional': a ConnectReject answering the
+                                          request's level: not applicable */
+    CF_VITCP_CASE_RUN_DISC = 4u,       /* capture meta 'discriminator run': the run's
+                                          Called Discriminator */
+};
+
 #define CF_DISC_TEXT_MAX CF_STEP_STR_MAX
 enum { CF_VITCP_STR_CALLING = 0, CF_VITCP_STR_CALLED = 1 }; /* st->str[]: calling=, called= */
 

@@ -361,7 +361,7 @@ static int settle_role(struct meta *m, struct cf_case *c)
             m->wild_type[VW_VITCP_CONNECT_REQUEST][CF_F_CALLED_LEN] = true;
         }
     } else if (m->disc == DISC_RUN) {
-        c->replay_run_disc = true;
+        c->flags |= CF_VITCP_CASE_RUN_DISC;
         m->wild[CF_F_CALLED_LEN] = true; /* the accept copies what the tester sent */
     }
     return 0;

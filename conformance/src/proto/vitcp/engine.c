@@ -362,7 +362,7 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
             return;
         }
     }
-    if (!r->c->segments && reassemble(r, seg, frame, index))
+    if (!(r->c->flags & CF_VITCP_CASE_SEGMENTS) && reassemble(r, seg, frame, index))
         return;
     enqueue(r, raw, len, seg, frame, index, false);
 }
@@ -684,7 +684,7 @@ static uint8_t *build_replay(struct run *r, const struct cf_step *st, size_t *ou
         enc.keep_seg_len = true;
     unsigned t = seg.hdr.type;
     bool is_init = t == VW_VITCP_CONNECT_REQUEST || t == VW_VITCP_CONNECT_ACCEPT;
-    if (c->replay_run_disc && t == VW_VITCP_CONNECT_REQUEST) {
+    if ((c->flags & CF_VITCP_CASE_RUN_DISC) && t == VW_VITCP_CONNECT_REQUEST) {
         size_t dl = strlen(cf_vitcp_settings(r->e)->discriminator);
         if (dl > VW_VITCP_DISC_MAX)
             dl = VW_VITCP_DISC_MAX;
@@ -1245,7 +1245,7 @@ static void do_expect(struct run *r, const struct cf_step *st)
                 return;
             }
             if (!st->skip_other) {
-                if (r->c->level_optional && st->type == VW_VITCP_CONNECT_ACCEPT &&
+                if ((r->c->flags & CF_VITCP_CASE_LEVEL_OPTIONAL) && st->type == VW_VITCP_CONNECT_ACCEPT &&
                     q->seg.hdr.type == VW_VITCP_CONNECT_REJECT) {
                     not_applicable(r, "the target refused the request's reliability level with ConnectReject: "
                                    "a provider need not offer every level (VIA 2.5, V19)");

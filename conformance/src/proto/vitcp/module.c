@@ -102,6 +102,21 @@ static int parse_symbol(unsigned field, const char *text, int64_t *out, char *wh
     return 1;
 }
 
+static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen)
+{
+    uint32_t flag = strcmp(tok[0], "segments") == 0         ? CF_VITCP_CASE_SEGMENTS
+                    : strcmp(tok[0], "level-optional") == 0 ? CF_VITCP_CASE_LEVEL_OPTIONAL
+                                                            : 0;
+    if (!flag)
+        return 0;
+    if (ntok != 1) {
+        snprintf(why, whylen, "'%s' takes nothing", tok[0]);
+        return -1;
+    }
+    c->flags |= flag;
+    return 1;
+}
+
 static unsigned var_by_name(const char *text, size_t *len)
 {
     static const struct { const char *name; unsigned var; } vars[] = {
@@ -225,6 +240,7 @@ const struct conform_protocol cf_proto_vitcp = {
     .field_relative = field_relative,
     .max_payload = VW_VITCP_SEG_MAX,
     .parse_symbol = parse_symbol,
+    .parse_directive = parse_directive,
     .var_by_name = var_by_name,
     .var_is_bits = var_is_bits,
     .var_names = "$addr $handle $len $window $rx $level",
