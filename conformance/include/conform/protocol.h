@@ -160,13 +160,13 @@ struct conform_protocol {
     bool (*is_capture_meta)(const char *name);
 };
 
-/* The registered modules (core/protocol.c), in order; NULL-terminated. */
+/* The registered modules (proto/registry.c), in order; NULL-terminated. */
 extern const struct conform_protocol *const cf_protocols[];
 /* The module named name (case-insensitive); NULL if none. */
 const struct conform_protocol *cf_protocol_find(const char *name);
 /* The default protocol of a case without a protocol line: VI/TCP. */
 const struct conform_protocol *cf_protocol_default(void);
-/* "vitcp|warp" for usage lines. */
+/* "vitcp, warp": the registered names, for messages. */
 const char *cf_protocol_names(void);
 
 #endif
