@@ -73,6 +73,8 @@ static enum vw_req lax_rule(const struct conn *c)
     case FAULT_KEEP_RDMA_GAP: return VW_REQ_WARP_W4_RDMA_CONTIGUOUS;
     case FAULT_KEEP_RID_UNKNOWN: return VW_REQ_WARP_INTRO_RDMA_RID_ALLOCATED;
     case FAULT_KEEP_OUT_OF_REGION: return VW_REQ_WARP_INTRO_REGION_BOUNDS;
+    case FAULT_KEEP_ISCSI_IMMEDIATE: return VW_REQ_WARP_B3_IMMEDIATE_SEND;
+    case FAULT_KEEP_ISCSI_TTT: return VW_REQ_WARP_B41_RID_IS_TTT;
     default: return VW_REQ_NONE;
     }
 }

@@ -38,7 +38,9 @@
     X(KEEP_NO_LAST, "keep-no-last", "WARP-SUMMARY-L-LAST", "receiving: a Send that starts before the previous one's Last chunk is taken") \
     X(KEEP_RDMA_GAP, "keep-rdma-gap", "WARP-A.1.1-RDMA-CONTIGUOUS", "receiving: an RDMA Write chunk that leaves a gap is placed") \
     X(KEEP_RID_UNKNOWN, "keep-rid-unknown", "WARP-INTRO-RDMA-RID-ALLOCATED", "receiving: an RDMA Write to an unknown RID is dropped, the connection kept") \
-    X(KEEP_OUT_OF_REGION, "keep-out-of-region", "WARP-INTRO-REGION-BOUNDS", "receiving: an RDMA Write outside the region is dropped, the connection kept")
+    X(KEEP_OUT_OF_REGION, "keep-out-of-region", "WARP-INTRO-REGION-BOUNDS", "receiving: an RDMA Write outside the region is dropped, the connection kept") \
+    X(KEEP_ISCSI_IMMEDIATE, "keep-iscsi-immediate", "WARP-B.3-IMMEDIATE-DATA-SEND", "--iscsi, receiving: an unsolicited Data-Out after RDMA Writes is taken") \
+    X(KEEP_ISCSI_TTT, "keep-iscsi-ttt", "WARP-B.4.1-RID-IS-TTT", "--iscsi, receiving: a Data-Out whose TTT is not its RDMA Writes' RID is taken")
 
 enum warp_fault {
     FAULT_NONE = 0,

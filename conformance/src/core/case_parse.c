@@ -175,7 +175,7 @@ static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
      * split=N cuts them into writes of N bytes, hold writes them together
      * with the next send's. */
     if (strcmp(tok, "hold") == 0 || strncmp(tok, "split=", 6) == 0) {
-        if (p->proto->run_case)
+        if (!p->proto->encode)
             return fail(p, "'%s' is the generic runner's; %s runs its cases itself", tok, p->proto->title);
         if (tok[0] == 'h') {
             st->hold = true;
