@@ -216,6 +216,41 @@ bool vw_eep_forward_check(const uint8_t *in_buf, const struct vw_eep_msg *in, co
                           const struct vw_eep_msg *out, enum vw_eep_link_state link,
                           struct vw_findings *findings);
 
+/* ------------------------------------------------------ router pairs */
+
+/*
+ * A capture that holds both hops of a message through a router (P11): the
+ * wire library pairs the copies so that lint and the dissector judge them
+ * alike. A copy pairs with an earlier one when the later was sent by the
+ * node the earlier was sent to (for a group destination: by another node
+ * than its sender), and both have the same version, EEP header apart from
+ * the priority, and OH fields; among such, one with the same data block
+ * and trailer first, else the oldest not yet forwarded. The pair is then
+ * judged by vw_eep_forward_check with the link state unknown (TAIL shift,
+ * records consumed, header, priority, data block and trailer unmodified),
+ * and a forwarded Hey-You!/Broadcast breaks EEP-6C-LOCAL-ONLY (P7).
+ */
+struct vw_eep_hop {
+    uint8_t src[16], dst[16]; /* the carrier's addresses: MAC (Ethernet) or IP (UDP) */
+    uint8_t len;              /* 6, 4 or 16; 0 = unknown (never paired) */
+};
+/* len 6 (MAC), 4 (IPv4) or 16 (IPv6); anything else leaves the hop unknown. */
+void vw_eep_hop_set(struct vw_eep_hop *hop, const uint8_t *src, const uint8_t *dst, size_t len);
+
+#define VW_EEP_PAIR_WINDOW 64 /* messages kept to pair with (copies of their bytes) */
+struct vw_eep_pairer;
+/* NULL when out of memory. */
+struct vw_eep_pairer *vw_eep_pairer_new(void);
+void vw_eep_pairer_free(struct vw_eep_pairer *p);
+/* Offer the next message of a capture (decoded without error from buf;
+ * frame numbers increase). Returns true when it is a router's copy of an
+ * earlier message: *first_frame names that one and the router rules go to
+ * findings (offsets in buf). The message is kept for later hops (a copy:
+ * buf may go away; when memory runs out it is not kept). */
+bool vw_eep_pairer_add(struct vw_eep_pairer *p, uint64_t frame, const struct vw_eep_hop *hop,
+                       enum vw_eep_carrier carrier, const uint8_t *buf, const struct vw_eep_msg *m,
+                       uint64_t *first_frame, struct vw_findings *fs);
+
 /* ------------------------------------------------------------ encoder */
 
 struct vw_eep_route_enc {
