@@ -430,10 +430,11 @@ static bool reads_clean_from(const uint8_t *buf, size_t len, size_t e, enum vw_e
 
 /*
  * P12: a record whose sender sized it otherwise than P2 / P4 (unpadded, or
- * the draft's symbol padding "-2-L") puts every byte after it at the wrong
- * offset. When the message as P2 / P4 frame it is faulty and some record k
- * ending anywhere from its last data byte to 7 bytes past its P2/P4 end
- * leaves a rest that reads clean, record k is the fault: said once under
+ * the draft's symbol padding "-2-L", a word count rounded up instead of
+ * down) puts every byte after it at the wrong offset. When the message as
+ * P2 / P4 frame it is faulty and some record k ending anywhere from its
+ * last data byte to a word past its P2/P4 end leaves a rest that reads
+ * clean, record k is the fault: said once under
  * its own rule, nothing after it read as fields. Returns the rule, or
  * VW_REQ_NONE when no record explains the fault.
  */
@@ -450,7 +451,7 @@ static enum vw_req misaligned_record(const uint8_t *buf, size_t len, enum vw_eep
             return VW_REQ_NONE;
         unsigned l = kind == VW_EEP_ROUTE_L2RH ? (buf[o + 1] & 0x3Fu) : buf[o + 4];
         size_t framed = kind == VW_EEP_ROUTE_L2RH ? vw_eep_l2rh_len(l) : vw_eep_symbol_len(l);
-        for (size_t e = o + head + l; e <= o + framed + 7 && e < len; e++) {
+        for (size_t e = o + head + l; e <= o + framed + VW_EEP_WORD && e < len; e++) {
             if (e == o + framed || !reads_clean_from(buf, len, e, carrier))
                 continue;
             enum vw_req req = kind == VW_EEP_ROUTE_L2RH ? VW_REQ_EEP_5A_L2RH_LEN : VW_REQ_EEP_5B_SYMBOL_LEN;
@@ -733,6 +734,9 @@ static bool next_hop(const struct vw_eep_hop *first, const struct vw_eep_hop *la
         return false;
     if (!memcmp(first->src, later->src, first->len) && !memcmp(first->dst, later->dst, first->len))
         return false;
+    /* a message does not go back where it came from */
+    if (!memcmp(first->src, later->dst, first->len))
+        return false;
     if (!memcmp(first->dst, later->src, first->len))
         return true;
     return hop_dst_group(first) && memcmp(first->src, later->src, first->len) != 0;
@@ -756,11 +760,15 @@ bool vw_eep_pairer_add(struct vw_eep_pairer *p, uint64_t frame, const struct vw_
     int best_score = 0;
     for (unsigned k = 0; k < VW_EEP_PAIR_WINDOW; k++) {
         struct pair_entry *e = &p->e[(p->next + k) % VW_EEP_PAIR_WINDOW];
-        /* The same frame again (a capture on two interfaces, a link-layer
-         * repeat): neither a hop nor kept a second time. */
+        /* The same frame again (the sender repeated it, a capture on two
+         * interfaces): not a hop, and not kept twice; the kept one stands
+         * for it, as this frame and free to be forwarded again. */
         if (e->used && e->hop.len == hop->len && !memcmp(e->hop.src, hop->src, hop->len) &&
-            !memcmp(e->hop.dst, hop->dst, hop->len) && e->len == m->msg_len && !memcmp(e->bytes, buf, e->len))
+            !memcmp(e->hop.dst, hop->dst, hop->len) && e->len == m->msg_len && !memcmp(e->bytes, buf, e->len)) {
+            e->frame = frame;
+            e->forwarded = false;
             return false;
+        }
     }
     for (unsigned k = 0; k < VW_EEP_PAIR_WINDOW; k++) {
         struct pair_entry *e = &p->e[(p->next + k) % VW_EEP_PAIR_WINDOW]; /* oldest first */

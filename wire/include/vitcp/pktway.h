@@ -223,9 +223,10 @@ bool vw_eep_forward_check(const uint8_t *in_buf, const struct vw_eep_msg *in, co
  * wire library pairs the copies so that lint and the dissector judge them
  * alike. A copy pairs with an earlier one when the later was sent by the
  * node the earlier was sent to (for a group destination: by another node
- * than its sender), and both have the same version, EEP header apart from
+ * than its sender) and not back to the earlier one's sender, and both have the same version, EEP header apart from
  * the priority, and OH fields; among such, one with the same data block
- * and trailer first, else the oldest not yet forwarded. The pair is then
+ * and trailer first, else the oldest not yet forwarded (the same frame
+ * again, same addresses and bytes, is no hop and is kept once). The pair is then
  * judged by vw_eep_forward_check with the link state unknown (TAIL shift,
  * records consumed, header, priority, data block and trailer unmodified),
  * and a forwarded Hey-You!/Broadcast breaks EEP-6C-LOCAL-ONLY (P7).
