@@ -154,7 +154,10 @@ struct vw_eep_msg {
  * bytes (P3). Returns VW_REQ_NONE when parsed (other violations go to
  * findings, which may be NULL), or the rule that made parsing impossible:
  * VW_REQ_EEP_4A_TRUNCATED, VW_REQ_EEP_5A_L2RH_LEN, VW_REQ_EEP_5B_SYMBOL_LEN,
- * VW_REQ_EEP_7_OH_FORMAT, VW_REQ_EEP_6H_DL_FITS.
+ * VW_REQ_EEP_7_OH_FORMAT, VW_REQ_EEP_6H_DL_FITS, VW_REQ_EEP_1B_8B_WORDS (a
+ * message that is not whole words, P11). A record sized otherwise than
+ * P2 / P4 is found by the clean reading after it and returned as
+ * 5A / 5B with one finding; msg->routes_len is then its offset (P12).
  */
 enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *msg,
                           struct vw_findings *findings);
