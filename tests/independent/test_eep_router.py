@@ -4,13 +4,14 @@ lint and the plugin alike. A right router (L2RH consumed, TAIL shifted, or
 left alone when its MSbit is set, LSbit set on an error it saw) is clean;
 a wrong TAIL shift is red under EEP-10-EI-SHIFT, a changed data block
 under EEP-8-DB-UNMODIFIED, a changed priority under
-EEP-4B-ONLY-TAIL-MODIFIED, a kept L2RH under EEP-5-HR-CONSUMES-L2RH and a
+EEP-4B-ONLY-TAIL-MODIFIED, a kept L2RH under EEP-5-HR-CONSUMES-L2RH, a kept
+symbol under EEP-5-SYMBOL-CONSUMED and a
 forwarded Hey-You!/Broadcast under EEP-6C-LOCAL-ONLY; the plugin links the
 copy to its first hop (pktway.first_hop_in)."""
 import unittest
 
 from eep_pcap import (IP_A, IP_B, IP_R, MAC_A, MAC_B, MAC_BROADCAST, MAC_R, capture, ether, ids, l2rh, lint,
-                      message, tshark, udp)
+                      message, symbol, tshark, udp)
 
 DATA = b"a data block of forty bytes, unchanged."
 MSB = 0x8000000000000000
@@ -47,6 +48,11 @@ CASES = {
     "data_changed": (pair(out_data=DATA.upper()), {"EEP-8-DB-UNMODIFIED"}),
     "priority_changed": (pair(out_priority=9), {"EEP-4B-ONLY-TAIL-MODIFIED"}),
     "l2rh_kept": (pair(keep_l2rh=True), {"EEP-5-HR-CONSUMES-L2RH"}),
+    "symbol_kept": (hops(message(pt=0x0001, data=DATA, ei=0x1, records=symbol(0x42, b"sym")),
+                         message(pt=0x0001, data=DATA, ei=0x2, records=symbol(0x42, b"sym"))),
+                    {"EEP-5-SYMBOL-CONSUMED"}),
+    "symbol_consumed": (hops(message(pt=0x0001, data=DATA, ei=0x1, records=symbol(0x42, b"sym")),
+                             message(pt=0x0001, data=DATA, ei=0x2)), set()),
     "hey_you_forwarded": (pair(dt=0x7FFFFE, first_dst=MAC_BROADCAST), {"EEP-6C-LOCAL-ONLY"}),
     "broadcast_forwarded": (pair(dt=0x7FFFFF, first_dst=MAC_BROADCAST), {"EEP-6C-LOCAL-ONLY"}),
     # no pair: sent back to its sender; another message; the same frame twice
