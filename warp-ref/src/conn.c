@@ -79,6 +79,23 @@ static enum vw_req lax_rule(const struct conn *c)
     }
 }
 
+/* A receiving fault's rule not acted on where no finding says so: one line
+ * per connection. */
+static void lax_note(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lax_note(struct conn *c, const char *fmt, ...)
+{
+    if (c->lax_noted)
+        return;
+    c->lax_noted = true;
+    char detail[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    peer_event("event=finding conn=%u rule=%s severity=ignored detail=%s (--fault %s)", c->id,
+               vw_req_id(lax_rule(c)), detail, warp_fault_name(c->tx.fault));
+}
+
 /* Every finding as a line; true if one is an error (the connection fails).
  * The rule of a receiving fault is a note instead. */
 static bool report(struct conn *c, const struct vw_findings *fs)
@@ -219,8 +236,11 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
         err = find_region(c, ch, &ri, &at, &all);
     if (report(c, &all))
         return;
-    if (err != VW_REQ_NONE && err == lax_rule(c))
-        return; /* keep-rid-unknown, keep-out-of-region, keep-unframed: nowhere to place it; dropped */
+    if (err != VW_REQ_NONE && err == lax_rule(c)) {
+        /* keep-rid-unknown, keep-out-of-region, keep-unframed: nowhere to place it; dropped */
+        lax_note(c, "chunk at stream offset %llu dropped", (unsigned long long)off);
+        return;
+    }
     if (err != VW_REQ_NONE) {
         if (!c->failed) /* a fatal rule without a finding of its own */
             fail(c, vw_req_id(err), "chunk at stream offset %llu cannot be parsed", (unsigned long long)off);
@@ -240,7 +260,10 @@ int peer_conn_feed(struct conn *c, const uint8_t *data, size_t len)
     enum vw_req e = vw_warp_framer_feed(&c->framer, data, len, on_chunk, c);
     if (!c->failed && c->framer.oom)
         fail(c, NULL, "no memory to gather a chunk");
-    else if (!c->failed && e != VW_REQ_NONE && e != lax_rule(c))
+    else if (!c->failed && e != VW_REQ_NONE && e == lax_rule(c))
+        lax_note(c, "the stream cannot be framed at offset %llu; the rest is dropped",
+                 (unsigned long long)c->framer.stream_off);
+    else if (!c->failed && e != VW_REQ_NONE)
         fail(c, vw_req_id(e), "Chunk length under the type's header plus Adler-32 at stream offset %llu: "
              "the stream cannot be framed", (unsigned long long)c->framer.stream_off);
     return c->failed ? -1 : 0;
