@@ -236,11 +236,6 @@ static int tx_frame(struct conn *c, struct vw_ddp_hdr *h, const uint8_t *payload
         else
             e.payload_crc = VW_IFT_CRC_OMIT;
         break;
-    case FAULT_BAD_PAYLOAD_SIZE:
-        e.keep_sizes = true;
-        e.header_size = (uint16_t)dn;
-        e.payload_size = (uint16_t)(len + 1u);
-        break;
     default: break;
     }
     uint8_t fr[VW_IFT_FRAME_HDR_LEN + sizeof ddp + 2 * VW_IFT_CRC_LEN + PEER_FRAG_MAX];

@@ -20,7 +20,6 @@
     X(BAD_HDR_CRC, "bad-hdr-crc", "IFT-5.1-HDR-CRC", "every header CRC has every bit inverted (needs HC)") \
     X(BAD_PAYLOAD_CRC, "bad-payload-crc", "IFT-5.1-PAYLOAD-CRC", "every payload CRC has every bit inverted (needs PC)") \
     X(OMIT_CRC, "omit-crc", "IFT-5.1-CRC-AS-NEGOTIATED", "frames leave out the header CRC (or, without HC, the payload CRC) announced") \
-    X(BAD_PAYLOAD_SIZE, "bad-payload-size", "IFT-5.1-FRAME-LEN", "every frame's payload_size counts one byte more than the frame carries") \
     X(RDMAP_VERSION, "rdmap-version", "IFT-4.2-R-MODE", "RDMAP version 0 in every DDP header although both ends set R") \
     X(RDMA_HDR_IN_HDR, "rdma-hdr-in-header", "IFT-5.1-RDMA-HDR-IN-PAYLOAD", "--connect: Read Requests count their RDMAP header in header_size (46)") \
     X(EARLY_FRAMES, "early-frames", "IFT-4.2-FRAMES-AFTER-PHASE1", "--connect: frames right after phase 0, before phase 1 arrived (VTag 0)") \
