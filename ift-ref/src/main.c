@@ -6,8 +6,8 @@
  *   ift-peer [--listen PORT] [--bind ADDR] [common options] [--idle MS] [--once]
  *   ift-peer --connect HOST:PORT [--send N]... [--write N]... [--read N]...
  *            [--count N] [--region ADDR:STAG:LEN] [--timeout MS] [common options]
- *   ift-peer --list-faults | --help
- *   common: [--flags LIST] [--vtag N] [--require LIST] [--frag N] [--max-msg N]
+ *   ift-peer --list-faults | --list-choices | --help
+ *   common: [--flags LIST] [--vtag N] [--require LIST] [--choice LIST] [--frag N] [--max-msg N]
  *           [--region-addr ADDR] [--stag N] [--region-size N] [--fault NAME]
  *
  * As a target (role B) it serves every connection independently in one poll
@@ -213,9 +213,10 @@ static void usage(FILE *f)
             "usage: ift-peer [--listen PORT] [--bind ADDR] [--idle MS] [--once] [common options]\n"
             "       ift-peer --connect HOST:PORT [--send N]... [--write N]... [--read N]... [--count N]\n"
             "                [--region ADDR:STAG:LEN] [--timeout MS] [common options]\n"
-            "       ift-peer --list-faults\n"
-            "common options: [--flags LIST] [--vtag N] [--require LIST] [--frag N] [--max-msg N]\n"
-            "                [--region-addr ADDR] [--stag N] [--region-size N] [--fault NAME]\n"
+            "       ift-peer --list-faults | --list-choices\n"
+            "common options: [--flags LIST] [--vtag N] [--require LIST] [--choice NAME[=VALUE][,...]]...\n"
+            "                [--frag N] [--max-msg N] [--region-addr ADDR] [--stag N] [--region-size N]\n"
+            "                [--fault NAME]\n"
             "A reference IFT endpoint over TCP (default port %u). As a target (role B, --listen) it answers\n"
             "the adaption indication, echoes every Send, places RDMA Writes into the region it announces and\n"
             "answers RDMA Read Requests; with --connect (role A) it sends the given operations and checks every\n"
@@ -227,6 +228,7 @@ static void usage(FILE *f)
             "  --vtag N             this end's VTag (default: random at every connection)\n"
             "  --require LIST       abort when the peer's indication does not offer: hc, pc (its CRCs), no-hc,\n"
             "                       no-pc (no CRCs), checked-hc, checked-pc (IH / IP clear)\n"
+            "  --choice LIST        choices the draft allows (see --list-choices), applied over --flags/--require\n"
             "  --frag N             payload bytes per DDP segment, 1..%u (default %u)\n"
             "  --max-msg N          largest Send message reassembled (default %lu)\n"
             "  --region-addr ADDR   tagged offset of the region's first byte, hex (default 0x%llx)\n"
@@ -312,6 +314,77 @@ static int parse_list(const char *arg, const char *const *names, const uint32_t 
     return 0;
 }
 
+/* Choices the IFT draft leaves to each end (4.2), as vipl-peer's --choice:
+ * not faults. They apply on top of --flags and --require. */
+static const struct choice {
+    const char *name, *arg, *what;
+    uint32_t set, clear;
+    unsigned require;
+} CHOICES[] = {
+    {"no-r", NULL, "R clear: DDP mode wanted (4.2 R; both ends must agree)", 0, VW_IFT_FLAG_R, 0},
+    {"no-hc", NULL, "send no header CRC (4.2 HC)", 0, VW_IFT_FLAG_HC, 0},
+    {"no-pc", NULL, "send no payload CRC (4.2 PC)", 0, VW_IFT_FLAG_PC, 0},
+    {"ih", NULL, "announce IH: received header CRCs are not checked (4.2 IH, I9)", VW_IFT_FLAG_IH, 0, 0},
+    {"ip", NULL, "announce IP: received payload CRCs are not checked (4.2 IP, I9)", VW_IFT_FLAG_IP, 0, 0},
+    {"sp", NULL, "announce SP: the peer may place speculatively (4.2 SP)", VW_IFT_FLAG_SP, 0, 0},
+    {"sm", NULL, "set SM (willing to send markers; none are ever sent, I9)", VW_IFT_FLAG_SM, 0, 0},
+    {"rm", NULL, "set RM (wishes to receive markers, I9)", VW_IFT_FLAG_RM, 0, 0},
+    {"require-hc", NULL, "abort when the peer sends no header CRC (4.2 HC, SHOULD abort)", 0, 0, REQ_HC},
+    {"require-pc", NULL, "abort when the peer sends no payload CRC (4.2 PC)", 0, 0, REQ_PC},
+    {"refuse-hc", NULL, "abort when the peer sends header CRCs (4.2 HC)", 0, 0, REQ_NO_HC},
+    {"refuse-pc", NULL, "abort when the peer sends payload CRCs (4.2 PC)", 0, 0, REQ_NO_PC},
+    {"require-checked-hc", NULL, "close when the peer announces IH (4.2 IH)", 0, 0, REQ_CHECKED_HC},
+    {"require-checked-pc", NULL, "close in error when the peer announces IP (4.2 IP)", 0, 0, REQ_CHECKED_PC},
+    {"frag", "N", "payload bytes per DDP segment, as --frag", 0, 0, 0},
+};
+
+static void list_choices(void)
+{
+    for (size_t i = 0; i < sizeof CHOICES / sizeof CHOICES[0]; i++)
+        printf("%s%s%s  %s\n", CHOICES[i].name, CHOICES[i].arg ? "=" : "", CHOICES[i].arg ? CHOICES[i].arg : "",
+               CHOICES[i].what);
+}
+
+/* One --choice argument: NAME[=VALUE][,NAME...] into set/clear/require. */
+static int parse_choices(const char *arg, uint32_t *set, uint32_t *clear, unsigned *require, size_t *frag)
+{
+    char list[256];
+    if (strlen(arg) >= sizeof list) {
+        fprintf(stderr, "ift-peer: --choice list too long\n");
+        return -1;
+    }
+    strcpy(list, arg);
+    for (char *save, *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *val = strchr(item, '=');
+        if (val)
+            *val++ = '\0';
+        const struct choice *ch = NULL;
+        for (size_t i = 0; i < sizeof CHOICES / sizeof CHOICES[0]; i++)
+            if (!strcmp(CHOICES[i].name, item))
+                ch = &CHOICES[i];
+        if (!ch) {
+            fprintf(stderr, "ift-peer: unknown choice '%s' (see --list-choices)\n", item);
+            return -1;
+        }
+        if (!ch->arg != !val) {
+            fprintf(stderr, "ift-peer: choice '%s' %s\n", item, ch->arg ? "needs =VALUE" : "takes no value");
+            return -1;
+        }
+        if (val) { /* frag=N */
+            unsigned long v;
+            if (parse_num(val, 1, PEER_FRAG_MAX, &v)) {
+                fprintf(stderr, "ift-peer: bad value '%s' for choice '%s' (%s=%s)\n", val, item, item, ch->arg);
+                return -1;
+            }
+            *frag = v;
+        }
+        *set |= ch->set;
+        *clear |= ch->clear;
+        *require |= ch->require;
+    }
+    return 0;
+}
+
 static int bad(const char *what, const char *arg)
 {
     fprintf(stderr, "ift-peer: bad %s '%s' (see --help)\n", what, arg);
@@ -331,7 +404,8 @@ int main(int argc, char **argv)
         {"once", no_argument, 0, '1'}, {"send", required_argument, 0, 's'},
         {"write", required_argument, 0, 'w'}, {"read", required_argument, 0, 'r'},
         {"count", required_argument, 0, 'n'}, {"region", required_argument, 0, 'G'},
-        {"timeout", required_argument, 0, 'T'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"timeout", required_argument, 0, 'T'}, {"choice", required_argument, 0, 'K'},
+        {"list-choices", no_argument, 0, 'k'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     static const char *const flag_names[] = {"R", "HC", "PC", "IH", "IP", "SP", "SM", "RM"};
     static const uint32_t flag_bits[] = {VW_IFT_FLAG_R,  VW_IFT_FLAG_HC, VW_IFT_FLAG_PC, VW_IFT_FLAG_IH,
                                          VW_IFT_FLAG_IP, VW_IFT_FLAG_SP, VW_IFT_FLAG_SM, VW_IFT_FLAG_RM};
@@ -345,6 +419,8 @@ int main(int argc, char **argv)
     unsigned long v;
     uint32_t bits;
     bool listen_given = false;
+    uint32_t choice_set = 0, choice_clear = 0;
+    unsigned choice_require = 0;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -430,6 +506,11 @@ int main(int argc, char **argv)
             if (parse_num(optarg, 1, 3600000, &o.timeout_ms))
                 return bad("--timeout", optarg);
             break;
+        case 'K':
+            if (parse_choices(optarg, &choice_set, &choice_clear, &choice_require, &o.frag))
+                return 2;
+            break;
+        case 'k': list_choices(); return tool_stdout_check("ift-peer");
         case 'h': usage(stdout); return tool_stdout_check("ift-peer");
         default: /* getopt's own message would name the program by its path */
             fprintf(stderr, "ift-peer: unknown option or missing value: %s\n", argv[optind > 1 ? optind - 1 : 1]);
@@ -441,6 +522,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "ift-peer: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
+    o.flags = (o.flags & ~choice_clear) | choice_set;
+    o.require |= choice_require;
     if (o.connect && listen_given) {
         fprintf(stderr, "ift-peer: --listen (role B) and --connect (role A) exclude each other\n");
         return 2;

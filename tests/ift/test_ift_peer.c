@@ -1200,6 +1200,7 @@ static void test_command_line(void **state)
         {"--fault", "nope", NULL}, {"--frag", "0", NULL}, {"--listen", "70000", NULL}, {"--send", "5", NULL},
         {"--flags", "R,XX", NULL}, {"--require", "maybe", NULL}, {"--region", "zz", NULL}, {"--bogus", NULL},
         {"--vtag", "65536", NULL}, {"--connect", "127.0.0.1:1", NULL}, {"--listen", NULL},
+        {"--choice", "bogus", NULL}, {"--choice", "frag", NULL}, {"--choice", "ih=1", NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct proc p;
@@ -1240,6 +1241,29 @@ static void test_command_line(void **state)
     assert_string_equal(a.text, b.text);
     proc_free(&a);
     proc_free(&b);
+    /* --choice applies over --flags: the listening line and the answer show it */
+    struct target t;
+    target_start(&t, "--flags", "R,HC,PC", "--choice", "no-r,ih,frag=7", "--choice", "refuse-pc", NULL);
+    assert_true(find_line(&t.p, "event=listening ", "flags=HC|PC|IH", NULL, 0));
+    struct raw r;
+    assert_false(raw_negotiate(&r, t.port, NULL, VW_IFT_FLAG_PC)); /* refuse-pc: aborted */
+    raw_free(&r);
+    assert_true(raw_negotiate(&r, t.port, NULL, 0));
+    assert_int_equal(r.peer.flags, VW_IFT_FLAG_PH | VW_IFT_FLAG_HC | VW_IFT_FLAG_PC | VW_IFT_FLAG_IH);
+    uint8_t m[20] = "cut into segments";
+    raw_send_msg(&r, 0x40, m, sizeof m);
+    raw_pump(&r, 5000, have_frames, 3); /* frag=7: 7 + 7 + 6 */
+    assert_int_equal(r.nfr, 3);
+    assert_int_equal(r.fr[2].len, 6);
+    raw_free(&r);
+    target_stop(&t);
+    const char *lc[] = {"--list-choices", NULL};
+    proc_start(&a, lc);
+    assert_int_equal(proc_wait_exit(&a, 10000), 0);
+    check_stderr(&a);
+    assert_non_null(strstr(a.text, "require-checked-pc  "));
+    assert_non_null(strstr(a.text, "frag=N  "));
+    proc_free(&a);
 }
 
 /* Random bytes never crash the target; each connection is closed. */
