@@ -241,8 +241,8 @@ static void usage(FILE *f)
             "                       a Send / RDMA Write / RDMA Read Request of N bytes (repeatable, in order);\n"
             "                       Writes and Reads address the target's region from its first byte\n"
             "  --count N            run the operation list N times (default 1)\n"
-            "  --region A:S:L       the target's region from its event=region line (hex:decimal:decimal,\n"
-            "                       default 0x%llx:1:%lu)\n"
+            "  --region A:S:L       the target's region from its event=region line: address and STag in hex,\n"
+            "                       length in decimal (default %llx:1:%lu)\n"
             "  --timeout MS         give up after MS without traffic (default 10000)\n"
             "Exit status: 0 success, 1 a failed operation or connection, 2 usage error.\n",
             VW_IFT_DEFAULT_PORT, VW_IFT_DEFAULT_PORT, PEER_FRAG_MAX, PEER_DEFAULT_FRAG, PEER_DEFAULT_MAX_MSG,
@@ -275,11 +275,11 @@ static int parse_hex64(const char *s, uint64_t *out)
     return 0;
 }
 
-/* ADDR:STAG:LEN, hex, decimal, decimal (as the event=region line prints them). */
+/* ADDR:STAG:LEN, hex, hex, decimal (vitcp-conform --region's format). */
 static int parse_region(const char *s, struct peer_opts *o)
 {
     char buf[128], *colon1, *colon2;
-    unsigned long stag;
+    uint64_t stag;
     if (strlen(s) >= sizeof buf)
         return -1;
     strcpy(buf, s);
@@ -287,7 +287,7 @@ static int parse_region(const char *s, struct peer_opts *o)
         return -1;
     *colon1 = *colon2 = '\0';
     const char *addr = strncmp(buf, "0x", 2) == 0 ? buf + 2 : buf;
-    if (parse_hex64(addr, &o->peer_addr) || parse_num(colon1 + 1, 0, 0xFFFFFFFFul, &stag) ||
+    if (parse_hex64(addr, &o->peer_addr) || parse_hex64(colon1 + 1, &stag) || stag > 0xFFFFFFFFu ||
         parse_num(colon2 + 1, 1, 1ul << 30, &o->peer_len))
         return -1;
     o->peer_stag = (uint32_t)stag;
