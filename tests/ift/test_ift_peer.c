@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -61,6 +62,8 @@ struct proc {
     bool exited;
 };
 
+static rlim_t child_nofile; /* RLIMIT_NOFILE of the next child, 0: inherited */
+
 static void proc_start(struct proc *p, const char *const *args)
 {
     static unsigned n;
@@ -82,6 +85,10 @@ static void proc_start(struct proc *p, const char *const *args)
         int e = open(p->errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         dup2(e, 2);
         close(fds[0]);
+        if (child_nofile) {
+            struct rlimit rl = {child_nofile, child_nofile};
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
         execv(peer_path, (char *const *)argv);
         _exit(127);
     }
@@ -1301,6 +1308,66 @@ static void test_random_bytes(void **state)
     target_stop(&t);
 }
 
+/* Out of descriptors: queued connections are refused at once (the listen
+ * guard), the target does not spin, and serves again once descriptors free. */
+static void test_out_of_descriptors(void **state)
+{
+    (void)state;
+    struct target t;
+    child_nofile = 24;
+    target_start(&t, NULL);
+    child_nofile = 0;
+    enum { N = 40 };
+    int fds[N];
+    for (int i = 0; i < N; i++) {
+        fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)t.port)};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        assert_int_equal(connect(fds[i], (struct sockaddr *)&a, sizeof a), 0);
+    }
+    if (!proc_wait_line(&t.p, "event=refused reason=no-descriptors", NULL, NULL, 0, 5000))
+        fail_msg("no refusal in:\n%s", t.p.text);
+    /* the refused ones learn at once: EOF or RST, not a timeout */
+    unsigned ended = 0;
+    for (int i = 0; i < N; i++) {
+        struct pollfd pf = {fds[i], POLLIN, 0};
+        char b;
+        if (poll(&pf, 1, i < N - 1 ? 0 : 200) > 0 && recv(fds[i], &b, 1, MSG_DONTWAIT) <= 0)
+            ended++;
+    }
+    assert_true(ended > 0);
+    /* no busy loop while the accepted ones hold every descriptor */
+    char path[64], stat[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)t.p.pid);
+    unsigned long ticks[2];
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        const char *p = strrchr(stat, ')');
+        assert_non_null(p);
+        unsigned long ut, st;
+        assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st), 2);
+        ticks[k] = ut + st;
+        if (k == 0)
+            usleep(1000000);
+    }
+    assert_true(ticks[1] - ticks[0] < (unsigned long)sysconf(_SC_CLK_TCK) / 2);
+    for (int i = 0; i < N; i++)
+        close(fds[i]);
+    struct raw r; /* descriptors free again: served */
+    double end = now_ms() + 5000;
+    bool ok = false;
+    while (!ok && now_ms() < end) {
+        ok = raw_negotiate(&r, t.port, NULL, VW_IFT_FLAG_R);
+        raw_free(&r);
+    }
+    assert_true(ok);
+    target_stop(&t);
+}
+
 int main(void)
 {
     peer_path = getenv("IFT_PEER");
@@ -1324,6 +1391,7 @@ int main(void)
         cmocka_unit_test(test_every_fault_is_visible),
         cmocka_unit_test(test_command_line),
         cmocka_unit_test(test_random_bytes),
+        cmocka_unit_test(test_out_of_descriptors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     rmdir(tmpdir);
