@@ -183,6 +183,11 @@ static int dial(const char *hostport)
     }
     memcpy(host, hostport, (size_t)(colon - hostport));
     host[colon - hostport] = '\0';
+    size_t hl = strlen(host);
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') { /* [IPv6]:PORT */
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = '\0';
+    }
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
     int e = getaddrinfo(host, colon + 1, &hints, &res);
     if (e) {

@@ -528,6 +528,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "ift-peer: --listen (role B) and --connect (role A) exclude each other\n");
         return 2;
     }
+    if (o.connect && (!strrchr(o.connect, ':') || o.connect[0] == ':' || !strrchr(o.connect, ':')[1])) {
+        fprintf(stderr, "ift-peer: --connect needs HOST:PORT, not '%s'\n", o.connect);
+        return 2;
+    }
     if (!o.connect && o.nops) {
         fprintf(stderr, "ift-peer: --send, --write and --read need --connect\n");
         return 2;

@@ -1207,11 +1207,12 @@ static void test_every_fault_is_visible(void **state)
 static void test_command_line(void **state)
 {
     (void)state;
-    static const char *const bad[][4] = {
+    static const char *const bad[][5] = {
         {"--fault", "nope", NULL}, {"--frag", "0", NULL}, {"--listen", "70000", NULL}, {"--send", "5", NULL},
         {"--flags", "R,XX", NULL}, {"--require", "maybe", NULL}, {"--region", "zz", NULL}, {"--bogus", NULL},
         {"--vtag", "65536", NULL}, {"--connect", "127.0.0.1:1", NULL}, {"--listen", NULL},
         {"--choice", "bogus", NULL}, {"--choice", "frag", NULL}, {"--choice", "ih=1", NULL},
+        {"--connect", "5996", "--send", "1", NULL}, {"--connect", "host:", "--send", "1", NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct proc p;
