@@ -37,6 +37,7 @@ static int proto_ift = -1;
 static int ift_tap = -1;
 static dissector_handle_t ift_handle;
 static dissector_handle_t ddp_rdmap_handle;
+static int proto_ddp_rdmap = -1; /* Wireshark's iwarp_ddp_rdmap, for its per-frame data */
 
 static int hf_ift_ai = -1;
 static int hf_ift_ai_magic = -1;
@@ -119,10 +120,17 @@ struct ift_side {
     guint32 ai_slot_raw_offset;
 };
 
+/* The segments of one untagged Send as Wireshark's DDP/RDMAP dissector
+ * reassembles them (see ift_call_ddp_rdmap). */
+struct ift_send_msg {
+    void *ddp_head; /* DDP's reassembly, as it caches it on the last segment's frame */
+};
+
 struct ift_conv {
     address side0_addr; /* the side that sent the first packet seen */
     guint32 side0_port;
     struct ift_side side[2];
+    struct ift_send_msg *open_send[2]; /* first pass: the Send each direction is in */
     struct vw_ift_nego nego; /* the wire library's rule state, advanced on the first pass */
 };
 
@@ -133,6 +141,7 @@ struct ift_pdu_record {
     guint32 peer_ai_frame;
     guint8 mode;                        /* enum ift_mode */
     rule_findings_t findings;
+    struct ift_send_msg *send_msg;      /* untagged Send segments handed to DDP/RDMAP */
 };
 
 static struct ift_conv *ift_get_conv(packet_info *pinfo)
@@ -345,8 +354,52 @@ static gboolean ift_trips_rpcrdma_revisit(packet_info *pinfo, const guint8 *ddp,
     return !h.tagged && h.last && send && h.mo > 0;
 }
 
-static void ift_call_ddp_rdmap(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
-                               guint32 hs, int payload_offset, guint32 ps)
+/* An untagged Send segment: what DDP/RDMAP reassembles. */
+static gboolean ift_ddp_send(const guint8 *ddp, guint32 hs, struct vw_ddp_hdr *h)
+{
+    if (!vw_ddp_decode(ddp, hs, h) || h->tagged)
+        return FALSE;
+    return h->rdmap_opcode == VW_RDMAP_SEND || h->rdmap_opcode == VW_RDMAP_SEND_INVALIDATE ||
+           h->rdmap_opcode == VW_RDMAP_SEND_SE || h->rdmap_opcode == VW_RDMAP_SEND_SE_INVALIDATE;
+}
+
+/*
+ * Wireshark 4.0's DDP/RDMAP dissector reassembles untagged Sends (preference
+ * iwarp_ddp_rdmap.reassemble_iwarp_rdma_send, on by default), one direction
+ * at a time, and caches the reassembly in the frame's own data (key 0) only
+ * when it gets it back: on a message's last segment. On every later pass it
+ * adds each earlier segment again, as new, to a reassembly that no last
+ * segment completes any more, and every addition walks that list: the second
+ * pass of a file (tshark -2, Wireshark loading it) cost time quadratic in the
+ * number of multi-segment Sends (issue 22: 2.2 s for 8000 three-segment
+ * Sends, 0.5 s for 4000). So on the first pass the segments of each Send are
+ * linked to one record that takes DDP's cache from the last segment; a
+ * revisit of an earlier segment puts that cache in its own frame first, and
+ * DDP finds it there as on the last segment: it shows where the message was
+ * reassembled and adds nothing.
+ */
+static void ift_ddp_send_track(packet_info *pinfo, struct ift_conv *c, int dir, struct ift_pdu_record *rec,
+                               const struct vw_ddp_hdr *h, gboolean after)
+{
+    if (proto_ddp_rdmap <= 0)
+        return;
+    if (!PINFO_FD_VISITED(pinfo)) {
+        if (!after) {
+            if (!c->open_send[dir])
+                c->open_send[dir] = wmem_new0(wmem_file_scope(), struct ift_send_msg);
+            rec->send_msg = c->open_send[dir];
+        } else if (h->last && rec->send_msg) {
+            rec->send_msg->ddp_head = p_get_proto_data(wmem_file_scope(), pinfo, proto_ddp_rdmap, 0);
+            c->open_send[dir] = NULL;
+        }
+    } else if (!after && rec->send_msg && rec->send_msg->ddp_head &&
+               !p_get_proto_data(wmem_file_scope(), pinfo, proto_ddp_rdmap, 0)) {
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_ddp_rdmap, 0, rec->send_msg->ddp_head);
+    }
+}
+
+static void ift_call_ddp_rdmap(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, struct ift_conv *c, int dir,
+                               struct ift_pdu_record *rec, guint32 hs, int payload_offset, guint32 ps)
 {
     /* DDP sees header and payload as one segment, without the header CRC. */
     guint32 len = hs + ps;
@@ -355,6 +408,10 @@ static void ift_call_ddp_rdmap(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
     tvb_memcpy(tvb, buf + hs, payload_offset, ps);
     tvbuff_t *ddp_tvb = tvb_new_child_real_data(tvb, buf, len, len);
     add_new_data_source(pinfo, ddp_tvb, "DDP segment");
+    struct vw_ddp_hdr h;
+    gboolean send = ift_ddp_send(buf, hs, &h);
+    if (send)
+        ift_ddp_send_track(pinfo, c, dir, rec, &h, FALSE);
     heur_dtbl_entry_t *rpcrdma = ift_trips_rpcrdma_revisit(pinfo, buf, hs)
                                      ? find_heur_dissector_by_unique_short_name("rpcrdma_iwarp")
                                      : NULL;
@@ -367,6 +424,8 @@ static void ift_call_ddp_rdmap(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
     FINALLY {
         if (rpcrdma)
             rpcrdma->enabled = was_enabled;
+        if (send)
+            ift_ddp_send_track(pinfo, c, dir, rec, &h, TRUE);
     }
     ENDTRY;
 }
@@ -379,7 +438,8 @@ static void ift_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, int
 }
 
 static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree *ift_tree,
-                              const guint8 *raw, guint32 len, const struct ift_pdu_record *rec)
+                              const guint8 *raw, guint32 len, struct ift_conv *c, int dir,
+                              struct ift_pdu_record *rec)
 {
     struct vw_ift_frame frame;
     struct vw_ift_frame_mode carried;
@@ -425,7 +485,8 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
     if (err == VW_REQ_NONE && ift_call_ddp && ddp_rdmap_handle && frame.ddp_decoded) {
         /* DDP/RDMAP rewrites the Info column: it writes after ours. */
         info_handoff_begin(pinfo);
-        ift_call_ddp_rdmap(tvb, pinfo, tree, frame.header_size, (int)frame.payload_offset, frame.payload_size);
+        ift_call_ddp_rdmap(tvb, pinfo, tree, c, dir, rec, frame.header_size, (int)frame.payload_offset,
+                           frame.payload_size);
         info_handoff_end(pinfo);
     }
 }
@@ -447,11 +508,11 @@ static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     gboolean is_ai = len == VW_IFT_IND_LEN &&
                      (ift_is_ai(tvb, 0) || (sender->ai_slot_frame == pinfo->num &&
                                             sender->ai_slot_raw_offset == (guint32)tvb_raw_offset(tvb)));
-    const struct ift_pdu_record *rec = ift_record(tvb, pinfo, c, dir, raw, len, is_ai);
+    struct ift_pdu_record *rec = ift_record(tvb, pinfo, c, dir, raw, len, is_ai);
     if (is_ai)
         dissect_ift_ai(tvb, pinfo, ift_tree, raw, rec);
     else
-        dissect_ift_frame(tvb, pinfo, tree, ift_tree, raw, len, rec);
+        dissect_ift_frame(tvb, pinfo, tree, ift_tree, raw, len, c, dir, rec);
     return tvb_captured_length(tvb);
 }
 
@@ -545,6 +606,7 @@ void proto_register_ift(void)
 void proto_reg_handoff_ift(void)
 {
     ddp_rdmap_handle = find_dissector("iwarp_ddp_rdmap");
+    proto_ddp_rdmap = proto_get_id_by_filter_name("iwarp_ddp_rdmap");
     dissector_add_uint_with_preference("tcp.port", VW_IFT_DEFAULT_PORT, ift_handle);
     heur_dissector_add("tcp", dissect_ift_heur, "IFT over TCP (adaption indication magic)", "ift_tcp",
                        proto_ift, HEURISTIC_ENABLE);

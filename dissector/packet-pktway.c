@@ -76,6 +76,7 @@ static int hf_pktway_ot = -1;
 static int hf_pktway_ei = -1;
 static int hf_pktway_ei_hop = -1;
 static int hf_pktway_link_padding = -1;
+static int hf_pktway_first_hop = -1;
 
 static gint ett_pktway = -1;
 static gint ett_pktway_route = -1;
@@ -85,6 +86,69 @@ static gint ett_pktway_oh = -1;
 static gint ett_pktway_tail = -1;
 
 static rule_experts_t pktway_rules;
+
+/* Both hops of a message through a router (P11): the wire library pairs a
+ * router's copy with the first hop in capture order (first pass); the
+ * verdict is kept per frame so later passes show it too. */
+typedef struct {
+    guint32 first_hop;
+    rule_findings_t findings;
+} pktway_hop_t;
+static struct vw_eep_pairer *pktway_pairer;
+static wmem_map_t *pktway_hops;   /* frame number -> pktway_hop_t */
+static guint32 pktway_last_offered;
+
+static void pktway_init(void)
+{
+    pktway_pairer = vw_eep_pairer_new();
+    pktway_last_offered = 0;
+}
+
+static void pktway_cleanup(void)
+{
+    vw_eep_pairer_free(pktway_pairer);
+    pktway_pairer = NULL;
+}
+
+/* The carrier's addresses of this frame: IP for UDP, else the MACs. */
+static void pktway_hop_of(packet_info *pinfo, struct vw_eep_hop *hop)
+{
+    const address *src = pinfo->ptype == PT_UDP ? &pinfo->net_src : &pinfo->dl_src;
+    const address *dst = pinfo->ptype == PT_UDP ? &pinfo->net_dst : &pinfo->dl_dst;
+    if (src->type != dst->type || src->len != dst->len ||
+        (src->type != AT_ETHER && src->type != AT_IPv4 && src->type != AT_IPv6))
+        vw_eep_hop_set(hop, NULL, NULL, 0);
+    else
+        vw_eep_hop_set(hop, (const uint8_t *)src->data, (const uint8_t *)dst->data, (size_t)src->len);
+}
+
+/* First pass: offer the message to the pairer; every pass: the link to the
+ * first hop and the router rules, under the IDs lint gives them. */
+static void pktway_router_copy(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, const guint8 *raw,
+                               enum vw_eep_carrier carrier, const struct vw_eep_msg *m)
+{
+    if (!pinfo->fd->visited && pktway_pairer && pktway_last_offered != pinfo->num) {
+        pktway_last_offered = pinfo->num;
+        struct vw_eep_hop hop;
+        pktway_hop_of(pinfo, &hop);
+        struct vw_findings fs;
+        vw_findings_clear(&fs);
+        uint64_t first = 0;
+        if (vw_eep_pairer_add(pktway_pairer, pinfo->num, &hop, carrier, raw, m, &first, &fs)) {
+            pktway_hop_t *h = wmem_new0(wmem_file_scope(), pktway_hop_t);
+            h->first_hop = (guint32)first;
+            rule_findings_keep(&h->findings, &fs);
+            wmem_map_insert(pktway_hops, GUINT_TO_POINTER(pinfo->num), h);
+        }
+    }
+    pktway_hop_t *h = (pktway_hop_t *)wmem_map_lookup(pktway_hops, GUINT_TO_POINTER(pinfo->num));
+    if (!h)
+        return;
+    proto_item *fi = proto_tree_add_uint(tree, hf_pktway_first_hop, tvb, 0, 0, h->first_hop);
+    proto_item_set_generated(fi);
+    rule_experts_add_all(&pktway_rules, tree, pinfo, tvb, h->findings.items, h->findings.count);
+    col_append_fstr(pinfo->cinfo, COL_INFO, " [router copy of %u]", h->first_hop);
+}
 
 static const value_string pktway_dt_kind_vals[] = {
     { VW_EEP_DT_PHYSICAL, "Physical address" },
@@ -353,7 +417,18 @@ static int dissect_pktway(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, v
     if (err == VW_REQ_NONE)
         vw_eep_notes(raw, &m, NULL, &fs);
 
-    dissect_pktway_routes(tvb, pt_tree, raw, len);
+    if (err == VW_REQ_EEP_5A_L2RH_LEN || err == VW_REQ_EEP_5B_SYMBOL_LEN) {
+        /* The records before the one whose framing failed; that one and
+         * everything after it as one item, not read as fields (P12). */
+        dissect_pktway_routes(tvb, pt_tree, raw, (guint32)m.routes_len);
+        enum vw_eep_route_kind kind = VW_EEP_ROUTE_L2RH;
+        vw_eep_record_kind(raw + m.routes_len, len - m.routes_len, &kind);
+        proto_item *bi = proto_tree_add_item(pt_tree, kind == VW_EEP_ROUTE_L2RH ? hf_pktway_l2rh : hf_pktway_symbol,
+                                             tvb, (int)m.routes_len, (int)(len - m.routes_len), ENC_NA);
+        proto_item_append_text(bi, " (framing failed: the bytes from here on are not read)");
+    } else {
+        dissect_pktway_routes(tvb, pt_tree, raw, len);
+    }
     gboolean have_hdr = err == VW_REQ_NONE || err == VW_REQ_EEP_7_OH_FORMAT || err == VW_REQ_EEP_6H_DL_FITS;
     if (have_hdr) {
         dissect_pktway_header(tvb, pinfo, pt_tree, &m);
@@ -394,6 +469,7 @@ static int dissect_pktway(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, v
     if (m.link_padding)
         proto_tree_add_item(tree, hf_pktway_link_padding, tvb, (int)m.msg_len, (int)m.link_padding, ENC_NA);
     rule_experts_add_all(&pktway_rules, pt_tree, pinfo, tvb, fs.item, fs.count);
+    pktway_router_copy(tvb, pinfo, pt_tree, raw, carrier, &m);
 
     /* Hand the data to the packet type's dissector (P8). */
     if (m.data_len > 0)
@@ -459,6 +535,7 @@ void proto_register_pktway(void)
         { &hf_pktway_ot, { "Optional trailer fields", "pktway.ot", FT_BYTES, BASE_NONE, NULL, 0x0, "Optional trailer fields between the data block and the TAIL", HFILL } },
         { &hf_pktway_ei, { "Error indication (TAIL)", "pktway.ei", FT_UINT64, BASE_HEX, NULL, 0x0, "TAIL word: each set bit flags an error a router saw, bit k being k router shifts before the last router", HFILL } },
         { &hf_pktway_ei_hop, { "Error flagged, router shifts ago", "pktway.ei.hop", FT_UINT32, BASE_DEC, NULL, 0x0, "Router shifts before the last router at which an error was flagged", HFILL } },
+        { &hf_pktway_first_hop, { "First hop in", "pktway.first_hop_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_NONE), 0x0, "This message is a router's copy of the one in that frame (the node it went to sent it on, with the same header and optional header fields); the pair is judged by the router rules", HFILL } },
         { &hf_pktway_link_padding, { "Link padding", "pktway.link_padding", FT_BYTES, BASE_NONE, NULL, 0x0, "Bytes after the TAIL that the link added (Ethernet minimum frame)", HFILL } },
     };
     static gint *ett[] = { &ett_pktway, &ett_pktway_route, &ett_pktway_header, &ett_pktway_word, &ett_pktway_oh, &ett_pktway_tail };
@@ -473,6 +550,9 @@ void proto_register_pktway(void)
     register_decode_as(&pktway_da);
     pktway_handle = register_dissector("pktway", dissect_pktway, proto_pktway);
     pktway_tap = register_tap(PKTWAY_TAP_NAME);
+    pktway_hops = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(), g_direct_hash, g_direct_equal);
+    register_init_routine(pktway_init);
+    register_cleanup_routine(pktway_cleanup);
 }
 
 void proto_reg_handoff_pktway(void)

@@ -66,14 +66,11 @@ static unsigned cases_naming(enum vw_req req, const struct cf_case_set *cases)
 }
 
 /* Lint runs the wire library's VI/TCP, IFT, WARP and PacketWay EEP checks
- * (lint.c), the same the dissector runs. One passive rule needs two
- * captures of one message (either side of a router): the dissector shows
- * both copies, lint compares nothing across files. */
+ * (lint.c), the same the dissector runs; both pair the two hops of an EEP
+ * message through a router that one capture holds (vw_eep_pairer, P11). */
 static bool lint_covers(enum vw_req req)
 {
     const char *id = vw_req_id(req);
-    if (req == VW_REQ_EEP_8_DB_UNMODIFIED)
-        return false;
     return strncmp(id, "VITCP-", 6) == 0 || strncmp(id, "IFT-", 4) == 0 || strncmp(id, "WARP-", 5) == 0 ||
            strncmp(id, "EEP-", 4) == 0;
 }

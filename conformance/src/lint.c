@@ -64,6 +64,7 @@ struct lint_ctx {
     uint64_t cur_frame;
     bool oom;
     unsigned open_framed;     /* IFT and WARP connections open now (each holds buffers) */
+    struct vw_eep_pairer *eep_pairs; /* EEP messages kept to pair a router's copy with (P11) */
     bool framed_limit_noted;
 };
 
@@ -610,8 +611,28 @@ static void on_datagram(void *ctx, const struct vn_datagram *dg)
     enum vw_req err = vw_eep_decode_on(dg->data, dg->len, carrier, &msg, &fs);
     if (err == VW_REQ_NONE)
         vw_eep_notes(dg->data, &msg, NULL, &fs);
-    add_findings(c, err, carrier == VW_EEP_CARRIER_LINK ? "EEP message (Ethernet)" : "EEP message (UDP)",
-                 "cannot be parsed", &fs);
+    const char *what = carrier == VW_EEP_CARRIER_LINK ? "EEP message (Ethernet)" : "EEP message (UDP)";
+    add_findings(c, err, what, "cannot be parsed", &fs);
+    if (err != VW_REQ_NONE)
+        return;
+    /* Both hops of a message through a router (P11): the wire library
+     * pairs the copies by the carrier's addresses, as the dissector does. */
+    if (!c->eep_pairs && !(c->eep_pairs = vw_eep_pairer_new())) {
+        c->oom = true;
+        return;
+    }
+    struct vw_eep_hop hop;
+    if (carrier == VW_EEP_CARRIER_LINK)
+        vw_eep_hop_set(&hop, dg->src_mac, dg->dst_mac, 6);
+    else
+        vw_eep_hop_set(&hop, dg->src.ip.addr, dg->dst.ip.addr, dg->src.ip.family == 4 ? 4 : 16);
+    uint64_t first = 0;
+    vw_findings_clear(&fs);
+    if (vw_eep_pairer_add(c->eep_pairs, dg->frame, &hop, carrier, dg->data, &msg, &first, &fs)) {
+        char hop_what[80];
+        snprintf(hop_what, sizeof hop_what, "%s, router's copy of frame %llu", what, (unsigned long long)first);
+        add_findings(c, VW_REQ_NONE, hop_what, "", &fs);
+    }
 }
 
 static void on_notice(void *ctx, uint64_t frame, const char *msg)
@@ -676,6 +697,7 @@ static int lint_run(frame_source read, const void *src, const char *what, const 
         free(c.conns[i]);
     }
     free(c.conns);
+    vw_eep_pairer_free(c.eep_pairs);
     if (c.oom && rc == 0) {
         snprintf(err, errlen, "out of memory while linting %s", what);
         rc = -1;

@@ -1,6 +1,7 @@
 /* PacketWay EEP: the input as a message over a link and over a datagram,
  * its records and OH fields walked, the display notes, and the router
- * check against itself and against the copy a router would forward. */
+ * check against itself and against the copy a router would forward, and
+ * the two through the pairer. */
 #include <string.h>
 
 #include "fuzz.h"
@@ -70,6 +71,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
                 vw_findings_clear(&f);
                 sink += vw_eep_forward_check(buf, &m[0], buf, &m[0], (enum vw_eep_link_state)link, &f);
                 FUZZ_CHECK(f.count <= VW_FINDINGS_MAX, "findings overflow");
+            }
+            /* the two hops through the pairer (P11): in A -> R, the copy R -> B, the copy again */
+            static const uint8_t a[6] = {2, 0, 0, 0, 0, 0xA}, r[6] = {2, 0, 0, 0, 0, 1}, b[6] = {2, 0, 0, 0, 0, 0xB};
+            struct vw_eep_pairer *pr = vw_eep_pairer_new();
+            if (pr) {
+                struct vw_eep_hop h1, h2;
+                vw_eep_hop_set(&h1, a, r, 6);
+                vw_eep_hop_set(&h2, r, b, 6);
+                struct vw_findings f;
+                uint64_t first = 0;
+                vw_findings_clear(&f);
+                FUZZ_CHECK(!vw_eep_pairer_add(pr, 1, &h1, VW_EEP_CARRIER_LINK, buf, &m[0], &first, &f),
+                           "a first message paired");
+                vw_findings_clear(&f);
+                bool paired = vw_eep_pairer_add(pr, 2, &h2, VW_EEP_CARRIER_LINK, out, &om, &first, &f);
+                FUZZ_CHECK(!paired || first == 1, "paired with a frame never offered");
+                FUZZ_CHECK(f.count <= VW_FINDINGS_MAX, "findings overflow");
+                vw_findings_clear(&f);
+                sink += vw_eep_pairer_add(pr, 3, &h2, VW_EEP_CARRIER_LINK, out, &om, &first, &f);
+                vw_eep_pairer_free(pr);
             }
         }
         free(out);

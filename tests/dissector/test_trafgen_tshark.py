@@ -25,7 +25,7 @@ PROTOCOLS = {
     "VITCP-": ("vitcp", ["vitcp-full", "vitcp-full-nocrc", "vitcp-dfc", "vitcp-rdma-read",
                          "vitcp-send", "vitcp-connect", "vitcp-reject"]),
     "IFT-": ("ift", ["ift-session", "ift-nocrc"]),
-    "EEP-": ("pktway", ["eep-frames"]),
+    "EEP-": ("pktway", ["eep-frames", "eep-router"]),
     "WARP-": ("warp", ["warp-session"]),
 }
 

@@ -23,6 +23,7 @@ struct ctx {
     struct vw_ift_nego ift;
     struct vw_ift_reader ift_reader[2];
     struct vw_warp_framer warp[2];
+    struct vw_eep_pairer *eep_pairs; /* both hops of a message through a router, as lint pairs them */
 };
 
 static void add(struct decoded *d, enum vw_req req, enum vw_severity sev)
@@ -187,10 +188,25 @@ static void on_dgram(void *c, const struct vn_datagram *dg)
     struct vw_eep_msg msg;
     struct vw_findings f;
     vw_findings_clear(&f);
-    enum vw_req err = vw_eep_decode(dg->data, dg->len, &msg, &f);
+    enum vw_eep_carrier carrier = dg->kind == VN_DGRAM_UDP ? VW_EEP_CARRIER_DATAGRAM : VW_EEP_CARRIER_LINK;
+    enum vw_req err = vw_eep_decode_on(dg->data, dg->len, carrier, &msg, &f);
     if (err == VW_REQ_NONE)
         vw_eep_notes(dg->data, &msg, NULL, &f); /* what a display adds: EEP-6E-PT-KNOWN */
     add_all(x->d, err, &f);
+    if (err != VW_REQ_NONE)
+        return;
+    if (!x->eep_pairs)
+        x->eep_pairs = vw_eep_pairer_new();
+    struct vw_eep_hop hop;
+    if (carrier == VW_EEP_CARRIER_LINK)
+        vw_eep_hop_set(&hop, dg->src_mac, dg->dst_mac, 6);
+    else
+        vw_eep_hop_set(&hop, dg->src.ip.addr, dg->dst.ip.addr, dg->src.ip.family == 4 ? 4 : 16);
+    vw_findings_clear(&f);
+    uint64_t first;
+    if (vw_eep_pairer_add(x->eep_pairs, dg->frame, &hop, carrier, dg->data, &msg, &first, &f))
+        for (unsigned i = 0; i < f.count; i++)
+            add(x->d, f.item[i].req, f.item[i].severity);
 }
 
 int decode_capture(const char *path, enum tg_proto proto, struct decoded *d)
@@ -211,6 +227,7 @@ int decode_capture(const char *path, enum tg_proto proto, struct decoded *d)
             vw_warp_framer_free(&x.warp[1]);
         }
     }
+    vw_eep_pairer_free(x.eep_pairs);
     if (rc != 0)
         fprintf(stderr, "%s\n", err);
     return rc;

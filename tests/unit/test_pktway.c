@@ -235,8 +235,10 @@ static void test_decode_errors_name_rules(void **state)
     assert_int_equal(decode_exact(b, 23, &m, &fs), VW_REQ_EEP_4A_TRUNCATED);
     assert_int_equal(decode_exact(b, 0, &m, &fs), VW_REQ_EEP_4A_TRUNCATED);
     assert_int_equal(decode_exact(b, 1, &m, &fs), VW_REQ_EEP_4A_TRUNCATED);
-    /* DL past the end */
-    assert_int_equal(decode_exact(b, 31, &m, &fs), VW_REQ_EEP_6H_DL_FITS);
+    /* 31 bytes where the header asks for 32: the message itself is not
+     * whole words (issue 22), a whole-word one with DL past the end is DL-FITS */
+    assert_int_equal(decode_exact(b, 31, &m, &fs), VW_REQ_EEP_1B_8B_WORDS);
+    assert_int_equal(decode_exact(b, 24, &m, &fs), VW_REQ_EEP_6H_DL_FITS);
     e.keep_lengths = true;
     e.hdr.dl = 5;
     n = vw_eep_encode(&e, b, sizeof b);
@@ -755,6 +757,201 @@ static void test_garbage_never_overreads(void **state)
     assert_true(pairs > 100);
 }
 
+/* Issue 22: a message that is not whole words is said under its own rule
+ * over a link too, when the frame ends inside the message its header
+ * sizes; bytes after the message shorter than a word are link padding. */
+static void test_link_message_not_whole_words(void **state)
+{
+    (void)state;
+    struct vw_eep_msg m;
+    struct vw_findings fs;
+    /* 16-byte header, DL 1 PL 3 but only 5 data bytes written, TAIL: 29 bytes. */
+    uint8_t b[29] = {0x00, 0x00, 0x02, 0x07, 0x00, 0x00, 0x08, 0x00, 0x06, 0x00, 0x00, 0x01,
+                     0x00, 0x00, 0x01, 0x02, 'a', 'b', 'c', 'd', 'e', 0, 0, 0, 0, 0, 0, 0, 0};
+    assert_int_equal(decode_exact(b, sizeof b, &m, &fs), VW_REQ_EEP_1B_8B_WORDS);
+    assert_int_equal(fs.count, 1);
+    assert_false(vw_findings_has(&fs, VW_REQ_EEP_6H_DL_FITS));
+    /* A whole-word message whose DL does not fit is still DL-FITS. */
+    assert_int_equal(decode_exact(b, 24, &m, &fs), VW_REQ_EEP_6H_DL_FITS);
+    /* DL 0: 24 bytes of message, then 5 bytes that cannot be a trailer word. */
+    uint8_t c[29];
+    memcpy(c, b, sizeof c);
+    c[8] = c[9] = c[10] = c[11] = 0;
+    memset(c + 24, 0xEE, 5);
+    assert_int_equal(decode_exact(c, sizeof c, &m, &fs), VW_REQ_NONE);
+    assert_int_equal(m.msg_len, 24);
+    assert_int_equal(m.link_padding, 5);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_P1_CARRIAGE));
+    assert_false(vw_findings_has(&fs, VW_REQ_EEP_9_OT_NEEDS_OH));
+    /* A whole non-zero word after it is not padding. */
+    uint8_t d[32];
+    memcpy(d, c, 24);
+    memset(d + 24, 0xEE, 8);
+    assert_int_equal(decode_exact(d, sizeof d, &m, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_9_OT_NEEDS_OH));
+}
+
+/* An unpadded L2RH (15 bytes for L = 13) and a symbol padded by the
+ * draft's "-2-L" (3 bytes more than P4): one finding under the record's
+ * rule, none for the header read at the wrong offset (P12). */
+static void test_misaligned_records(void **state)
+{
+    (void)state;
+    uint8_t good[256], bad[256];
+    struct vw_eep_route_enc r = {.kind = VW_EEP_ROUTE_L2RH, .data = sr, .data_len = 13};
+    struct vw_eep_enc e;
+    vw_eep_enc_init(&e, 0x000207, 0x000102, 0x0800, payload, sizeof payload);
+    e.routes = &r;
+    e.n_routes = 1;
+    size_t n = vw_eep_encode(&e, good, sizeof good);
+    assert_int_equal(n, 16 + 16 + 16 + 8);
+    struct vw_eep_msg m;
+    struct vw_findings fs;
+    for (int carrier = 0; carrier < 2; carrier++) {
+        /* drop the L2RH's padding byte */
+        memcpy(bad, good, 15);
+        memcpy(bad + 15, good + 16, n - 16);
+        vw_findings_clear(&fs);
+        assert_int_equal(vw_eep_decode_on(bad, n - 1, (enum vw_eep_carrier)carrier, &m, &fs),
+                         VW_REQ_EEP_5A_L2RH_LEN);
+        assert_int_equal(fs.count, 1);
+        assert_int_equal(fs.item[0].offset, 0);
+        assert_int_equal(m.routes_len, 0);
+        assert_non_null(strstr(fs.item[0].detail, "is 15 bytes, not 16"));
+    }
+    /* symbol L = 4: P4 says 16 bytes; the draft's padding makes 19 */
+    struct vw_eep_route_enc rs[2] = {
+        {.kind = VW_EEP_ROUTE_L2RH, .data = sr, .data_len = 6},
+        {.kind = VW_EEP_ROUTE_SYMBOL, .symbol_type = 0x42, .data = sym, .data_len = 4}};
+    e.routes = rs;
+    e.n_routes = 2;
+    n = vw_eep_encode(&e, good, sizeof good);
+    assert_int_equal(n, 8 + 16 + 16 + 16 + 8);
+    memcpy(bad, good, 24);
+    memset(bad + 24, 0, 3);
+    memcpy(bad + 27, good + 24, n - 24);
+    for (int carrier = 0; carrier < 2; carrier++) {
+        vw_findings_clear(&fs);
+        assert_int_equal(vw_eep_decode_on(bad, n + 3, (enum vw_eep_carrier)carrier, &m, &fs),
+                         VW_REQ_EEP_5B_SYMBOL_LEN);
+        assert_int_equal(fs.count, 1);
+        assert_int_equal(fs.item[0].offset, 8);
+        assert_int_equal(m.routes_len, 8);
+        assert_int_equal(m.n_l2rh, 1);
+    }
+    /* A well-framed message with a header fault is not blamed on its record. */
+    e.hdr.rz = 0x11;
+    n = vw_eep_encode(&e, good, sizeof good);
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_eep_decode_on(good, n, VW_EEP_CARRIER_DATAGRAM, &m, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_6J_RZ_ZERO));
+    assert_false(vw_findings_has(&fs, VW_REQ_EEP_5B_SYMBOL_LEN));
+}
+
+static const uint8_t mac_a[6] = {2, 0, 0, 0, 0, 0xA}, mac_r[6] = {2, 0, 0, 0, 0, 0x1},
+                     mac_b[6] = {2, 0, 0, 0, 0, 0xB}, mac_bc[6] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+
+/* Offer one encoded message to the pairer from src to dst. */
+static bool offer(struct vw_eep_pairer *p, uint64_t frame, const uint8_t *src, const uint8_t *dst,
+                  const struct vw_eep_enc *e, uint64_t *first, struct vw_findings *fs)
+{
+    uint8_t buf[256];
+    size_t n = vw_eep_encode(e, buf, sizeof buf);
+    assert_true(n > 0);
+    struct vw_eep_msg m;
+    assert_int_equal(vw_eep_decode_on(buf, n, VW_EEP_CARRIER_LINK, &m, NULL), VW_REQ_NONE);
+    struct vw_eep_hop hop;
+    vw_eep_hop_set(&hop, src, dst, 6);
+    vw_findings_clear(fs);
+    return vw_eep_pairer_add(p, frame, &hop, VW_EEP_CARRIER_LINK, buf, &m, first, fs);
+}
+
+static void test_pairer(void **state)
+{
+    (void)state;
+    struct vw_eep_pairer *p = vw_eep_pairer_new();
+    assert_non_null(p);
+    struct vw_eep_route_enc r = {.kind = VW_EEP_ROUTE_L2RH, .data = sr, .data_len = 3};
+    struct vw_eep_enc in, out;
+    vw_eep_enc_init(&in, 0x000207, 0x000102, 0x0800, payload, sizeof payload);
+    in.routes = &r;
+    in.n_routes = 1;
+    in.ei = 0x5;
+    out = in;
+    out.routes = NULL;
+    out.n_routes = 0;
+    out.ei = 0xA; /* shifted */
+    uint64_t first = 0;
+    struct vw_findings fs;
+    /* a right forward: paired, nothing to say */
+    assert_false(offer(p, 1, mac_a, mac_r, &in, &first, &fs));
+    assert_true(offer(p, 2, mac_r, mac_b, &out, &first, &fs));
+    assert_int_equal(first, 1);
+    assert_int_equal(fs.count, 0);
+    /* the same frame seen twice is no hop */
+    assert_false(offer(p, 3, mac_r, mac_b, &out, &first, &fs));
+    /* not shifted */
+    in.hdr.te = 1; out.hdr.te = 1;
+    assert_false(offer(p, 4, mac_a, mac_r, &in, &first, &fs));
+    out.ei = 0x5;
+    assert_true(offer(p, 5, mac_r, mac_b, &out, &first, &fs));
+    assert_int_equal(first, 4);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_10_EI_SHIFT));
+    /* MSbit set: not shifted; shifting it is the fault */
+    in.hdr.te = 2; out.hdr.te = 2;
+    in.ei = 0x8000000000000000ull;
+    out.ei = 0;
+    assert_false(offer(p, 6, mac_a, mac_r, &in, &first, &fs));
+    assert_true(offer(p, 7, mac_r, mac_b, &out, &first, &fs));
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_10_EI_SHIFT));
+    /* a changed data block and a changed priority */
+    static const uint8_t other[13] = "THIRTEEN BYTE";
+    in.hdr.te = 3; out.hdr.te = 3;
+    in.ei = out.ei = 0;
+    assert_false(offer(p, 8, mac_a, mac_r, &in, &first, &fs));
+    out.data = other;
+    assert_true(offer(p, 9, mac_r, mac_b, &out, &first, &fs));
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_8_DB_UNMODIFIED));
+    out.data = payload;
+    in.hdr.te = 4; out.hdr.te = 4;
+    assert_false(offer(p, 10, mac_a, mac_r, &in, &first, &fs));
+    out.hdr.priority = 9;
+    assert_true(offer(p, 11, mac_r, mac_b, &out, &first, &fs));
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_4B_ONLY_TAIL_MODIFIED));
+    out.hdr.priority = 0;
+    /* the L2RH not consumed */
+    in.hdr.te = 5; out.hdr.te = 5;
+    assert_false(offer(p, 12, mac_a, mac_r, &in, &first, &fs));
+    out.routes = &r;
+    out.n_routes = 1;
+    assert_true(offer(p, 13, mac_r, mac_b, &out, &first, &fs));
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_5_HR_CONSUMES_L2RH));
+    /* Broadcast forwarded (P7) */
+    struct vw_eep_enc bc;
+    vw_eep_enc_init(&bc, VW_EEP_ADDR_BROADCAST, 0x000102, 0x0800, payload, sizeof payload);
+    assert_false(offer(p, 14, mac_a, mac_bc, &bc, &first, &fs));
+    assert_true(offer(p, 15, mac_r, mac_b, &bc, &first, &fs));
+    assert_int_equal(first, 14);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_6C_LOCAL_ONLY));
+    /* a hop that is unknown never pairs */
+    uint8_t buf[128];
+    size_t n = vw_eep_encode(&in, buf, sizeof buf);
+    struct vw_eep_msg m;
+    assert_int_equal(vw_eep_decode(buf, n, &m, NULL), VW_REQ_NONE);
+    struct vw_eep_hop unknown;
+    vw_eep_hop_set(&unknown, mac_a, mac_r, 5);
+    assert_int_equal(unknown.len, 0);
+    assert_false(vw_eep_pairer_add(p, 16, &unknown, VW_EEP_CARRIER_LINK, buf, &m, &first, &fs));
+    assert_false(vw_eep_pairer_add(p, 17, &unknown, VW_EEP_CARRIER_LINK, buf, &m, &first, &fs));
+    /* more messages than the window: old ones go, nothing leaks */
+    for (uint64_t f = 20; f < 20 + 3 * VW_EEP_PAIR_WINDOW; f++) {
+        in.hdr.te = (uint16_t)f;
+        assert_false(offer(p, f, mac_a, mac_r, &in, &first, &fs));
+    }
+    vw_eep_pairer_free(p);
+    vw_eep_pairer_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -771,6 +968,9 @@ int main(void)
         cmocka_unit_test(test_err_type_extension),
         cmocka_unit_test(test_forward_check),
         cmocka_unit_test(test_garbage_never_overreads),
+        cmocka_unit_test(test_link_message_not_whole_words),
+        cmocka_unit_test(test_misaligned_records),
+        cmocka_unit_test(test_pairer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,6 +177,16 @@ void tg_emit(struct tg_gen *g, struct tg_pdu *pdu)
     }
     if (pdu->post_truncate >= 0 && (size_t)pdu->post_truncate < n)
         n = (size_t)pdu->post_truncate;
+    if (pdu->proto == TG_EEP && pdu->eep_cut_len && pdu->eep_cut_at + pdu->eep_cut_len <= n) {
+        memmove(g->buf + pdu->eep_cut_at, g->buf + pdu->eep_cut_at + pdu->eep_cut_len,
+                n - pdu->eep_cut_at - pdu->eep_cut_len);
+        n -= pdu->eep_cut_len;
+    }
+    if (pdu->proto == TG_EEP && pdu->eep_grow_len && pdu->eep_grow_at <= n && n + pdu->eep_grow_len <= g->buf_cap) {
+        memmove(g->buf + pdu->eep_grow_at + pdu->eep_grow_len, g->buf + pdu->eep_grow_at, n - pdu->eep_grow_at);
+        memset(g->buf + pdu->eep_grow_at, 0, pdu->eep_grow_len);
+        n += pdu->eep_grow_len;
+    }
     /* Random bit flips (fuzzing): not a rule's mutation; whatever rule
      * covers the flipped byte breaks (a CRC, Adler-32 or a field rule). */
     if (g->p->flip_ppm && tg_rng_below(&g->flip_rng, 1000000u) < g->p->flip_ppm) {
@@ -197,7 +207,7 @@ void tg_emit(struct tg_gen *g, struct tg_pdu *pdu)
         uint16_t port = g->p->port ? g->p->port : VW_EEP_UDP_PORT;
         if (comment[0])
             tg_out_comment(g->out, comment);
-        out_ok(g, tg_out_datagram(g->out, g->p->eep_udp, port, g->p->ipv6, g->buf, n));
+        out_ok(g, tg_out_datagram(g->out, g->p->eep_udp, port, g->p->ipv6, pdu->eep_hop, g->buf, n));
         return;
     }
     int dir = pdu->dir;

@@ -46,6 +46,17 @@ struct tg_pdu {
     struct vw_ddp_hdr ddp;      /* encoded into ddp_buf before the frame */
     struct vw_eep_enc eep;
     struct vw_eep_oh_enc eep_oh[2];
+    /* EEP byte edits after encoding: cut eep_cut_len bytes at eep_cut_at,
+     * or insert eep_grow_len zero bytes at eep_grow_at (a record or data
+     * block sized otherwise than the draft says). */
+    size_t eep_cut_at, eep_cut_len, eep_grow_at, eep_grow_len;
+    /* EEP router hops (eep-router): 0 A -> B, 1 A -> router, 2 router -> B;
+     * a second hop keeps what the first carried, for its mutations. */
+    unsigned eep_hop;
+    uint64_t eep_in_ei;
+    const struct vw_eep_route_enc *eep_in_routes;
+    size_t eep_in_n_routes;
+    uint8_t eep_data[64];
     struct vw_warp_enc warp;
     uint8_t opts[32];           /* room for mutated VI/TCP options */
     /* byte-level */
@@ -75,7 +86,7 @@ int tg_out_tcp_open(struct tg_output *o, bool ipv6, uint16_t client_port, uint16
 int tg_out_tcp_write(struct tg_output *o, int dir, const uint8_t *data, size_t len, size_t seg);
 int tg_out_tcp_write_at(struct tg_output *o, int dir, uint64_t off, const uint8_t *data, size_t len);
 int tg_out_tcp_close(struct tg_output *o);
-int tg_out_datagram(struct tg_output *o, bool udp, uint16_t port, bool ipv6, const uint8_t *data,
+int tg_out_datagram(struct tg_output *o, bool udp, uint16_t port, bool ipv6, unsigned hop, const uint8_t *data,
                     size_t len);
 
 /* Per-scenario protocol state lives with the scenarios. */

@@ -290,7 +290,7 @@ int tg_out_tcp_close(struct tg_output *o)
     return vn_tcp_close(&o->flow) == 0 ? 0 : fail(o, "%s", "cannot write the TCP close");
 }
 
-int tg_out_datagram(struct tg_output *o, bool udp, uint16_t port, bool ipv6, const uint8_t *data,
+int tg_out_datagram(struct tg_output *o, bool udp, uint16_t port, bool ipv6, unsigned hop, const uint8_t *data,
                     size_t len)
 {
     if (o->kind == TG_OUT_NULL)
@@ -298,8 +298,9 @@ int tg_out_datagram(struct tg_output *o, bool udp, uint16_t port, bool ipv6, con
     if (!frames(o))
         return fail(o, "%s", "PacketWay frames need -w or -i (--connect carries TCP only)");
     struct vn_endpoint a, b;
-    vn_endpoint_set(&a, ipv6 ? "fd00::1" : "10.0.0.1", (uint16_t)port);
-    vn_endpoint_set(&b, ipv6 ? "fd00::2" : "10.0.0.2", (uint16_t)port);
+    /* hop 1: A -> router (::3), hop 2: router -> B, else A -> B */
+    vn_endpoint_set(&a, hop == 2 ? (ipv6 ? "fd00::3" : "10.0.0.3") : (ipv6 ? "fd00::1" : "10.0.0.1"), (uint16_t)port);
+    vn_endpoint_set(&b, hop == 1 ? (ipv6 ? "fd00::3" : "10.0.0.3") : (ipv6 ? "fd00::2" : "10.0.0.2"), (uint16_t)port);
     int rc = udp ? vn_udp_send(o->sink, &a, &b, data, len)
                  : vn_eth_send(o->sink, a.mac, b.mac, VW_EEP_ETHERTYPE, data, len);
     return rc == 0 ? 0 : fail(o, "%s", "cannot write a PacketWay frame (too large?)");

@@ -220,7 +220,48 @@ static void run_eep(struct tg_gen *g)
     }
 }
 
-static bool eep_any(const struct tg_pdu *p) { (void)p; return true; }
+/*
+ * Both hops of messages through an EEP router (P11), A -> router -> B:
+ * the first carries an L2RH the router consumes and a TAIL the router
+ * shifts (P6), the second is what a right router forwards. One pair has
+ * a TAIL with its MSbit set, which is not shifted.
+ */
+static void eep_hops(struct tg_gen *g, const struct vw_eep_route_enc *route, uint64_t ei, uint16_t te)
+{
+    struct tg_pdu in, out;
+    memset(&in, 0, sizeof in);
+    size_t n = sizeof in.eep_data;
+    memcpy(in.eep_data, tg_payload(g, n), n);
+    vw_eep_enc_init(&in.eep, EEP_DEST, EEP_SRC, 0x0001, in.eep_data, n);
+    in.eep.hdr.te = te;
+    in.eep.routes = route;
+    in.eep.n_routes = 1;
+    in.eep.ei = ei;
+    in.eep_hop = 1;
+    out = in;
+    out.eep.data = out.eep_data;
+    out.eep.routes = NULL;
+    out.eep.n_routes = 0;
+    out.eep.ei = vw_eep_tail_forward(ei, false);
+    out.eep_hop = 2;
+    out.eep_in_ei = ei;
+    out.eep_in_routes = route;
+    out.eep_in_n_routes = 1;
+    eep_send(g, &in);
+    eep_send(g, &out);
+}
+
+static void run_eep_router(struct tg_gen *g)
+{
+    static const uint8_t hop_bytes[5] = {3, 1, 4, 1, 5};
+    static const struct vw_eep_route_enc route = {.kind = VW_EEP_ROUTE_L2RH, .data = hop_bytes, .data_len = 5};
+    for (unsigned i = 0; i < g->p->count; i++) {
+        eep_hops(g, &route, 0x1, (uint16_t)(2 * i));                       /* an error one router back */
+        eep_hops(g, &route, 0x8000000000000001ull, (uint16_t)(2 * i + 1)); /* MSbit set: no longer shifted */
+    }
+}
+
+static bool eep_any(const struct tg_pdu *p) { return p->eep_hop == 0; }
 static bool eep_plain(const struct tg_pdu *p) { return !p->eep_has_oh && p->eep.n_routes == 0; }
 static bool eep_with_oh(const struct tg_pdu *p) { return p->eep_has_oh; }
 static void ap_eep_version(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->eep.hdr.version = 2; }
@@ -243,6 +284,70 @@ static void ap_eep_dt_undef(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->ee
 static void ap_eep_sa(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->eep.hdr.sa = 0xE00001u; }
 static void ap_eep_pt(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->eep.hdr.pt = 0x7E57u; }
 static void ap_eep_ei(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->eep.ei = 0x4ull; }
+
+/* Bytes of the encoded records before record k. */
+static size_t eep_routes_before(const struct vw_eep_enc *e, size_t k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < k && i < e->n_routes; i++)
+        n += e->routes[i].kind == VW_EEP_ROUTE_L2RH ? vw_eep_l2rh_len((unsigned)e->routes[i].data_len)
+                                                    : vw_eep_symbol_len((unsigned)e->routes[i].data_len);
+    return n;
+}
+/* A message without records or OH fields whose data block has padding
+ * and which stays over Ethernet's 46-byte minimum without it (a link
+ * would pad a shorter one). */
+static bool eep_db_padded(const struct tg_pdu *p)
+{
+    size_t pl = (VW_EEP_WORD - p->eep.data_len % VW_EEP_WORD) % VW_EEP_WORD;
+    return eep_plain(p) && p->eep_hop == 0 && pl && vw_eep_encoded_len(&p->eep) - pl > 46;
+}
+static void ap_eep_db_unpadded(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* the data block written without its PL padding: the message is not whole words */
+    p->eep_cut_at = VW_EEP_HDR_LEN + p->eep.data_len;
+    p->eep_cut_len = (VW_EEP_WORD - p->eep.data_len % VW_EEP_WORD) % VW_EEP_WORD;
+}
+static bool eep_l2rh_padded(const struct tg_pdu *p)
+{
+    return p->eep_hop == 0 && p->eep.n_routes > 0 && p->eep.routes[0].kind == VW_EEP_ROUTE_L2RH &&
+           (p->eep.routes[0].data_len + 2) % VW_EEP_WORD != 0;
+}
+static void ap_eep_l2rh_unpadded(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* the first L2RH written without its padding (P2) */
+    size_t l = p->eep.routes[0].data_len;
+    p->eep_cut_at = 2 + l;
+    p->eep_cut_len = vw_eep_l2rh_len((unsigned)l) - 2 - l;
+}
+static bool eep_symbol_second(const struct tg_pdu *p)
+{
+    return p->eep_hop == 0 && p->eep.n_routes > 1 && p->eep.routes[1].kind == VW_EEP_ROUTE_SYMBOL;
+}
+static void ap_eep_symbol_draft_pad(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* the symbol padded by the draft's 8*[(L+12)/8]-2-L: 3 bytes more than P4 */
+    p->eep_grow_at = eep_routes_before(&p->eep, 2);
+    p->eep_grow_len = 3;
+}
+static bool eep_second_hop(const struct tg_pdu *p) { return p->eep_hop == 2; }
+static void ap_eep_no_shift(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* the router left the TAIL alone, or shifted one whose MSbit is set */
+    p->eep.ei = (p->eep_in_ei >> 63) ? p->eep_in_ei << 1 : p->eep_in_ei;
+}
+static void ap_eep_db_changed(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* the router changed a data byte */
+    p->eep_data[7] ^= 0x5A;
+    p->eep.data = p->eep_data;
+}
+static void ap_eep_l2rh_kept(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* the router forwarded the L2RH it routed by */
+    p->eep.routes = p->eep_in_routes;
+    p->eep.n_routes = p->eep_in_n_routes;
+}
 
 /* ----------------------------------------------------------------- WARP */
 
@@ -315,6 +420,7 @@ const struct tg_scenario tg_other_scenarios[] = {
     {"ift-session", TG_IFT, "both adaption phases with HC/PC, untagged Sends and tagged RDMA writes in frames", run_ift_crc},
     {"ift-nocrc", TG_IFT, "the same without header and payload CRCs", run_ift_nocrc},
     {"eep-frames", TG_EEP, "EEP messages carrying IPv4/IPv6 packets: every PL, an L2RH and a symbol route, optional header fields", run_eep},
+    {"eep-router", TG_EEP, "both hops of EEP messages through a router (A -> router -> B): the L2RH consumed, the TAIL shifted, one with its MSbit set", run_eep_router},
     {"warp-session", TG_WARP, "WARP Send and RDMA chunks, multi-chunk ULP PDUs, both directions", run_warp},
 };
 const size_t tg_other_scenario_count = sizeof tg_other_scenarios / sizeof tg_other_scenarios[0];
@@ -344,6 +450,12 @@ const struct tg_mutation tg_other_mutations[] = {
     ME(EEP_6K_SA_PHYSICAL, eep_any, ap_eep_sa, "Source Address not a physical address"),
     ME(EEP_6E_PT_KNOWN, eep_any, ap_eep_pt, "unknown Packet Type 0x7E57"),
     ME(EEP_10_EI_ERROR, eep_any, ap_eep_ei, "TAIL error indication bit 2 set"),
+    ME(EEP_1B_8B_WORDS, eep_db_padded, ap_eep_db_unpadded, "data block written without its padding: the message is not whole words"),
+    ME(EEP_5A_L2RH_LEN, eep_l2rh_padded, ap_eep_l2rh_unpadded, "L2RH written without its padding (P2)"),
+    ME(EEP_5B_SYMBOL_LEN, eep_symbol_second, ap_eep_symbol_draft_pad, "symbol padded as the draft's formula says (3 bytes more than P4)"),
+    ME(EEP_10_EI_SHIFT, eep_second_hop, ap_eep_no_shift, "router's copy with the TAIL not shifted (or shifted with its MSbit set)"),
+    ME(EEP_8_DB_UNMODIFIED, eep_second_hop, ap_eep_db_changed, "router's copy with a data byte changed"),
+    ME(EEP_5_HR_CONSUMES_L2RH, eep_second_hop, ap_eep_l2rh_kept, "router's copy still carrying the L2RH it was routed by"),
     MW(WARP_A_ADLER_VALID, warp_any, ap_warp_adler, "Adler-32 with every bit inverted"),
     MW(WARP_A_RSVD_ZERO, warp_any, ap_warp_rsvd, "reserved bits set"),
     MW(WARP_A_TYPE_KNOWN, warp_send_single_later, ap_warp_type, "single-chunk Send sent as unknown type 5"),

@@ -4,6 +4,7 @@
  * trailer fields and TAIL, decoded with every bound checked; an encoder
  * that writes lengths, C bits and reserved fields wrong on request.
  */
+#include <stdlib.h>
 #include <string.h>
 #include "vitcp/bytes.h"
 #include "vitcp/pktway.h"
@@ -235,24 +236,14 @@ enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *m,
     return vw_eep_decode_on(buf, len, VW_EEP_CARRIER_LINK, m, fs);
 }
 
-enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier carrier,
-                             struct vw_eep_msg *m, struct vw_findings *fs)
+static enum vw_req decode_core(const uint8_t *buf, size_t len, enum vw_eep_carrier carrier,
+                               struct vw_eep_msg *m, struct vw_findings *fs)
 {
     memset(m, 0, sizeof *m);
     size_t pos = 0;
     struct vw_eep_route r;
     int rr;
     m->routes = buf;
-    /* A datagram is the message itself, so its length must be whole
-     * words: said once under its own rule, instead of whatever field the
-     * stray bytes would otherwise seem to break (a link frame may be padded,
-     * so there the message's end comes from the message below). Shorter
-     * than a header and a TAIL, it is truncated (below) before anything. */
-    if (carrier == VW_EEP_CARRIER_DATAGRAM && len >= VW_EEP_MIN_LEN && len % VW_EEP_WORD) {
-        vw_findings_add(fs, VW_REQ_EEP_1B_8B_WORDS, VW_SEV_ERROR, 0, (uint32_t)len,
-                        "a %zu-byte message is not a whole number of 8-byte words", len);
-        return VW_REQ_EEP_1B_8B_WORDS;
-    }
     while ((rr = vw_eep_route_next(buf, len, &pos, &r)) == 1) {
         if (r.kind == VW_EEP_ROUTE_L2RH) {
             m->n_l2rh++;
@@ -264,6 +255,7 @@ enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier
         }
     }
     if (rr < 0) {
+        m->routes_len = pos; /* the records before the one that does not fit */
         enum vw_eep_route_kind kind = VW_EEP_ROUTE_L2RH;
         vw_eep_record_kind(buf + pos, len - pos, &kind);
         enum vw_req req = kind == VW_EEP_ROUTE_L2RH ? VW_REQ_EEP_5A_L2RH_LEN : VW_REQ_EEP_5B_SYMBOL_LEN;
@@ -329,6 +321,17 @@ enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier
 
     m->db_offset = pos;
     m->db_len = (size_t)m->hdr.dl * VW_EEP_WORD;
+    if (m->db_len > before_tail - pos && carrier == VW_EEP_CARRIER_LINK && len % VW_EEP_WORD) {
+        /* The message as its header sizes it does not end inside the frame,
+         * so no link padding follows it: the frame holds the whole message,
+         * and that is not whole words (a link pads only a message shorter
+         * than its minimum). Said under its own rule, not as a DL that does
+         * not fit (P11). */
+        vw_findings_add(fs, VW_REQ_EEP_1B_8B_WORDS, VW_SEV_ERROR, 0, (uint32_t)len,
+                        "a %zu-byte message is not a whole number of 8-byte words (its header asks for %zu "
+                        "or more)", len, pos + m->db_len + VW_EEP_TAIL_LEN);
+        return VW_REQ_EEP_1B_8B_WORDS;
+    }
     if (m->db_len > before_tail - pos) {
         vw_findings_add(fs, VW_REQ_EEP_6H_DL_FITS, VW_SEV_ERROR, (uint32_t)(m->hdr_offset + 8), 4,
                         "Data block of %u words (%zu bytes) runs past the TAIL (%zu bytes before it)",
@@ -376,7 +379,9 @@ enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier
         m->tail_offset = pos;
         m->msg_len = pos + VW_EEP_TAIL_LEN;
         m->link_padding = len - m->msg_len;
-        if (m->link_padding && all_zero(buf + m->msg_len, m->link_padding))
+        /* Shorter than a word it cannot be a trailer field (whole words,
+         * P11): link padding whatever it holds; longer, zeros are padding. */
+        if (m->link_padding && (m->link_padding < VW_EEP_WORD || all_zero(buf + m->msg_len, m->link_padding)))
             vw_findings_add(fs, VW_REQ_EEP_P1_CARRIAGE, VW_SEV_NOTE, (uint32_t)m->msg_len,
                             (uint32_t)m->link_padding, "%zu bytes after the TAIL: link padding, not part of the message",
                             m->link_padding);
@@ -389,6 +394,129 @@ enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier
     m->ei = vw_get_be64(buf + m->tail_offset);
     report_ei(m->ei, m->tail_offset, fs);
     return VW_REQ_NONE;
+}
+
+
+/* Findings that say a reading of the bytes is wrong (not notes). */
+static bool findings_clean(const struct vw_findings *fs)
+{
+    if (fs->dropped)
+        return false;
+    for (unsigned i = 0; i < fs->count; i++)
+        if (fs->item[i].severity != VW_SEV_NOTE)
+            return false;
+    return true;
+}
+
+/* The rest of a message read from byte e on decodes without a fault: a
+ * header, OH fields, data block and TAIL that add up to the bytes left (a
+ * link may add padding only to a frame at its minimum). */
+static bool reads_clean_from(const uint8_t *buf, size_t len, size_t e, enum vw_eep_carrier carrier)
+{
+    if (e >= len || len - e < VW_EEP_MIN_LEN)
+        return false;
+    if (carrier == VW_EEP_CARRIER_DATAGRAM && (len - e) % VW_EEP_WORD)
+        return false;
+    struct vw_eep_msg alt;
+    struct vw_findings afs;
+    vw_findings_clear(&afs);
+    if (decode_core(buf + e, len - e, carrier, &alt, &afs) != VW_REQ_NONE || !findings_clean(&afs))
+        return false;
+    return alt.link_padding == 0 || len == 46 || len == 42;
+}
+
+/* Records tried for a misaligned end, and the ends tried for each. */
+#define MISALIGN_RECORDS 8
+
+/*
+ * P12: a record whose sender sized it otherwise than P2 / P4 (unpadded, or
+ * the draft's symbol padding "-2-L", a word count rounded up instead of
+ * down) puts every byte after it at the wrong offset. When the message as
+ * P2 / P4 frame it is faulty and some record k ending anywhere from its
+ * last data byte to a word past its P2/P4 end leaves a rest that reads
+ * clean, record k is the fault: said once under
+ * its own rule, nothing after it read as fields. Returns the rule, or
+ * VW_REQ_NONE when no record explains the fault.
+ */
+static enum vw_req misaligned_record(const uint8_t *buf, size_t len, enum vw_eep_carrier carrier,
+                                     struct vw_eep_msg *m, struct vw_findings *fs)
+{
+    size_t pos = 0;
+    struct vw_eep_route r;
+    unsigned tried = 0, l2rh = 0, symbols = 0;
+    enum vw_eep_route_kind kind;
+    while (tried++ < MISALIGN_RECORDS && pos < len && vw_eep_record_kind(buf + pos, len - pos, &kind)) {
+        size_t o = pos, head = kind == VW_EEP_ROUTE_L2RH ? 2u : 5u;
+        if (len - o < head)
+            return VW_REQ_NONE;
+        unsigned l = kind == VW_EEP_ROUTE_L2RH ? (buf[o + 1] & 0x3Fu) : buf[o + 4];
+        size_t framed = kind == VW_EEP_ROUTE_L2RH ? vw_eep_l2rh_len(l) : vw_eep_symbol_len(l);
+        for (size_t e = o + head + l; e <= o + framed + VW_EEP_WORD && e < len; e++) {
+            if (e == o + framed || !reads_clean_from(buf, len, e, carrier))
+                continue;
+            enum vw_req req = kind == VW_EEP_ROUTE_L2RH ? VW_REQ_EEP_5A_L2RH_LEN : VW_REQ_EEP_5B_SYMBOL_LEN;
+            memset(m, 0, sizeof *m);
+            m->routes = buf;
+            m->routes_len = o;
+            m->n_l2rh = l2rh;
+            m->n_symbols = symbols;
+            vw_findings_clear(fs);
+            if (kind == VW_EEP_ROUTE_L2RH)
+                vw_findings_add(fs, req, VW_SEV_ERROR, (uint32_t)o, (uint32_t)(len - o),
+                                "L2RH with %u routing bytes is %zu bytes, not %zu (P2): the EEP header "
+                                "follows at byte %zu; nothing after it is read", l, e - o, framed, e);
+            else
+                vw_findings_add(fs, req, VW_SEV_ERROR, (uint32_t)o, (uint32_t)(len - o),
+                                "Symbol with %u data bytes is %zu bytes, not %zu (P4): the EEP header "
+                                "follows at byte %zu; nothing after it is read", l, e - o, framed, e);
+            return req;
+        }
+        if (vw_eep_route_next(buf, len, &pos, &r) != 1)
+            return VW_REQ_NONE;
+        if (r.kind == VW_EEP_ROUTE_L2RH)
+            l2rh++;
+        else
+            symbols++;
+    }
+    return VW_REQ_NONE;
+}
+
+enum vw_req vw_eep_decode_on(const uint8_t *buf, size_t len, enum vw_eep_carrier carrier,
+                             struct vw_eep_msg *m, struct vw_findings *fs)
+{
+    struct vw_findings own;
+    vw_findings_clear(&own);
+    enum vw_req err = decode_core(buf, len, carrier, m, &own);
+    /* A datagram is the message itself, so its length must be whole
+     * words: said once under its own rule, instead of whatever field the
+     * stray bytes would otherwise seem to break (a link frame may be
+     * padded, so there the message's end comes from the message).
+     * Shorter than a header and a TAIL, it is truncated before anything. */
+    bool ragged = carrier == VW_EEP_CARRIER_DATAGRAM && len >= VW_EEP_MIN_LEN && len % VW_EEP_WORD;
+    if ((ragged || err != VW_REQ_NONE || !findings_clean(&own)) && (m->n_l2rh + m->n_symbols > 0 || err == VW_REQ_EEP_5A_L2RH_LEN || err == VW_REQ_EEP_5B_SYMBOL_LEN)) {
+        struct vw_findings mis;
+        vw_findings_clear(&mis);
+        enum vw_req rec = misaligned_record(buf, len, carrier, m, &mis);
+        if (rec != VW_REQ_NONE) {
+            for (unsigned i = 0; i < mis.count; i++)
+                vw_findings_add(fs, mis.item[i].req, mis.item[i].severity, mis.item[i].offset, mis.item[i].length,
+                                "%s", mis.item[i].detail);
+            return rec;
+        }
+    }
+    if (ragged) {
+        memset(m, 0, sizeof *m);
+        m->routes = buf;
+        vw_findings_add(fs, VW_REQ_EEP_1B_8B_WORDS, VW_SEV_ERROR, 0, (uint32_t)len,
+                        "a %zu-byte message is not a whole number of 8-byte words", len);
+        return VW_REQ_EEP_1B_8B_WORDS;
+    }
+    if (fs)
+        fs->dropped += own.dropped;
+    for (unsigned i = 0; i < own.count; i++)
+        vw_findings_add(fs, own.item[i].req, own.item[i].severity, own.item[i].offset, own.item[i].length, "%s",
+                        own.item[i].detail);
+    return err;
 }
 
 /* ------------------------------------- what a display adds (notes) */
@@ -532,6 +660,162 @@ bool vw_eep_forward_check(const uint8_t *in_buf, const struct vw_eep_msg *in, co
         ok = false;
     }
     return ok;
+}
+
+/* ------------------------------------------------------ router pairs */
+
+void vw_eep_hop_set(struct vw_eep_hop *hop, const uint8_t *src, const uint8_t *dst, size_t len)
+{
+    memset(hop, 0, sizeof *hop);
+    if (!src || !dst || (len != 4 && len != 6 && len != 16))
+        return;
+    memcpy(hop->src, src, len);
+    memcpy(hop->dst, dst, len);
+    hop->len = (uint8_t)len;
+}
+
+/* A destination many nodes receive: an Ethernet group address, IPv4
+ * multicast or limited broadcast, IPv6 multicast. */
+static bool hop_dst_group(const struct vw_eep_hop *h)
+{
+    switch (h->len) {
+    case 6: return h->dst[0] & 1u;
+    case 4: return h->dst[0] >= 224u;
+    case 16: return h->dst[0] == 0xFFu;
+    default: return false;
+    }
+}
+
+struct pair_entry {
+    bool used, forwarded;
+    uint64_t frame;
+    struct vw_eep_hop hop;
+    enum vw_eep_carrier carrier;
+    uint8_t *bytes; /* the message (msg_len bytes) */
+    size_t len;
+    struct vw_eep_msg msg; /* decoded from bytes */
+};
+
+struct vw_eep_pairer {
+    struct pair_entry e[VW_EEP_PAIR_WINDOW];
+    unsigned next; /* ring slot the next message takes */
+};
+
+struct vw_eep_pairer *vw_eep_pairer_new(void)
+{
+    return calloc(1, sizeof(struct vw_eep_pairer));
+}
+
+void vw_eep_pairer_free(struct vw_eep_pairer *p)
+{
+    if (!p)
+        return;
+    for (unsigned i = 0; i < VW_EEP_PAIR_WINDOW; i++)
+        free(p->e[i].bytes);
+    free(p);
+}
+
+/* The same message as far as a router must leave it: the version, the
+ * rest of the EEP header (a changed priority is judged, not unpaired) and
+ * the OH fields, so also the data block's length. */
+static bool same_message_key(const uint8_t *a, const struct vw_eep_msg *ma, const uint8_t *b,
+                             const struct vw_eep_msg *mb)
+{
+    size_t la = ma->db_offset - ma->hdr_offset, lb = mb->db_offset - mb->hdr_offset;
+    const uint8_t *ha = a + ma->hdr_offset, *hb = b + mb->hdr_offset;
+    return la == lb && (ha[0] & 0xC0u) == (hb[0] & 0xC0u) && memcmp(ha + 1, hb + 1, la - 1) == 0;
+}
+
+/* Sent by the node the earlier copy went to (or, for a group destination,
+ * by another node than its sender): a hop, not the same frame twice. */
+static bool next_hop(const struct vw_eep_hop *first, const struct vw_eep_hop *later)
+{
+    if (!first->len || first->len != later->len)
+        return false;
+    if (!memcmp(first->src, later->src, first->len) && !memcmp(first->dst, later->dst, first->len))
+        return false;
+    /* a message does not go back where it came from */
+    if (!memcmp(first->src, later->dst, first->len))
+        return false;
+    if (!memcmp(first->dst, later->src, first->len))
+        return true;
+    return hop_dst_group(first) && memcmp(first->src, later->src, first->len) != 0;
+}
+
+static bool same_data(const uint8_t *a, const struct vw_eep_msg *ma, const uint8_t *b, const struct vw_eep_msg *mb)
+{
+    size_t la = ma->tail_offset - ma->db_offset, lb = mb->tail_offset - mb->db_offset;
+    return la == lb && memcmp(a + ma->db_offset, b + mb->db_offset, la) == 0;
+}
+
+bool vw_eep_pairer_add(struct vw_eep_pairer *p, uint64_t frame, const struct vw_eep_hop *hop,
+                       enum vw_eep_carrier carrier, const uint8_t *buf, const struct vw_eep_msg *m,
+                       uint64_t *first_frame, struct vw_findings *fs)
+{
+    if (!p || !hop || !m || m->msg_len == 0)
+        return false;
+    /* The earlier copy: one with the same data first, else the oldest
+     * one not yet forwarded (a router that changed the data block). */
+    struct pair_entry *best = NULL;
+    int best_score = 0;
+    for (unsigned k = 0; k < VW_EEP_PAIR_WINDOW; k++) {
+        struct pair_entry *e = &p->e[(p->next + k) % VW_EEP_PAIR_WINDOW];
+        /* The same frame again (the sender repeated it, a capture on two
+         * interfaces): not a hop, and not kept twice; the kept one stands
+         * for it, as this frame and free to be forwarded again. */
+        if (e->used && e->hop.len == hop->len && !memcmp(e->hop.src, hop->src, hop->len) &&
+            !memcmp(e->hop.dst, hop->dst, hop->len) && e->len == m->msg_len && !memcmp(e->bytes, buf, e->len)) {
+            e->frame = frame;
+            e->forwarded = false;
+            return false;
+        }
+    }
+    for (unsigned k = 0; k < VW_EEP_PAIR_WINDOW; k++) {
+        struct pair_entry *e = &p->e[(p->next + k) % VW_EEP_PAIR_WINDOW]; /* oldest first */
+        if (!e->used || !next_hop(&e->hop, hop) || !same_message_key(e->bytes, &e->msg, buf, m))
+            continue;
+        /* same data: 2, not yet forwarded: 1; a forwarded copy with other data is no match */
+        int score = (same_data(e->bytes, &e->msg, buf, m) ? 2 : 0) + (e->forwarded ? 0 : 1);
+        if (score > best_score) {
+            best = e;
+            best_score = score;
+        }
+    }
+    bool paired = false;
+    if (best) {
+        paired = true;
+        best->forwarded = true;
+        if (first_frame)
+            *first_frame = best->frame;
+        uint32_t dt = best->msg.hdr.dt;
+        if (vw_eep_dt_kind(dt) == VW_EEP_DT_PHYSICAL && (dt == VW_EEP_ADDR_HEY_YOU || dt == VW_EEP_ADDR_BROADCAST))
+            vw_findings_add(fs, VW_REQ_EEP_6C_LOCAL_ONLY, VW_SEV_ERROR, (uint32_t)m->hdr_offset + 1, 3,
+                            "%s forwarded by a router (first hop in frame %llu): delivered locally only (P7)",
+                            dt == VW_EEP_ADDR_HEY_YOU ? "Hey-You!" : "Broadcast", (unsigned long long)best->frame);
+        vw_eep_forward_check(best->bytes, &best->msg, buf, m, VW_EEP_LINK_UNKNOWN, fs);
+    }
+    /* Keep this copy: a later hop may forward it in turn. */
+    struct pair_entry *slot = &p->e[p->next];
+    uint8_t *copy = malloc(m->msg_len);
+    if (!copy)
+        return paired;
+    free(slot->bytes);
+    memset(slot, 0, sizeof *slot);
+    memcpy(copy, buf, m->msg_len);
+    slot->bytes = copy;
+    slot->len = m->msg_len;
+    slot->frame = frame;
+    slot->hop = *hop;
+    slot->carrier = carrier;
+    if (vw_eep_decode_on(copy, m->msg_len, carrier, &slot->msg, NULL) != VW_REQ_NONE ||
+        slot->msg.msg_len != m->msg_len) {
+        free(copy);
+        memset(slot, 0, sizeof *slot);
+        return paired;
+    }
+    slot->used = true;
+    p->next = (p->next + 1) % VW_EEP_PAIR_WINDOW;
+    return paired;
 }
 
 /* ------------------------------------------------------------ encoder */

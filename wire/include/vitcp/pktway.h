@@ -154,7 +154,10 @@ struct vw_eep_msg {
  * bytes (P3). Returns VW_REQ_NONE when parsed (other violations go to
  * findings, which may be NULL), or the rule that made parsing impossible:
  * VW_REQ_EEP_4A_TRUNCATED, VW_REQ_EEP_5A_L2RH_LEN, VW_REQ_EEP_5B_SYMBOL_LEN,
- * VW_REQ_EEP_7_OH_FORMAT, VW_REQ_EEP_6H_DL_FITS.
+ * VW_REQ_EEP_7_OH_FORMAT, VW_REQ_EEP_6H_DL_FITS, VW_REQ_EEP_1B_8B_WORDS (a
+ * message that is not whole words, P11). A record sized otherwise than
+ * P2 / P4 is found by the clean reading after it and returned as
+ * 5A / 5B with one finding; msg->routes_len is then its offset (P12).
  */
 enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *msg,
                           struct vw_findings *findings);
@@ -215,6 +218,42 @@ enum vw_eep_link_state {
 bool vw_eep_forward_check(const uint8_t *in_buf, const struct vw_eep_msg *in, const uint8_t *out_buf,
                           const struct vw_eep_msg *out, enum vw_eep_link_state link,
                           struct vw_findings *findings);
+
+/* ------------------------------------------------------ router pairs */
+
+/*
+ * A capture that holds both hops of a message through a router (P11): the
+ * wire library pairs the copies so that lint and the dissector judge them
+ * alike. A copy pairs with an earlier one when the later was sent by the
+ * node the earlier was sent to (for a group destination: by another node
+ * than its sender) and not back to the earlier one's sender, and both have the same version, EEP header apart from
+ * the priority, and OH fields; among such, one with the same data block
+ * and trailer first, else the oldest not yet forwarded (the same frame
+ * again, same addresses and bytes, is no hop and is kept once). The pair is then
+ * judged by vw_eep_forward_check with the link state unknown (TAIL shift,
+ * records consumed, header, priority, data block and trailer unmodified),
+ * and a forwarded Hey-You!/Broadcast breaks EEP-6C-LOCAL-ONLY (P7).
+ */
+struct vw_eep_hop {
+    uint8_t src[16], dst[16]; /* the carrier's addresses: MAC (Ethernet) or IP (UDP) */
+    uint8_t len;              /* 6, 4 or 16; 0 = unknown (never paired) */
+};
+/* len 6 (MAC), 4 (IPv4) or 16 (IPv6); anything else leaves the hop unknown. */
+void vw_eep_hop_set(struct vw_eep_hop *hop, const uint8_t *src, const uint8_t *dst, size_t len);
+
+#define VW_EEP_PAIR_WINDOW 64 /* messages kept to pair with (copies of their bytes) */
+struct vw_eep_pairer;
+/* NULL when out of memory. */
+struct vw_eep_pairer *vw_eep_pairer_new(void);
+void vw_eep_pairer_free(struct vw_eep_pairer *p);
+/* Offer the next message of a capture (decoded without error from buf;
+ * frame numbers increase). Returns true when it is a router's copy of an
+ * earlier message: *first_frame names that one and the router rules go to
+ * findings (offsets in buf). The message is kept for later hops (a copy:
+ * buf may go away; when memory runs out it is not kept). */
+bool vw_eep_pairer_add(struct vw_eep_pairer *p, uint64_t frame, const struct vw_eep_hop *hop,
+                       enum vw_eep_carrier carrier, const uint8_t *buf, const struct vw_eep_msg *m,
+                       uint64_t *first_frame, struct vw_findings *fs);
 
 /* ------------------------------------------------------------ encoder */
 
