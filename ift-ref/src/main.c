@@ -1,6 +1,6 @@
 /*
  * ift-peer: a reference IFT endpoint over TCP (draft-williams-iwarp-ift-01
- * as spec-decisions I1-I9 and docs/decisions.md I10-I12 read it), built on
+ * as spec-decisions I1-I9 and docs/decisions.md I10-I15 read it), built on
  * the wire library's IFT code. See docs/ift-peer.md.
  *
  *   ift-peer [--listen PORT] [--bind ADDR] [common options] [--idle MS] [--once]
