@@ -3,7 +3,7 @@
 # the way an ordinary user meets it: the plugin loads in the system tshark and
 # decodes an installed sample capture, vitcp-conform finds its installed cases
 # and passes against vipl-peer, the man pages render, every program and
-# subcommand answers --help, warp-peer's client passes against its target, and a VIPL program builds with pkg-config and runs
+# subcommand answers --help, warp-peer's and ift-peer's clients pass against their targets, and a VIPL program builds with pkg-config and runs
 # against libvipl.so, as do the programs of tests/vipl/compat. Prints "N passed, M failed" last; exit 1 on any failure.
 # Usage (as root, in the fresh root): check-installed.sh ./vitcp_VERSION_ARCH.deb
 set -uo pipefail   # (so grep -q, which closes its input early, is not used on pipes)
@@ -77,18 +77,18 @@ check "the conformance cases (and cases/warp/) are installed under /usr/share/vi
 
 man_renders() {
   local p
-  for p in vitcp-conform vitcp-trafgen vipl-peer vipl-pingpong warp-peer "7 vitcp" "7 vipl"; do
+  for p in vitcp-conform vitcp-trafgen vipl-peer vipl-pingpong warp-peer ift-peer "7 vitcp" "7 vipl"; do
     # shellcheck disable=SC2086
     as_user env MANPAGER=cat MANWIDTH=80 man $p | grep "^NAME" >/dev/null || { echo "man $p"; return 1; }
   done
 }
-check "man pages render (vitcp-conform, vitcp-trafgen, vipl-peer, vipl-pingpong, warp-peer, vitcp(7), vipl(7))" man_renders
+check "man pages render (vitcp-conform, vitcp-trafgen, vipl-peer, vipl-pingpong, warp-peer, ift-peer, vitcp(7), vipl(7))" man_renders
 
 help_everywhere() {
   local c
   for c in "vitcp-conform --help" "vitcp-conform run --help" "vitcp-conform lint --help" \
            "vitcp-conform list --help" "vitcp-conform show --help" "vitcp-trafgen --help" \
-           "vipl-peer --help" "vipl-pingpong --help" "warp-peer --help"; do
+           "vipl-peer --help" "vipl-pingpong --help" "warp-peer --help" "ift-peer --help"; do
     # shellcheck disable=SC2086
     as_user $c | grep -i 'usage' >/dev/null || { echo "no usage from: $c"; return 1; }
   done
@@ -119,6 +119,26 @@ warp_peer_works() {
   [ "$rc" -eq 0 ] && [ "$trc" -eq 0 ]
 }
 check "warp-peer --connect: a Send and an RDMA Write echoed by warp-peer --port 0" warp_peer_works
+
+# ift-peer's client against its target: a Send echoed, an RDMA Write read
+# back by an RDMA Read (the default region needs no --region).
+ift_peer_works() {
+  local ilog=$home/ift-peer.log pidf=$home/ift-peer.pid line iport rc trc
+  rm -f "$pidf"
+  as_user sh -c 'echo $$ >"$HOME/ift-peer.pid"; exec ift-peer --listen 0' >"$ilog" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 100); do grep -q '^event=listening' "$ilog" && break; sleep 0.1; done
+  if ! line=$(grep -m1 '^event=listening' "$ilog") || [ ! -s "$pidf" ]; then
+    cat "$ilog"; kill "$(cat "$pidf" 2>/dev/null)" $pid 2>/dev/null; return 1
+  fi
+  read -r _ iport _ <<<"$line"
+  as_user ift-peer --connect "127.0.0.1:${iport#port=}" --send 3000 --write 5000 --read 5000
+  rc=$?
+  kill "$(cat "$pidf")"; wait $pid; trc=$?  # SIGTERM: the target stops and exits 0
+  cat "$ilog"
+  [ "$rc" -eq 0 ] && [ "$trc" -eq 0 ]
+}
+check "ift-peer --connect: a Send echoed, an RDMA Write read back from ift-peer --listen 0" ift_peer_works
 
 vipl_program() {
   cat >"$home/hello_vipl.c" <<'EOF'

@@ -1,6 +1,7 @@
 /* IFT: the input as an adaption indication and as a frame under every CRC
  * mode (with and without a VTag to check), decoded as announced and as
  * sent, with the layout guessers and the DDP header decoder. */
+#include <string.h>
 #include "fuzz.h"
 #include "vitcp/ift.h"
 
@@ -57,5 +58,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
     struct vw_ddp_hdr ddp;
     if (vw_ddp_decode(buf, len, &ddp))
         sink += (uint32_t)(uintptr_t)vw_rdmap_opcode_name(ddp.rdmap_opcode);
+    struct vw_rdmap_read_req rq;
+    if (vw_rdmap_read_req_decode(buf, len, &rq)) { /* and back: the same 28 bytes */
+        uint8_t again[VW_RDMAP_READ_REQ_HDR_LEN];
+        FUZZ_CHECK(vw_rdmap_read_req_encode(&rq, again, sizeof again) == sizeof again &&
+                       memcmp(again, buf, sizeof again) == 0,
+                   "RDMAP Read Request header does not encode back to its bytes");
+    }
     return 0;
 }

@@ -11,7 +11,7 @@ import sys
 
 ID = re.compile(r"\b(?:VITCP|IFT|EEP|WARP|VIA)-[0-9A-Z][0-9A-Za-z.]*(?:-[0-9A-Z]+)+\b")
 DEF_ENTRY = re.compile(r'VW_REQ\(\s*\w+\s*,\s*"([^"]+)"')
-SCAN_DIRS = ["wire", "dissector", "conformance", "trafgen", "vipl-ref", "warp-ref", "netio", "tests", "bench", "captures"]
+SCAN_DIRS = ["wire", "dissector", "conformance", "trafgen", "vipl-ref", "warp-ref", "ift-ref", "netio", "tests", "bench", "captures"]
 SCAN_EXT = (".c", ".h", ".py", ".sh", ".case", ".txt", ".cmake", ".meta", ".script")
 # Prefixes that look like IDs but are not requirement IDs.
 NOT_IDS = re.compile(r"^(?:VIA-1\.0|IFT-01|EEP-03|WARP-00)\b|NO-SUCH")

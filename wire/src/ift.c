@@ -239,6 +239,31 @@ size_t vw_ddp_encode(const struct vw_ddp_hdr *h, uint8_t *b, size_t cap)
     return n;
 }
 
+size_t vw_rdmap_read_req_encode(const struct vw_rdmap_read_req *r, uint8_t *b, size_t cap)
+{
+    if (cap < VW_RDMAP_READ_REQ_HDR_LEN)
+        return 0;
+    vw_put_be32(b, r->sink_stag);
+    vw_put_be64(b + 4, r->sink_to);
+    vw_put_be32(b + 12, r->size);
+    vw_put_be32(b + 16, r->src_stag);
+    vw_put_be64(b + 20, r->src_to);
+    return VW_RDMAP_READ_REQ_HDR_LEN;
+}
+
+bool vw_rdmap_read_req_decode(const uint8_t *b, size_t len, struct vw_rdmap_read_req *r)
+{
+    memset(r, 0, sizeof *r);
+    if (len < VW_RDMAP_READ_REQ_HDR_LEN)
+        return false;
+    r->sink_stag = vw_get_be32(b);
+    r->sink_to = vw_get_be64(b + 4);
+    r->size = vw_get_be32(b + 12);
+    r->src_stag = vw_get_be32(b + 16);
+    r->src_to = vw_get_be64(b + 20);
+    return true;
+}
+
 /* ------------------------------------------------------------- frame */
 
 /* An untagged RDMA Read Request whose header_size also counts its RDMAP
@@ -503,4 +528,14 @@ size_t vw_ift_frame_len_in_step(const uint8_t *buf, size_t have, const struct vw
             return len;
     }
     return negotiated;
+}
+
+size_t vw_ift_frame_build(const struct vw_ddp_hdr *h, const uint8_t *payload, size_t payload_len,
+                          uint16_t vtag, bool hc, bool pc, uint8_t *buf, size_t cap)
+{
+    uint8_t ddp[VW_DDP_UNTAGGED_HDR_LEN];
+    size_t n = vw_ddp_encode(h, ddp, sizeof ddp);
+    struct vw_ift_frame_enc enc;
+    vw_ift_frame_enc_init(&enc, vtag, hc, pc, ddp, n, payload, payload_len);
+    return n ? vw_ift_frame_encode(&enc, buf, cap) : 0;
 }

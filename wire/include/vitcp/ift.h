@@ -172,6 +172,28 @@ bool vw_ddp_decode(const uint8_t *buf, size_t len, struct vw_ddp_hdr *h);
  * is too small. */
 size_t vw_ddp_encode(const struct vw_ddp_hdr *h, uint8_t *buf, size_t cap);
 
+/* The RDMAP (RFC 5040 4.4) RDMA Read Request header: the first 28 bytes of
+ * the untagged Read Request's DDP payload (I6: payload, not header_size). */
+struct vw_rdmap_read_req {
+    uint32_t sink_stag;
+    uint64_t sink_to;
+    uint32_t size;       /* RDMA Read Message Size */
+    uint32_t src_stag;
+    uint64_t src_to;
+};
+/* Encode; returns 28, or 0 when cap is too small. */
+size_t vw_rdmap_read_req_encode(const struct vw_rdmap_read_req *r, uint8_t *buf, size_t cap);
+/* Decode the first 28 bytes of buf; false when len is under 28. */
+bool vw_rdmap_read_req_decode(const uint8_t *buf, size_t len, struct vw_rdmap_read_req *r);
+
+/* A whole frame of one DDP segment: the DDP header h (encoded with
+ * vw_ddp_encode) and payload, under the sender's negotiated HC/PC and the
+ * receiver's VTag, with good CRCs. Returns the bytes written, or 0 when cap
+ * is too small or payload_len exceeds 65535. Callers that need a wrong
+ * field build the frame with vw_ift_frame_enc instead. */
+size_t vw_ift_frame_build(const struct vw_ddp_hdr *h, const uint8_t *payload, size_t payload_len,
+                          uint16_t vtag, bool hc, bool pc, uint8_t *buf, size_t cap);
+
 /* ------------------------------------------------------------- frame */
 
 /* What the framer knows of a direction: its sender's HC and PC, and the
