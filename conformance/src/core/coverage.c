@@ -67,7 +67,7 @@ static unsigned cases_naming(enum vw_req req, const struct cf_case_set *cases)
 
 /* Lint runs the wire library's VI/TCP, IFT, WARP and PacketWay EEP checks
  * (lint.c), the same the dissector runs; both pair the two hops of an EEP
- * message through a router that one capture holds (the wire library's EEP pairer, P11). */
+ * message through a router that one capture holds (vw_eep_pairer, P11). */
 static bool lint_covers(enum vw_req req)
 {
     const char *id = vw_req_id(req);
