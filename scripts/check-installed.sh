@@ -70,8 +70,10 @@ conform_passes() {
 check "vitcp-conform run (installed cases) passes against vipl-peer" conform_passes
 
 cases_found() { as_user vitcp-conform list | grep 'VITCP-3.6-CRC-ONLY-IF-NEGOTIATED' >/dev/null &&
-  [ -f /usr/share/vitcp/cases/010-accept-basic.case ]; }
-check "the conformance cases are installed under /usr/share/vitcp/cases" cases_found
+  [ -f /usr/share/vitcp/cases/010-accept-basic.case ] &&
+  [ -f /usr/share/vitcp/cases/warp/010-send-echo.case ] &&
+  as_user vitcp-conform list --protocol warp | grep -E '^WARP-A-ADLER-VALID .*active \(' >/dev/null; }
+check "the conformance cases (and cases/warp/) are installed under /usr/share/vitcp/cases" cases_found
 
 man_renders() {
   local p

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "conform/case.h"
+#include "conform/proto/vitcp.h"
 #include "conform/engine.h"
 #include "conform/relay.h"
 #include "conform/report.h"
@@ -197,7 +198,8 @@ static void vipl_peer_passes(void **state)
     close(log_fd);
     struct cf_engine e;
     cf_engine_init(&e);
-    e.announce = false;
+    char opt_why[100];
+    assert_int_equal(cf_engine_set_option(&e, "--no-announce", NULL, NULL, opt_why, sizeof opt_why), 1);
     char target[64], why[256];
     snprintf(target, sizeof target, "127.0.0.1:%u", port);
     cf_engine_set_target(&e, target);

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "conform/capcase.h"
+#include "conform/proto/vitcp_capcase.h"
 #include "conform/case.h"
 #include "conform/engine.h"
 #include "conform/report.h"

@@ -9,7 +9,11 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "conform/case.h"
+#include "conform/proto/vitcp.h"
 #include "conform/cli.h"
 #include "vitcp/catalog.h"
 
@@ -282,6 +286,17 @@ static void case_scripts_with_mistakes_are_refused(void **state)
         {"case x\nrequire VITCP-3.2-VERSION\nconnect\nonly-if\n", "'only-if' needs a segment type"},
         {"case x\nrequire VITCP-3.2-VERSION\nsegments now\nconnect\n", "'segments' takes nothing"},
         {"case x\nrequire VITCP-3.2-VERSION\nadvisory A13\nconnect\n", "'advisory' takes nothing"},
+        /* protocols (conform/protocol.h) */
+        {"protocol sctp\ncase x\nrequire VITCP-3.2-VERSION\nconnect\n", "t.case:1: unknown protocol 'sctp' (vitcp, warp)"},
+        {"protocol\ncase x\nrequire VITCP-3.2-VERSION\nconnect\n", "t.case:1: 'protocol' takes one name"},
+        {"case x\nrequire WARP-A-ADLER-VALID\nconnect\nprotocol warp\n", "t.case:4: 'protocol' must come before the steps"},
+        {"protocol warp\ncase x\nrequire WARP-A-ADLER-VALID\nconnect\nsend ConnectRequest\n",
+         "t.case:5: unknown chunk type 'ConnectRequest'"},
+        {"protocol warp\ncase x\nrequire WARP-A-ADLER-VALID\nconnect\nsend Send opts=crc\n", "a send cannot set 'opts'"},
+        {"protocol warp\ncase x\nrequire WARP-A-ADLER-VALID\nconnect\nsend Send adler=maybe\n", "adler= takes good or bad"},
+        {"protocol warp\ncase x\nrequire WARP-A-ADLER-VALID\nconnect\nexpect Send msg=1\n", "unknown field 'msg'"},
+        {"protocol warp\ncase x\nrequire WARP-A-ADLER-VALID\nconnect\nsend Send payload=70000\n",
+         "payload=70000 is outside 0..65515: a chunk's payload"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct cf_case c;
@@ -311,7 +326,8 @@ static void case_script_parses_fields_and_tags(void **state)
     assert_int_equal(c.nsteps, 4);
     assert_int_equal(c.steps[1].val[CF_F_ATTRS], 0x0A);
     assert_int_equal(c.steps[1].val[CF_F_MTU], 4096);
-    assert_true(c.steps[1].opt_crc && c.steps[1].opt_urgent && !c.steps[1].opt_unknown);
+    assert_true((c.steps[1].opts & CF_VITCP_OPT_CRC) && (c.steps[1].opts & CF_VITCP_OPT_URGENT) &&
+                !(c.steps[1].opts & CF_VITCP_OPT_UNKNOWN));
     assert_int_equal(c.steps[1].req, vw_req_by_id("VITCP-3.3-MTU-LESSER"));
     assert_int_equal(c.steps[2].req, vw_req_by_id("VITCP-4.3-ANSWER"));
     assert_int_equal(c.steps[2].nmatch, 3);
@@ -336,7 +352,7 @@ static void case_script_parses_choices(void **state)
     struct cf_case c;
     char err[256];
     assert_int_equal(cf_case_parse(text, "fair.case", &c, err, sizeof err), 0);
-    assert_true(c.segments && c.level_optional && c.advisory);
+    assert_true((c.flags & CF_VITCP_CASE_SEGMENTS) && (c.flags & CF_VITCP_CASE_LEVEL_OPTIONAL) && c.advisory);
     assert_int_equal(c.steps[1].var[CF_F_ATTRS], CF_VAR_LEVEL);
     assert_int_equal(c.steps[1].val[CF_F_ATTRS], 0x18); /* RWE|RRE beside the level */
     assert_int_equal(c.steps[2].type, VW_VITCP_CONNECT_ACCEPT);
@@ -393,6 +409,110 @@ static void advisory_verdict_in_every_report(void **state)
     cf_report_free(&rep);
 }
 
+/* A WARP case: its vocabulary, its protocol on the case; a case without a
+ * protocol line is VI/TCP's. */
+static void case_script_names_its_protocol(void **state)
+{
+    (void)state;
+    struct cf_case c;
+    char err[256] = "";
+    const char *warp = "protocol warp\ncase w\nrequire WARP-A-ADLER-VALID\nconnect\n"
+                       "send Send ssn=7 offset=0 l=0 payload=10 adler=bad\nexpect Send|RDMA ssn>=1 l=1 data=echo\n";
+    if (cf_case_parse(warp, "w.case", &c, err, sizeof err) < 0)
+        fail_msg("%s", err);
+    assert_ptr_equal(c.proto, cf_protocol_find("warp"));
+    assert_ptr_equal(c.proto, cf_protocol_find("WARP"));
+    assert_int_equal(c.nsteps, 3);
+    const struct cf_step *send = &c.steps[1], *expect = &c.steps[2];
+    int ssn = c.proto->field_by_name("ssn"), l = c.proto->field_by_name("l");
+    assert_true(ssn >= 0 && l >= 0);
+    assert_int_equal(send->type, c.proto->type_by_name("Send"));
+    assert_true(send->set[ssn] && send->val[ssn] == 7 && send->set[l] && send->val[l] == 0);
+    assert_int_equal(send->trailer, CF_TRAILER_BAD);
+    assert_true(expect->has_type_alt && expect->type_alt == (unsigned)c.proto->type_by_name("RDMA"));
+    assert_int_equal(expect->nmatch, 2);
+    assert_int_equal(expect->match[0].field, (unsigned)ssn);
+    assert_int_equal(expect->match[0].op, CF_OP_GE);
+    assert_true(expect->data_echo);
+    assert_int_equal(cf_case_parse("case v\nrequire VITCP-3.2-VERSION\nconnect\n", "v.case", &c, err, sizeof err), 0);
+    assert_ptr_equal(c.proto, &cf_proto_vitcp);
+    assert_ptr_equal(cf_protocol_default(), &cf_proto_vitcp);
+    assert_null(cf_protocol_find("sctp"));
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Cases folders: VI/TCP's at the top, each other protocol's in its own
+ * subfolder, whose cases must name it; a subfolder of no protocol is an
+ * error; run --protocol selects. */
+static void cases_folder_has_a_subfolder_per_protocol(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/conform-protoXXXXXX", path[512], err[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/010-v.case", dir);
+    write_file(path, "case v\nrequire VITCP-3.2-VERSION\nconnect\n");
+    snprintf(path, sizeof path, "%s/warp", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/warp/010-w.case", dir);
+    write_file(path, "protocol warp\ncase w\nrequire WARP-A-ADLER-VALID\nconnect\n");
+    struct cf_case_set set;
+    if (cf_case_set_load_dir(dir, &set, err, sizeof err) < 0)
+        fail_msg("%s", err);
+    assert_int_equal(set.count, 2);
+    assert_string_equal(set.cases[0].id, "v");
+    assert_ptr_equal(set.cases[0].proto, &cf_proto_vitcp);
+    assert_string_equal(set.cases[1].id, "w");
+    assert_ptr_equal(set.cases[1].proto, cf_protocol_find("warp"));
+    cf_case_set_free(&set);
+
+    /* run --protocol warp --only v: v is VI/TCP's, so the selector matches no case */
+    const char *argv[] = {"vitcp-conform", "run", "--target", "127.0.0.1:1", "--protocol", "warp", "--cases", dir,
+                          "--only", "v"};
+    struct captured c = run_cli(10, argv);
+    assert_int_equal(c.rc, CF_EXIT_USAGE);
+    assert_non_null(strstr(c.err, "selector 'v' matches no case"));
+    captured_free(&c);
+
+    /* a folder without cases of the protocol asked for */
+    char vonly[512];
+    snprintf(vonly, sizeof vonly, "%s/warp", dir);
+    const char *argv2[] = {"vitcp-conform", "run", "--target", "127.0.0.1:1", "--protocol", "vitcp", "--cases", vonly};
+    c = run_cli(8, argv2);
+    assert_int_equal(c.rc, CF_EXIT_USAGE);
+    assert_non_null(strstr(c.err, "vitcp-conform: no vitcp cases in "));
+    captured_free(&c);
+
+    /* a case in warp/ without 'protocol warp' */
+    snprintf(path, sizeof path, "%s/warp/020-x.case", dir);
+    write_file(path, "case x\nrequire VITCP-3.2-VERSION\nconnect\n");
+    assert_int_equal(cf_case_set_load_dir(dir, &set, err, sizeof err), -1);
+    assert_non_null(strstr(err, "020-x.case: a case in WARP's folder names protocol vitcp (add 'protocol warp')"));
+    assert_int_equal(set.count, 0);
+    unlink(path);
+
+    /* a subfolder named after no protocol */
+    char bogus[512];
+    snprintf(bogus, sizeof bogus, "%s/sctp", dir);
+    assert_int_equal(mkdir(bogus, 0700), 0);
+    assert_int_equal(cf_case_set_load_dir(dir, &set, err, sizeof err), -1);
+    assert_non_null(strstr(err, "subfolder 'sctp' is no protocol's"));
+    rmdir(bogus);
+    snprintf(path, sizeof path, "%s/warp/010-w.case", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/warp", dir);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/010-v.case", dir);
+    unlink(path);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 static void shipped_cases_load(void **state)
 {
     (void)state;
@@ -401,6 +521,10 @@ static void shipped_cases_load(void **state)
     if (cf_case_set_load_dir(CONFORM_CASES_DIR, &set, err, sizeof err) < 0)
         fail_msg("%s", err);
     assert_true(set.count >= 20);
+    size_t warp = 0;
+    for (size_t i = 0; i < set.count; i++)
+        warp += set.cases[i].proto == cf_protocol_find("warp");
+    assert_true(warp >= 3); /* cases/warp/ */
     cf_case_set_free(&set);
 }
 
@@ -421,6 +545,8 @@ int main(void)
         cmocka_unit_test(case_script_parses_choices),
         cmocka_unit_test(advisory_verdict_in_every_report),
         cmocka_unit_test(shipped_cases_load),
+        cmocka_unit_test(case_script_names_its_protocol),
+        cmocka_unit_test(cases_folder_has_a_subfolder_per_protocol),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 
 #include "conform/case.h"
 #include "conform/lint.h"
+#include "conform/proto/vitcp.h"
 #include "conform/relay.h"
 #include "vitcp/bytes.h"
 #include "vitcp/pcap_reader.h"

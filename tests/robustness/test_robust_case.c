@@ -20,7 +20,8 @@
 #include <cmocka.h>
 
 #include "conform/case.h"
-#include "conform/capcase.h"
+#include "conform/proto/vitcp.h"
+#include "conform/proto/vitcp_capcase.h"
 #include "robust_common.h"
 
 #define MAX_FILES 64
@@ -98,9 +99,9 @@ static unsigned parse_checked(const char *text, size_t len, const char *what)
             const struct cf_step *s = &c.steps[i];
             if (s->nmatch > CF_MAX_MATCHES || s->line == 0 || s->line > lines)
                 fail_msg("%s: step %u has %u matches, line %u of %u", what, i, s->nmatch, s->line, lines);
-            if (strnlen(s->calling, sizeof s->calling) == sizeof s->calling ||
-                strnlen(s->called, sizeof s->called) == sizeof s->called)
-                fail_msg("%s: a discriminator is not terminated", what);
+            for (unsigned k = 0; k < CF_STEP_STRS; k++)
+                if (strnlen(s->str[k], sizeof s->str[k]) == sizeof s->str[k])
+                    fail_msg("%s: a text argument (discriminator) is not terminated", what);
         }
         return 0;
     }

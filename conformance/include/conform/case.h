@@ -24,6 +24,13 @@
  * always built by the wire library's encoder.
  *
  * More of the language:
+ *   protocol warp         the protocol of the case (conform/protocol.h), before
+ *                         any step; default vitcp. The message type names,
+ *                         field names and send arguments are the module's;
+ *                         the rest of this language is the core's. What
+ *                         follows describes the VI/TCP module's vocabulary
+ *                         (conform/proto/vitcp.h); WARP's is in
+ *                         docs/conformance-engine.md
  *   role passive          the tester listens and the implementation connects
  *                         to it (vitcp-conform run --listen); the first step
  *                         is then 'accept' instead of 'connect'
@@ -53,11 +60,13 @@
  *                         with the fields as the reason
  *   expect A|B ...        either segment type matches (V19: ConnectReject or
  *                         ConnectNoMatch)
- *   segments              compare the target's segments one by one; without
+ *   segments              (VI/TCP's directive, c->flags) compare the
+ *                         target's segments one by one; without
  *                         it, segments of one message (Send, RdmaWrite,
  *                         RdmaReadResponse) are reassembled and an expect
  *                         sees the whole message (offset 0, EOM, every byte)
- *   level-optional        the request's reliability level is one a provider
+ *   level-optional        (VI/TCP's directive, c->flags) the request's
+ *                         reliability level is one a provider
  *                         may not offer: a ConnectReject instead of the
  *                         expected ConnectAccept makes the case not applicable
  *   advisory              the first requirement is a project decision where
@@ -88,7 +97,7 @@
 #include <stdint.h>
 #include "conform/relay.h"
 #include "conform/report.h"
-#include "vitcp/vitcp.h"
+#include "conform/protocol.h"
 
 enum cf_step_kind {
     CF_STEP_CONNECT,      /* open TCP to the target */
@@ -103,36 +112,29 @@ enum cf_step_kind {
     CF_STEP_ONLY_IF,      /* like check; a mismatch is the target's allowed choice: not applicable */
 };
 
-/* Values known only at run time ("$addr+16"). */
-enum cf_var { CF_VAR_NONE, CF_VAR_ADDR, CF_VAR_HANDLE, CF_VAR_LEN, CF_VAR_WINDOW, CF_VAR_RX, CF_VAR_LEVEL };
+/* Values known only at run time ("$addr+16"): the module's variables
+ * (protocol.h var_by_name), numbered from 1; 0 is none. */
+#define CF_VAR_NONE 0u
 
 #define CF_TYPE_ANY 0xFFu /* expect/await: any segment type */
 
-/* Fields an expect (or a send) can name, compared in this order:
- * framing, header fields, CE/RDMA fields, options, payload, trailer. */
-enum cf_field {
-    CF_F_VERSION, CF_F_EOM, CF_F_IDV, CF_F_TXERR, CF_F_SEGLEN, CF_F_OFFSET, CF_F_IMM,
-    CF_F_MSG, CF_F_ACK, CF_F_RXPOSTED, CF_F_ERR,
-    CF_F_ATTRS, CF_F_LEVEL, CF_F_MTU, CF_F_WINDOW, CF_F_CALLING_LEN, CF_F_CALLED_LEN,
-    CF_F_RDMA_ADDR, CF_F_RDMA_HANDLE, CF_F_RDMA_LEN,
-    CF_F_OPT_CRC, CF_F_OPT_URGENT, CF_F_OPT_UNKNOWN,
-    CF_F_PAYLOAD, CF_F_CRC,
-    CF_F_COUNT
-};
+/* Fields an expect (or a send) can name are the protocol module's
+ * (field_by_name): indices below CF_MAX_FIELDS, compared in their order. */
 
 enum cf_op { CF_OP_EQ, CF_OP_NE, CF_OP_LE, CF_OP_GE };
 
 struct cf_match {
-    enum cf_field field;
+    unsigned field;  /* the module's field index */
     enum cf_op op;
     bool relative; /* "+N": add the initial message number of the proper side */
-    enum cf_var var; /* "$addr+N": value is added to the run-time variable */
+    unsigned var;    /* "$addr+N": value is added to the run-time variable */
     uint64_t mask;   /* "err&7=1": compare (field & mask); 0 = no mask */
     int64_t value;
 };
 
 #define CF_MAX_MATCHES 24
-#define CF_DISC_TEXT_MAX 80
+#define CF_STEP_STRS 2      /* text arguments of a send (VI/TCP: calling=, called=) */
+#define CF_STEP_STR_MAX 80
 
 /* How a send writes its trailer. */
 enum cf_trailer { CF_TRAILER_AUTO, CF_TRAILER_NONE, CF_TRAILER_GOOD, CF_TRAILER_BAD };
@@ -141,24 +143,23 @@ struct cf_step {
     enum cf_step_kind kind;
     unsigned line;
     enum vw_req req;        /* the requirement a failure of this step breaks */
-    unsigned type;          /* SEND / EXPECT: segment type */
+    unsigned type;          /* SEND / EXPECT: message type (the module's) */
     bool has_type_alt;      /* EXPECT "A|B": type_alt matches too */
     unsigned type_alt;
     unsigned wait_ms;       /* EXPECT_*, WAIT: how long (0: the engine's default) */
     /* SEND: values to write (set[] says which were named) */
-    bool set[CF_F_COUNT];
-    bool rel[CF_F_COUNT];
-    enum cf_var var[CF_F_COUNT];
-    int64_t val[CF_F_COUNT];
+    bool set[CF_MAX_FIELDS];
+    bool rel[CF_MAX_FIELDS];
+    unsigned var[CF_MAX_FIELDS];
+    int64_t val[CF_MAX_FIELDS];
     unsigned fill;          /* payload pattern */
     unsigned repeat;        /* segments in one write (0/1: one) */
-    enum cf_var repeat_var; /* repeat=$window+1 */
+    unsigned repeat_var;    /* repeat=$window+1 */
     int repeat_off;
-    bool noeom;
-    char calling[CF_DISC_TEXT_MAX];
-    char called[CF_DISC_TEXT_MAX];
-    bool opt_crc, opt_urgent, opt_unknown, opt_eol, opt_bad_len;
-    enum cf_trailer trailer;
+    bool noeom;             /* the message continues (VI/TCP: no EOM; WARP: no L) */
+    char str[CF_STEP_STRS][CF_STEP_STR_MAX]; /* the module's text arguments */
+    uint32_t opts;          /* the module's option bits (VI/TCP: opts=crc,...) */
+    enum cf_trailer trailer; /* the checksum trailer (VI/TCP CRC, WARP Adler-32) */
     /* EXPECT */
     struct cf_match match[CF_MAX_MATCHES];
     unsigned nmatch;
@@ -173,23 +174,15 @@ struct cf_step {
     size_t cap_data_off;    /* its payload's offset in the blob */
     bool replay_crc;        /* SEND: the captured segment has a trailer */
     bool data_capture;      /* EXPECT: payload bytes equal the captured ones */
-    unsigned replay_answer; /* SEND of a ConnectAccept (role passive): CF_ANSWER_*
-                               fields taken from the live ConnectRequest */
-};
-
-/* What a replayed ConnectAccept derives from the live request, because the
- * captured accept derived it from the captured request (capcase.h). */
-enum {
-    CF_ANSWER_DISC = 1u,  /* both discriminators copied (V9) */
-    CF_ANSWER_LEVEL = 2u, /* the same reliability level */
-    CF_ANSWER_MTU = 4u,   /* not above the request's MTU */
-    CF_ANSWER_CRC = 8u,   /* the CRC option only if the request offered it (3.6) */
+    unsigned replay_answer; /* SEND (role passive): what the module derives from the
+                               live peer's first message (VI/TCP: CF_ANSWER_*) */
 };
 
 #define CF_MAX_STEPS 64
 #define CF_MAX_PACKET_ACTIONS 8
 
 struct cf_case {
+    const struct conform_protocol *proto; /* 'protocol NAME' (default vitcp) */
     char id[CF_ID_MAX];
     char file[256];
     char section[32];
@@ -201,9 +194,8 @@ struct cf_case {
     bool passive;           /* role passive: the implementation connects to the tester */
     bool needs_region;      /* uses the target's RDMA region */
     bool relay;             /* runs through the packet relay (relay.h) */
-    bool segments;          /* compare the target's segments one by one (segmentation is
-                               the rule under test); else its messages, reassembled */
-    bool level_optional;    /* a ConnectReject answering the request's level: not applicable */
+    uint32_t flags;         /* the module's own directives (VI/TCP: segments,
+                               level-optional; CF_VITCP_CASE_*) */
     bool advisory;          /* the first requirement is a project decision on what the draft
                                leaves open: its failure is an advisory verdict */
     struct cf_relay_action packet[CF_MAX_PACKET_ACTIONS];
@@ -213,14 +205,14 @@ struct cf_case {
     /* Capture-based cases (NAME.pcap[ng] + NAME.meta, see capcase.h). */
     bool from_capture;
     bool expect_fail;       /* meta 'verdict fail': the replay must fail */
-    bool replay_run_disc;   /* meta 'discriminator run': the run's Called Discriminator */
     uint8_t *blob;          /* the captured PDUs (owned; cf_case_set_free frees it) */
     size_t blob_len;
     bool cap_tester_init_known, cap_target_init_known;
     uint32_t cap_tester_init, cap_target_init; /* initial numbers in the capture */
 };
 
-/* Parse one case script. Returns 0, or -1 with "file:line: reason" in err. */
+/* Parse one case script (protocol vitcp unless it has a protocol line).
+ * Returns 0, or -1 with "file:line: reason" in err. */
 int cf_case_parse(const char *text, const char *file, struct cf_case *out, char *err,
                   size_t errlen);
 /* A 'packet VERB SIDE RANGE' line (tok[0] is "packet"), in a case script or
@@ -239,9 +231,11 @@ struct cf_case_set {
     struct cf_case *cases;
     size_t count;
 };
-/* Load every *.case file of dir, and every capture case (NAME.meta with
- * NAME.pcapng or NAME.pcap, capcase.h). Returns 0, or -1 with the first
- * error. */
+/* Load every *.case file of dir and of its subfolders (one per protocol:
+ * cases/warp/ holds WARP's; a case in a folder named after a protocol must
+ * name that protocol), and every capture case (NAME.meta with NAME.pcapng
+ * or NAME.pcap, for the modules that have them). Returns 0, or -1 with the
+ * first error. */
 int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, size_t errlen);
 void cf_case_set_free(struct cf_case_set *set);
 /* Free what a case owns (a capture case's PDUs). */
@@ -252,8 +246,7 @@ void cf_case_free(struct cf_case *c);
  * "4.3.x")? */
 bool cf_case_matches(const struct cf_case *c, const char *selector);
 
-const char *cf_field_name(enum cf_field f);
-/* The field of a name ("msg", "opt.crc"); -1 if unknown. */
-int cf_field_by_name(const char *name);
+/* The number of a decimal/hex/octal text (strtoll base 0); 0 or -1. */
+int cf_parse_number(const char *s, int64_t *out);
 
 #endif

@@ -1,18 +1,22 @@
 /*
  * The active engine: runs case scripts against an implementation under test
- * over a real TCP connection. Every segment the tester sends is built by
- * the wire library's encoder; every byte the target sends goes through the
- * wire library's session (framer + connection checker), so a rule the
- * target breaks anywhere in a case fails it with that rule's ID, and the
+ * over a real TCP connection. Every message the tester sends is built by
+ * the protocol module's encoder (the wire library's); every byte the target
+ * sends goes through the module's session (framer + rule checks), so a rule
+ * the target breaks anywhere in a case fails it with that rule's ID, and the
  * explicit expects compare the answers field by field. Both directions are
  * recorded to a capture so each verdict names the frames that prove it.
+ * The engine is protocol-neutral (core/engine.c); its cases run on their
+ * module's run_case or the core's generic step runner (protocol.h).
  */
 #ifndef CONFORM_ENGINE_H
 #define CONFORM_ENGINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include "conform/case.h"
+#include "conform/protocol.h"
 #include "conform/report.h"
 
 struct vn_pcap_writer;
@@ -20,22 +24,15 @@ struct vn_pcap_writer;
 #define CF_DEFAULT_SLACK_MS 2000 /* V21: allowed beyond an expected reaction */
 
 struct cf_engine {
+    const struct conform_protocol *protocol; /* the cases a suite runs (run --protocol; default vitcp) */
     char host[256];
     char port[16];
     unsigned slack_ms;           /* default wait for an expect / a close */
-    char discriminator[65];      /* Called Discriminator when a case names none */
     struct vn_pcap_writer *capture; /* NULL: no recording */
     bool check_survival;         /* after hostile cases, try a fresh connection */
-    /* $level: the reliability level the target offers (VIA 2.5 lets a
-     * provider offer fewer than three), found at its first use by asking
-     * for Reliable Delivery, then Reliable Reception, then Unreliable
-     * (0: not yet asked). */
-    uint16_t level_bits;
     bool have_target;            /* active cases run (set by cf_engine_set_target) */
-    /* The target's RDMA region: announced by the target (vipl-peer
-     * convention: its first Send, 16 bytes: address, handle, length; C8)
-     * unless announce is off, else given here (--region). */
-    bool announce;
+    /* The target's RDMA region given on the command line (--region); a
+     * module may also learn it from the target (VI/TCP: an announcement, C8). */
     bool region_set;
     uint64_t region_addr;
     uint32_t region_handle, region_len;
@@ -60,11 +57,24 @@ struct cf_engine {
     int relay_active, relay_passive;
     char relay_why_active[400], relay_why_passive[400];
     int relay_listen_fd;         /* passive cases: the tester's listener behind the relay */
+    /* Each registered module's settings and per-run state (protocol.h
+     * state_init, set_option), by its place in cf_protocols. */
+    _Alignas(max_align_t) unsigned char proto_state[CF_PROTOCOLS_MAX][CF_PROTO_STATE_MAX];
 };
 
 /* Defaults; then parse "HOST:PORT" ("[v6]:PORT" too). Returns 0 or -1. */
 void cf_engine_init(struct cf_engine *e);
 int cf_engine_set_target(struct cf_engine *e, const char *host_port);
+
+/* A module's state in the engine (protocol.h); NULL for a protocol not
+ * registered. */
+void *cf_engine_state(struct cf_engine *e, const struct conform_protocol *p);
+/* A run option of some module ("--discriminator", value, or NULL for a
+ * flag): 1 set, 0 no module has it, -1 bad value (why). *takes_value (may
+ * be NULL) says whether it takes a value (asked with value NULL and
+ * takes_value non-NULL, nothing is set). */
+int cf_engine_set_option(struct cf_engine *e, const char *name, const char *value, bool *takes_value, char *why,
+                         size_t whylen);
 
 /* Listen on port ("0": any; the chosen one is in listen_port). 0 or -1. */
 int cf_engine_listen(struct cf_engine *e, const char *port, char *why, size_t whylen);
@@ -74,14 +84,15 @@ void cf_engine_close(struct cf_engine *e);
 /* Run one case; fills res (verdict, frames, message). */
 void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
 
-/* Can a fresh connection still be set up (ConnectRequest -> ConnectAccept)?
- * 0 yes, -1 no (reason in why). */
+/* Can a fresh connection still be set up (the protocol's check_alive:
+ * VI/TCP ConnectRequest -> ConnectAccept; else a TCP connection)? 0 yes,
+ * -1 no (reason in why). */
 int cf_engine_check_alive(struct cf_engine *e, char *why, size_t whylen);
 
 /* Is anything listening at the target? 0 yes, -1 no (reason in why). */
 int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen);
 
-/* Run every selected case of set (active cases when a target is set,
+/* Run every selected case of set (e->protocol's cases only; active cases when a target is set,
  * passive ones in listen mode) (only/skip: selectors for cf_case_matches,
  * NULL-terminated arrays or NULL), appending results to report. progress
  * (may be NULL) gets a progress bar when it is a terminal, else one line

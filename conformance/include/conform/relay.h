@@ -88,10 +88,7 @@ void cf_relay_action_text(const struct cf_relay_action *a, char *out, size_t n);
  * action dropped or duplicated. 0, or -1 if writing failed. */
 struct vn_pcap_writer;
 int cf_relay_write(struct vn_pcap_writer *w, const struct cf_relay_packet *p, size_t count);
-/* Judge a recording with the lint's rules (VI/TCP on target_port), frames
- * numbered in the recording's order. 0, or -1 with the reason. */
-struct cf_lint_result;
-int cf_relay_lint(const struct cf_relay_packet *p, size_t count, uint16_t target_port,
-                  struct cf_lint_result *res, char *why, size_t whylen);
+/* Judging a recording is the protocol's: VI/TCP's cf_relay_lint
+ * (conform/proto/vitcp.h). */
 
 #endif

@@ -29,6 +29,7 @@ struct cf_result {
     char id[CF_ID_MAX];      /* case id */
     char file[256];          /* case file, for the failure line */
     char section[32];        /* draft section it exercises */
+    char protocol[16];       /* its protocol module ("vitcp", "warp") */
     enum vw_req reqs[CF_MAX_REQS];
     unsigned nreqs;
     enum vw_level level;     /* strongest level among reqs */
@@ -50,6 +51,7 @@ struct cf_report {
     size_t count, cap;
     char capture[256]; /* recorded capture of the run ("" if none) */
     char target[300];
+    char protocol[16]; /* the protocol the run selected ("" if not one) */
     double seconds;
 };
 

@@ -1,5 +1,7 @@
 /* The active engine (see conform/engine.h). */
 #include "conform/engine.h"
+#include "conform/core.h"
+#include "conform/proto/vitcp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -108,86 +110,6 @@ struct run {
     unsigned relay_base; /* frames in the run's capture before the case */
 };
 
-void cf_engine_init(struct cf_engine *e)
-{
-    memset(e, 0, sizeof *e);
-    snprintf(e->host, sizeof e->host, "127.0.0.1");
-    snprintf(e->port, sizeof e->port, "%d", VW_VITCP_DEFAULT_PORT);
-    e->slack_ms = CF_DEFAULT_SLACK_MS;
-    snprintf(e->discriminator, sizeof e->discriminator, "vitcp-conform");
-    e->check_survival = true;
-    e->announce = true;
-    e->listen_fd = -1;
-    e->accept_ms = 5000;
-    e->use_relay = true;
-    e->relay_listen_fd = -1;
-}
-
-int cf_engine_set_target(struct cf_engine *e, const char *hp)
-{
-    const char *colon;
-    const char *host = hp;
-    size_t host_len;
-    if (hp[0] == '[') {
-        const char *close = strchr(hp, ']');
-        if (!close || close[1] != ':')
-            return -1;
-        host = hp + 1;
-        host_len = (size_t)(close - host);
-        colon = close + 1;
-    } else {
-        colon = strrchr(hp, ':');
-        if (!colon)
-            return -1;
-        host_len = (size_t)(colon - hp);
-    }
-    if (host_len == 0 || host_len >= sizeof e->host)
-        return -1;
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (!colon[1] || *end || port < 1 || port > 65535)
-        return -1;
-    memcpy(e->host, host, host_len);
-    e->host[host_len] = 0;
-    snprintf(e->port, sizeof e->port, "%ld", port);
-    e->have_target = true;
-    e->level_bits = 0; /* another target: its level is asked again */
-    return 0;
-}
-
-/* ------------------------------------------------------------ time */
-
-static struct timespec now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t;
-}
-
-static struct timespec after_ms(unsigned ms)
-{
-    struct timespec t = now();
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
-}
-
-static int ms_until(struct timespec t)
-{
-    struct timespec n = now();
-    long long ms = (long long)(t.tv_sec - n.tv_sec) * 1000 + (t.tv_nsec - n.tv_nsec) / 1000000;
-    return ms < 0 ? 0 : ms > 600000 ? 600000 : (int)ms;
-}
-
-static double seconds_since(struct timespec t)
-{
-    struct timespec n = now();
-    return (double)(n.tv_sec - t.tv_sec) + (double)(n.tv_nsec - t.tv_nsec) / 1e9;
-}
 
 /* ------------------------------------------------------------ verdicts */
 
@@ -242,233 +164,10 @@ static unsigned last_frame(const struct run *r)
 
 /* ------------------------------------------------------------ network */
 
-/* No Nagle delay; urgent data kept in the stream (its mark is checked, 3.7). */
-static void tune_socket(int fd)
-{
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof one);
-}
-
-/* Connect fd (non-blocking) to a within timeout_ms. 0, or an errno value. */
-static int connect_within(int fd, const struct sockaddr *a, socklen_t alen, unsigned timeout_ms)
-{
-    if (connect(fd, a, alen) < 0 && errno != EINPROGRESS)
-        return errno;
-    struct pollfd p = {fd, POLLOUT, 0};
-    int n = poll(&p, 1, (int)timeout_ms);
-    int err = 0;
-    socklen_t len = sizeof err;
-    if (n <= 0)
-        return n == 0 ? ETIMEDOUT : errno;
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-        return errno;
-    return err;
-}
-
-static int connect_target(struct cf_engine *e, unsigned timeout_ms, char *why, size_t whylen)
-{
-    struct addrinfo hints = {0}, *ai = NULL;
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    int rc = getaddrinfo(e->host, e->port, &hints, &ai);
-    if (rc != 0) {
-        snprintf(why, whylen, "cannot resolve %s: %s", e->host, gai_strerror(rc));
-        return -1;
-    }
-    int fd = -1;
-    int err = 0;
-    for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd < 0) {
-            err = errno;
-            continue;
-        }
-        if ((err = connect_within(fd, a->ai_addr, a->ai_addrlen, timeout_ms)) != 0) {
-            close(fd);
-            fd = -1;
-        }
-    }
-    freeaddrinfo(ai);
-    if (fd < 0) {
-        snprintf(why, whylen, "cannot connect to %s:%s: %s", e->host, e->port, strerror(err));
-        return -1;
-    }
-    tune_socket(fd);
-    return fd;
-}
-
-/* The target through the packet relay: from the tester's namespace to the
- * relay's address of the target's host. */
-static int connect_relayed(struct cf_engine *e, unsigned timeout_ms, char *why, size_t whylen)
-{
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)atoi(e->port));
-    inet_pton(AF_INET, cf_relay_target_addr(e->relay), &sin.sin_addr);
-    int fd = cf_relay_socket(e->relay, AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    int err = fd < 0 ? errno : connect_within(fd, (const struct sockaddr *)&sin, sizeof sin, timeout_ms);
-    if (err) {
-        snprintf(why, whylen, "cannot connect through the packet relay to %s:%s: %s (the target must listen "
-                 "on all of this host's addresses)", cf_relay_target_addr(e->relay), e->port, strerror(err));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    tune_socket(fd);
-    return fd;
-}
-
-/* Is host an address of this machine (so the relay can reach it)? */
-static bool host_is_local(const char *host)
-{
-    struct addrinfo hints = {0}, *ai = NULL;
-    hints.ai_family = AF_INET;
-    hints.ai_socktype = SOCK_STREAM;
-    if (getaddrinfo(host, NULL, &hints, &ai) != 0)
-        return false;
-    bool local = false;
-    for (struct addrinfo *a = ai; a && !local; a = a->ai_next) {
-        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (s >= 0) {
-            local = bind(s, a->ai_addr, a->ai_addrlen) == 0;
-            close(s);
-        }
-    }
-    freeaddrinfo(ai);
-    return local;
-}
-
-/* Create the relay once; false (reason in why) when there is none. */
-static bool relay_open_once(struct cf_engine *e, char *why, size_t whylen)
-{
-    if (e->relay)
-        return true;
-    if (e->relay_open_failed[0]) {
-        snprintf(why, whylen, "%s", e->relay_open_failed);
-        return false;
-    }
-    char reason[256];
-    e->relay = e->use_relay ? cf_relay_open(reason, sizeof reason) : NULL;
-    if (!e->relay)
-        snprintf(e->relay_open_failed, sizeof e->relay_open_failed, "%s%s",
-                 e->use_relay ? "no packet relay: " : "the packet relay is off (--no-relay)",
-                 e->use_relay ? reason : "");
-    snprintf(why, whylen, "%s", e->relay_open_failed);
-    return e->relay != NULL;
-}
-
-/* Can active cases use the relay? Decided at the first one: the target
- * must be on this host and answer at the relay's address of it. */
-static bool relay_ready_active(struct cf_engine *e)
-{
-    if (e->relay_active)
-        return e->relay_active > 0;
-    e->relay_active = -1;
-    if (!e->use_relay) {
-        snprintf(e->relay_why_active, sizeof e->relay_why_active, "the packet relay is off (--no-relay)");
-        return false;
-    }
-    if (!host_is_local(e->host)) {
-        snprintf(e->relay_why_active, sizeof e->relay_why_active,
-                 "the packet relay reaches only a target on this host (%s is not an IPv4 address of it)",
-                 e->host);
-        return false;
-    }
-    char why[300];
-    if (!relay_open_once(e, why, sizeof why)) {
-        snprintf(e->relay_why_active, sizeof e->relay_why_active, "%s", why);
-        return false;
-    }
-    int fd = connect_relayed(e, e->slack_ms, why, sizeof why);
-    if (fd < 0) {
-        snprintf(e->relay_why_active, sizeof e->relay_why_active, "%s", why);
-        return false;
-    }
-    close(fd);
-    /* Let the probe's closing segments pass before a case's recording starts. */
-    struct timespec pause = {0, 30L * 1000000L};
-    nanosleep(&pause, NULL);
-    e->relay_active = 1;
-    return true;
-}
-
-/* Can passive cases use the relay? The tester listens in its namespace, on
- * its relay address and the --listen port, and the connect command must
- * say where to connect with {host}. */
-static bool relay_ready_passive(struct cf_engine *e)
-{
-    if (e->relay_passive)
-        return e->relay_passive > 0;
-    e->relay_passive = -1;
-    char why[300];
-    if (!strstr(e->connect_cmd, "{host}")) {
-        snprintf(e->relay_why_passive, sizeof e->relay_why_passive,
-                 "--connect-cmd must connect to {host}:{port} for cases through the packet relay");
-        return false;
-    }
-    if (!relay_open_once(e, why, sizeof why)) {
-        snprintf(e->relay_why_passive, sizeof e->relay_why_passive, "%s", why);
-        return false;
-    }
-    int fd = cf_relay_socket(e->relay, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(e->listen_port)};
-    inet_pton(AF_INET, cf_relay_tester_addr(e->relay), &a.sin_addr);
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 8) < 0) {
-        snprintf(e->relay_why_passive, sizeof e->relay_why_passive, "cannot listen on %s:%u behind the relay: %s",
-                 cf_relay_tester_addr(e->relay), e->listen_port, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return false;
-    }
-    e->relay_listen_fd = fd;
-    e->relay_passive = 1;
-    return true;
-}
-
-int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen)
-{
-    int fd = connect_target(e, e->slack_ms, why, whylen);
-    if (fd < 0)
-        return -1;
-    close(fd);
-    return 0;
-}
-
 /* Start the recorded TCP flow for a new connection. */
 static void capture_open(struct run *r)
 {
-    if (!r->e->capture)
-        return;
-    struct sockaddr_storage local, peer;
-    socklen_t ll = sizeof local, pl = sizeof peer;
-    char lip[INET6_ADDRSTRLEN] = "10.0.0.1", pip[INET6_ADDRSTRLEN] = "10.0.0.2";
-    uint16_t lport = 40000, pport = (uint16_t)atoi(r->e->port);
-    if (getsockname(r->fd, (struct sockaddr *)&local, &ll) == 0 &&
-        getpeername(r->fd, (struct sockaddr *)&peer, &pl) == 0 && local.ss_family == peer.ss_family) {
-        if (local.ss_family == AF_INET) {
-            const struct sockaddr_in *a = (const void *)&local, *b = (const void *)&peer;
-            inet_ntop(AF_INET, &a->sin_addr, lip, sizeof lip);
-            inet_ntop(AF_INET, &b->sin_addr, pip, sizeof pip);
-            lport = ntohs(a->sin_port);
-            pport = ntohs(b->sin_port);
-        } else if (local.ss_family == AF_INET6) {
-            const struct sockaddr_in6 *a = (const void *)&local, *b = (const void *)&peer;
-            inet_ntop(AF_INET6, &a->sin6_addr, lip, sizeof lip);
-            inet_ntop(AF_INET6, &b->sin6_addr, pip, sizeof pip);
-            lport = ntohs(a->sin6_port);
-            pport = ntohs(b->sin6_port);
-        }
-    }
-    int ok = r->c->passive ? vn_tcp_flow_init(&r->flow, vn_pcap_sink(r->e->capture), pip, pport, lip, lport)
-                           : vn_tcp_flow_init(&r->flow, vn_pcap_sink(r->e->capture), lip, lport, pip, pport);
-    if (ok == 0) {
-        r->flow.auto_ack = true;
-        r->flow_on = vn_tcp_handshake(&r->flow) == 0;
-    }
+    r->flow_on = cf_capture_flow_open(r->e, r->fd, r->c->passive, &r->flow);
 }
 
 static void capture_data(struct run *r, enum vn_dir dir, const uint8_t *data, size_t len)
@@ -653,7 +352,7 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
         r->announce_done = true;
         bool echo = r->tester_first_send_len == ANNOUNCE_LEN && r->echo && seg->payload &&
                     memcmp(seg->payload, r->echo, ANNOUNCE_LEN) == 0;
-        if (r->e->announce && !echo && seg->payload_len == ANNOUNCE_LEN &&
+        if (cf_vitcp_settings(r->e)->announce && !echo && seg->payload_len == ANNOUNCE_LEN &&
             seg->hdr.data_offset == 0 && (seg->hdr.flags & VW_VITCP_FLAG_EOM)) {
             r->region_known = true;
             r->region_addr = vw_get_be64(seg->payload);
@@ -663,7 +362,7 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
             return;
         }
     }
-    if (!r->c->segments && reassemble(r, seg, frame, index))
+    if (!(r->c->flags & CF_VITCP_CASE_SEGMENTS) && reassemble(r, seg, frame, index))
         return;
     enqueue(r, raw, len, seg, frame, index, false);
 }
@@ -781,10 +480,10 @@ static int need_region(struct run *r)
 {
     if (r->region_known)
         return 0;
-    if (r->e->announce && r->fd >= 0) {
-        struct timespec until = after_ms(r->e->slack_ms);
-        while (!r->region_known && !r->announce_done && !r->failed && ms_until(until) > 0)
-            if (pump(r, ms_until(until)) < 0)
+    if (cf_vitcp_settings(r->e)->announce && r->fd >= 0) {
+        struct timespec until = cf_after_ms(r->e->slack_ms);
+        while (!r->region_known && !r->announce_done && !r->failed && cf_ms_until(until) > 0)
+            if (pump(r, cf_ms_until(until)) < 0)
                 break;
     }
     if (r->region_known)
@@ -808,7 +507,6 @@ static int need_region(struct run *r)
 }
 
 static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_result *res, bool liveness_only);
-static void result_init(struct cf_result *res, const struct cf_case *c);
 
 /* Does the target accept a request at this level (attrs: its bit)? The
  * question is not part of the evidence: no capture, no verdict. */
@@ -823,7 +521,7 @@ static bool target_accepts(struct cf_engine *e, const char *level)
     if (cf_case_parse(script, "level-probe", &c, err, sizeof err) < 0)
         return false;
     struct cf_result res;
-    result_init(&res, &c);
+    cf_result_init(&res, &c);
     struct vn_pcap_writer *saved = e->capture;
     e->capture = NULL;
     int rc = run_case_raw(e, &c, &res, true);
@@ -831,26 +529,39 @@ static bool target_accepts(struct cf_engine *e, const char *level)
     return rc == 0;
 }
 
+/* The level found for the current target (0: not asked yet; another
+ * target is asked again). */
+static uint16_t known_level(struct cf_engine *e)
+{
+    const struct cf_vitcp_settings *s = cf_vitcp_settings(e);
+    char target[sizeof s->level_target];
+    snprintf(target, sizeof target, "%s:%s", e->host, e->port);
+    return strcmp(s->level_target, target) == 0 ? s->level_bits : 0;
+}
+
 /* $level: the first of RD, RR, U the target accepts (RD when none is:
  * the cases then fail on their own requests). */
 static uint16_t target_level(struct cf_engine *e)
 {
-    if (e->level_bits)
-        return e->level_bits;
+    uint16_t known = known_level(e);
+    if (known)
+        return known;
     static const struct { const char *name; uint16_t bits; } levels[] = {
         {"RD", VW_VITCP_ATTR_RELIABLE_DELIVERY}, {"RR", VW_VITCP_ATTR_RELIABLE_RECEPTION},
         {"U", VW_VITCP_ATTR_UNRELIABLE}};
-    e->level_bits = VW_VITCP_ATTR_RELIABLE_DELIVERY;
+    struct cf_vitcp_settings *s = cf_vitcp_settings(e);
+    snprintf(s->level_target, sizeof s->level_target, "%s:%s", e->host, e->port);
+    s->level_bits = VW_VITCP_ATTR_RELIABLE_DELIVERY;
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
         if (target_accepts(e, levels[i].name)) {
-            e->level_bits = levels[i].bits;
+            s->level_bits = levels[i].bits;
             break;
         }
-    return e->level_bits;
+    return s->level_bits;
 }
 
 /* Value of a run-time variable: 0, or -1 (verdict decided). */
-static int var_value(struct run *r, enum cf_var var, int64_t *out)
+static int var_value(struct run *r, unsigned var, int64_t *out)
 {
     switch (var) {
     case CF_VAR_NONE: *out = 0; return 0;
@@ -973,17 +684,17 @@ static uint8_t *build_replay(struct run *r, const struct cf_step *st, size_t *ou
         enc.keep_seg_len = true;
     unsigned t = seg.hdr.type;
     bool is_init = t == VW_VITCP_CONNECT_REQUEST || t == VW_VITCP_CONNECT_ACCEPT;
-    if (c->replay_run_disc && t == VW_VITCP_CONNECT_REQUEST) {
-        size_t dl = strlen(r->e->discriminator);
+    if ((c->flags & CF_VITCP_CASE_RUN_DISC) && t == VW_VITCP_CONNECT_REQUEST) {
+        size_t dl = strlen(cf_vitcp_settings(r->e)->discriminator);
         if (dl > VW_VITCP_DISC_MAX)
             dl = VW_VITCP_DISC_MAX;
         memset(enc.ce.called_disc, 0, sizeof enc.ce.called_disc);
-        memcpy(enc.ce.called_disc, r->e->discriminator, dl);
+        memcpy(enc.ce.called_disc, cf_vitcp_settings(r->e)->discriminator, dl);
         enc.ce.called_disc_len = (uint16_t)dl;
         enc.keep_seg_len = false; /* the segment's length is the encoder's */
     }
-    if (!c->passive && t == VW_VITCP_CONNECT_REQUEST && r->e->level_bits)
-        enc.ce.attrs = (uint16_t)((enc.ce.attrs & ~VW_VITCP_ATTR_RELIABILITY_MASK) | r->e->level_bits);
+    if (!c->passive && t == VW_VITCP_CONNECT_REQUEST && known_level(r->e))
+        enc.ce.attrs = (uint16_t)((enc.ce.attrs & ~VW_VITCP_ATTR_RELIABILITY_MASK) | known_level(r->e));
     uint8_t opts[16];
     if (st->replay_answer)
         answer_live_request(r, st, &enc, opts, sizeof opts);
@@ -1111,14 +822,14 @@ static uint8_t *build_segment(struct run *r, const struct cf_step *st, size_t *o
         /* V18: a read window only with RDMA Read Enable */
         enc.ce.rdma_read_window = st->set[CF_F_WINDOW] ? (uint16_t)st->val[CF_F_WINDOW]
                                   : (enc.ce.attrs & VW_VITCP_ATTR_RDMA_READ) ? 4 : 0;
-        if (answer && !st->calling[0] && !st->called[0]) {
+        if (answer && !st->str[CF_VITCP_STR_CALLING][0] && !st->str[CF_VITCP_STR_CALLED][0]) {
             memcpy(enc.ce.calling_disc, req->calling_disc, VW_VITCP_DISC_MAX);
             memcpy(enc.ce.called_disc, req->called_disc, VW_VITCP_DISC_MAX);
             enc.ce.calling_disc_len = req->calling_disc_len > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : req->calling_disc_len;
             enc.ce.called_disc_len = req->called_disc_len > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : req->called_disc_len;
         } else {
-            const char *calling = st->calling[0] ? st->calling : "vitcp-conform-tester";
-            const char *called = st->called[0] ? st->called : r->e->discriminator;
+            const char *calling = st->str[CF_VITCP_STR_CALLING][0] ? st->str[CF_VITCP_STR_CALLING] : "vitcp-conform-tester";
+            const char *called = st->str[CF_VITCP_STR_CALLED][0] ? st->str[CF_VITCP_STR_CALLED] : cf_vitcp_settings(r->e)->discriminator;
             size_t cl = strlen(calling) > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : strlen(calling);
             size_t dl = strlen(called) > VW_VITCP_DISC_MAX ? VW_VITCP_DISC_MAX : strlen(called);
             memcpy(enc.ce.calling_disc, calling, cl);
@@ -1129,23 +840,23 @@ static uint8_t *build_segment(struct run *r, const struct cf_step *st, size_t *o
         if (st->set[CF_F_CALLING_LEN]) enc.ce.calling_disc_len = (uint16_t)st->val[CF_F_CALLING_LEN];
         if (st->set[CF_F_CALLED_LEN]) enc.ce.called_disc_len = (uint16_t)st->val[CF_F_CALLED_LEN];
         size_t n = 0;
-        if (st->opt_unknown) {
+        if ((st->opts & CF_VITCP_OPT_UNKNOWN)) {
             /* An option of a type no draft defines, with 4 data bytes (V5). */
             vw_put_be16(opts, 0x7A7A);
             vw_put_be16(opts + 2, 8);
             vw_put_be32(opts + 4, 0xC0FFEE00u);
             n = 8;
         }
-        if (st->opt_bad_len) {
+        if ((st->opts & CF_VITCP_OPT_BAD_LEN)) {
             vw_put_be16(opts + n, 0x7A7B);
             vw_put_be16(opts + n + 2, 2); /* under 4: malformed (V5) */
             n += 4;
         }
-        n += vw_vitcp_opts_build(opts + n, sizeof opts - n, st->opt_crc, st->opt_urgent,
-                                 st->opt_eol || st->opt_crc || n > 0);
+        n += vw_vitcp_opts_build(opts + n, sizeof opts - n, (st->opts & CF_VITCP_OPT_CRC), (st->opts & CF_VITCP_OPT_URGENT),
+                                 (st->opts & CF_VITCP_OPT_EOL) || (st->opts & CF_VITCP_OPT_CRC) || n > 0);
         enc.ce.options = opts;
         enc.ce.options_len = n;
-        enc.trailer = st->opt_crc ? VW_VITCP_TRAILER_CRC : VW_VITCP_TRAILER_NONE;
+        enc.trailer = (st->opts & CF_VITCP_OPT_CRC) ? VW_VITCP_TRAILER_CRC : VW_VITCP_TRAILER_NONE;
     }
 
     /* Payload and RDMA header. */
@@ -1242,10 +953,10 @@ static int wait_for_descriptor(struct run *r)
 {
     const struct vw_vitcp_conn *conn = &r->session.conn;
     const struct vw_vitcp_dir *target = &conn->dir[TARGET_DIR];
-    struct timespec until = after_ms(r->e->slack_ms);
+    struct timespec until = cf_after_ms(r->e->slack_ms);
     while (conn->phase == VW_VITCP_PHASE_CONNECTED && target->have_rx_posted && !r->failed &&
            (int16_t)(uint16_t)(target->rx_posted - r->tester_consumed) <= 0) {
-        int left = ms_until(until);
+        int left = cf_ms_until(until);
         if (left == 0 || r->closed) {
             not_applicable(r, "the target advertised %u receive descriptor(s) (Rx Descriptors Posted) and "
                            "posted no more for the case's next message within %u ms",
@@ -1313,7 +1024,7 @@ static void do_send(struct run *r, const struct cf_step *st)
             sent += (size_t)w;
         } else if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
             struct pollfd p = {r->fd, POLLOUT, 0};
-            if (poll(&p, 1, ms_until(r->deadline)) <= 0) {
+            if (poll(&p, 1, cf_ms_until(r->deadline)) <= 0) {
                 decide(r, CF_TIMEOUT, st->req, "the target stopped reading (send blocked)");
                 break;
             }
@@ -1505,13 +1216,13 @@ static int segment_matches(struct run *r, const struct cf_step *st, const struct
 static void settle_capture_difference(struct run *r)
 {
     if (r->c->from_capture)
-        while (!r->failed && ms_until(r->deadline) > 0 && pump(r, 20) > 0) {
+        while (!r->failed && cf_ms_until(r->deadline) > 0 && pump(r, 20) > 0) {
         }
 }
 
 static void do_expect(struct run *r, const struct cf_step *st)
 {
-    struct timespec until = after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
+    struct timespec until = cf_after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
     char why[512] = "";
     unsigned skipped = 0;
     for (;;) {
@@ -1534,7 +1245,7 @@ static void do_expect(struct run *r, const struct cf_step *st)
                 return;
             }
             if (!st->skip_other) {
-                if (r->c->level_optional && st->type == VW_VITCP_CONNECT_ACCEPT &&
+                if ((r->c->flags & CF_VITCP_CASE_LEVEL_OPTIONAL) && st->type == VW_VITCP_CONNECT_ACCEPT &&
                     q->seg.hdr.type == VW_VITCP_CONNECT_REJECT) {
                     not_applicable(r, "the target refused the request's reliability level with ConnectReject: "
                                    "a provider need not offer every level (VIA 2.5, V19)");
@@ -1547,8 +1258,8 @@ static void do_expect(struct run *r, const struct cf_step *st)
             }
             skipped++;
         }
-        int left = ms_until(until);
-        int dl = ms_until(r->deadline);
+        int left = cf_ms_until(until);
+        int dl = cf_ms_until(r->deadline);
         if ((left == 0 || dl == 0) && flush_partials(r))
             continue; /* a message that never ended is compared as it is */
         if (left == 0 || dl == 0) {
@@ -1585,9 +1296,9 @@ static void do_expect(struct run *r, const struct cf_step *st)
 
 static void do_expect_close(struct run *r, const struct cf_step *st)
 {
-    struct timespec until = after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
+    struct timespec until = cf_after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
     while (!r->closed && !r->failed) {
-        int left = ms_until(until), dl = ms_until(r->deadline);
+        int left = cf_ms_until(until), dl = cf_ms_until(r->deadline);
         if (left == 0 || dl == 0) {
             cf_result_add_frame(r->res, last_frame(r));
             decide(r, CF_FAIL, st->req, "the target kept the connection open for %u ms",
@@ -1603,9 +1314,9 @@ static void do_expect_close(struct run *r, const struct cf_step *st)
 
 static void do_expect_open(struct run *r, const struct cf_step *st)
 {
-    struct timespec until = after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
+    struct timespec until = cf_after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
     while (!r->failed) {
-        int left = ms_until(until);
+        int left = cf_ms_until(until);
         if (left == 0)
             return;
         if (pump(r, left) < 0) {
@@ -1617,107 +1328,6 @@ static void do_expect_open(struct run *r, const struct cf_step *st)
 }
 
 /* ------------------------------------------------------------ listen mode */
-
-int cf_engine_listen(struct cf_engine *e, const char *port, char *why, size_t whylen)
-{
-    char *end;
-    long p = strtol(port, &end, 10);
-    if (!*port || *end || p < 0 || p > 65535) {
-        snprintf(why, whylen, "bad listen port '%s'", port);
-        return -1;
-    }
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        snprintf(why, whylen, "socket: %s", strerror(errno));
-        return -1;
-    }
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p),
-                            .sin_addr.s_addr = htonl(INADDR_ANY)};
-    socklen_t al = sizeof a;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 8) < 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &al) < 0) {
-        snprintf(why, whylen, "cannot listen on port %ld: %s", p, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    if (e->listen_fd >= 0)
-        close(e->listen_fd);
-    e->listen_fd = fd;
-    e->listen_port = ntohs(a.sin_port);
-    return 0;
-}
-
-void cf_engine_close(struct cf_engine *e)
-{
-    if (e->listen_fd >= 0)
-        close(e->listen_fd);
-    e->listen_fd = -1;
-    if (e->relay_listen_fd >= 0)
-        close(e->relay_listen_fd);
-    e->relay_listen_fd = -1;
-    cf_relay_close(e->relay);
-    e->relay = NULL;
-    e->relay_open_failed[0] = 0;
-    e->relay_active = e->relay_passive = 0;
-}
-
-/* Start the --connect-cmd (with {port} replaced) in its own process group. */
-static pid_t spawn_connector(struct cf_engine *e, const char *host, char *why, size_t whylen)
-{
-    char cmd[sizeof e->connect_cmd + 256], port[8];
-    snprintf(port, sizeof port, "%u", e->listen_port);
-    size_t o = 0;
-    for (const char *c = e->connect_cmd; *c && o + 24 < sizeof cmd;) {
-        if (strncmp(c, "{port}", 6) == 0) {
-            o += (size_t)snprintf(cmd + o, sizeof cmd - o, "%s", port);
-            c += 6;
-        } else if (strncmp(c, "{host}", 6) == 0) {
-            o += (size_t)snprintf(cmd + o, sizeof cmd - o, "%s", host);
-            c += 6;
-        } else {
-            cmd[o++] = *c++;
-        }
-    }
-    cmd[o] = 0;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(why, whylen, "fork: %s", strerror(errno));
-        return -1;
-    }
-    if (pid == 0) {
-        setpgid(0, 0);
-        int null = open("/dev/null", O_RDWR);
-        if (null >= 0) {
-            dup2(null, STDIN_FILENO);
-            if (!e->connect_cmd_output)
-                dup2(null, STDOUT_FILENO);
-            close(null);
-        }
-        setenv("VITCP_CONFORM_PORT", port, 1);
-        setenv("VITCP_CONFORM_HOST", host, 1);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    return pid;
-}
-
-static void stop_connector(pid_t pid)
-{
-    if (pid <= 0)
-        return;
-    kill(-pid, SIGTERM);
-    for (int i = 0; i < 100; i++) {
-        if (waitpid(pid, NULL, WNOHANG) == pid)
-            return;
-        usleep(10000);
-    }
-    kill(-pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-}
 
 static void do_accept(struct run *r, const struct cf_step *st)
 {
@@ -1739,7 +1349,7 @@ static void do_accept(struct run *r, const struct cf_step *st)
         close(stale);
     }
     if (r->e->connect_cmd[0]) {
-        r->child = spawn_connector(r->e, r->via_relay ? cf_relay_tester_addr(r->e->relay) : "127.0.0.1", why,
+        r->child = cf_spawn_connector(r->e, r->via_relay ? cf_relay_tester_addr(r->e->relay) : "127.0.0.1", why,
                                    sizeof why);
         if (r->child < 0) {
             r->child = 0;
@@ -1749,7 +1359,7 @@ static void do_accept(struct run *r, const struct cf_step *st)
     }
     unsigned wait = st->wait_ms ? st->wait_ms : r->e->accept_ms;
     struct pollfd p = {lfd, POLLIN, 0};
-    int n = poll(&p, 1, (int)(wait < (unsigned)ms_until(r->deadline) ? wait : (unsigned)ms_until(r->deadline)));
+    int n = poll(&p, 1, (int)(wait < (unsigned)cf_ms_until(r->deadline) ? wait : (unsigned)cf_ms_until(r->deadline)));
     if (n <= 0) {
         decide(r, CF_TIMEOUT, st->req, "the implementation did not connect to port %u within %u ms",
                r->e->listen_port, wait);
@@ -1760,7 +1370,7 @@ static void do_accept(struct run *r, const struct cf_step *st)
         decide(r, CF_FAIL, st->req, "accept: %s", strerror(errno));
         return;
     }
-    tune_socket(r->fd);
+    cf_tune_socket(r->fd);
     if (!r->via_relay)
         capture_open(r);
 }
@@ -1772,7 +1382,7 @@ static void run_steps(struct run *r)
     for (unsigned i = 0; i < r->c->nsteps && !r->failed; i++) {
         const struct cf_step *st = &r->c->steps[i];
         r->step = st;
-        if (ms_until(r->deadline) == 0) {
+        if (cf_ms_until(r->deadline) == 0) {
             decide(r, CF_TIMEOUT, st->req, "case timeout (%u ms) reached", r->c->timeout_ms);
             break;
         }
@@ -1783,8 +1393,8 @@ static void run_steps(struct run *r)
                 decide(r, CF_FAIL, st->req, "case error: a second 'connect'");
                 break;
             }
-            r->fd = r->via_relay ? connect_relayed(r->e, r->e->slack_ms, why, sizeof why)
-                                 : connect_target(r->e, r->e->slack_ms, why, sizeof why);
+            r->fd = r->via_relay ? cf_connect_relayed(r->e, r->e->slack_ms, why, sizeof why)
+                                 : cf_connect_target(r->e, r->e->slack_ms, why, sizeof why);
             if (r->fd < 0)
                 decide(r, CF_FAIL, st->req, "%s", why);
             else if (!r->via_relay)
@@ -1823,9 +1433,9 @@ static void run_steps(struct run *r)
                 vn_tcp_fin(&r->flow, CAP_TX);
             break;
         case CF_STEP_WAIT: {
-            struct timespec until = after_ms(st->wait_ms);
+            struct timespec until = cf_after_ms(st->wait_ms);
             int left;
-            while ((left = ms_until(until)) > 0 && !r->failed)
+            while ((left = cf_ms_until(until)) > 0 && !r->failed)
                 if (pump(r, left) < 0)
                     break;
             break;
@@ -1846,7 +1456,7 @@ static void run_init(struct run *r, struct cf_engine *e, const struct cf_case *c
     r->c = c;
     r->res = res;
     r->fd = -1;
-    r->deadline = after_ms(c->timeout_ms);
+    r->deadline = cf_after_ms(c->timeout_ms);
     r->tdir = c->passive ? 1 : 0;
     r->tester_first_send_len = -1;
 }
@@ -1866,19 +1476,7 @@ static void run_free(struct run *r)
     free(r->written);
     free(r->last.raw);
     vw_vitcp_session_free(&r->session);
-    stop_connector(r->child);
-}
-
-static void result_init(struct cf_result *res, const struct cf_case *c)
-{
-    memset(res, 0, sizeof *res);
-    snprintf(res->id, sizeof res->id, "%s", c->id);
-    snprintf(res->file, sizeof res->file, "%s", c->file);
-    snprintf(res->section, sizeof res->section, "%s", c->section);
-    memcpy(res->reqs, c->reqs, sizeof res->reqs);
-    res->nreqs = c->nreqs;
-    res->level = cf_level_strongest(c->reqs, c->nreqs);
-    res->verdict = CF_PASS;
+    cf_stop_connector(r->child);
 }
 
 /* The lint's findings about the target's segments in a relay case's
@@ -1958,14 +1556,14 @@ static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_
     run_init(&r, e, c, res);
     r.liveness_only = liveness_only;
     if ((c->relay || e->relay_all) && !liveness_only) {
-        if (!(c->passive ? relay_ready_passive(e) : relay_ready_active(e))) {
+        if (!(c->passive ? cf_relay_ready_passive(e) : cf_relay_ready_active(e))) {
             res->verdict = CF_SKIP;
             snprintf(res->message, sizeof res->message, "%s: needs the packet relay: %s", c->file,
                      c->passive ? e->relay_why_passive : e->relay_why_active);
             return 0;
         }
         r.via_relay = true;
-        r.deadline = after_ms(c->timeout_ms); /* setting up the relay is not the case's time */
+        r.deadline = cf_after_ms(c->timeout_ms); /* setting up the relay is not the case's time */
         r.relay_base = e->capture ? (unsigned)vn_pcap_frames(e->capture) : 0;
         cf_relay_begin(e->relay, c->packet, c->npacket);
     }
@@ -1988,7 +1586,7 @@ static const char alive_script[] =
     "case survival\nrequire VITCP-4.3-ACCEPT-ON-MATCH\nconnect\n"
     "send ConnectRequest attrs=%s|RWE|RRE mtu=65536 window=4\nexpect ConnectAccept\n";
 
-int cf_engine_check_alive(struct cf_engine *e, char *why, size_t whylen)
+int cf_vitcp_check_alive(struct cf_engine *e, char *why, size_t whylen)
 {
     static const char *const levels[] = {"RD", "RR", "U"};
     int rc = -1;
@@ -2002,7 +1600,7 @@ int cf_engine_check_alive(struct cf_engine *e, char *why, size_t whylen)
             return -1;
         }
         struct cf_result res;
-        result_init(&res, &c);
+        cf_result_init(&res, &c);
         struct vn_pcap_writer *saved = e->capture;
         e->capture = NULL; /* survival probes are not part of the evidence */
         rc = run_case_raw(e, &c, &res, true);
@@ -2031,104 +1629,11 @@ static bool case_uses_level(const struct cf_case *c)
     return false;
 }
 
-void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+/* The module's run_case: the core (core/engine.c) has filled res in and
+ * judges the verdict afterwards (verdict fail, advisory, survival). */
+void cf_vitcp_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
 {
-    struct timespec start = now();
     if (!c->passive && case_uses_level(c))
         target_level(e);
-    result_init(res, c);
     run_case_raw(e, c, res, false);
-    if (c->expect_fail) {
-        /* meta 'verdict fail': the replay must find the difference */
-        if (res->verdict == CF_FAIL) {
-            char was[CF_MESSAGE_MAX];
-            snprintf(was, sizeof was, "%s", res->message);
-            res->verdict = CF_PASS;
-            res->failed_req = VW_REQ_NONE;
-            snprintf(res->message, sizeof res->message, "failed as its metadata expects: %.*s",
-                     (int)(sizeof res->message - 40), was);
-        } else if (res->verdict == CF_PASS) {
-            res->verdict = CF_FAIL;
-            res->failed_req = c->reqs[0];
-            snprintf(res->message, sizeof res->message,
-                     "%s: the metadata expects verdict fail, but the target matched the capture", c->file);
-        }
-    }
-    if (c->advisory && (res->verdict == CF_FAIL || res->verdict == CF_TIMEOUT) && res->failed_req == c->reqs[0]) {
-        /* a project decision where the draft leaves the reaction open */
-        res->verdict = CF_ADVISORY;
-    }
-    if (c->hostile && !c->passive && e->check_survival && res->verdict == CF_PASS) {
-        char why[CF_MESSAGE_MAX / 2];
-        if (cf_engine_check_alive(e, why, sizeof why) < 0) {
-            res->verdict = CF_FAIL;
-            res->failed_req = c->reqs[0];
-            snprintf(res->message, sizeof res->message,
-                     "%s: the target did not survive the case: a fresh connection failed: %s", c->file, why);
-        }
-    }
-    res->seconds = seconds_since(start);
-}
-
-/* ------------------------------------------------------------ suites */
-
-static bool selected(const struct cf_engine *e, const struct cf_case *c, const char *const *only,
-                     const char *const *skip)
-{
-    if (c->passive ? e->listen_fd < 0 : !e->have_target)
-        return false; /* the mode this run is not in */
-    if (skip)
-        for (const char *const *s = skip; *s; s++)
-            if (cf_case_matches(c, *s))
-                return false;
-    if (!only || !*only)
-        return true;
-    for (const char *const *s = only; *s; s++)
-        if (cf_case_matches(c, *s))
-            return true;
-    return false;
-}
-
-static void progress_line(FILE *out, bool tty, size_t done, size_t total, const struct cf_result *res)
-{
-    if (!out)
-        return;
-    if (tty) {
-        enum { WIDTH = 30 };
-        size_t filled = total ? done * WIDTH / total : WIDTH;
-        fprintf(out, "\r[");
-        for (size_t i = 0; i < WIDTH; i++)
-            fputc(i < filled ? '#' : '.', out);
-        fprintf(out, "] %zu/%zu %-40.40s", done, total, res ? res->id : "");
-        if (done == total)
-            fputc('\n', out);
-    } else if (res) {
-        fprintf(out, "[%zu/%zu] %-7s %s\n", done, total, cf_verdict_name(res->verdict), res->id);
-    }
-    fflush(out);
-}
-
-void cf_engine_run_suite(struct cf_engine *e, const struct cf_case_set *set,
-                         const char *const *only, const char *const *skip,
-                         struct cf_report *report, FILE *progress)
-{
-    struct timespec start = now();
-    bool tty = progress && isatty(fileno(progress));
-    size_t total = 0, done = 0;
-    for (size_t i = 0; i < set->count; i++)
-        total += selected(e, &set->cases[i], only, skip);
-    if (e->have_target)
-        snprintf(report->target, sizeof report->target, "%s:%s", e->host, e->port);
-    else
-        snprintf(report->target, sizeof report->target, "listen:%u", e->listen_port);
-    for (size_t i = 0; i < set->count; i++) {
-        const struct cf_case *c = &set->cases[i];
-        if (!selected(e, c, only, skip))
-            continue;
-        struct cf_result res;
-        cf_engine_run_case(e, c, &res);
-        cf_report_add(report, &res);
-        progress_line(progress, tty, ++done, total, &res);
-    }
-    report->seconds = seconds_since(start);
 }

@@ -1,6 +1,7 @@
 /* Capture-based cases: NAME.meta + NAME.pcap[ng] compiled to case steps
- * (format in conform/capcase.h). */
-#include "conform/capcase.h"
+ * (format in conform/proto/vitcp_capcase.h). */
+#include "conform/proto/vitcp_capcase.h"
+#include "conform/proto/vitcp.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -360,7 +361,7 @@ static int settle_role(struct meta *m, struct cf_case *c)
             m->wild_type[VW_VITCP_CONNECT_REQUEST][CF_F_CALLED_LEN] = true;
         }
     } else if (m->disc == DISC_RUN) {
-        c->replay_run_disc = true;
+        c->flags |= CF_VITCP_CASE_RUN_DISC;
         m->wild[CF_F_CALLED_LEN] = true; /* the accept copies what the tester sent */
     }
     return 0;
@@ -856,6 +857,7 @@ static int read_capture(struct meta *m, struct cf_case *c, struct cap_read *x)
 int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
+    out->proto = &cf_proto_vitcp;
     struct meta *m = calloc(1, sizeof *m);
     if (!m) {
         snprintf(err, errlen, "%s: out of memory", meta_path);

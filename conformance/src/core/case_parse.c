@@ -1,6 +1,6 @@
 /* The case script parser (format in conform/case.h). */
 #include "conform/case.h"
-#include "conform/capcase.h"
+#include "conform/protocol.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -11,48 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *const field_names[CF_F_COUNT] = {
-    [CF_F_VERSION] = "version",   [CF_F_EOM] = "eom",           [CF_F_IDV] = "idv",
-    [CF_F_TXERR] = "txerr",       [CF_F_SEGLEN] = "seglen",     [CF_F_OFFSET] = "offset",
-    [CF_F_IMM] = "imm",           [CF_F_MSG] = "msg",           [CF_F_ACK] = "ack",
-    [CF_F_RXPOSTED] = "rxposted", [CF_F_ERR] = "err",           [CF_F_ATTRS] = "attrs",
-    [CF_F_LEVEL] = "level",       [CF_F_MTU] = "mtu",           [CF_F_WINDOW] = "window",
-    [CF_F_CALLING_LEN] = "calling_len", [CF_F_CALLED_LEN] = "called_len",
-    [CF_F_RDMA_ADDR] = "addr",    [CF_F_RDMA_HANDLE] = "handle", [CF_F_RDMA_LEN] = "rlen",
-    [CF_F_OPT_CRC] = "opt.crc",   [CF_F_OPT_URGENT] = "opt.urgent",
-    [CF_F_OPT_UNKNOWN] = "opt.unknown", [CF_F_PAYLOAD] = "payload", [CF_F_CRC] = "crc",
-};
-
-const char *cf_field_name(enum cf_field f)
-{
-    return (unsigned)f < CF_F_COUNT ? field_names[f] : "?";
-}
-
-int cf_field_by_name(const char *name)
-{
-    for (int i = 0; i < CF_F_COUNT; i++)
-        if (strcmp(field_names[i], name) == 0)
-            return i;
-    return -1;
-}
-
-static int field_by_name(const char *name, size_t len)
-{
-    for (int i = 0; i < CF_F_COUNT; i++)
-        if (strlen(field_names[i]) == len && strncmp(field_names[i], name, len) == 0)
-            return i;
-    return -1;
-}
-
-static int type_by_name(const char *name)
-{
-    for (unsigned t = 0; t < VW_VITCP_TYPE_COUNT; t++)
-        if (strcmp(vw_vitcp_type_name(t), name) == 0)
-            return (int)t;
-    return -1;
-}
-
 struct parser {
+    const struct conform_protocol *proto;
+    bool stepped; /* a step was parsed: too late for 'protocol' */
     const char *file;
     unsigned line;
     char *err;
@@ -71,35 +32,7 @@ static int fail(struct parser *p, const char *fmt, ...)
     return -1;
 }
 
-/* Calling Attributes by name (V8), joined with '|'. */
-static int parse_attrs(const char *s, int64_t *out)
-{
-    static const struct { const char *name; unsigned bit; } names[] = {
-        {"U", VW_VITCP_ATTR_UNRELIABLE},   {"RD", VW_VITCP_ATTR_RELIABLE_DELIVERY},
-        {"RR", VW_VITCP_ATTR_RELIABLE_RECEPTION}, {"RWE", VW_VITCP_ATTR_RDMA_WRITE},
-        {"RRE", VW_VITCP_ATTR_RDMA_READ},  {"DFC", VW_VITCP_ATTR_DFC},
-        {"P2P", VW_VITCP_ATTR_P2P},        {"NONE", 0},
-    };
-    int64_t v = 0;
-    while (*s) {
-        size_t n = strcspn(s, "|");
-        bool found = false;
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (strlen(names[i].name) == n && strncmp(names[i].name, s, n) == 0) {
-                v |= names[i].bit;
-                found = true;
-            }
-        if (!found)
-            return -1;
-        s += n;
-        if (*s == '|')
-            s++;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_number(const char *s, int64_t *out)
+int cf_parse_number(const char *s, int64_t *out)
 {
     if (!*s)
         return -1;
@@ -110,6 +43,28 @@ static int parse_number(const char *s, int64_t *out)
         return -1;
     *out = v;
     return 0;
+}
+
+static int field_by_name(const struct parser *p, const char *name, size_t len)
+{
+    char buf[64];
+    if (len >= sizeof buf)
+        return -1;
+    memcpy(buf, name, len);
+    buf[len] = 0;
+    return p->proto->field_by_name(buf);
+}
+
+/* Symbolic values of a field ("attrs=RD|RWE"): 1, 0 (not symbolic), -1. */
+static int symbol(struct parser *p, unsigned field, const char *v, int64_t *out)
+{
+    if (!p->proto->parse_symbol)
+        return 0;
+    char why[160] = "";
+    int rc = p->proto->parse_symbol(field, v, out, why, sizeof why);
+    if (rc < 0)
+        return fail(p, "%s", why);
+    return rc;
 }
 
 /* "name=value", "name<=value", "name>=value", "name!=value". */
@@ -127,7 +82,7 @@ static int split_assignment(struct parser *p, const char *tok, int *field, enum 
         else if (strncmp(rest, ">=", 2) == 0) { *op = CF_OP_GE; *value = rest + 2; }
         else if (strncmp(rest, "!=", 2) == 0) { *op = CF_OP_NE; *value = rest + 2; }
         else { *op = CF_OP_EQ; *value = rest + 1; }
-        *field = field_by_name(tok, n);
+        *field = field_by_name(p, tok, n);
         return 0;
     }
     if (n == 0 || !tok[n])
@@ -138,43 +93,45 @@ static int split_assignment(struct parser *p, const char *tok, int *field, enum 
     else if (strncmp(rest, "!=", 2) == 0) { *op = CF_OP_NE; *value = rest + 2; }
     else if (rest[0] == '=') { *op = CF_OP_EQ; *value = rest + 1; }
     else return fail(p, "bad operator in '%s'", tok);
-    *field = field_by_name(tok, n);
+    *field = field_by_name(p, tok, n);
     return 0;
 }
 
-static int parse_var(const char *v, enum cf_var *var, const char **rest)
+static int parse_var(const struct parser *p, const char *v, unsigned *var, const char **rest)
 {
-    static const struct { const char *name; enum cf_var var; } vars[] = {
-        {"$addr", CF_VAR_ADDR}, {"$handle", CF_VAR_HANDLE}, {"$len", CF_VAR_LEN},
-        {"$window", CF_VAR_WINDOW}, {"$rx", CF_VAR_RX}, {"$level", CF_VAR_LEVEL},
-    };
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        size_t n = strlen(vars[i].name);
-        if (strncmp(v, vars[i].name, n) == 0 && (v[n] == 0 || v[n] == '+' || v[n] == '-' || v[n] == '|')) {
-            *var = vars[i].var;
-            *rest = v + n;
-            return 0;
-        }
-    }
-    return -1;
+    size_t n = 0;
+    unsigned found = p->proto->var_by_name ? p->proto->var_by_name(v, &n) : 0;
+    if (!found || !(v[n] == 0 || v[n] == '+' || v[n] == '-' || v[n] == '|'))
+        return -1;
+    *var = found;
+    *rest = v + n;
+    return 0;
 }
 
 /* "$var", "$var+N", "$var-N": 0 with var and offset, or -1. */
-static int parse_var_value(struct parser *p, const char *v, enum cf_var *var, int64_t *out)
+static int parse_var_value(struct parser *p, int field, const char *v, unsigned *var, int64_t *out)
 {
     const char *rest;
-    if (parse_var(v, var, &rest) < 0)
-        return fail(p, "unknown variable in '%s' ($addr $handle $len $window $rx $level)", v);
+    if (parse_var(p, v, var, &rest) < 0)
+        return fail(p, "unknown variable in '%s' (%s)", v,
+                    p->proto->var_names ? p->proto->var_names : "none in this protocol");
     *out = 0;
-    if (*var == CF_VAR_LEVEL) {
-        /* "$level|RWE|RRE": the other attribute bits by name */
-        if (*rest == '|' && parse_attrs(rest + 1, out) < 0)
-            return fail(p, "unknown attribute name in '%s' (U RD RR RWE RRE DFC P2P)", v);
-        if (*rest && *rest != '|')
-            return fail(p, "'$level' takes other attributes as $level|NAME|..., got '%s'", v);
+    if (p->proto->var_is_bits && p->proto->var_is_bits(*var)) {
+        /* "$level|RWE|RRE": the other bits by name (the module's symbols) */
+        if (*rest == '|') {
+            int rc = field >= 0 ? symbol(p, (unsigned)field, rest + 1, out) : 0;
+            if (rc < 0)
+                return -1;
+            if (rc == 0)
+                return fail(p, "'%s': no names for these bits here", v);
+            return 0;
+        }
+        if (*rest)
+            return fail(p, "'%.*s' takes other bits by name as %.*s|NAME|..., got '%s'", (int)(rest - v), v,
+                        (int)(rest - v), v, v);
         return 0;
     }
-    if (*rest && parse_number(rest, out) < 0) /* "+N" or "-N" */
+    if (*rest && cf_parse_number(rest, out) < 0) /* "+N" or "-N" */
         return fail(p, "bad offset in '%s'", v);
     return 0;
 }
@@ -182,44 +139,41 @@ static int parse_var_value(struct parser *p, const char *v, enum cf_var *var, in
 static int parse_value(struct parser *p, int field, const char *v, bool *rel, int64_t *out)
 {
     *rel = false;
-    if ((field == CF_F_ATTRS || field == CF_F_LEVEL) && isalpha((unsigned char)v[0])) {
-        if (parse_attrs(v, out) < 0)
-            return fail(p, "unknown attribute name in '%s' (U RD RR RWE RRE DFC P2P)", v);
-        return 0;
+    if (isalpha((unsigned char)v[0])) {
+        int rc = symbol(p, (unsigned)field, v, out);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
     }
-    if (v[0] == '+' && (field == CF_F_MSG || field == CF_F_ACK)) {
+    if (v[0] == '+' && p->proto->field_relative && p->proto->field_relative((unsigned)field)) {
         *rel = true;
         v++;
     }
-    if (parse_number(v, out) < 0)
+    if (cf_parse_number(v, out) < 0)
         return fail(p, "'%s' is not a number", v);
     return 0;
 }
 
-static int parse_options_list(struct parser *p, struct cf_step *st, const char *v)
+/* The module's own send arguments (a bare word, or name=value): 1 taken,
+ * 0 not the module's, -1 bad. */
+static int module_send_arg(struct parser *p, struct cf_step *st, const char *tok)
 {
-    while (*v) {
-        size_t n = strcspn(v, ",");
-        if (n == 3 && strncmp(v, "crc", 3) == 0) st->opt_crc = true;
-        else if (n == 6 && strncmp(v, "urgent", 6) == 0) st->opt_urgent = true;
-        else if (n == 7 && strncmp(v, "unknown", 7) == 0) st->opt_unknown = true;
-        else if (n == 3 && strncmp(v, "eol", 3) == 0) st->opt_eol = true;
-        else if (n == 6 && strncmp(v, "badlen", 6) == 0) st->opt_bad_len = true;
-        else if (n == 4 && strncmp(v, "none", 4) == 0) { /* no options */ }
-        else return fail(p, "unknown option '%.*s' (crc urgent unknown eol badlen none)", (int)n, v);
-        v += n;
-        if (*v == ',')
-            v++;
-    }
-    return 0;
+    if (!p->proto->parse_send_arg)
+        return 0;
+    char name[64], why[200] = "";
+    size_t n = strcspn(tok, "=");
+    if (n >= sizeof name)
+        return 0;
+    memcpy(name, tok, n);
+    name[n] = 0;
+    int rc = p->proto->parse_send_arg(st, name, tok[n] ? tok + n + 1 : NULL, why, sizeof why);
+    return rc < 0 ? fail(p, "%s", why) : rc;
 }
 
 static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
 {
-    if (strcmp(tok, "noeom") == 0) {
-        st->noeom = true;
-        return 0;
-    }
+    int taken = module_send_arg(p, st, tok);
+    if (taken != 0)
+        return taken < 0 ? -1 : 0;
     int field;
     enum cf_op op;
     const char *v;
@@ -231,23 +185,9 @@ static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
     if (amp && amp < v)
         return fail(p, "a send sets values: no mask in '%s'", tok);
     size_t name_len = (size_t)(v - tok) - 1;
-    if (name_len == 7 && strncmp(tok, "calling", 7) == 0) {
-        if (strlen(v) >= CF_DISC_TEXT_MAX)
-            return fail(p, "discriminator too long");
-        strcpy(st->calling, v);
-        return 0;
-    }
-    if (name_len == 6 && strncmp(tok, "called", 6) == 0) {
-        if (strlen(v) >= CF_DISC_TEXT_MAX)
-            return fail(p, "discriminator too long");
-        strcpy(st->called, v);
-        return 0;
-    }
-    if (name_len == 4 && strncmp(tok, "opts", 4) == 0)
-        return parse_options_list(p, st, v);
     if (name_len == 4 && strncmp(tok, "fill", 4) == 0) {
         int64_t n;
-        if (parse_number(v, &n) < 0 || n < 0 || n > 255)
+        if (cf_parse_number(v, &n) < 0 || n < 0 || n > 255)
             return fail(p, "fill= takes a pattern number 0..255");
         st->fill = (unsigned)n;
         return 0;
@@ -255,39 +195,32 @@ static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
     if (name_len == 6 && strncmp(tok, "repeat", 6) == 0) {
         int64_t n;
         if (v[0] == '$') {
-            if (parse_var_value(p, v, &st->repeat_var, &n) < 0)
+            if (parse_var_value(p, -1, v, &st->repeat_var, &n) < 0)
                 return -1;
             if (n < -64 || n > 64)
                 return fail(p, "repeat=$var+N takes N in -64..64");
             st->repeat_off = (int)n;
-        } else if (parse_number(v, &n) < 0 || n < 1 || n > 64) {
+        } else if (cf_parse_number(v, &n) < 0 || n < 1 || n > 64) {
             return fail(p, "repeat= takes a count 1..64 (or $var+N)");
         } else {
             st->repeat = (unsigned)n;
         }
         return 0;
     }
-    if (field == CF_F_CRC) {
-        if (strcmp(v, "none") == 0) st->trailer = CF_TRAILER_NONE;
-        else if (strcmp(v, "good") == 0) st->trailer = CF_TRAILER_GOOD;
-        else if (strcmp(v, "bad") == 0) st->trailer = CF_TRAILER_BAD;
-        else if (strcmp(v, "auto") == 0) st->trailer = CF_TRAILER_AUTO;
-        else return fail(p, "crc= takes none, good, bad or auto");
-        return 0;
-    }
-    if (field < 0 || field == CF_F_LEVEL || field == CF_F_OPT_CRC || field == CF_F_OPT_URGENT ||
-        field == CF_F_OPT_UNKNOWN)
+    if (field < 0 || !p->proto->field_settable((unsigned)field))
         return fail(p, "a send cannot set '%.*s'", (int)name_len, tok);
     if (v[0] == '$') {
-        if (parse_var_value(p, v, &st->var[field], &st->val[field]) < 0)
+        if (parse_var_value(p, field, v, &st->var[field], &st->val[field]) < 0)
             return -1;
     } else if (parse_value(p, field, v, &st->rel[field], &st->val[field]) < 0) {
         return -1;
-    } else if (field == CF_F_PAYLOAD && (st->val[field] < 0 || st->val[field] > (int64_t)VW_VITCP_SEG_MAX)) {
+    } else if (field == p->proto->field_by_name("payload") &&
+               (st->val[field] < 0 || st->val[field] > (int64_t)p->proto->max_payload)) {
         /* a case author's error, said before anything is sent (not a
          * verdict against the target) */
-        return fail(p, "payload=%lld is outside 0..%u: a segment's payload (send a longer message as "
-                    "several segments)", (long long)st->val[field], VW_VITCP_SEG_MAX);
+        return fail(p, "payload=%lld is outside 0..%zu: a %s's payload (send a longer message as "
+                    "several %ss)", (long long)st->val[field], p->proto->max_payload, p->proto->unit,
+                    p->proto->unit);
     }
     st->set[field] = true;
     return 0;
@@ -315,7 +248,7 @@ static int parse_expect_arg(struct parser *p, struct cf_step *st, const char *to
         return fail(p, "too many fields (at most %d)", CF_MAX_MATCHES);
     struct cf_match *m = &st->match[st->nmatch];
     memset(m, 0, sizeof *m);
-    m->field = (enum cf_field)field;
+    m->field = (unsigned)field;
     m->op = op;
     const char *amp = strchr(tok, '&');
     if (amp && amp < v) {
@@ -326,12 +259,12 @@ static int parse_expect_arg(struct parser *p, struct cf_step *st, const char *to
             return fail(p, "bad mask in '%s'", tok);
         memcpy(mtext, amp + 1, ml);
         mtext[ml] = 0;
-        if (parse_number(mtext, &mask) < 0 || mask <= 0)
+        if (cf_parse_number(mtext, &mask) < 0 || mask <= 0)
             return fail(p, "bad mask in '%s'", tok);
         m->mask = (uint64_t)mask;
     }
     if (v[0] == '$') {
-        if (parse_var_value(p, v, &m->var, &m->value) < 0)
+        if (parse_var_value(p, field, v, &m->var, &m->value) < 0)
             return -1;
     } else if (parse_value(p, field, v, &m->relative, &m->value) < 0) {
         return -1;
@@ -384,6 +317,18 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         strcpy(dst, tok[1]);
         return 0;
     }
+    if (strcmp(kw, "protocol") == 0) {
+        if (ntok != 2)
+            return fail(p, "'protocol' takes one name (%s)", cf_protocol_names());
+        if (p->stepped)
+            return fail(p, "'protocol' must come before the steps (and the protocol's own directives)");
+        const struct conform_protocol *pr = cf_protocol_find(tok[1]);
+        if (!pr)
+            return fail(p, "unknown protocol '%s' (%s)", tok[1], cf_protocol_names());
+        p->proto = pr;
+        c->proto = pr;
+        return 0;
+    }
     if (strcmp(kw, "title") == 0) {
         c->title[0] = 0;
         for (int i = 1; i < ntok; i++) {
@@ -402,7 +347,7 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
     }
     if (strcmp(kw, "timeout") == 0) {
         int64_t v;
-        if (ntok != 2 || parse_number(tok[1], &v) < 0 || v <= 0 || v > 600000)
+        if (ntok != 2 || cf_parse_number(tok[1], &v) < 0 || v <= 0 || v > 600000)
             return fail(p, "'timeout' takes milliseconds (1..600000)");
         c->timeout_ms = (unsigned)v;
         return 0;
@@ -427,11 +372,10 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         char why[160];
         return cf_case_add_packet(c, tok, ntok, why, sizeof why) < 0 ? fail(p, "%s", why) : 0;
     }
-    if (strcmp(kw, "segments") == 0 || strcmp(kw, "level-optional") == 0 || strcmp(kw, "advisory") == 0) {
+    if (strcmp(kw, "advisory") == 0) {
         if (ntok != 1)
             return fail(p, "'%s' takes nothing", kw);
-        bool *flag = kw[0] == 's' ? &c->segments : kw[0] == 'l' ? &c->level_optional : &c->advisory;
-        *flag = true;
+        c->advisory = true;
         return 0;
     }
     if (strcmp(kw, "needs") == 0) {
@@ -441,7 +385,20 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         return 0;
     }
 
+    /* The protocol's own directives (VI/TCP: segments, level-optional). */
+    if (p->proto->parse_directive) {
+        char why[200] = "";
+        int rc = p->proto->parse_directive(c, tok, ntok, why, sizeof why);
+        if (rc < 0)
+            return fail(p, "%s", why);
+        if (rc > 0) {
+            p->stepped = true; /* the protocol may no longer change */
+            return 0;
+        }
+    }
+
     /* Steps. A trailing [ID] names the requirement the step checks. */
+    p->stepped = true;
     if (c->nsteps == CF_MAX_STEPS)
         return fail(p, "too many steps (at most %d)", CF_MAX_STEPS);
     struct cf_step *st = &c->steps[c->nsteps];
@@ -469,7 +426,7 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
             return fail(p, "'%s' takes at most a time in ms", kw);
         if (ntok == 2) {
             int64_t v;
-            if (parse_number(tok[1], &v) < 0 || v < 0 || v > 600000)
+            if (cf_parse_number(tok[1], &v) < 0 || v < 0 || v > 600000)
                 return fail(p, "'%s' takes milliseconds", kw);
             st->wait_ms = (unsigned)v;
         } else if (st->kind == CF_STEP_WAIT) {
@@ -485,15 +442,16 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         char *alt = st->kind == CF_STEP_EXPECT ? strchr(tok[1], '|') : NULL;
         if (alt) {
             *alt++ = 0;
-            int t2 = type_by_name(alt);
+            int t2 = p->proto->type_by_name(alt);
             if (t2 < 0)
-                return fail(p, "unknown segment type '%s'", alt);
+                return fail(p, "unknown %s type '%s'", p->proto->unit, alt);
             st->type_alt = (unsigned)t2;
             st->has_type_alt = true;
         }
-        int type = strcmp(tok[1], "*") == 0 && st->kind != CF_STEP_SEND ? (int)CF_TYPE_ANY : type_by_name(tok[1]);
+        int type = strcmp(tok[1], "*") == 0 && st->kind != CF_STEP_SEND ? (int)CF_TYPE_ANY
+                                                                         : p->proto->type_by_name(tok[1]);
         if (type < 0)
-            return fail(p, "unknown segment type '%s'", tok[1]);
+            return fail(p, "unknown %s type '%s'", p->proto->unit, tok[1]);
         st->type = (unsigned)type;
         for (int i = 2; i < ntok; i++)
             if ((st->kind == CF_STEP_SEND ? parse_send_arg : parse_expect_arg)(p, st, tok[i]) < 0)
@@ -508,8 +466,9 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
 int cf_case_parse(const char *text, const char *file, struct cf_case *out, char *err,
                   size_t errlen)
 {
-    struct parser p = {file ? file : "<case>", 0, err, errlen};
+    struct parser p = {cf_protocol_default(), false, file ? file : "<case>", 0, err, errlen};
     memset(out, 0, sizeof *out);
+    out->proto = p.proto;
     snprintf(out->file, sizeof out->file, "%s", p.file);
     out->timeout_ms = 5000;
     char line[1024];
@@ -598,44 +557,83 @@ bool cf_is_regular_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, size_t errlen)
+static bool is_directory(const char *path)
 {
-    set->cases = NULL;
-    set->count = 0;
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Cases of one folder; folder is the protocol whose folder it is (NULL:
+ * the top folder, where a case names its protocol or is VI/TCP's). At
+ * the top, subfolders named after a protocol are loaded too. */
+static int load_folder(const char *dir, const struct conform_protocol *folder, struct cf_case_set *set,
+                       size_t *cap, char *err, size_t errlen)
+{
     DIR *d = opendir(dir);
     if (!d) {
         snprintf(err, errlen, "cases directory %s: %s", dir, strerror(errno));
         return -1;
     }
-    size_t cap = 0;
+    const struct conform_protocol *files_proto = folder ? folder : cf_protocol_default();
     int rc = 0;
     struct dirent *e;
-    while ((e = readdir(d))) {
+    while (rc == 0 && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
-        bool script = n >= 6 && strcmp(e->d_name + n - 5, ".case") == 0;
-        bool meta = n >= 6 && strcmp(e->d_name + n - 5, ".meta") == 0 && cf_capcase_is_meta_name(e->d_name);
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        int w = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (w < 0 || (size_t)w >= sizeof path || e->d_name[0] == '.')
+            continue;
+        if (!folder && is_directory(path)) {
+            const struct conform_protocol *sub = cf_protocol_find(e->d_name);
+            if (!sub || sub == cf_protocol_default()) {
+                snprintf(err, errlen, "cases directory %s: subfolder '%s' is no protocol's (%s; VI/TCP's "
+                         "cases are the top folder's)", dir, e->d_name, cf_protocol_names());
+                rc = -1;
+                break;
+            }
+            rc = load_folder(path, sub, set, cap, err, errlen);
+            continue;
+        }
+        bool script = n >= 6 && strcmp(e->d_name + n - 5, ".case") == 0;
+        bool meta = n >= 6 && strcmp(e->d_name + n - 5, ".meta") == 0 && files_proto->is_capture_meta &&
+                    files_proto->is_capture_meta(e->d_name);
         if ((!script && !meta) || !cf_is_regular_file(path))
             continue;
-        if (set->count == cap) {
-            cap = cap ? cap * 2 : 32;
-            struct cf_case *grown = realloc(set->cases, cap * sizeof *grown);
+        if (set->count == *cap) {
+            size_t grown_cap = *cap ? *cap * 2 : 32;
+            struct cf_case *grown = realloc(set->cases, grown_cap * sizeof *grown);
             if (!grown) {
                 snprintf(err, errlen, "out of memory");
                 rc = -1;
                 break;
             }
             set->cases = grown;
+            *cap = grown_cap;
         }
-        if ((script ? cf_case_load : cf_capcase_load)(path, &set->cases[set->count], err, errlen) < 0) {
+        struct cf_case *c = &set->cases[set->count];
+        if ((script ? cf_case_load(path, c, err, errlen) : files_proto->load_capture_case(path, c, err, errlen)) < 0) {
             rc = -1;
             break;
         }
+        if (!c->proto)
+            c->proto = files_proto;
         set->count++;
+        if (folder && c->proto != folder) {
+            snprintf(err, errlen, "%s: a case in %s's folder names protocol %s (add 'protocol %s')", path,
+                     folder->title, c->proto->name, folder->name);
+            rc = -1;
+        }
     }
     closedir(d);
-    if (rc < 0) {
+    return rc;
+}
+
+int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, size_t errlen)
+{
+    set->cases = NULL;
+    set->count = 0;
+    size_t cap = 0;
+    if (load_folder(dir, NULL, set, &cap, err, errlen) < 0) {
         cf_case_set_free(set);
         return -1;
     }

@@ -1,16 +1,15 @@
 /* The packet relay's recordings as captures: appended to the run's capture
- * and judged by the lint's rules (see conform/relay.h). */
+ * (see conform/relay.h; the protocol module judges them). */
 #include "conform/relay.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "conform/lint.h"
 #include "vitcp/pcap_writer.h"
 
 #define ETH_HEADER 14
-#define LINKTYPE_RAW 101 /* bare IP packets, as the relay keeps them */
+
 
 int cf_relay_write(struct vn_pcap_writer *w, const struct cf_relay_packet *p, size_t count)
 {
@@ -45,27 +44,5 @@ int cf_relay_write(struct vn_pcap_writer *w, const struct cf_relay_packet *p, si
             rc = -1;
     }
     free(frame);
-    return rc;
-}
-
-int cf_relay_lint(const struct cf_relay_packet *p, size_t count, uint16_t target_port,
-                  struct cf_lint_result *res, char *why, size_t whylen)
-{
-    struct cf_lint_frame *frames = calloc(count ? count : 1, sizeof *frames);
-    if (!frames) {
-        memset(res, 0, sizeof *res);
-        snprintf(why, whylen, "out of memory for the relay's recording");
-        return -1;
-    }
-    for (size_t i = 0; i < count; i++)
-        frames[i] = (struct cf_lint_frame){p[i].usec, p[i].data, p[i].len};
-    struct cf_lint_options o;
-    cf_lint_options_init(&o);
-    o.vitcp_port = target_port;
-    char err[256];
-    int rc = cf_lint_frames(LINKTYPE_RAW, frames, count, &o, res, err, sizeof err);
-    if (rc < 0)
-        snprintf(why, whylen, "cannot lint the relay's recording: %s", err);
-    free(frames);
     return rc;
 }

@@ -107,7 +107,9 @@ void cf_list_write_text(FILE *out, const struct cf_case_set *cases, const struct
         const struct vw_req_info *ri = vw_req_info((enum vw_req)i);
         char status[160];
         cf_coverage_status((enum vw_req)i, cases, status, sizeof status);
-        fprintf(out, "%-44s %-9s %-10s %s\n    \"%s\"\n    %s\n", ri->id, vw_level_name(ri->level),
+        char proto[16];
+        cf_req_protocol(ri->id, proto, sizeof proto);
+        fprintf(out, "%-44s %-6s %-9s %-10s %s\n    \"%s\"\n    %s\n", ri->id, proto, vw_level_name(ri->level),
                 ri->section, status, ri->text, ri->reason);
         shown++;
         uncovered += strcmp(status, "NOT COVERED") == 0;

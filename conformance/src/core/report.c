@@ -153,8 +153,8 @@ void cf_report_write_text(FILE *out, const struct cf_report *r)
 {
     for (size_t i = 0; i < r->count; i++) {
         const struct cf_result *c = &r->cases[i];
-        fprintf(out, "%3zu %-7s %-36s [%s] %s", i + 1, verdict_upper(c->verdict), c->id,
-                c->section, vw_level_name(c->level));
+        fprintf(out, "%3zu %-7s %-36s [%s] %s %s", i + 1, verdict_upper(c->verdict), c->id,
+                c->section, c->protocol, vw_level_name(c->level));
         for (unsigned k = 0; k < c->nreqs; k++)
             fprintf(out, "%s%s", k ? ", " : " ", vw_req_id(c->reqs[k]));
         fputc('\n', out);
@@ -228,6 +228,8 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
         cf_json_string(out, c->id);
         fputs(", \"file\": ", out);
         cf_json_string(out, c->file);
+        fputs(", \"protocol\": ", out);
+        cf_json_string(out, c->protocol);
         fputs(", \"section\": ", out);
         cf_json_string(out, c->section);
         fputs(", \"requirements\": [", out);
@@ -263,6 +265,8 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
     cf_json_string(out, r->capture);
     fputs(", \"target\": ", out);
     cf_json_string(out, r->target);
+    fputs(", \"protocol\": ", out);
+    cf_json_string(out, r->protocol);
     fputs("}}\n", out);
 }
 
@@ -277,7 +281,10 @@ void cf_report_write_junit(FILE *out, const struct cf_report *r)
             r->count, s.failed, s.timed_out, s.skipped + s.not_applicable, r->seconds);
     for (size_t i = 0; i < r->count; i++) {
         const struct cf_result *c = &r->cases[i];
-        fputs("  <testcase classname=\"vitcp.", out);
+        /* classname PROTOCOL.SECTION ("vitcp.4.3", "warp.A.1.2") */
+        fputs("  <testcase classname=\"", out);
+        cf_xml_text(out, c->protocol[0] ? c->protocol : "vitcp");
+        fputs(".", out);
         cf_xml_text(out, c->section);
         fputs("\" name=\"", out);
         cf_xml_text(out, c->id);

@@ -7,11 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conform/capcase.h"
+#include "conform/protocol.h"
 #include "conform/cases_dir.h"
 #include "conform/case.h"
 #include "conform/coverage.h"
 #include "conform/engine.h"
+#include "conform/core.h"
 #include "conform/lint.h"
 #include "conform/report.h"
 #include "vitcp/pcap_writer.h"
@@ -23,7 +24,7 @@ static const char usage_list[] =
     "vitcp-conform list [--json] [--protocol VITCP|IFT|EEP|WARP|VIA] [--level LEVEL] [--cases DIR]\n";
 static const char usage_run[] =
     "vitcp-conform run [--target HOST:PORT] [--listen PORT [--connect-cmd CMD]]\n"
-    "                         [--cases DIR] [--only SEL]... [--skip SEL]...\n"
+    "                         [--protocol vitcp|warp] [--cases DIR] [--only SEL]... [--skip SEL]...\n"
     "                         [--json FILE] [--junit FILE] [--capture FILE] [--discriminator D]\n"
     "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN]\n"
     "                         [--no-relay | --relay-all] [--no-capture] [--quiet]\n"
@@ -36,7 +37,9 @@ static const char usage_run[] =
     "  implementation sent. A capture FILE.pcapng gets comments on the packets the relay acted on.\n"
     "  Without --capture, a run that writes --json or\n"
     "  --junit to a file records its capture beside it (r.json -> r.pcapng) unless --no-capture.\n"
-    "  SEL is a case id, a requirement ID (a trailing * matches a prefix) or a draft section.\n";
+    "  SEL is a case id, a requirement ID (a trailing * matches a prefix) or a draft section.\n"
+    "  --protocol runs that protocol's cases only (default vitcp; a case names its protocol with a\n"
+    "  'protocol NAME' line, VI/TCP's when it has none; other protocols' cases are in DIR/NAME/).\n";
 static const char usage_lint[] =
     "vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
     "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
@@ -228,26 +231,44 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         const char *a = argv[i], *v;
         if (strcmp(a, "--quiet") == 0) { quiet = true; continue; }
         if (strcmp(a, "--no-survival") == 0) { e.check_survival = false; continue; }
-        if (strcmp(a, "--no-announce") == 0) { e.announce = false; continue; }
         if (strcmp(a, "--no-relay") == 0) { e.use_relay = false; continue; }
         if (strcmp(a, "--relay-all") == 0) { e.relay_all = true; continue; }
         if (strcmp(a, "--no-capture") == 0) { no_capture = true; continue; }
         if (strncmp(a, "--", 2) != 0)
             return usage_error(err, "unexpected argument '%s' for run", a);
         static const char *const with_value[] = {"--target", "--cases", "--only", "--skip", "--json",
-                                                  "--junit", "--capture", "--discriminator", "--slack",
-                                                  "--listen", "--connect-cmd", "--region"};
+                                                  "--junit", "--capture", "--slack",
+                                                  "--listen", "--connect-cmd", "--region", "--protocol"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known |= strcmp(a, with_value[k]) == 0;
-        if (!known)
-            return usage_error(err, "unknown option '%s' for run", a);
+        if (!known) {
+            /* a protocol module's option (VI/TCP: --discriminator, --no-announce) */
+            bool takes_value = false;
+            char why[200] = "";
+            int taken = cf_engine_set_option(&e, a, NULL, &takes_value, why, sizeof why);
+            if (taken == 0)
+                return usage_error(err, "unknown option '%s' for run", a);
+            if (taken > 0 && takes_value) {
+                if (!(v = need_value(argc, argv, &i, err)))
+                    return CF_EXIT_USAGE;
+                taken = cf_engine_set_option(&e, a, v, NULL, why, sizeof why);
+            }
+            if (taken < 0)
+                return usage_error(err, "%s", why);
+            continue;
+        }
         if (!(v = need_value(argc, argv, &i, err)))
             return CF_EXIT_USAGE;
         if (strcmp(a, "--target") == 0) {
             if (cf_engine_set_target(&e, v) < 0)
                 return usage_error(err, "bad --target '%s' (HOST:PORT, [IPv6]:PORT)", v);
             have_target = true;
+        } else if (strcmp(a, "--protocol") == 0) {
+            const struct conform_protocol *pr = cf_protocol_find(v);
+            if (!pr)
+                return usage_error(err, "unknown --protocol '%s' (vitcp, warp)", v);
+            e.protocol = pr;
         } else if (strcmp(a, "--cases") == 0) cases_dir = v;
         else if (strcmp(a, "--json") == 0) json = v;
         else if (strcmp(a, "--junit") == 0) junit = v;
@@ -273,11 +294,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             e.region_handle = (uint32_t)handle;
             e.region_len = (uint32_t)len;
         }
-        else if (strcmp(a, "--discriminator") == 0) {
-            if (strlen(v) > 64)
-                return usage_error(err, "--discriminator '%s' is longer than 64 bytes", v);
-            snprintf(e.discriminator, sizeof e.discriminator, "%s", v);
-        } else if (strcmp(a, "--slack") == 0) {
+        else if (strcmp(a, "--slack") == 0) {
             unsigned long ms;
             if (!parse_uint(v, 600000, &ms) || ms == 0)
                 return usage_error(err, "bad --slack '%s' (milliseconds, 1..600000)", v);
@@ -309,12 +326,26 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "vitcp-conform: %s\n", msg);
         return CF_EXIT_USAGE;
     }
-    /* Selectors that match nothing are most likely typos. */
+    /* A protocol without cases here is a wrong folder, not a clean run. */
+    size_t of_protocol = 0;
+    for (size_t c = 0; c < set.count; c++)
+        of_protocol += set.cases[c].proto == e.protocol;
+    if (!of_protocol) {
+        if (e.protocol->cases_subdir[0])
+            fprintf(err, "vitcp-conform: no %s cases in %s (they belong in its subfolder %s/%s/)\n",
+                    e.protocol->name, cases_dir, cases_dir, e.protocol->cases_subdir);
+        else
+            fprintf(err, "vitcp-conform: no %s cases in %s\n", e.protocol->name, cases_dir);
+        cf_case_set_free(&set);
+        return CF_EXIT_USAGE;
+    }
+    /* Selectors that match nothing (of the protocol's cases) are most
+     * likely typos. */
     for (size_t k = 0; k < nonly + nskip; k++) {
         const char *sel = k < nonly ? only[k] : skip[k - nonly];
         bool hit = false;
         for (size_t c = 0; c < set.count && !hit; c++)
-            hit = cf_case_matches(&set.cases[c], sel);
+            hit = set.cases[c].proto == e.protocol && cf_case_matches(&set.cases[c], sel);
         if (!hit) {
             cf_case_set_free(&set);
             return usage_error(err, "selector '%s' matches no case", sel);
@@ -339,6 +370,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     cf_report_init(&rep);
     if (capture)
         snprintf(rep.capture, sizeof rep.capture, "%s", capture);
+    snprintf(rep.protocol, sizeof rep.protocol, "%s", e.protocol->name);
     cf_engine_run_suite(&e, &set, only, skip, &rep, quiet ? NULL : err);
     if (w && vn_pcap_close(w) < 0)
         fprintf(err, "vitcp-conform: writing %s failed\n", capture);
@@ -430,12 +462,21 @@ static int cmd_show(int argc, char **argv, FILE *out, FILE *err)
         return CF_EXIT_USAGE;
     }
     char msg[512];
-    if (cf_capcase_load(argv[2], c, msg, sizeof msg) < 0) {
+    const struct conform_protocol *pr = NULL; /* the module with capture cases (VI/TCP's) */
+    for (const struct conform_protocol *const *p = cf_protocols; *p && !pr; p++)
+        if ((*p)->load_capture_case && (*p)->describe_capture_case)
+            pr = *p;
+    if (!pr) {
+        fputs("vitcp-conform: no protocol has capture cases\n", err);
+        free(c);
+        return CF_EXIT_USAGE;
+    }
+    if (pr->load_capture_case(argv[2], c, msg, sizeof msg) < 0) {
         fprintf(err, "vitcp-conform: %s\n", msg);
         free(c);
         return CF_EXIT_USAGE;
     }
-    cf_capcase_describe(out, c);
+    pr->describe_capture_case(out, c);
     cf_case_free(c);
     free(c);
     return CF_EXIT_OK;

@@ -93,7 +93,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "conform/case.h"
+#include "conform/proto/vitcp.h"
 
 /* Load NAME.meta and its capture into a case (out owns the PDUs: free with
  * cf_case_free or cf_case_set_free). Returns 0, or -1 with "file:line:

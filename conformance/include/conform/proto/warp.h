@@ -1,0 +1,14 @@
+/*
+ * The WARP protocol module (conformance/src/proto/warp.c): Send and RDMA
+ * (Write) chunks over TCP (warp-draft Appendix A, decisions W1-W4), on the
+ * core's generic step runner. Fields a case may name: e c l rsvd len ssn
+ * offset rid payload adler; a send also takes adler=good|bad.
+ */
+#ifndef CONFORM_PROTO_WARP_H
+#define CONFORM_PROTO_WARP_H
+
+#include "conform/protocol.h"
+
+extern const struct conform_protocol cf_proto_warp;
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * The one interface between the protocol-neutral conformance core
+ * (connections, timing, steps, the relay, capture, verdicts, reports:
+ * conformance/src/core/) and a protocol module (conformance/src/proto/):
+ * everything the core needs to know about a protocol is behind one
+ * struct conform_protocol. A case names its protocol ('protocol warp',
+ * default vitcp); `vitcp-conform run --protocol NAME` runs that
+ * protocol's cases. docs/conformance-engine.md explains how to add one.
+ *
+ * What a module gives:
+ *   - its name, default port, the catalog prefix of its requirement IDs;
+ *   - the case language's vocabulary: message type names, field names
+ *     (indices < CF_MAX_FIELDS), which fields a send may set, symbolic
+ *     values and module arguments of a send (parse hooks);
+ *   - encode: the bytes of one message from a send step's fields, built
+ *     by the wire library's encoder;
+ *   - a session (negotiation/sequencing state) created per case, fed every
+ *     byte the target sends: it frames the stream, decodes each message
+ *     into a struct cf_msg with a field accessor for expect matching, and
+ *     checks each message against the rules (findings with catalog IDs);
+ *   - optionally, on_connect (a handshake before the case's steps),
+ *     run_case (a module that runs its cases itself on the core's
+ *     connections, timing and verdict helpers: VI/TCP, for its reassembly,
+ *     relative numbering, RDMA region and capture replay), check_alive
+ *     (the survival probe after hostile cases) and capture cases.
+ */
+#ifndef CONFORM_PROTOCOL_H
+#define CONFORM_PROTOCOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "vitcp/catalog.h"
+
+struct cf_case;
+struct cf_step;
+struct cf_result;
+struct cf_engine;
+
+#define CF_MAX_FIELDS 32  /* field indices a module defines are below this */
+#define CF_MSG_NO_TYPE 0xFFu
+
+/* One message the target sent, decoded by the module's session. */
+struct cf_msg {
+    unsigned type;           /* the module's type number (type_name) */
+    const uint8_t *raw;      /* its bytes (valid while the core keeps the message) */
+    size_t len;
+    const uint8_t *payload;  /* its payload inside raw (for data=echo) */
+    size_t payload_len;
+    uint64_t msg_offset;     /* where the payload sits in its ULP message */
+    void *decoded;           /* the module's decoded form (field accessor) */
+};
+
+/* What the session saw in the bytes fed to it: the first rule broken (a
+ * finding of a message's checks, or a framing error) with a line for the
+ * report. VW_REQ_NONE: nothing broken. */
+struct cf_rx_verdict {
+    enum vw_req req;
+    char detail[240];
+};
+
+/* The bytes of one encoded send (owned by the caller: free(bytes)). */
+struct cf_encoded {
+    uint8_t *bytes;
+    size_t len;
+    size_t payload_off, payload_len; /* the payload inside bytes */
+    uint64_t msg_offset;             /* where it sits in its message (0: a new message) */
+};
+
+/* A `run` option a module takes (VI/TCP: --discriminator D, --no-announce). */
+struct cf_option {
+    const char *name;   /* "--discriminator" */
+    bool takes_value;
+};
+
+#define CF_PROTOCOLS_MAX 8       /* registered modules */
+#define CF_PROTO_STATE_MAX 512   /* bytes of a module's settings and per-run state in the engine */
+
+/* Called by a session for each whole message it decoded: m->raw and
+ * m->decoded are the module's heap blocks, handed over to the core, which
+ * frees them with msg_free. */
+typedef void (*cf_msg_sink)(void *ctx, const struct cf_msg *m);
+
+struct conform_protocol {
+    const char *name;           /* "vitcp", "warp": the case's protocol line, --protocol */
+    const char *title;          /* "VI/TCP" */
+    const char *unit;           /* what its messages are called on the wire: "segment", "chunk" */
+    const char *req_prefix;     /* catalog prefix its cases' IDs start with: "VITCP-" */
+    uint16_t default_port;
+    const char *cases_subdir;   /* its folder below the cases folder ("" for the top) */
+
+    /* Vocabulary of the case language. */
+    int (*type_by_name)(const char *name);          /* -1 unknown */
+    const char *(*type_name)(unsigned type);
+    int (*field_by_name)(const char *name);         /* -1 unknown; else < CF_MAX_FIELDS */
+    const char *(*field_name)(unsigned field);
+    bool (*field_settable)(unsigned field);         /* may a send set it? */
+    bool (*field_relative)(unsigned field);         /* "+N" means relative to the connection */
+    size_t max_payload;                             /* payload=N a send may ask for */
+    /* Symbolic values ("attrs=RD|RWE"): 1 parsed, 0 not symbolic, -1 bad
+     * (why says what is allowed). May be NULL. */
+    int (*parse_symbol)(unsigned field, const char *text, int64_t *out, char *why, size_t whylen);
+    /* Run-time variables ("$addr+16"): the variable a name starts ($addr),
+     * its length in *len; 0 unknown. var_is_bits: it takes the field's
+     * symbols after '|' ($level|RWE) instead of an offset. var_names lists
+     * them for error messages. Without var_by_name a case has none. */
+    unsigned (*var_by_name)(const char *text, size_t *len);
+    bool (*var_is_bits)(unsigned var);
+    const char *var_names;
+    /* A header directive of the module's own (VI/TCP: segments,
+     * level-optional) into c->flags: 1 taken, 0 not the module's, -1 bad
+     * (why). May be NULL. */
+    int (*parse_directive)(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen);
+    /* A send argument that is not a field (VI/TCP: calling=, opts=, crc=,
+     * noeom): 1 taken, 0 not the module's, -1 bad (why). value is NULL for
+     * a bare word. May be NULL. */
+    int (*parse_send_arg)(struct cf_step *st, const char *name, const char *value, char *why,
+                          size_t whylen);
+
+    /* Active cases through the core's generic step runner (core/runner.c).
+     * encode: the bytes of one send step; vals[f] holds the resolved value
+     * of every field st->set[f] names. 0, or -1 with the reason. */
+    int (*encode)(void *session, const struct cf_step *st, const int64_t *vals, struct cf_encoded *out,
+                  char *why, size_t whylen);
+    /* A session per connection: framing, decoding, negotiation and
+     * sequencing state, rule checks. */
+    void *(*session_new)(const struct cf_case *c);
+    void (*session_free)(void *session);
+    /* Feed the target's bytes: sink gets each whole message; the first
+     * rule broken (by a message or by the framing) goes to v. */
+    void (*session_feed)(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
+                         struct cf_rx_verdict *v);
+    /* The target closed its side: what is left open (a partial message). */
+    void (*session_finish)(void *session, struct cf_rx_verdict *v);
+    /* The tester's own message went out (its negotiation/sequencing state). */
+    void (*session_sent)(void *session, const struct cf_encoded *enc);
+    void (*msg_free)(struct cf_msg *m);
+    /* Field accessor of a received message: false when it has no such field. */
+    bool (*field_value)(const struct cf_msg *m, unsigned field, int64_t *value);
+    /* One line describing a message for failure reports. */
+    void (*describe)(const struct cf_msg *m, char *out, size_t n);
+    /* Optional: run before the first step after the TCP connection is up
+     * (a handshake the protocol needs); 0 or -1 with the reason. */
+    int (*on_connect)(void *session, int fd, char *why, size_t whylen);
+
+    /* Optional: the module's settings and per-run state, kept in the engine
+     * (cf_engine_state; at most CF_PROTO_STATE_MAX bytes, initialised by
+     * state_init at cf_engine_init), and the run options that set them. */
+    void (*state_init)(void *state);
+    const struct cf_option *run_options;   /* ends with a NULL name */
+    int (*set_option)(void *state, const char *name, const char *value, char *why, size_t whylen);
+
+    /* Optional overrides. */
+    void (*run_case)(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
+    int (*check_alive)(struct cf_engine *e, char *why, size_t whylen);
+    /* Capture cases (NAME.meta beside NAME.pcapng) and their description. */
+    int (*load_capture_case)(const char *meta_path, struct cf_case *out, char *err, size_t errlen);
+    void (*describe_capture_case)(FILE *out, const struct cf_case *c);
+    bool (*is_capture_meta)(const char *name);
+};
+
+/* The registered modules (proto/registry.c), in order; NULL-terminated. */
+extern const struct conform_protocol *const cf_protocols[];
+/* The module named name (case-insensitive); NULL if none. */
+const struct conform_protocol *cf_protocol_find(const char *name);
+/* The default protocol of a case without a protocol line: VI/TCP. */
+const struct conform_protocol *cf_protocol_default(void);
+/* "vitcp, warp": the registered names, for messages. */
+const char *cf_protocol_names(void);
+
+#endif

@@ -1,0 +1,213 @@
+/* The engine's protocol-neutral part: its settings, one case (the
+ * module's run_case or the generic step runner, then the verdict rules that
+ * hold for every protocol: metadata 'verdict fail', advisory cases, the
+ * survival check after hostile ones) and a suite with its progress. */
+#include "conform/core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void cf_engine_init(struct cf_engine *e)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->host, sizeof e->host, "127.0.0.1");
+    e->protocol = cf_protocol_default();
+    snprintf(e->port, sizeof e->port, "%u", e->protocol->default_port);
+    e->slack_ms = CF_DEFAULT_SLACK_MS;
+    e->check_survival = true;
+    e->listen_fd = -1;
+    e->accept_ms = 5000;
+    e->use_relay = true;
+    e->relay_listen_fd = -1;
+    for (size_t i = 0; cf_protocols[i] && i < CF_PROTOCOLS_MAX; i++)
+        if (cf_protocols[i]->state_init)
+            cf_protocols[i]->state_init(e->proto_state[i]);
+}
+
+void *cf_engine_state(struct cf_engine *e, const struct conform_protocol *p)
+{
+    for (size_t i = 0; cf_protocols[i] && i < CF_PROTOCOLS_MAX; i++)
+        if (cf_protocols[i] == p)
+            return e->proto_state[i];
+    return NULL;
+}
+
+int cf_engine_set_option(struct cf_engine *e, const char *name, const char *value, bool *takes_value, char *why,
+                         size_t whylen)
+{
+    for (size_t i = 0; cf_protocols[i] && i < CF_PROTOCOLS_MAX; i++) {
+        const struct conform_protocol *p = cf_protocols[i];
+        for (const struct cf_option *o = p->run_options; o && o->name; o++) {
+            if (strcmp(o->name, name) != 0)
+                continue;
+            if (takes_value) {
+                *takes_value = o->takes_value;
+                if (!value && o->takes_value)
+                    return 1; /* only asked */
+            }
+            return p->set_option(e->proto_state[i], name, value, why, whylen) < 0 ? -1 : 1;
+        }
+    }
+    return 0;
+}
+
+int cf_engine_set_target(struct cf_engine *e, const char *hp)
+{
+    const char *colon;
+    const char *host = hp;
+    size_t host_len;
+    if (hp[0] == '[') {
+        const char *close = strchr(hp, ']');
+        if (!close || close[1] != ':')
+            return -1;
+        host = hp + 1;
+        host_len = (size_t)(close - host);
+        colon = close + 1;
+    } else {
+        colon = strrchr(hp, ':');
+        if (!colon)
+            return -1;
+        host_len = (size_t)(colon - hp);
+    }
+    if (host_len == 0 || host_len >= sizeof e->host)
+        return -1;
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (!colon[1] || *end || port < 1 || port > 65535)
+        return -1;
+    memcpy(e->host, host, host_len);
+    e->host[host_len] = 0;
+    snprintf(e->port, sizeof e->port, "%ld", port);
+    e->have_target = true;
+    return 0;
+}
+
+void cf_result_init(struct cf_result *res, const struct cf_case *c)
+{
+    memset(res, 0, sizeof *res);
+    snprintf(res->id, sizeof res->id, "%s", c->id);
+    snprintf(res->file, sizeof res->file, "%s", c->file);
+    snprintf(res->section, sizeof res->section, "%s", c->section);
+    snprintf(res->protocol, sizeof res->protocol, "%s", c->proto ? c->proto->name : cf_protocol_default()->name);
+    memcpy(res->reqs, c->reqs, sizeof res->reqs);
+    res->nreqs = c->nreqs;
+    res->level = cf_level_strongest(c->reqs, c->nreqs);
+    res->verdict = CF_PASS;
+}
+
+
+static int check_alive(struct cf_engine *e, const struct conform_protocol *p, char *why, size_t whylen)
+{
+    return (p->check_alive ? p->check_alive : cf_generic_check_alive)(e, why, whylen);
+}
+
+int cf_engine_check_alive(struct cf_engine *e, char *why, size_t whylen)
+{
+    return check_alive(e, e->protocol, why, whylen);
+}
+
+void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+{
+    struct timespec start = cf_now();
+    const struct conform_protocol *p = c->proto ? c->proto : cf_protocol_default();
+    cf_result_init(res, c);
+    (p->run_case ? p->run_case : cf_generic_run_case)(e, c, res);
+    if (c->expect_fail) {
+        /* meta 'verdict fail': the replay must find the difference */
+        if (res->verdict == CF_FAIL) {
+            char was[CF_MESSAGE_MAX];
+            snprintf(was, sizeof was, "%s", res->message);
+            res->verdict = CF_PASS;
+            res->failed_req = VW_REQ_NONE;
+            snprintf(res->message, sizeof res->message, "failed as its metadata expects: %.*s",
+                     (int)(sizeof res->message - 40), was);
+        } else if (res->verdict == CF_PASS) {
+            res->verdict = CF_FAIL;
+            res->failed_req = c->reqs[0];
+            snprintf(res->message, sizeof res->message,
+                     "%s: the metadata expects verdict fail, but the target matched the capture", c->file);
+        }
+    }
+    if (c->advisory && (res->verdict == CF_FAIL || res->verdict == CF_TIMEOUT) && res->failed_req == c->reqs[0]) {
+        /* a project decision where the draft leaves the reaction open */
+        res->verdict = CF_ADVISORY;
+    }
+    if (c->hostile && !c->passive && e->check_survival && res->verdict == CF_PASS) {
+        char why[CF_MESSAGE_MAX / 2];
+        if (check_alive(e, p, why, sizeof why) < 0) {
+            res->verdict = CF_FAIL;
+            res->failed_req = c->reqs[0];
+            snprintf(res->message, sizeof res->message,
+                     "%s: the target did not survive the case: a fresh connection failed: %s", c->file, why);
+        }
+    }
+    res->seconds = cf_seconds_since(start);
+}
+
+
+/* ------------------------------------------------------------ suites */
+
+static bool selected(const struct cf_engine *e, const struct cf_case *c, const char *const *only,
+                     const char *const *skip)
+{
+    if (c->passive ? e->listen_fd < 0 : !e->have_target)
+        return false; /* the mode this run is not in */
+    if (c->proto != e->protocol)
+        return false; /* another protocol's case (run --protocol) */
+    if (skip)
+        for (const char *const *s = skip; *s; s++)
+            if (cf_case_matches(c, *s))
+                return false;
+    if (!only || !*only)
+        return true;
+    for (const char *const *s = only; *s; s++)
+        if (cf_case_matches(c, *s))
+            return true;
+    return false;
+}
+
+static void progress_line(FILE *out, bool tty, size_t done, size_t total, const struct cf_result *res)
+{
+    if (!out)
+        return;
+    if (tty) {
+        enum { WIDTH = 30 };
+        size_t filled = total ? done * WIDTH / total : WIDTH;
+        fprintf(out, "\r[");
+        for (size_t i = 0; i < WIDTH; i++)
+            fputc(i < filled ? '#' : '.', out);
+        fprintf(out, "] %zu/%zu %-40.40s", done, total, res ? res->id : "");
+        if (done == total)
+            fputc('\n', out);
+    } else if (res) {
+        fprintf(out, "[%zu/%zu] %-7s %s\n", done, total, cf_verdict_name(res->verdict), res->id);
+    }
+    fflush(out);
+}
+
+void cf_engine_run_suite(struct cf_engine *e, const struct cf_case_set *set,
+                         const char *const *only, const char *const *skip,
+                         struct cf_report *report, FILE *progress)
+{
+    struct timespec start = cf_now();
+    bool tty = progress && isatty(fileno(progress));
+    size_t total = 0, done = 0;
+    for (size_t i = 0; i < set->count; i++)
+        total += selected(e, &set->cases[i], only, skip);
+    if (e->have_target)
+        snprintf(report->target, sizeof report->target, "%s:%s", e->host, e->port);
+    else
+        snprintf(report->target, sizeof report->target, "listen:%u", e->listen_port);
+    for (size_t i = 0; i < set->count; i++) {
+        const struct cf_case *c = &set->cases[i];
+        if (!selected(e, c, only, skip))
+            continue;
+        struct cf_result res;
+        cf_engine_run_case(e, c, &res);
+        cf_report_add(report, &res);
+        progress_line(progress, tty, ++done, total, &res);
+    }
+    report->seconds = cf_seconds_since(start);
+}

@@ -1,0 +1,319 @@
+/* Connections: to the target (directly or through the packet relay), the
+ * listen mode's socket and its connect command. Nothing here knows a
+ * protocol. */
+#include "conform/core.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "conform/relay.h"
+
+/* No Nagle delay; urgent data kept in the stream (its mark is checked, 3.7). */
+void cf_tune_socket(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof one);
+}
+
+/* Connect fd (non-blocking) to a within timeout_ms. 0, or an errno value. */
+static int connect_within(int fd, const struct sockaddr *a, socklen_t alen, unsigned timeout_ms)
+{
+    if (connect(fd, a, alen) < 0 && errno != EINPROGRESS)
+        return errno;
+    struct pollfd p = {fd, POLLOUT, 0};
+    int n = poll(&p, 1, (int)timeout_ms);
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (n <= 0)
+        return n == 0 ? ETIMEDOUT : errno;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+        return errno;
+    return err;
+}
+
+int cf_connect_target(struct cf_engine *e, unsigned timeout_ms, char *why, size_t whylen)
+{
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int rc = getaddrinfo(e->host, e->port, &hints, &ai);
+    if (rc != 0) {
+        snprintf(why, whylen, "cannot resolve %s: %s", e->host, gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1;
+    int err = 0;
+    for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        if ((err = connect_within(fd, a->ai_addr, a->ai_addrlen, timeout_ms)) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(ai);
+    if (fd < 0) {
+        snprintf(why, whylen, "cannot connect to %s:%s: %s", e->host, e->port, strerror(err));
+        return -1;
+    }
+    cf_tune_socket(fd);
+    return fd;
+}
+
+/* The target through the packet relay: from the tester's namespace to the
+ * relay's address of the target's host. */
+int cf_connect_relayed(struct cf_engine *e, unsigned timeout_ms, char *why, size_t whylen)
+{
+    struct sockaddr_in sin;
+    memset(&sin, 0, sizeof sin);
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons((uint16_t)atoi(e->port));
+    inet_pton(AF_INET, cf_relay_target_addr(e->relay), &sin.sin_addr);
+    int fd = cf_relay_socket(e->relay, AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int err = fd < 0 ? errno : connect_within(fd, (const struct sockaddr *)&sin, sizeof sin, timeout_ms);
+    if (err) {
+        snprintf(why, whylen, "cannot connect through the packet relay to %s:%s: %s (the target must listen "
+                 "on all of this host's addresses)", cf_relay_target_addr(e->relay), e->port, strerror(err));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    cf_tune_socket(fd);
+    return fd;
+}
+
+/* Is host an address of this machine (so the relay can reach it)? */
+static bool host_is_local(const char *host)
+{
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, NULL, &hints, &ai) != 0)
+        return false;
+    bool local = false;
+    for (struct addrinfo *a = ai; a && !local; a = a->ai_next) {
+        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s >= 0) {
+            local = bind(s, a->ai_addr, a->ai_addrlen) == 0;
+            close(s);
+        }
+    }
+    freeaddrinfo(ai);
+    return local;
+}
+
+/* Create the relay once; false (reason in why) when there is none. */
+static bool relay_open_once(struct cf_engine *e, char *why, size_t whylen)
+{
+    if (e->relay)
+        return true;
+    if (e->relay_open_failed[0]) {
+        snprintf(why, whylen, "%s", e->relay_open_failed);
+        return false;
+    }
+    char reason[256];
+    e->relay = e->use_relay ? cf_relay_open(reason, sizeof reason) : NULL;
+    if (!e->relay)
+        snprintf(e->relay_open_failed, sizeof e->relay_open_failed, "%s%s",
+                 e->use_relay ? "no packet relay: " : "the packet relay is off (--no-relay)",
+                 e->use_relay ? reason : "");
+    snprintf(why, whylen, "%s", e->relay_open_failed);
+    return e->relay != NULL;
+}
+
+/* Can active cases use the relay? Decided at the first one: the target
+ * must be on this host and answer at the relay's address of it. */
+bool cf_relay_ready_active(struct cf_engine *e)
+{
+    if (e->relay_active)
+        return e->relay_active > 0;
+    e->relay_active = -1;
+    if (!e->use_relay) {
+        snprintf(e->relay_why_active, sizeof e->relay_why_active, "the packet relay is off (--no-relay)");
+        return false;
+    }
+    if (!host_is_local(e->host)) {
+        snprintf(e->relay_why_active, sizeof e->relay_why_active,
+                 "the packet relay reaches only a target on this host (%s is not an IPv4 address of it)",
+                 e->host);
+        return false;
+    }
+    char why[300];
+    if (!relay_open_once(e, why, sizeof why)) {
+        snprintf(e->relay_why_active, sizeof e->relay_why_active, "%s", why);
+        return false;
+    }
+    int fd = cf_connect_relayed(e, e->slack_ms, why, sizeof why);
+    if (fd < 0) {
+        snprintf(e->relay_why_active, sizeof e->relay_why_active, "%s", why);
+        return false;
+    }
+    close(fd);
+    /* Let the probe's closing segments pass before a case's recording starts. */
+    struct timespec pause = {0, 30L * 1000000L};
+    nanosleep(&pause, NULL);
+    e->relay_active = 1;
+    return true;
+}
+
+/* Can passive cases use the relay? The tester listens in its namespace, on
+ * its relay address and the --listen port, and the connect command must
+ * say where to connect with {host}. */
+bool cf_relay_ready_passive(struct cf_engine *e)
+{
+    if (e->relay_passive)
+        return e->relay_passive > 0;
+    e->relay_passive = -1;
+    char why[300];
+    if (!strstr(e->connect_cmd, "{host}")) {
+        snprintf(e->relay_why_passive, sizeof e->relay_why_passive,
+                 "--connect-cmd must connect to {host}:{port} for cases through the packet relay");
+        return false;
+    }
+    if (!relay_open_once(e, why, sizeof why)) {
+        snprintf(e->relay_why_passive, sizeof e->relay_why_passive, "%s", why);
+        return false;
+    }
+    int fd = cf_relay_socket(e->relay, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(e->listen_port)};
+    inet_pton(AF_INET, cf_relay_tester_addr(e->relay), &a.sin_addr);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 8) < 0) {
+        snprintf(e->relay_why_passive, sizeof e->relay_why_passive, "cannot listen on %s:%u behind the relay: %s",
+                 cf_relay_tester_addr(e->relay), e->listen_port, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    e->relay_listen_fd = fd;
+    e->relay_passive = 1;
+    return true;
+}
+
+int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen)
+{
+    int fd = cf_connect_target(e, e->slack_ms, why, whylen);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
+
+int cf_engine_listen(struct cf_engine *e, const char *port, char *why, size_t whylen)
+{
+    char *end;
+    long p = strtol(port, &end, 10);
+    if (!*port || *end || p < 0 || p > 65535) {
+        snprintf(why, whylen, "bad listen port '%s'", port);
+        return -1;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(why, whylen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p),
+                            .sin_addr.s_addr = htonl(INADDR_ANY)};
+    socklen_t al = sizeof a;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 8) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &al) < 0) {
+        snprintf(why, whylen, "cannot listen on port %ld: %s", p, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (e->listen_fd >= 0)
+        close(e->listen_fd);
+    e->listen_fd = fd;
+    e->listen_port = ntohs(a.sin_port);
+    return 0;
+}
+
+void cf_engine_close(struct cf_engine *e)
+{
+    if (e->listen_fd >= 0)
+        close(e->listen_fd);
+    e->listen_fd = -1;
+    if (e->relay_listen_fd >= 0)
+        close(e->relay_listen_fd);
+    e->relay_listen_fd = -1;
+    cf_relay_close(e->relay);
+    e->relay = NULL;
+    e->relay_open_failed[0] = 0;
+    e->relay_active = e->relay_passive = 0;
+}
+
+/* Start the --connect-cmd (with {port} replaced) in its own process group. */
+pid_t cf_spawn_connector(struct cf_engine *e, const char *host, char *why, size_t whylen)
+{
+    char cmd[sizeof e->connect_cmd + 256], port[8];
+    snprintf(port, sizeof port, "%u", e->listen_port);
+    size_t o = 0;
+    for (const char *c = e->connect_cmd; *c && o + 24 < sizeof cmd;) {
+        if (strncmp(c, "{port}", 6) == 0) {
+            o += (size_t)snprintf(cmd + o, sizeof cmd - o, "%s", port);
+            c += 6;
+        } else if (strncmp(c, "{host}", 6) == 0) {
+            o += (size_t)snprintf(cmd + o, sizeof cmd - o, "%s", host);
+            c += 6;
+        } else {
+            cmd[o++] = *c++;
+        }
+    }
+    cmd[o] = 0;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, whylen, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            if (!e->connect_cmd_output)
+                dup2(null, STDOUT_FILENO);
+            close(null);
+        }
+        setenv("VITCP_CONFORM_PORT", port, 1);
+        setenv("VITCP_CONFORM_HOST", host, 1);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    return pid;
+}
+
+void cf_stop_connector(pid_t pid)
+{
+    if (pid <= 0)
+        return;
+    kill(-pid, SIGTERM);
+    for (int i = 0; i < 100; i++) {
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            return;
+        usleep(10000);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}

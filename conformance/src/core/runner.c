@@ -1,0 +1,450 @@
+/*
+ * The generic step runner: a case of any protocol module without a
+ * run_case of its own runs here, on the module's hooks (protocol.h). The
+ * tester connects, every send is the module's encoding of the step's
+ * fields, every byte of the target goes through the module's session
+ * (framing, decoding, the rules on what was received: a rule broken
+ * anywhere fails the case with its ID), and expects compare the decoded
+ * messages field by field through the module's accessor.
+ */
+#include "conform/core.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "vitcp/pcap_writer.h"
+#include "vitcp/tcp_flow.h"
+
+#define GQUEUE_MAX 128
+#define GECHO_MAX (4u << 20)
+
+struct gmsg {
+    struct cf_msg m;
+    unsigned frame;
+};
+
+struct grun {
+    struct cf_engine *e;
+    const struct cf_case *c;
+    const struct conform_protocol *p;
+    struct cf_result *res;
+    const struct cf_step *step;
+    void *session;
+    int fd;
+    bool closed, decided;
+    struct timespec deadline;
+    struct gmsg queue[GQUEUE_MAX];
+    unsigned qhead, qcount;
+    struct gmsg last; /* the message the last expect/await matched */
+    bool have_last;
+    uint8_t *echo;    /* the tester's last message's payload, for data=echo */
+    size_t echo_len;
+    bool flow_on;
+    struct vn_tcp_flow flow;
+    struct cf_rx_verdict rx;
+};
+
+static void gdecide(struct grun *r, enum cf_verdict v, enum vw_req req, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void gdecide(struct grun *r, enum cf_verdict v, enum vw_req req, const char *fmt, ...)
+{
+    if (r->decided)
+        return;
+    r->decided = true;
+    r->res->verdict = v;
+    r->res->failed_req = v == CF_NOT_APPLICABLE ? VW_REQ_NONE : req;
+    char msg[CF_MESSAGE_MAX - 300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(r->res->message, sizeof r->res->message, "%s:%u: %s", r->c->file, r->step ? r->step->line : 0, msg);
+    if (r->e->capture)
+        cf_result_add_frame(r->res, (unsigned)vn_pcap_frames(r->e->capture));
+}
+
+static void msg_release(struct grun *r, struct gmsg *g)
+{
+    if (r->p->msg_free)
+        r->p->msg_free(&g->m);
+    memset(g, 0, sizeof *g);
+}
+
+static void on_message(void *ctx, const struct cf_msg *m)
+{
+    struct grun *r = ctx;
+    struct gmsg g = {*m, r->e->capture ? (unsigned)vn_pcap_frames(r->e->capture) : 0};
+    if (r->qcount == GQUEUE_MAX) {
+        msg_release(r, &g);
+        gdecide(r, CF_FAIL, r->c->reqs[0], "more than %d %ss of the target not expected by the case",
+                GQUEUE_MAX, r->p->unit);
+        return;
+    }
+    r->queue[(r->qhead + r->qcount++) % GQUEUE_MAX] = g;
+}
+
+/* A rule the target broke in what the session saw fails the case. */
+static void judge_rx(struct grun *r)
+{
+    if (r->rx.req != VW_REQ_NONE)
+        gdecide(r, CF_FAIL, r->rx.req, "the target broke %s: %s", vw_req_id(r->rx.req), r->rx.detail);
+}
+
+/* Read what the target sends for up to ms (or until something arrives
+ * when stop_on_message). */
+static void pump(struct grun *r, int ms, bool stop_on_message)
+{
+    struct timespec until = cf_after_ms((unsigned)ms);
+    while (!r->closed && !r->decided) {
+        int left = cf_ms_until(until), dl = cf_ms_until(r->deadline);
+        if (dl < left)
+            left = dl;
+        struct pollfd pf = {r->fd, POLLIN, 0};
+        int n = poll(&pf, 1, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        uint8_t buf[16384];
+        ssize_t got = recv(r->fd, buf, sizeof buf, 0);
+        if (got < 0 && (errno == EAGAIN || errno == EINTR))
+            continue;
+        if (got <= 0) {
+            r->closed = true;
+            if (r->flow_on)
+                got < 0 ? vn_tcp_rst(&r->flow, r->c->passive ? VN_C2S : VN_S2C)
+                        : vn_tcp_fin(&r->flow, r->c->passive ? VN_C2S : VN_S2C);
+            r->p->session_finish(r->session, &r->rx);
+            judge_rx(r);
+            return;
+        }
+        if (r->flow_on)
+            vn_tcp_send_segment(&r->flow, r->c->passive ? VN_C2S : VN_S2C, buf, (size_t)got);
+        unsigned before = r->qcount;
+        r->p->session_feed(r->session, buf, (size_t)got, on_message, r, &r->rx);
+        judge_rx(r);
+        if (stop_on_message && r->qcount > before)
+            return;
+        if (cf_ms_until(until) == 0)
+            return;
+    }
+}
+
+static int write_all(struct grun *r, const uint8_t *b, size_t n)
+{
+    while (n) {
+        ssize_t w = send(r->fd, b, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd pf = {r->fd, POLLOUT, 0};
+            if (poll(&pf, 1, cf_ms_until(r->deadline)) <= 0)
+                return -1;
+            continue;
+        }
+        if (w <= 0)
+            return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void keep_echo(struct grun *r, const struct cf_encoded *enc)
+{
+    if (enc->msg_offset == 0)
+        r->echo_len = 0;
+    size_t end = (size_t)enc->msg_offset + enc->payload_len;
+    if (enc->msg_offset > GECHO_MAX || end > GECHO_MAX)
+        return;
+    uint8_t *grown = realloc(r->echo, end ? end : 1);
+    if (!grown)
+        return;
+    r->echo = grown;
+    memcpy(r->echo + enc->msg_offset, enc->bytes + enc->payload_off, enc->payload_len);
+    if (end > r->echo_len)
+        r->echo_len = end;
+}
+
+static void do_send(struct grun *r, const struct cf_step *st)
+{
+    int64_t vals[CF_MAX_FIELDS] = {0};
+    for (unsigned f = 0; f < CF_MAX_FIELDS; f++) {
+        if (!st->set[f])
+            continue;
+        if (st->var[f] != CF_VAR_NONE || st->rel[f]) {
+            gdecide(r, CF_SKIP, VW_REQ_NONE, "%s: %s=%s is not supported by the generic runner", r->p->title,
+                    r->p->field_name(f), st->rel[f] ? "+N" : "$var");
+            return;
+        }
+        vals[f] = st->val[f];
+    }
+    unsigned times = st->repeat ? st->repeat : 1;
+    if (st->repeat_var != CF_VAR_NONE) {
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "repeat=$var is not supported for %s", r->p->title);
+        return;
+    }
+    for (unsigned i = 0; i < times && !r->decided; i++) {
+        struct cf_encoded enc = {0};
+        char why[200] = "";
+        if (r->p->encode(r->session, st, vals, &enc, why, sizeof why) < 0) {
+            /* the case asks for what the encoder cannot write: the case's error */
+            gdecide(r, CF_SKIP, VW_REQ_NONE, "cannot encode the %s: %s", r->p->unit, why);
+            free(enc.bytes);
+            return;
+        }
+        if (r->flow_on)
+            vn_tcp_send_segment(&r->flow, r->c->passive ? VN_S2C : VN_C2S, enc.bytes, enc.len);
+        int rc = write_all(r, enc.bytes, enc.len);
+        if (rc == 0) {
+            keep_echo(r, &enc);
+            if (r->p->session_sent)
+                r->p->session_sent(r->session, &enc);
+        }
+        free(enc.bytes);
+        if (rc < 0) {
+            gdecide(r, CF_FAIL, st->req, "sending the %s %s failed: %s (the target closed?)",
+                    r->p->type_name(st->type), r->p->unit, strerror(errno));
+            return;
+        }
+    }
+}
+
+static const char *op_text(enum cf_op op)
+{
+    return op == CF_OP_EQ ? "=" : op == CF_OP_NE ? "!=" : op == CF_OP_LE ? "<=" : ">=";
+}
+
+/* Does m match the step's fields? 0 yes, else why in msg. */
+static int matches(struct grun *r, const struct cf_step *st, const struct cf_msg *m, char *msg, size_t n)
+{
+    if (st->type != CF_TYPE_ANY && m->type != st->type && !(st->has_type_alt && m->type == st->type_alt)) {
+        char got[200];
+        r->p->describe(m, got, sizeof got);
+        snprintf(msg, n, "expected %s, got %s", r->p->type_name(st->type), got);
+        return -1;
+    }
+    for (unsigned k = 0; k < st->nmatch; k++) {
+        const struct cf_match *mt = &st->match[k];
+        int64_t v;
+        if (mt->var != CF_VAR_NONE || mt->relative) {
+            snprintf(msg, n, "%s: relative values and $variables are not supported for %s",
+                     r->p->field_name(mt->field), r->p->title);
+            return -1;
+        }
+        if (!r->p->field_value(m, mt->field, &v)) {
+            snprintf(msg, n, "%s %s has no field %s", r->p->type_name(m->type), r->p->unit,
+                     r->p->field_name(mt->field));
+            return -1;
+        }
+        int64_t got = mt->mask ? (int64_t)((uint64_t)v & mt->mask) : v;
+        bool ok = mt->op == CF_OP_EQ ? got == mt->value : mt->op == CF_OP_NE ? got != mt->value
+                  : mt->op == CF_OP_LE ? got <= mt->value : got >= mt->value;
+        if (!ok) {
+            snprintf(msg, n, "%s %s: %s is %lld, expected %s%lld", r->p->type_name(m->type), r->p->unit,
+                     r->p->field_name(mt->field), (long long)got, op_text(mt->op), (long long)mt->value);
+            return -1;
+        }
+    }
+    if (st->data_echo) {
+        bool ok = m->msg_offset <= r->echo_len && m->payload_len <= r->echo_len - m->msg_offset &&
+                  (m->payload_len == 0 || memcmp(m->payload, r->echo + m->msg_offset, m->payload_len) == 0);
+        if (!ok) {
+            snprintf(msg, n, "%s payload (%zu bytes at %llu) is not the tester's last message (%zu bytes)",
+                     r->p->type_name(m->type), m->payload_len, (unsigned long long)m->msg_offset, r->echo_len);
+            return -1;
+        }
+    }
+    if (st->data_written) {
+        snprintf(msg, n, "data=written is not supported for %s", r->p->title);
+        return -1;
+    }
+    return 0;
+}
+
+static void take_last(struct grun *r, struct gmsg *g)
+{
+    if (r->have_last)
+        msg_release(r, &r->last);
+    r->last = *g;
+    r->have_last = true;
+    memset(g, 0, sizeof *g);
+}
+
+static void do_expect(struct grun *r, const struct cf_step *st)
+{
+    struct timespec until = cf_after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
+    for (;;) {
+        while (r->qcount && !r->decided) {
+            struct gmsg *g = &r->queue[r->qhead];
+            char why[400];
+            int rc = matches(r, st, &g->m, why, sizeof why);
+            r->qhead = (r->qhead + 1) % GQUEUE_MAX;
+            r->qcount--;
+            if (rc == 0) {
+                if (r->e->capture)
+                    cf_result_add_frame(r->res, g->frame);
+                take_last(r, g);
+                return;
+            }
+            if (!st->skip_other) {
+                msg_release(r, g);
+                gdecide(r, CF_FAIL, st->req, "%s", why);
+                return;
+            }
+            msg_release(r, g);
+        }
+        if (r->decided)
+            return;
+        if (r->closed) {
+            gdecide(r, CF_FAIL, st->req, "the target closed the connection instead of sending %s",
+                    st->type == CF_TYPE_ANY ? "anything" : r->p->type_name(st->type));
+            return;
+        }
+        int left = cf_ms_until(until);
+        if (left == 0 || cf_ms_until(r->deadline) == 0) {
+            gdecide(r, CF_TIMEOUT, st->req, "no %s%s%s within %u ms",
+                    st->type == CF_TYPE_ANY ? "" : r->p->type_name(st->type), st->type == CF_TYPE_ANY ? "" : " ",
+                    r->p->unit, st->wait_ms ? st->wait_ms : r->e->slack_ms);
+            return;
+        }
+        pump(r, left, true);
+    }
+}
+
+static void do_check(struct grun *r, const struct cf_step *st)
+{
+    if (!r->have_last) {
+        gdecide(r, CF_FAIL, st->req, "'check'/'only-if' without a matched %s before it", r->p->unit);
+        return;
+    }
+    char why[400];
+    if (matches(r, st, &r->last.m, why, sizeof why) == 0)
+        return;
+    gdecide(r, st->kind == CF_STEP_ONLY_IF ? CF_NOT_APPLICABLE : CF_FAIL, st->req, "%s", why);
+}
+
+static void run_steps(struct grun *r)
+{
+    for (unsigned i = 0; i < r->c->nsteps && !r->decided; i++) {
+        const struct cf_step *st = &r->c->steps[i];
+        r->step = st;
+        if (cf_ms_until(r->deadline) == 0) {
+            gdecide(r, CF_TIMEOUT, st->req, "the case's timeout (%u ms) ran out", r->c->timeout_ms);
+            return;
+        }
+        switch (st->kind) {
+        case CF_STEP_CONNECT: {
+            char why[300];
+            r->fd = cf_connect_target(r->e, r->e->slack_ms, why, sizeof why);
+            if (r->fd < 0) {
+                gdecide(r, CF_FAIL, st->req, "%s", why);
+                return;
+            }
+            r->flow_on = cf_capture_flow_open(r->e, r->fd, false, &r->flow);
+            r->session = r->p->session_new(r->c);
+            if (!r->session) {
+                gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
+                return;
+            }
+            if (r->p->on_connect && r->p->on_connect(r->session, r->fd, why, sizeof why) < 0)
+                gdecide(r, CF_FAIL, st->req, "%s", why);
+            break;
+        }
+        case CF_STEP_SEND:
+            do_send(r, st);
+            break;
+        case CF_STEP_EXPECT:
+            do_expect(r, st);
+            break;
+        case CF_STEP_CHECK:
+        case CF_STEP_ONLY_IF:
+            do_check(r, st);
+            break;
+        case CF_STEP_EXPECT_CLOSE: {
+            unsigned ms = st->wait_ms ? st->wait_ms : r->e->slack_ms;
+            struct timespec until = cf_after_ms(ms);
+            while (!r->closed && !r->decided && !r->qcount && cf_ms_until(until) > 0 &&
+                   cf_ms_until(r->deadline) > 0)
+                pump(r, cf_ms_until(until), true);
+            if (r->qcount && !r->decided) {
+                /* what an expect did not take: the target answered instead of closing */
+                char got[200];
+                r->p->describe(&r->queue[r->qhead].m, got, sizeof got);
+                gdecide(r, CF_FAIL, st->req, "the target sent %s instead of closing the connection", got);
+            } else if (!r->closed)
+                gdecide(r, CF_FAIL, st->req, "the target did not close the connection within %u ms", ms);
+            break;
+        }
+        case CF_STEP_EXPECT_OPEN: {
+            unsigned ms = st->wait_ms ? st->wait_ms : r->e->slack_ms;
+            pump(r, (int)ms, false);
+            if (r->closed)
+                gdecide(r, CF_FAIL, st->req, "the target closed the connection (expected it open for %u ms)", ms);
+            break;
+        }
+        case CF_STEP_CLOSE:
+            shutdown(r->fd, SHUT_WR);
+            if (r->flow_on)
+                vn_tcp_fin(&r->flow, VN_C2S);
+            break;
+        case CF_STEP_WAIT:
+            pump(r, (int)st->wait_ms, false);
+            break;
+        case CF_STEP_ACCEPT:
+            gdecide(r, CF_SKIP, VW_REQ_NONE, "role passive is not supported for %s yet", r->p->title);
+            return;
+        }
+    }
+    r->step = NULL;
+}
+
+void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+{
+    struct grun *r = calloc(1, sizeof *r);
+    if (!r) {
+        res->verdict = CF_SKIP;
+        cf_result_set_message(res, "%s: out of memory", c->file);
+        return;
+    }
+    r->e = e;
+    r->c = c;
+    r->p = c->proto;
+    r->res = res;
+    r->fd = -1;
+    r->rx.req = VW_REQ_NONE;
+    r->deadline = cf_after_ms(c->timeout_ms);
+    if (c->passive || c->relay || c->from_capture || c->needs_region)
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "%s cases run only active, scripted, without the relay or a region "
+                "(the generic runner)", c->proto->title);
+    else
+        run_steps(r);
+    if (r->fd >= 0) {
+        if (r->flow_on && !r->closed)
+            vn_tcp_fin(&r->flow, VN_C2S);
+        close(r->fd);
+    }
+    for (unsigned i = 0; i < r->qcount; i++)
+        msg_release(r, &r->queue[(r->qhead + i) % GQUEUE_MAX]);
+    if (r->have_last)
+        msg_release(r, &r->last);
+    if (r->session)
+        r->p->session_free(r->session);
+    free(r->echo);
+    free(r);
+}
+
+int cf_generic_check_alive(struct cf_engine *e, char *why, size_t whylen)
+{
+    int fd = cf_connect_target(e, e->slack_ms, why, whylen);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}

@@ -1,0 +1,256 @@
+/* The VI/TCP module's entry in the protocol table: the case vocabulary
+ * (segment types, fields, attribute names, CE options, discriminators, the
+ * CRC trailer). Its cases run on its own step runner (engine.c). */
+#include "conform/proto/vitcp.h"
+#include "conform/engine.h"
+#include "conform/proto/vitcp_capcase.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const field_names[CF_F_COUNT] = {
+    [CF_F_VERSION] = "version",   [CF_F_EOM] = "eom",           [CF_F_IDV] = "idv",
+    [CF_F_TXERR] = "txerr",       [CF_F_SEGLEN] = "seglen",     [CF_F_OFFSET] = "offset",
+    [CF_F_IMM] = "imm",           [CF_F_MSG] = "msg",           [CF_F_ACK] = "ack",
+    [CF_F_RXPOSTED] = "rxposted", [CF_F_ERR] = "err",           [CF_F_ATTRS] = "attrs",
+    [CF_F_LEVEL] = "level",       [CF_F_MTU] = "mtu",           [CF_F_WINDOW] = "window",
+    [CF_F_CALLING_LEN] = "calling_len", [CF_F_CALLED_LEN] = "called_len",
+    [CF_F_RDMA_ADDR] = "addr",    [CF_F_RDMA_HANDLE] = "handle", [CF_F_RDMA_LEN] = "rlen",
+    [CF_F_OPT_CRC] = "opt.crc",   [CF_F_OPT_URGENT] = "opt.urgent",
+    [CF_F_OPT_UNKNOWN] = "opt.unknown", [CF_F_PAYLOAD] = "payload", [CF_F_CRC] = "crc",
+};
+
+const char *cf_field_name(enum cf_field f)
+{
+    return (unsigned)f < CF_F_COUNT ? field_names[f] : "?";
+}
+
+int cf_field_by_name(const char *name)
+{
+    for (int i = 0; i < CF_F_COUNT; i++)
+        if (strcmp(field_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static const char *field_name(unsigned f)
+{
+    return cf_field_name((enum cf_field)f);
+}
+
+static int type_by_name(const char *name)
+{
+    for (unsigned t = 0; t < VW_VITCP_TYPE_COUNT; t++)
+        if (strcmp(vw_vitcp_type_name(t), name) == 0)
+            return (int)t;
+    return -1;
+}
+
+static const char *type_name(unsigned type)
+{
+    return vw_vitcp_type_name(type);
+}
+
+static bool field_settable(unsigned f)
+{
+    return f < CF_F_COUNT && f != CF_F_LEVEL && f != CF_F_OPT_CRC && f != CF_F_OPT_URGENT &&
+           f != CF_F_OPT_UNKNOWN && f != CF_F_CRC;
+}
+
+static bool field_relative(unsigned f)
+{
+    return f == CF_F_MSG || f == CF_F_ACK;
+}
+
+/* Calling Attributes by name (V8), joined with '|'. */
+static int parse_attrs(const char *s, int64_t *out)
+{
+    static const struct { const char *name; unsigned bit; } names[] = {
+        {"U", VW_VITCP_ATTR_UNRELIABLE},   {"RD", VW_VITCP_ATTR_RELIABLE_DELIVERY},
+        {"RR", VW_VITCP_ATTR_RELIABLE_RECEPTION}, {"RWE", VW_VITCP_ATTR_RDMA_WRITE},
+        {"RRE", VW_VITCP_ATTR_RDMA_READ},  {"DFC", VW_VITCP_ATTR_DFC},
+        {"P2P", VW_VITCP_ATTR_P2P},        {"NONE", 0},
+    };
+    int64_t v = 0;
+    while (*s) {
+        size_t n = strcspn(s, "|");
+        bool found = false;
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i].name) == n && strncmp(names[i].name, s, n) == 0) {
+                v |= names[i].bit;
+                found = true;
+            }
+        if (!found)
+            return -1;
+        s += n;
+        if (*s == '|')
+            s++;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_symbol(unsigned field, const char *text, int64_t *out, char *why, size_t whylen)
+{
+    if (field != CF_F_ATTRS && field != CF_F_LEVEL)
+        return 0;
+    if (parse_attrs(text, out) < 0) {
+        snprintf(why, whylen, "unknown attribute name in '%s' (U RD RR RWE RRE DFC P2P)", text);
+        return -1;
+    }
+    return 1;
+}
+
+static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen)
+{
+    uint32_t flag = strcmp(tok[0], "segments") == 0         ? CF_VITCP_CASE_SEGMENTS
+                    : strcmp(tok[0], "level-optional") == 0 ? CF_VITCP_CASE_LEVEL_OPTIONAL
+                                                            : 0;
+    if (!flag)
+        return 0;
+    if (ntok != 1) {
+        snprintf(why, whylen, "'%s' takes nothing", tok[0]);
+        return -1;
+    }
+    c->flags |= flag;
+    return 1;
+}
+
+static unsigned var_by_name(const char *text, size_t *len)
+{
+    static const struct { const char *name; unsigned var; } vars[] = {
+        {"$addr", CF_VAR_ADDR}, {"$handle", CF_VAR_HANDLE}, {"$len", CF_VAR_LEN},
+        {"$window", CF_VAR_WINDOW}, {"$rx", CF_VAR_RX}, {"$level", CF_VAR_LEVEL},
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        size_t n = strlen(vars[i].name);
+        if (strncmp(text, vars[i].name, n) == 0 && !isalnum((unsigned char)text[n])) {
+            *len = n;
+            return vars[i].var;
+        }
+    }
+    return 0;
+}
+
+static bool var_is_bits(unsigned var)
+{
+    return var == CF_VAR_LEVEL;
+}
+
+static int parse_options_list(struct cf_step *st, const char *v, char *why, size_t whylen)
+{
+    static const struct { const char *name; uint32_t bit; } opts[] = {
+        {"crc", CF_VITCP_OPT_CRC}, {"urgent", CF_VITCP_OPT_URGENT}, {"unknown", CF_VITCP_OPT_UNKNOWN},
+        {"eol", CF_VITCP_OPT_EOL}, {"badlen", CF_VITCP_OPT_BAD_LEN}, {"none", 0},
+    };
+    while (*v) {
+        size_t n = strcspn(v, ",");
+        bool found = false;
+        for (size_t i = 0; i < sizeof opts / sizeof opts[0] && !found; i++)
+            if (strlen(opts[i].name) == n && strncmp(v, opts[i].name, n) == 0) {
+                st->opts |= opts[i].bit;
+                found = true;
+            }
+        if (!found) {
+            snprintf(why, whylen, "unknown option '%.*s' (crc urgent unknown eol badlen none)", (int)n, v);
+            return -1;
+        }
+        v += n;
+        if (*v == ',')
+            v++;
+    }
+    return 1;
+}
+
+static int parse_send_arg(struct cf_step *st, const char *name, const char *v, char *why, size_t whylen)
+{
+    if (!v)
+        return strcmp(name, "noeom") == 0 ? (st->noeom = true, 1) : 0;
+    if (strcmp(name, "calling") == 0 || strcmp(name, "called") == 0) {
+        if (strlen(v) >= CF_DISC_TEXT_MAX) {
+            snprintf(why, whylen, "discriminator too long");
+            return -1;
+        }
+        strcpy(st->str[name[4] == 'i' ? CF_VITCP_STR_CALLING : CF_VITCP_STR_CALLED], v);
+        return 1;
+    }
+    if (strcmp(name, "opts") == 0)
+        return parse_options_list(st, v, why, whylen);
+    if (strcmp(name, "crc") == 0) {
+        if (strcmp(v, "none") == 0) st->trailer = CF_TRAILER_NONE;
+        else if (strcmp(v, "good") == 0) st->trailer = CF_TRAILER_GOOD;
+        else if (strcmp(v, "bad") == 0) st->trailer = CF_TRAILER_BAD;
+        else if (strcmp(v, "auto") == 0) st->trailer = CF_TRAILER_AUTO;
+        else {
+            snprintf(why, whylen, "crc= takes none, good, bad or auto");
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static void state_init(void *state)
+{
+    struct cf_vitcp_settings *s = state;
+    memset(s, 0, sizeof *s);
+    snprintf(s->discriminator, sizeof s->discriminator, "vitcp-conform");
+    s->announce = true;
+}
+
+struct cf_vitcp_settings *cf_vitcp_settings(struct cf_engine *e)
+{
+    return cf_engine_state(e, &cf_proto_vitcp);
+}
+
+static const struct cf_option run_options[] = {
+    {"--discriminator", true},
+    {"--no-announce", false},
+    {NULL, false},
+};
+
+static int set_option(void *state, const char *name, const char *value, char *why, size_t whylen)
+{
+    struct cf_vitcp_settings *s = state;
+    if (strcmp(name, "--no-announce") == 0) {
+        s->announce = false;
+        return 0;
+    }
+    if (strlen(value) > 64) {
+        snprintf(why, whylen, "--discriminator '%s' is longer than 64 bytes", value);
+        return -1;
+    }
+    snprintf(s->discriminator, sizeof s->discriminator, "%s", value);
+    return 0;
+}
+
+const struct conform_protocol cf_proto_vitcp = {
+    .name = "vitcp",
+    .title = "VI/TCP",
+    .unit = "segment",
+    .req_prefix = "VITCP-",
+    .default_port = VW_VITCP_DEFAULT_PORT,
+    .cases_subdir = "",
+    .type_by_name = type_by_name,
+    .type_name = type_name,
+    .field_by_name = cf_field_by_name,
+    .field_name = field_name,
+    .field_settable = field_settable,
+    .field_relative = field_relative,
+    .max_payload = VW_VITCP_SEG_MAX,
+    .parse_symbol = parse_symbol,
+    .parse_directive = parse_directive,
+    .var_by_name = var_by_name,
+    .var_is_bits = var_is_bits,
+    .var_names = "$addr $handle $len $window $rx $level",
+    .parse_send_arg = parse_send_arg,
+    .state_init = state_init,
+    .run_options = run_options,
+    .set_option = set_option,
+    .run_case = cf_vitcp_run_case,
+    .check_alive = cf_vitcp_check_alive,
+    .load_capture_case = cf_capcase_load,
+    .describe_capture_case = cf_capcase_describe,
+    .is_capture_meta = cf_capcase_is_meta_name,
+};
