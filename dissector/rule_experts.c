@@ -70,10 +70,15 @@ static const char *skip_tag(const char *t)
 }
 
 /* The catalog's statement of how a rule is checked as one sentence: tags
- * and "(P7)"-style references dropped, capital first, full stop last. */
+ * and "(P7)"-style references dropped, and the active suite's cases that
+ * check it ("; vitcp-conform case(s) ...", not the packet's concern),
+ * capital first, full stop last. */
 static gchar *sentence_of(const char *reason)
 {
     GString *g = g_string_new(skip_tag(reason));
+    const char *cases = strstr(g->str, "; vitcp-conform case");
+    if (cases)
+        g_string_truncate(g, (gsize)(cases - g->str));
     /* " (P7)", " (I9)", ", P6)" references to the decision list */
     for (gsize i = 0; i + 3 < g->len; i++) {
         const char *c = g->str + i;

@@ -7,7 +7,9 @@
 #     vitcp-conform lints it against every passively checkable rule;
 #  3. vitcp-conform drives the reference provider's conformance target
 #     (vipl-peer) through the suite, active cases and listen-mode ones
-#     (vipl-peer --connect), and prints the verdicts.
+#     (vipl-peer --connect), and prints the verdicts;
+#  4. vitcp-conform runs the WARP suite against warp-peer (echo and iSCSI
+#     modes) and prints each run's result line.
 # Usage: scripts/demo.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:?usage: demo.sh BUILD_DIR}" && pwd)
@@ -89,5 +91,23 @@ echo "vipl-peer listens on $pport, region $region (ADDR:HANDLE:LEN, hex address 
   --no-announce --region "$region" \
   --listen 0 --connect-cmd "$(printf '%q' "$peer") --connect {host}:{port} --linger 3000" \
   --json "$out/conformance.json" --junit "$out/conformance.xml" --capture "$out/conformance.pcap" || true
+
+step "4. vitcp-conform runs the WARP suite against warp-peer: echo cases (warp-peer --zero-based), then iSCSI ones (warp-peer --iscsi)"
+wpeer=$build/warp-ref/warp-peer
+for mode in echo iscsi; do
+  wlog=$out/warp-peer-$mode.log
+  if [ "$mode" = echo ]; then "$wpeer" --port 0 --bind 127.0.0.1 --zero-based >"$wlog" 2>&1 &
+  else "$wpeer" --port 0 --bind 127.0.0.1 --iscsi >"$wlog" 2>&1 &
+  fi
+  pids+=($!)
+  for _ in $(seq 1 100); do
+    grep -q '^event=listening' "$wlog" && break
+    sleep 0.1
+  done
+  wport=$(sed -n 's/^event=listening port=\([0-9]*\).*/\1/p' "$wlog")
+  extra=(); [ "$mode" = iscsi ] && extra=(--iscsi)
+  "$conform" run --protocol warp "${extra[@]}" --target "127.0.0.1:$wport" --quiet \
+    --json "$out/conformance-warp-$mode.json" --no-capture | tail -1 || true
+done
 echo
-echo "Demo outputs are in $out (captures, conformance.json, conformance.xml)."
+echo "Demo outputs are in $out (captures, conformance.json, conformance.xml, conformance-warp-*.json)."

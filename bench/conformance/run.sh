@@ -3,6 +3,9 @@
 #   1. the whole active VI/TCP suite (vitcp-conform run) against the reference
 #      provider's target vipl-peer on loopback, without the Incoming-timeout
 #      case that waits 32 s by design (C7): seconds against the 60 s budget;
+#      and the WARP suite (vitcp-conform run --protocol warp, echo cases
+#      against warp-peer --zero-based, then --iscsi against warp-peer
+#      --iscsi; docs/conformance.md C42): seconds against a 10 s budget;
 #   2. vitcp-conform lint on a ~200 MB vitcp-trafgen capture (vitcp-full, CRC
 #      on) and on the same scenario without CRC (~130 MB): MB/s against the
 #      100 MB/s target, with `cat FILE >/dev/null` read speed of the same
@@ -18,8 +21,9 @@ set -euo pipefail
 bench_args "$@"
 conform="$build/conformance/vitcp-conform"
 peer="$build/vipl-ref/vipl-peer"
+wpeer="$build/warp-ref/warp-peer"
 trafgen="$build/trafgen/vitcp-trafgen"
-bench_need bench_conformance -x "$conform" "$peer" "$trafgen"
+bench_need bench_conformance -x "$conform" "$peer" "$wpeer" "$trafgen"
 if [ $smoke -eq 1 ]; then count=20 reps=1; else count=4250 reps=${REPS:-3}; fi
 bench_load
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-conformance.XXXXXX")
@@ -67,6 +71,33 @@ kill "$peer_pid" 2>/dev/null || true
 wait "$peer_pid" 2>/dev/null || true
 peer_pid=
 
+# 1b. the WARP suite, both target modes, timed together
+wonly=()
+[ $smoke -eq 1 ] && wonly=(--only warp-send-echo)
+t_warp=0
+warp_sum=()
+for mode in echo iscsi; do
+  if [ "$mode" = echo ]; then margs=(--zero-based) rargs=("${wonly[@]}")
+  else margs=(--iscsi) rargs=(--iscsi); fi
+  [ $smoke -eq 1 ] && [ "$mode" = iscsi ] && continue
+  "$wpeer" --port 0 --bind 127.0.0.1 "${margs[@]}" >"$tmp/wpeer.log" 2>&1 &
+  peer_pid=$!
+  for _ in $(seq 100); do grep -q '^event=listening' "$tmp/wpeer.log" && break; sleep 0.05; done
+  wport=$(sed -n 's/^event=listening port=\([0-9]*\).*/\1/p' "$tmp/wpeer.log")
+  [ -n "$wport" ] || { echo "bench_conformance: warp-peer does not listen:" >&2; cat "$tmp/wpeer.log" >&2; exit 1; }
+  t0=$(now)
+  rc=0
+  "$conform" run --protocol warp --target "127.0.0.1:$wport" "${cases[@]}" "${rargs[@]}" --quiet >"$tmp/warp.txt" 2>&1 || rc=$?
+  t_warp=$(awk -v a="$t_warp" -v b="$(secs "$t0" "$(now)")" 'BEGIN { printf "%.3f", a + b }')
+  [ $rc -le 1 ] || { echo "bench_conformance: vitcp-conform run --protocol warp exited $rc:" >&2; cat "$tmp/warp.txt" >&2; exit 1; }
+  line=$(grep -E '^Ran [0-9]+' "$tmp/warp.txt" | tail -1 || true)
+  [ -n "$line" ] || { echo "bench_conformance: no summary from the WARP run:" >&2; cat "$tmp/warp.txt" >&2; exit 1; }
+  warp_sum+=("$mode: $line")
+  kill "$peer_pid" 2>/dev/null || true
+  wait "$peer_pid" 2>/dev/null || true
+  peer_pid=
+done
+
 # 2. lint speed, on a CRC capture (the usual case) and on the same scenario
 # without CRC (where the decoder looks for an unnegotiated trailer in every segment)
 lint_best() { # file -> best seconds in $t_lint, lint exit in $lint_rc
@@ -101,6 +132,7 @@ lint_best "$tmp/nocrc.pcap"
 t_lint_nocrc=$t_lint rc_nocrc=$lint_rc
 
 echo "active suite: ${summary} in ${t_suite} s$([ ${#skip[@]} -gt 0 ] && echo ', VITCP-4.3-INCOMING-TIMEOUT skipped')$([ $smoke -eq 1 ] && echo ', smoke: accept-basic only')"
+printf 'WARP suite: %s in %s s\n' "$(IFS=';'; echo "${warp_sum[*]}")" "$t_warp"
 echo "lint: $(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB capture (vitcp-full, CRC on): $lint_sum, exit $rc; best of $reps"
 echo "      $(awk -v b="$bytes_nocrc" 'BEGIN { printf "%.1f", b / 1e6 }') MB capture (vitcp-full-nocrc), exit $rc_nocrc"
 mbps_lint=$(awk -v b="$bytes" -v t="$t_lint_crc" 'BEGIN { printf "%.1f", b / 1e6 / t }')
@@ -111,6 +143,8 @@ printf '%-34s %9s s %10s MB/s\n' "vitcp-conform lint, CRC" "$t_lint_crc" "$mbps_
 echo "  lint / cat read speed = $(awk -v a="$mbps_lint" -v b="$mbps_cat" 'BEGIN { printf "%.3f", a / b }')x (CRC), $(awk -v a="$mbps_nocrc" -v b="$mbps_cat" 'BEGIN { printf "%.3f", a / b }')x (no CRC)"
 awk -v s="$t_suite" 'BEGIN { r = s / 60
   printf "ratio active suite seconds/60 s = %.2fx (target < 1.00x) %s\n", r, (r < 1 ? "OK" : "MISS") }'
+awk -v s="$t_warp" 'BEGIN { r = s / 10
+  printf "ratio WARP suite seconds/10 s = %.2fx (target < 1.00x) %s\n", r, (r < 1 ? "OK" : "MISS") }'
 awk -v m="$mbps_lint" 'BEGIN { r = m / 100
   printf "ratio lint MB/s / 100 MB/s, CRC capture = %.2fx (target >= 1.00x) %s\n", r, (r >= 1 ? "OK" : "MISS") }'
 awk -v m="$mbps_nocrc" 'BEGIN { r = m / 100

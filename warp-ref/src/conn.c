@@ -60,12 +60,55 @@ static void fail(struct conn *c, const char *rule, const char *fmt, ...)
     c->failed = true;
 }
 
-/* Every finding as a line; true if one is an error (the connection fails). */
+/* The receiving faults (place-, keep-): the rule a received chunk breaks
+ * that this peer does not act on; VW_REQ_NONE for the other faults. */
+static enum vw_req lax_rule(const struct conn *c)
+{
+    switch (c->tx.fault) {
+    case FAULT_PLACE_BAD_ADLER: return VW_REQ_WARP_A_ADLER_VALID;
+    case FAULT_KEEP_UNFRAMED: return VW_REQ_WARP_A_CHUNK_LEN;
+    case FAULT_KEEP_C_WITHOUT_L: return VW_REQ_WARP_C_ONLY_WITH_L;
+    case FAULT_KEEP_SEND_OFFSET: return VW_REQ_WARP_W4_SEND_OFFSET;
+    case FAULT_KEEP_NO_LAST: return VW_REQ_WARP_SUMMARY_L_LAST;
+    case FAULT_KEEP_RDMA_GAP: return VW_REQ_WARP_W4_RDMA_CONTIGUOUS;
+    case FAULT_KEEP_RID_UNKNOWN: return VW_REQ_WARP_INTRO_RDMA_RID_ALLOCATED;
+    case FAULT_KEEP_OUT_OF_REGION: return VW_REQ_WARP_INTRO_REGION_BOUNDS;
+    case FAULT_KEEP_ISCSI_IMMEDIATE: return VW_REQ_WARP_B3_IMMEDIATE_SEND;
+    case FAULT_KEEP_ISCSI_TTT: return VW_REQ_WARP_B41_RID_IS_TTT;
+    default: return VW_REQ_NONE;
+    }
+}
+
+/* A receiving fault's rule not acted on where no finding says so: one line
+ * per connection. */
+static void lax_note(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lax_note(struct conn *c, const char *fmt, ...)
+{
+    if (c->lax_noted)
+        return;
+    c->lax_noted = true;
+    char detail[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    peer_event("event=finding conn=%u rule=%s severity=ignored detail=%s (--fault %s)", c->id,
+               vw_req_id(lax_rule(c)), detail, warp_fault_name(c->tx.fault));
+}
+
+/* Every finding as a line; true if one is an error (the connection fails).
+ * The rule of a receiving fault is a note instead. */
 static bool report(struct conn *c, const struct vw_findings *fs)
 {
     bool error = false;
+    enum vw_req lax = lax_rule(c);
     for (unsigned i = 0; i < fs->count; i++) {
         const struct vw_finding *f = &fs->item[i];
+        if (f->severity == VW_SEV_ERROR && lax != VW_REQ_NONE && f->req == lax) {
+            peer_event("event=finding conn=%u rule=%s severity=ignored detail=%s (--fault %s)", c->id,
+                       vw_req_id(f->req), f->detail, warp_fault_name(c->tx.fault));
+            continue;
+        }
         if (f->severity == VW_SEV_ERROR) {
             fail(c, vw_req_id(f->req), "%s", f->detail);
             error = true;
@@ -191,7 +234,14 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
         vw_warp_iscsi_check(&c->iscsi, ch, &all);
     if (err == VW_REQ_NONE && ch->type == VW_WARP_RDMA)
         err = find_region(c, ch, &ri, &at, &all);
-    if (report(c, &all) || err != VW_REQ_NONE) {
+    if (report(c, &all))
+        return;
+    if (err != VW_REQ_NONE && err == lax_rule(c)) {
+        /* keep-rid-unknown, keep-out-of-region, keep-unframed: nowhere to place it; dropped */
+        lax_note(c, "chunk at stream offset %llu dropped", (unsigned long long)off);
+        return;
+    }
+    if (err != VW_REQ_NONE) {
         if (!c->failed) /* a fatal rule without a finding of its own */
             fail(c, vw_req_id(err), "chunk at stream offset %llu cannot be parsed", (unsigned long long)off);
         return;
@@ -210,6 +260,9 @@ int peer_conn_feed(struct conn *c, const uint8_t *data, size_t len)
     enum vw_req e = vw_warp_framer_feed(&c->framer, data, len, on_chunk, c);
     if (!c->failed && c->framer.oom)
         fail(c, NULL, "no memory to gather a chunk");
+    else if (!c->failed && e != VW_REQ_NONE && e == lax_rule(c))
+        lax_note(c, "the stream cannot be framed at offset %llu; the rest is dropped",
+                 (unsigned long long)c->framer.stream_off);
     else if (!c->failed && e != VW_REQ_NONE)
         fail(c, vw_req_id(e), "Chunk length under the type's header plus Adler-32 at stream offset %llu: "
              "the stream cannot be framed", (unsigned long long)c->framer.stream_off);

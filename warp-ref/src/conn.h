@@ -64,6 +64,7 @@ struct conn {
     struct outq out;
     struct warp_tx tx;
     bool failed;                 /* an error was reported: close without sending more */
+    bool lax_noted;              /* a receiving fault's ignored rule was printed (framing, dropped chunks) */
     bool eof;                    /* the peer closed its direction */
     double last_io_ms;
     unsigned long completions, errors, warnings;

@@ -2,6 +2,9 @@
  * Deliberate faults of warp-peer, for conformance testing: each breaks one
  * WARP rule in what this peer sends and is named by that rule's requirement
  * ID (wire/catalog/warp.def). A peer with a fault set is not conforming.
+ * The place- and keep- faults break the receiving side instead: the rule a
+ * received chunk breaks is not acted on (tested by the hostile WARP cases
+ * of vitcp-conform, which expect the connection to close).
  */
 #ifndef WARP_PEER_FAULTS_H
 #define WARP_PEER_FAULTS_H
@@ -27,7 +30,17 @@
     X(ISCSI_RID_NOT_ITT, "iscsi-rid-not-itt", "WARP-B.4.2-RID-IS-ITT", "--iscsi: Data-In header names another task than its RDMA Writes' RID") \
     X(ISCSI_HEADER_NO_C, "iscsi-header-no-c", "WARP-B.4-NOTIFY-BY-HEADER", "--iscsi: the Data-In header's Send without the Completion bit") \
     X(ISCSI_STATUS_BY_RDMA, "iscsi-status-by-rdma", "WARP-B.3-ISCSI-SEND", "--iscsi: the SCSI Response goes as an RDMA Write") \
-    X(ISCSI_WRITE_TTT, "iscsi-write-ttt", "WARP-B.4.1-RID-IS-TTT", "--iscsi --connect: Data-Out header names another Target Transfer Tag than its RDMA Writes' RID")
+    X(ISCSI_WRITE_TTT, "iscsi-write-ttt", "WARP-B.4.1-RID-IS-TTT", "--iscsi --connect: Data-Out header names another Target Transfer Tag than its RDMA Writes' RID") \
+    X(PLACE_BAD_ADLER, "place-bad-adler", "WARP-INTRO-NO-PLACE-INVALID", "receiving: a chunk with a bad Adler-32 is placed and delivered") \
+    X(KEEP_UNFRAMED, "keep-unframed", "WARP-A-CHUNK-LEN", "receiving: a stream that cannot be framed is not closed") \
+    X(KEEP_C_WITHOUT_L, "keep-c-without-l", "WARP-SUMMARY-C-ONLY-WITH-L", "receiving: a chunk with C and without L is taken") \
+    X(KEEP_SEND_OFFSET, "keep-send-offset", "WARP-A.1.2-SEND-OFFSET", "receiving: a Send chunk at the wrong offset is taken") \
+    X(KEEP_NO_LAST, "keep-no-last", "WARP-SUMMARY-L-LAST", "receiving: a Send that starts before the previous one's Last chunk is taken") \
+    X(KEEP_RDMA_GAP, "keep-rdma-gap", "WARP-A.1.1-RDMA-CONTIGUOUS", "receiving: an RDMA Write chunk that leaves a gap is placed") \
+    X(KEEP_RID_UNKNOWN, "keep-rid-unknown", "WARP-INTRO-RDMA-RID-ALLOCATED", "receiving: an RDMA Write to an unknown RID is dropped, the connection kept") \
+    X(KEEP_OUT_OF_REGION, "keep-out-of-region", "WARP-INTRO-REGION-BOUNDS", "receiving: an RDMA Write outside the region is dropped, the connection kept") \
+    X(KEEP_ISCSI_IMMEDIATE, "keep-iscsi-immediate", "WARP-B.3-IMMEDIATE-DATA-SEND", "--iscsi, receiving: an unsolicited Data-Out after RDMA Writes is taken") \
+    X(KEEP_ISCSI_TTT, "keep-iscsi-ttt", "WARP-B.4.1-RID-IS-TTT", "--iscsi, receiving: a Data-Out whose TTT is not its RDMA Writes' RID is taken")
 
 enum warp_fault {
     FAULT_NONE = 0,

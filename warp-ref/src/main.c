@@ -254,7 +254,7 @@ static void usage(FILE *f)
             "it sends the given operations and checks every echo. One event=... line per event on stdout.\n"
             "  --port P             listen port, 0 for any (the event=listening line says which)\n"
             "  --bind ADDR          IPv4 address to listen on (default 0.0.0.0)\n"
-            "  --fault NAME         break one rule in what this peer sends (name or requirement ID)\n"
+            "  --fault NAME         break one rule, sending or receiving (name or requirement ID)\n"
             "  --frag N             payload bytes per chunk, 1..%u (default %u)\n"
             "  --region-size N      bytes of the announced RDMA region (default %u)\n"
             "  --handle N           its RID (default 1); --zero-based: offsets start at 0\n"

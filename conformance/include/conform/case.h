@@ -157,6 +157,8 @@ struct cf_step {
     unsigned repeat_var;    /* repeat=$window+1 */
     int repeat_off;
     bool noeom;             /* the message continues (VI/TCP: no EOM; WARP: no L) */
+    unsigned split;         /* generic runner: write at most this many bytes per write() (0: all) */
+    bool hold;              /* generic runner: keep the bytes, write them with the next send's */
     char str[CF_STEP_STRS][CF_STEP_STR_MAX]; /* the module's text arguments */
     uint32_t opts;          /* the module's option bits (VI/TCP: opts=crc,...) */
     enum cf_trailer trailer; /* the checksum trailer (VI/TCP CRC, WARP Adler-32) */

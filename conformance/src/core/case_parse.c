@@ -171,6 +171,22 @@ static int module_send_arg(struct parser *p, struct cf_step *st, const char *tok
 
 static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
 {
+    /* How the bytes go to the socket (the generic runner's, any protocol):
+     * split=N cuts them into writes of N bytes, hold writes them together
+     * with the next send's. */
+    if (strcmp(tok, "hold") == 0 || strncmp(tok, "split=", 6) == 0) {
+        if (!p->proto->encode)
+            return fail(p, "'%s' is the generic runner's; %s runs its cases itself", tok, p->proto->title);
+        if (tok[0] == 'h') {
+            st->hold = true;
+            return 0;
+        }
+        int64_t n;
+        if (cf_parse_number(tok + 6, &n) < 0 || n < 1 || n > 65536)
+            return fail(p, "split= takes the bytes per write, 1..65536");
+        st->split = (unsigned)n;
+        return 0;
+    }
     int taken = module_send_arg(p, st, tok);
     if (taken != 0)
         return taken < 0 ? -1 : 0;

@@ -27,7 +27,7 @@ static const char usage_run[] =
     "                         [--protocol vitcp|warp] [--cases DIR] [--only SEL]... [--skip SEL]...\n"
     "                         [--json FILE] [--junit FILE] [--capture FILE] [--discriminator D]\n"
     "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN]\n"
-    "                         [--no-relay | --relay-all] [--no-capture] [--quiet]\n"
+    "                         [--no-relay | --relay-all] [--no-capture] [--quiet] [--iscsi]\n"
     "  --target runs the active cases (the tester connects); --listen the passive ones (role passive:\n"
     "  the implementation connects; CMD is started for each case, {host} and {port} replaced by where to).\n"
     "  Packet-level cases (loss, retransmission, urgent pointers) run through a packet relay from a\n"
@@ -39,7 +39,9 @@ static const char usage_run[] =
     "  --junit to a file records its capture beside it (r.json -> r.pcapng) unless --no-capture.\n"
     "  SEL is a case id, a requirement ID (a trailing * matches a prefix) or a draft section.\n"
     "  --protocol runs that protocol's cases only (default vitcp; a case names its protocol with a\n"
-    "  'protocol NAME' line, VI/TCP's when it has none; other protocols' cases are in DIR/NAME/).\n";
+    "  'protocol NAME' line, VI/TCP's when it has none; other protocols' cases are in DIR/NAME/).\n"
+    "  --iscsi (protocol warp): the target is in iSCSI mode (warp-peer --iscsi); run the WARP iSCSI\n"
+    "  cases only (without it, the echo cases only).\n";
 static const char usage_lint[] =
     "vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
     "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vitcp/pcap_writer.h"
@@ -43,6 +44,8 @@ struct grun {
     unsigned qhead, qcount;
     struct gmsg last; /* the message the last expect/await matched */
     bool have_last;
+    uint8_t *held;    /* bytes of sends with 'hold', written with the next send's */
+    size_t held_len;
     uint8_t *echo;    /* the tester's last message's payload, for data=echo */
     size_t echo_len;
     bool flow_on;
@@ -172,6 +175,37 @@ static void keep_echo(struct grun *r, const struct cf_encoded *enc)
         r->echo_len = end;
 }
 
+/* Write one encoded message the way the step says: after the held bytes,
+ * in writes of st->split bytes (each its own TCP segment: TCP_NODELAY, and
+ * a pause of 2 ms between them), or held for the next send (hold). */
+static int put_bytes(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc)
+{
+    uint8_t *all = realloc(r->held, r->held_len + enc->len + 1);
+    if (!all) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(all + r->held_len, enc->bytes, enc->len);
+    r->held = all;
+    r->held_len += enc->len;
+    if (st->hold)
+        return 0;
+    size_t n = r->held_len, piece = st->split ? st->split : n;
+    r->held_len = 0;
+    for (size_t at = 0; at < n; at += piece) {
+        size_t k = n - at < piece ? n - at : piece;
+        if (at) {
+            struct timespec pause = {0, 2000000};
+            nanosleep(&pause, NULL);
+        }
+        if (r->flow_on)
+            vn_tcp_send_segment(&r->flow, r->c->passive ? VN_S2C : VN_C2S, all + at, k);
+        if (write_all(r, all + at, k) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static void do_send(struct grun *r, const struct cf_step *st)
 {
     int64_t vals[CF_MAX_FIELDS] = {0};
@@ -199,9 +233,7 @@ static void do_send(struct grun *r, const struct cf_step *st)
             free(enc.bytes);
             return;
         }
-        if (r->flow_on)
-            vn_tcp_send_segment(&r->flow, r->c->passive ? VN_S2C : VN_C2S, enc.bytes, enc.len);
-        int rc = write_all(r, enc.bytes, enc.len);
+        int rc = put_bytes(r, st, &enc);
         if (rc == 0) {
             keep_echo(r, &enc);
             if (r->p->session_sent)
@@ -437,6 +469,7 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
     if (r->session)
         r->p->session_free(r->session);
     free(r->echo);
+    free(r->held);
     free(r);
 }
 

@@ -9,16 +9,41 @@
 
 #include "conform/case.h"
 #include "conform/core.h"
+#include "conform/engine.h"
+#include "conform/report.h"
+#include "vitcp/bytes.h"
+#include "vitcp/iscsi_bhs.h"
 #include "vitcp/warp.h"
+#include "vitcp/warp_iscsi.h"
 #include "vitcp/warp_stream.h"
 
-enum warp_field { WF_E, WF_C, WF_L, WF_RSVD, WF_LEN, WF_SSN, WF_OFFSET, WF_RID, WF_PAYLOAD, WF_ADLER, WF_COUNT };
+/* The i-fields are the iSCSI Basic Header Segment at the start of a Send
+ * ULP PDU (its chunk at offset 0 with at least 48 payload bytes): read from
+ * what the target sends, written by a send with iscsi=read|write|data-out
+ * (Appendix B, W8). */
+enum warp_field {
+    WF_E, WF_C, WF_L, WF_RSVD, WF_LEN, WF_SSN, WF_OFFSET, WF_RID, WF_PAYLOAD, WF_ADLER,
+    WF_IOP, WF_IITT, WF_ITTT, WF_IOFFSET, WF_ILEN, WF_ISTATUS, WF_COUNT
+};
 _Static_assert(WF_COUNT <= CF_MAX_FIELDS, "WARP fields fit a step");
 
 static const char *const field_names[WF_COUNT] = {
     [WF_E] = "e", [WF_C] = "c", [WF_L] = "l", [WF_RSVD] = "rsvd", [WF_LEN] = "len", [WF_SSN] = "ssn",
     [WF_OFFSET] = "offset", [WF_RID] = "rid", [WF_PAYLOAD] = "payload", [WF_ADLER] = "adler",
+    [WF_IOP] = "iop", [WF_IITT] = "iitt", [WF_ITTT] = "ittt", [WF_IOFFSET] = "ioffset", [WF_ILEN] = "ilen",
+    [WF_ISTATUS] = "istatus",
 };
+
+/* A case's 'iscsi' directive (c->flags): it needs a target in iSCSI mode
+ * (warp-peer --iscsi), selected by `run --protocol warp --iscsi`. */
+#define WARP_CASE_ISCSI 0x1u
+/* A send's iscsi= (st->opts) and pattern= (st->str[0]) arguments. */
+enum { WARP_ISCSI_NONE, WARP_ISCSI_READ, WARP_ISCSI_WRITE, WARP_ISCSI_DATA_OUT };
+
+struct warp_settings {
+    bool iscsi; /* --iscsi: the target is an iSCSI target; run the iscsi cases only */
+};
+_Static_assert(sizeof(struct warp_settings) <= CF_PROTO_STATE_MAX, "WARP settings fit the engine");
 
 static int field_by_name(const char *name)
 {
@@ -49,11 +74,32 @@ static const char *type_name(unsigned type)
 
 static bool field_settable(unsigned f)
 {
-    return f < WF_COUNT && f != WF_ADLER; /* the trailer: adler=good|bad|le */
+    /* the trailer: adler=good|bad; the opcode and status: iscsi= */
+    return f < WF_COUNT && f != WF_ADLER && f != WF_IOP && f != WF_ISTATUS;
 }
 
 static int parse_send_arg(struct cf_step *st, const char *name, const char *v, char *why, size_t whylen)
 {
+    if (v && strcmp(name, "iscsi") == 0) {
+        if (strcmp(v, "read") == 0) st->opts = WARP_ISCSI_READ;
+        else if (strcmp(v, "write") == 0) st->opts = WARP_ISCSI_WRITE;
+        else if (strcmp(v, "data-out") == 0) st->opts = WARP_ISCSI_DATA_OUT;
+        else {
+            snprintf(why, whylen, "iscsi= takes read, write or data-out");
+            return -1;
+        }
+        return 1;
+    }
+    if (v && strcmp(name, "pattern") == 0) {
+        char *end;
+        unsigned long itt = strtoul(v, &end, 0);
+        if (!*v || *end || itt > 0xFFFFFFFFul) {
+            snprintf(why, whylen, "pattern= takes the iSCSI task's Initiator Task Tag");
+            return -1;
+        }
+        snprintf(st->str[0], sizeof st->str[0], "%lu", itt);
+        return 1;
+    }
     if (!v || strcmp(name, "adler") != 0)
         return 0;
     if (strcmp(v, "good") == 0) st->trailer = CF_TRAILER_GOOD;
@@ -69,14 +115,30 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
                   char *why, size_t whylen)
 {
     (void)session;
-    size_t plen = st->set[WF_PAYLOAD] ? (size_t)vals[WF_PAYLOAD] : 0;
+    size_t plen = st->opts != WARP_ISCSI_NONE ? VW_ISCSI_BHS_LEN
+                  : st->set[WF_PAYLOAD] ? (size_t)vals[WF_PAYLOAD] : 0;
     uint8_t *payload = malloc(plen ? plen : 1);
     if (!payload) {
         snprintf(why, whylen, "out of memory");
         return -1;
     }
+    /* pattern=ITT: the iSCSI task's data as warp-peer --iscsi expects it
+     * (byte i of the task: ITT * 13 + i * 7 + i / 512, mod 256; i counts
+     * from the chunk's offset in the zero-based task buffer) */
+    uint32_t itt = st->str[0][0] ? (uint32_t)strtoul(st->str[0], NULL, 10) : 0;
+    uint64_t at = st->set[WF_OFFSET] ? (uint64_t)vals[WF_OFFSET] : 0;
     for (size_t i = 0; i < plen; i++)
-        payload[i] = cf_pattern_byte(i, st->fill);
+        payload[i] = st->str[0][0] ? (uint8_t)(itt * 13u + (at + i) * 7u + ((at + i) >> 9))
+                                   : cf_pattern_byte(i, st->fill);
+    uint32_t iitt = st->set[WF_IITT] ? (uint32_t)vals[WF_IITT] : 1;
+    uint32_t ilen = st->set[WF_ILEN] ? (uint32_t)vals[WF_ILEN] : 0;
+    uint32_t ioff = st->set[WF_IOFFSET] ? (uint32_t)vals[WF_IOFFSET] : 0;
+    uint32_t cmdsn = st->set[WF_SSN] ? (uint32_t)vals[WF_SSN] : 1;
+    if (st->opts == WARP_ISCSI_READ || st->opts == WARP_ISCSI_WRITE)
+        vw_iscsi_put_scsi_cmd(payload, st->opts == WARP_ISCSI_READ, iitt, ilen, cmdsn, 0, 0);
+    else if (st->opts == WARP_ISCSI_DATA_OUT) /* the header only: the data went by RDMA Write */
+        vw_iscsi_put_data_out(payload, iitt, st->set[WF_ITTT] ? (uint32_t)vals[WF_ITTT] : VW_ISCSI_TTT_NONE,
+                              ilen, ioff, 0, 0);
     struct vw_warp_enc enc;
     vw_warp_enc_init(&enc, st->type, payload, plen);
     uint16_t flags = (uint16_t)((st->set[WF_E] && vals[WF_E] ? VW_WARP_FLAG_E : 0) |
@@ -113,6 +175,8 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
 
 struct warp_session {
     struct vw_warp_framer framer;
+    bool iscsi;                /* the case's 'iscsi': Appendix B checks on what the target sends */
+    struct vw_warp_iscsi iscsi_state;
     cf_msg_sink sink;
     void *ctx;
     struct cf_rx_verdict *v;
@@ -120,11 +184,14 @@ struct warp_session {
 
 static void *session_new(const struct cf_case *c)
 {
-    (void)c;
     struct warp_session *s = calloc(1, sizeof *s);
     if (s && vw_warp_framer_init(&s->framer) < 0) {
         free(s);
         return NULL;
+    }
+    if (s) {
+        s->iscsi = (c->flags & WARP_CASE_ISCSI) != 0;
+        vw_warp_iscsi_init(&s->iscsi_state);
     }
     return s;
 }
@@ -152,6 +219,12 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, co
 {
     struct warp_session *s = ctx;
     take_findings(s->v, fs, off);
+    if (s->iscsi && err == VW_REQ_NONE) {
+        struct vw_findings is;
+        vw_findings_clear(&is);
+        vw_warp_iscsi_check(&s->iscsi_state, chunk, &is);
+        take_findings(s->v, &is, off);
+    }
     if (err != VW_REQ_NONE) {
         if (s->v->req == VW_REQ_NONE) {
             s->v->req = err;
@@ -205,6 +278,8 @@ static void session_finish(void *session, struct cf_rx_verdict *v)
     struct vw_findings fs;
     vw_findings_clear(&fs);
     vw_warp_framer_finish(&s->framer, &fs);
+    if (s->iscsi)
+        vw_warp_iscsi_finish(&s->iscsi_state, &fs);
     take_findings(v, &fs, s->framer.stream_off);
 }
 
@@ -220,6 +295,21 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
 {
     const struct vw_warp_chunk *c = m->decoded;
     bool send = c->type == VW_WARP_SEND, rdma = c->type == VW_WARP_RDMA;
+    struct vw_iscsi_hdr h;
+    if (field >= WF_IOP && field < WF_COUNT) {
+        /* the iSCSI header at the start of a Send ULP PDU */
+        if (!send || c->offset != 0 || !c->payload || !vw_iscsi_hdr_read(c->payload, c->payload_len, &h))
+            return false;
+        switch (field) {
+        case WF_IOP: *v = h.opcode; return true;
+        case WF_IITT: *v = h.itt; return true;
+        case WF_ITTT: *v = h.word20; return true;
+        case WF_IOFFSET: *v = h.buffer_offset; return true;
+        case WF_ILEN: *v = h.data_len; return true;
+        case WF_ISTATUS: *v = h.status; return true;
+        default: return false;
+        }
+    }
     switch (field) {
     case WF_E: *v = !!(c->flags & VW_WARP_FLAG_E); return true;
     case WF_C: *v = !!(c->flags & VW_WARP_FLAG_C); return true;
@@ -243,6 +333,53 @@ static void describe(const struct cf_msg *m, char *out, size_t n)
              (c->flags & VW_WARP_FLAG_L) ? " L" : "", c->ssn, (unsigned long long)c->offset, c->payload_len);
 }
 
+static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen)
+{
+    if (strcmp(tok[0], "iscsi") != 0)
+        return 0;
+    if (ntok != 1) {
+        snprintf(why, whylen, "'iscsi' takes nothing");
+        return -1;
+    }
+    c->flags |= WARP_CASE_ISCSI;
+    return 1;
+}
+
+static void state_init(void *state)
+{
+    memset(state, 0, sizeof(struct warp_settings));
+}
+
+static const struct cf_option run_options[] = {
+    {"--iscsi", false},
+    {NULL, false},
+};
+
+static int set_option(void *state, const char *name, const char *value, char *why, size_t whylen)
+{
+    (void)value, (void)why, (void)whylen;
+    struct warp_settings *s = state;
+    if (strcmp(name, "--iscsi") == 0)
+        s->iscsi = true;
+    return 0;
+}
+
+/* The iscsi cases need a target in iSCSI mode, the others an echo target:
+ * `run --protocol warp --iscsi` runs the first, without it the others. */
+static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+{
+    const struct warp_settings *s = cf_engine_state(e, c->proto);
+    bool iscsi_case = (c->flags & WARP_CASE_ISCSI) != 0;
+    if (s && s->iscsi != iscsi_case) {
+        res->verdict = CF_SKIP;
+        cf_result_set_message(res, "%s: %s", c->file,
+                              iscsi_case ? "an iSCSI case: it needs a target in iSCSI mode (run --iscsi)"
+                                         : "an echo case: --iscsi runs the iSCSI cases only");
+        return;
+    }
+    cf_generic_run_case(e, c, res);
+}
+
 const struct conform_protocol cf_proto_warp = {
     .name = "warp",
     .title = "WARP",
@@ -256,7 +393,12 @@ const struct conform_protocol cf_proto_warp = {
     .field_name = field_name,
     .field_settable = field_settable,
     .max_payload = VW_WARP_CHUNK_MAX - VW_WARP_RDMA_HDR_LEN - VW_WARP_ADLER_LEN,
+    .parse_directive = parse_directive,
     .parse_send_arg = parse_send_arg,
+    .state_init = state_init,
+    .run_options = run_options,
+    .set_option = set_option,
+    .run_case = run_case,
     .encode = encode,
     .session_new = session_new,
     .session_free = session_free,
