@@ -137,8 +137,11 @@ static bool find_line(const struct proc *p, const char *a, const char *b, char *
         memcpy(buf, s, n);
         buf[n] = '\0';
         if (strstr(buf, a) && (!b || strstr(buf, b))) {
-            if (line)
-                snprintf(line, cap, "%s", buf);
+            if (line && cap) { /* cut to the caller's buffer (a copy, not a format: -O2's truncation check) */
+                size_t m = n < cap - 1 ? n : cap - 1;
+                memcpy(line, buf, m);
+                line[m] = '\0';
+            }
             return true;
         }
         s = e + 1;
