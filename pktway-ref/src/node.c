@@ -576,6 +576,8 @@ int pn_spec_parse(const char *text, struct pn_spec *spec, char *err, size_t errl
     spec->data_len = 0;
     spec->ifx = -1;
     spec->count = 1;
+    spec->have_to = false;
+    spec->to[0] = 0;
     const char *s = text;
     while (*s) {
         const char *comma = strchr(s, ',');
