@@ -187,12 +187,15 @@ class Loopback:
 
 
 class Namespaces:
-    """nsA:a0 -- r0:nsR:r1 -- b0:nsB, fixed MACs; removed on close."""
+    """nsA:a0 -- r0:nsR:r1 -- b0:nsB, fixed MACs; removed on close. The
+    router has one MAC on both links (a host-wide MAC, as some routers
+    use): lint pairs a router's two hops by the MAC the first went to and
+    the second came from (P11), which a MAC per interface would hide."""
 
     def __init__(self):
         tag = "pw%d" % os.getpid()
         self.ns = {k: "%s%s" % (tag, k) for k in ("a", "r", "b")}
-        self.mac = {"a0": "02:50:00:00:00:01", "r0": "02:50:00:00:01:00", "r1": "02:50:00:00:01:01",
+        self.mac = {"a0": "02:50:00:00:00:01", "r0": "02:50:00:00:01:00", "r1": "02:50:00:00:01:00",
                     "b0": "02:50:00:00:00:02"}
         self.made = []
 
