@@ -340,6 +340,15 @@ def bad_command_lines():
               "bad command line %s: exit 2 and one message (got %d %r)" % (args, p.returncode, p.stderr))
 
 
+def full_stdout():
+    """Output that cannot be written is an error, said once on stderr."""
+    for args in (["--list-faults"], ["--help"]):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([NODE] + args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=10)
+        check(p.returncode == 1 and "writing standard output failed" in p.stderr,
+              "%s > /dev/full: exit 1 and a message (got %d %r)" % (args, p.returncode, p.stderr))
+
+
 def garbage():
     """Raw datagrams of random bytes and bad stdin commands: no crash."""
     import socket
@@ -378,6 +387,7 @@ def main():
         fault_runs()
         if MODE == "udp":
             bad_command_lines()
+            full_stdout()
             garbage()
     except AssertionError as e:
         check(False, str(e))
