@@ -50,7 +50,7 @@ class Node:
         self.err = ""
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._read_err, daemon=True).start()
-        self.wait_for(r"^event=ready ")
+        self.wait_for(r"^event=ready ", timeout=30.0)  # ASan start-up on busy cores
 
     def _read(self):
         for line in self.proc.stdout:
@@ -63,7 +63,7 @@ class Node:
     def _read_err(self):
         self.err = self.proc.stderr.read()
 
-    def wait_for(self, pattern, timeout=5.0, start=0):
+    def wait_for(self, pattern, timeout=10.0, start=0):
         """The first line from index start matching pattern (raises if none)."""
         rx = re.compile(pattern)
         end = time.time() + timeout
