@@ -200,6 +200,12 @@ class Namespaces:
         self.made = []
 
     def setup(self):
+        # namespaces of an earlier run that was killed (its pid is gone)
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+        for name in listed:
+            m = re.fullmatch(r"pw(\d+)[arb]", name)
+            if m and not os.path.exists("/proc/" + m.group(1)):
+                subprocess.run(["ip", "netns", "del", name], capture_output=True)
         for ns in self.ns.values():
             self.run("ip", "netns", "add", ns)
             self.made.append(ns)
