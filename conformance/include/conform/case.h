@@ -168,6 +168,7 @@ struct cf_step {
     bool data_echo;         /* payload equals the last payload the tester sent */
     bool data_written;      /* payload equals the last RdmaWrite's data */
     bool skip_other;        /* await: skip segments that do not match */
+    bool na_if_closed;      /* expect ... if-open: a close instead is not applicable (C44) */
     /* Capture-based cases (capcase.c): the step replays or expects PDU
      * cap_pdu (1-based, 0: a scripted step) of the case's capture, whose
      * bytes are blob[pdu_off..+pdu_len); line is then its frame number. */

@@ -244,6 +244,12 @@ static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
 
 static int parse_expect_arg(struct parser *p, struct cf_step *st, const char *tok)
 {
+    if (strcmp(tok, "if-open") == 0) { /* C44: the target may close instead (its choice) */
+        if (st->kind != CF_STEP_EXPECT)
+            return fail(p, "'if-open' belongs to expect and await");
+        st->na_if_closed = true;
+        return 0;
+    }
     int field;
     enum cf_op op;
     const char *v;
