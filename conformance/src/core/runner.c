@@ -348,6 +348,12 @@ static void do_expect(struct grun *r, const struct cf_step *st)
         }
         int left = cf_ms_until(until);
         if (left == 0 || cf_ms_until(r->deadline) == 0) {
+            if (r->p->session_stalled && r->session) { /* C45: what the silence settles */
+                r->p->session_stalled(r->session, &r->rx);
+                judge_rx(r);
+                if (r->decided)
+                    return;
+            }
             gdecide(r, CF_TIMEOUT, st->req, "no %s%s%s within %u ms",
                     st->type == CF_TYPE_ANY ? "" : r->p->type_name(st->type), st->type == CF_TYPE_ANY ? "" : " ",
                     r->p->unit, st->wait_ms ? st->wait_ms : r->e->slack_ms);

@@ -442,6 +442,19 @@ static void session_finish(void *session, struct cf_rx_verdict *v)
     reasm_flush(s, &s->tagged);
 }
 
+/* The target fell silent while the reader holds a frame whose CRC layout
+ * only the next bytes would settle (a sender that left out or added a CRC
+ * it announced): the silence settles it, as the end of the stream would. */
+static void session_stalled(void *session, struct cf_rx_verdict *v)
+{
+    struct ift_session *s = session;
+    s->v = v;
+    if (s->dead || !s->sink || !s->reader.have)
+        return;
+    read_status(s, vw_ift_reader_finish(&s->reader, on_pdu, s));
+    s->dead = true;
+}
+
 /* ----------------------------------------------------------- encoder */
 
 static uint32_t crc32_ieee(const uint8_t *p, size_t n)
@@ -760,6 +773,7 @@ const struct conform_protocol cf_proto_ift = {
     .session_feed = session_feed,
     .session_finish = session_finish,
     .session_sent = session_sent,
+    .session_stalled = session_stalled,
     .msg_free = msg_free,
     .field_value = field_value,
     .describe = describe,
