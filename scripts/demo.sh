@@ -9,7 +9,10 @@
 #     (vipl-peer) through the suite, active cases and listen-mode ones
 #     (vipl-peer --connect), and prints the verdicts;
 #  4. vitcp-conform runs the WARP suite against warp-peer (echo and iSCSI
-#     modes) and prints each run's result line.
+#     modes) and prints each run's result line;
+#  5. vitcp-conform runs the IFT suite against ift-peer, as node B (active
+#     cases) and as node A (listen-mode cases, ift-peer --connect), and
+#     prints each run's result line.
 # Usage: scripts/demo.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:?usage: demo.sh BUILD_DIR}" && pwd)
@@ -109,5 +112,21 @@ for mode in echo iscsi; do
   "$conform" run --protocol warp "${extra[@]}" --target "127.0.0.1:$wport" --quiet \
     --json "$out/conformance-warp-$mode.json" --no-capture | tail -1 || true
 done
+
+step "5. vitcp-conform runs the IFT suite against ift-peer: as node B (ift-peer --listen), then as node A (ift-peer --connect)"
+ipeer=$build/ift-ref/ift-peer
+ilog=$out/ift-peer.log
+"$ipeer" --listen 0 --bind 127.0.0.1 >"$ilog" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do
+  grep -q '^event=listening' "$ilog" && break
+  sleep 0.1
+done
+iport=$(sed -n 's/^event=listening port=\([0-9]*\).*/\1/p' "$ilog")
+"$conform" run --protocol ift --target "127.0.0.1:$iport" --quiet \
+  --json "$out/conformance-ift.json" --no-capture | tail -1 || true
+"$conform" run --protocol ift --listen 0 --quiet \
+  --connect-cmd "$(printf '%q' "$ipeer") --connect {host}:{port} --read 16 --timeout 2000" \
+  --json "$out/conformance-ift-listen.json" --no-capture | tail -1 || true
 echo
-echo "Demo outputs are in $out (captures, conformance.json, conformance.xml, conformance-warp-*.json)."
+echo "Demo outputs are in $out (captures, conformance.json, conformance.xml, conformance-warp-*.json, conformance-ift*.json)."
