@@ -269,7 +269,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         } else if (strcmp(a, "--protocol") == 0) {
             const struct conform_protocol *pr = cf_protocol_find(v);
             if (!pr)
-                return usage_error(err, "unknown --protocol '%s' (%s)", v, cf_protocol_names());
+                return usage_error(err, "unknown --protocol '%s' (vitcp, warp, ift)", v);
             e.protocol = pr;
         } else if (strcmp(a, "--cases") == 0) cases_dir = v;
         else if (strcmp(a, "--json") == 0) json = v;
