@@ -65,8 +65,11 @@ struct cf_encoded {
     uint8_t *bytes;
     size_t len;
     size_t payload_off, payload_len; /* the payload inside bytes */
-    uint64_t msg_offset;             /* where it sits in its message (0: a new message) */
+    uint64_t msg_offset;             /* where it sits in its message (0: a new message;
+                                        CF_MSG_NO_ECHO: no ULP data, data=echo keeps the
+                                        message before: IFT's Read Request) */
 };
+#define CF_MSG_NO_ECHO UINT64_MAX
 
 /* A `run` option a module takes (VI/TCP: --discriminator D, --no-announce). */
 struct cf_option {

@@ -8,6 +8,7 @@
  * messages field by field through the module's accessor.
  */
 #include "conform/core.h"
+#include "conform/relay.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -52,6 +53,7 @@ struct grun {
     struct vn_tcp_flow flow;
     struct cf_rx_verdict rx;
     pid_t child;      /* role passive: the --connect-cmd started for this case */
+    bool via_relay;   /* a 'relay' case (C46): connections through the packet relay */
 };
 
 static void gdecide(struct grun *r, enum cf_verdict v, enum vw_req req, const char *fmt, ...)
@@ -162,6 +164,8 @@ static int write_all(struct grun *r, const uint8_t *b, size_t n)
 
 static void keep_echo(struct grun *r, const struct cf_encoded *enc)
 {
+    if (enc->msg_offset == CF_MSG_NO_ECHO)
+        return;
     if (enc->msg_offset == 0)
         r->echo_len = 0;
     size_t end = (size_t)enc->msg_offset + enc->payload_len;
@@ -474,12 +478,14 @@ static void run_steps(struct grun *r)
         case CF_STEP_CONNECT: {
             char why[300];
             end_connection(r);
-            r->fd = cf_connect_target(r->e, r->e->slack_ms, why, sizeof why);
+            r->fd = r->via_relay ? cf_connect_relayed(r->e, r->e->slack_ms, why, sizeof why)
+                                 : cf_connect_target(r->e, r->e->slack_ms, why, sizeof why);
             if (r->fd < 0) {
                 gdecide(r, CF_FAIL, st->req, "%s", why);
                 return;
             }
-            r->flow_on = cf_capture_flow_open(r->e, r->fd, false, &r->flow);
+            /* through the relay, the capture gets the real packets afterwards */
+            r->flow_on = !r->via_relay && cf_capture_flow_open(r->e, r->fd, false, &r->flow);
             if (!start_session(r, st))
                 return;
             break;
@@ -532,6 +538,33 @@ static void run_steps(struct grun *r)
     r->step = NULL;
 }
 
+/* After a relay case (C46): its real packets go into the run's capture, and
+ * every packet action must have happened (else the case did not test what
+ * it says). Judging the recording's TCP segments is VI/TCP's runner's. */
+static void relay_finish(struct grun *r)
+{
+    struct timespec pause = {0, 50L * 1000000L}; /* the last FIN and ACK cross the relay */
+    nanosleep(&pause, NULL);
+    unsigned done[CF_MAX_PACKET_ACTIONS];
+    size_t n;
+    struct cf_relay_packet *pk = cf_relay_take(r->e->relay, &n, done, CF_MAX_PACKET_ACTIONS);
+    if (r->e->capture && pk)
+        cf_relay_write(r->e->capture, pk, n);
+    for (unsigned i = 0; i < r->c->npacket; i++) {
+        const struct cf_relay_action *a = &r->c->packet[i];
+        unsigned want = a->last - a->first + 1;
+        if (done[i] != want) {
+            char text[64];
+            cf_relay_action_text(a, text, sizeof text);
+            r->step = NULL;
+            gdecide(r, CF_FAIL, r->c->reqs[0],
+                    "the relay applied 'packet %s' to %u of its %u segments: the %s sent fewer data segments",
+                    text, done[i], want, a->side == CF_RELAY_TESTER ? "tester" : "target");
+        }
+    }
+    cf_relay_packets_free(pk, n);
+}
+
 void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
 {
     struct grun *r = calloc(1, sizeof *r);
@@ -547,14 +580,24 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
     r->fd = -1;
     r->rx.req = VW_REQ_NONE;
     r->deadline = cf_after_ms(c->timeout_ms);
-    if (c->relay || c->from_capture || c->needs_region)
-        gdecide(r, CF_SKIP, VW_REQ_NONE, "%s cases run only scripted, without the relay or a region "
-                "(the generic runner)", c->proto->title);
-    else
+    if (c->from_capture || c->needs_region || (c->relay && c->passive))
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "%s cases run only scripted, without a region, and through the "
+                "relay only active (the generic runner)", c->proto->title);
+    else if ((c->relay || e->relay_all) && !c->passive && !cf_relay_ready_active(e))
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "needs the packet relay: %s", e->relay_why_active);
+    else {
+        if ((c->relay || e->relay_all) && !c->passive) {
+            r->via_relay = true;
+            r->deadline = cf_after_ms(c->timeout_ms); /* setting up the relay is not the case's time */
+            cf_relay_begin(e->relay, c->packet, c->npacket);
+        }
         run_steps(r);
+    }
     end_connection(r);
     if (r->child)
         cf_stop_connector(r->child);
+    if (r->via_relay)
+        relay_finish(r);
     free(r->echo);
     free(r->held);
     free(r);

@@ -115,6 +115,22 @@ static int parse_send_arg(struct cf_step *st, const char *name, const char *v, c
     }
     if (!v)
         return 0;
+    if (strcmp(name, "false") == 0) {
+        /* false=AT,ROFF,FILL[,BROKEN]: a false frame inside the payload (I11) */
+        unsigned long at, fill;
+        unsigned long long roff;
+        char broken[16] = "ok";
+        int n = sscanf(v, "%lu,%lli,%lu,%15s", &at, (long long *)&roff, &fill, broken);
+        if (n < 3 || at > 65535 || fill > 255 ||
+            (strcmp(broken, "ok") && strcmp(broken, "hcrc") && strcmp(broken, "pcrc") && strcmp(broken, "vtag") &&
+             strcmp(broken, "hsize"))) {
+            snprintf(why, whylen, "false= takes AT,ROFF,FILL[,ok|hcrc|pcrc|vtag|hsize]: a Write of 32 bytes of "
+                     "pattern FILL to the region's offset ROFF, at payload offset AT");
+            return -1;
+        }
+        snprintf(st->str[0], sizeof st->str[0], "%s", v);
+        return 1;
+    }
     if (strcmp(name, "crc") == 0) {
         int w = crc_word(v);
         if (w != CW_GOOD && w != CW_BAD && w != CW_BE && w != CW_32) {
@@ -519,6 +535,51 @@ static int encode_ind(struct ift_session *s, const struct cf_step *st, const int
     return 0;
 }
 
+/* A false frame (I11): frame-shaped bytes inside a true frame's payload,
+ * where a later TCP segment starts. A tagged RDMA Write of 32 bytes of
+ * pattern FILL to the region's offset ROFF under the tester's CRCs and the
+ * target's VTag, with one check broken or none. */
+static int embed_false_frame(struct ift_session *s, const char *spec, uint16_t peer_vtag, uint8_t *payload,
+                             size_t plen, char *why, size_t whylen)
+{
+    unsigned long at = 0, fill = 0;
+    long long roff = 0;
+    char broken[16] = "ok";
+    sscanf(spec, "%lu,%lli,%lu,%15s", &at, &roff, &fill, broken);
+    uint8_t data[32];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = cf_pattern_byte(i, (unsigned)fill);
+    struct vw_ddp_hdr h;
+    memset(&h, 0, sizeof h);
+    h.tagged = true;
+    h.last = true;
+    h.dv = VW_DDP_VERSION;
+    h.rdmap_rv = VW_RDMAP_VERSION;
+    h.rdmap_opcode = VW_RDMAP_WRITE;
+    h.stag = region.stag;
+    h.to = region.addr + (uint64_t)roff;
+    uint8_t ddp[VW_DDP_TAGGED_HDR_LEN];
+    size_t dlen = vw_ddp_encode(&h, ddp, sizeof ddp);
+    struct vw_ift_frame_enc fe;
+    vw_ift_frame_enc_init(&fe, strcmp(broken, "vtag") == 0 ? (uint16_t)(peer_vtag ^ 1u) : peer_vtag, s->tx_hc,
+                          s->tx_pc, ddp, dlen, data, sizeof data);
+    if (strcmp(broken, "hcrc") == 0)
+        fe.hdr_crc = VW_IFT_CRC_BAD;
+    if (strcmp(broken, "pcrc") == 0)
+        fe.payload_crc = VW_IFT_CRC_BAD;
+    if (strcmp(broken, "hsize") == 0) {
+        fe.keep_sizes = true;
+        fe.header_size = 15;
+        fe.payload_size = (uint16_t)(sizeof data - 1);
+    }
+    size_t n = vw_ift_frame_encoded_len(&fe);
+    if (at > plen || n > plen - at || vw_ift_frame_encode(&fe, payload + at, plen - at) != n) {
+        snprintf(why, whylen, "the false frame (%zu bytes) does not fit the payload at offset %lu", n, at);
+        return -1;
+    }
+    return 0;
+}
+
 static enum vw_ift_crc_write crc_write(unsigned w)
 {
     return w == CW_BAD ? VW_IFT_CRC_BAD : w == CW_OMIT ? VW_IFT_CRC_OMIT : w == CW_BE ? VW_IFT_CRC_BE
@@ -578,6 +639,10 @@ static int encode_frame(struct ift_session *s, const struct cf_step *st, const i
     uint8_t ddp[VW_DDP_UNTAGGED_HDR_LEN];
     size_t dlen = vw_ddp_encode(&h, ddp, sizeof ddp);
     uint16_t peer_vtag = s->nego.ind_seen[1] ? s->nego.ind[1].vtag : 0;
+    if (st->str[0][0] && embed_false_frame(s, st->str[0], peer_vtag, payload, plen, why, whylen) < 0) {
+        free(payload);
+        return -1;
+    }
     uint16_t vtag = (uint16_t)val(st, vals, F_VTAG, (st->opts & O_BADVTAG) ? peer_vtag ^ 1u : peer_vtag);
     unsigned hw = (st->opts >> O_HCRC_SHIFT) & 0xFu, pw = (st->opts >> O_PCRC_SHIFT) & 0xFu;
     struct vw_ift_frame_enc fe;
@@ -608,7 +673,9 @@ static int encode_frame(struct ift_session *s, const struct cf_step *st, const i
     out->len = n;
     out->payload_off = pay_off <= n ? pay_off : n;
     out->payload_len = out->payload_off + plen <= n ? plen : 0;
-    out->msg_offset = tagged ? 0 : h.mo;
+    /* a Read Request's payload is its RDMAP header, no data: data=echo keeps
+     * comparing with what the tester wrote before (a Read Response) */
+    out->msg_offset = type == VW_RDMAP_READ_REQUEST ? CF_MSG_NO_ECHO : tagged ? 0 : h.mo;
     s->pend_frame = true;
     s->pend_untagged = !tagged;
     s->pend_last = h.last;
