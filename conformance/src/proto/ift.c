@@ -63,9 +63,10 @@ static struct {
     uint32_t stag, len;
 } region = {0x10000000u, 1, 65536};
 
-/* The VTag of the target's previous indication in this run (vtagdup, I17). */
-static bool last_vtag_known;
-static uint16_t last_vtag;
+/* The VTags of the target's previous two first indications in this run
+ * (vtagdup, I17). */
+static unsigned vtags_known;
+static uint16_t last_vtag[2];
 
 /* ------------------------------------------------------- vocabulary */
 
@@ -388,10 +389,13 @@ static bool on_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, bool
             s->dead = true;
             return false;
         }
-        rx.vtagdup = last_vtag_known && last_vtag == rx.ind.vtag;
+        /* the same VTag three connections in a row: by chance 1 in 2^32 */
+        rx.vtagdup = vtags_known >= 2 && last_vtag[0] == rx.ind.vtag && last_vtag[1] == rx.ind.vtag;
         if (first) {
-            last_vtag_known = true;
-            last_vtag = rx.ind.vtag;
+            last_vtag[1] = last_vtag[0];
+            last_vtag[0] = rx.ind.vtag;
+            if (vtags_known < 2)
+                vtags_known++;
         }
         deliver_msg(s, IT_IND, &rx, raw, len, NULL, 0);
         if (first && rx.ind.bc_version > VW_IFT_BC_VERSION) {
