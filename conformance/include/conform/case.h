@@ -60,6 +60,13 @@
  *                         with the fields as the reason
  *   expect A|B ...        either segment type matches (V19: ConnectReject or
  *                         ConnectNoMatch)
+ *   expect TYPE ... if-open   (generic runner, C44) if the target closes the
+ *                         connection instead, the case is not applicable: a
+ *                         policy the draft leaves to the target (IFT: CRC
+ *                         choices a receiver finds unacceptable)
+ *   connect ... connect   (generic runner, C44) a later connect (accept in a
+ *                         passive case) ends the connection so far and opens
+ *                         a new one with a new session
  *   segments              (VI/TCP's directive, c->flags) compare the
  *                         target's segments one by one; without
  *                         it, segments of one message (Send, RdmaWrite,
