@@ -269,6 +269,44 @@ class IftSuite(unittest.TestCase):
                 self.assertNotEqual(r["status"], "", rid)
                 self.assertTrue(r["reason"], rid)
 
+    def test_generic_runner_features_fail_what_differs(self):
+        """if-open makes a refused offer not applicable, but never excuses a
+        message that differs; a later connect opens a new session; a relay
+        action that did not happen fails the case."""
+        head = "protocol ift\ncase %s\nrequire IFT-4.2-HC-ACCEPTABLE\n"
+        cases = {
+            "010.case": ("ift-x-refused", "connect\nsend Ind hc=0\nexpect Ind if-open\n",
+                         "not-applicable", None, "if-open"),
+            "020.case": ("ift-x-closed", "connect\nsend Ind hc=0\nexpect Ind\n",
+                         "fail", "IFT-4.2-HC-ACCEPTABLE", "closed the connection instead of sending Ind"),
+            "030.case": ("ift-x-differs", "connect\nsend Ind\nexpect Ind if-open ph=0\n",
+                         "fail", "IFT-4.2-HC-ACCEPTABLE", "ph is 1, expected =0"),
+            "040.case": ("ift-x-reconnect", "connect\nsend Ind hc=0\nexpect-close\nconnect\nsend Ind\n"
+                         "expect Ind\nsend Send payload=10\nexpect Send payload=10 data=echo\n",
+                         "pass", None, ""),
+        }
+        if os.geteuid() == 0:
+            cases["050.case"] = ("ift-x-relay", "relay\npacket drop tester 9\nconnect\nsend Ind\nexpect Ind\n",
+                                 "fail", "IFT-4.2-HC-ACCEPTABLE", "the relay applied 'packet drop tester 9' to 0")
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "ift"))
+            for name, (cid, steps, *_rest) in cases.items():
+                with open(os.path.join(d, "ift", name), "w") as f:
+                    f.write(head % cid + steps)
+            peer = Peer("--choice", "require-hc", all_addresses=True)
+            try:
+                rc, rep, _, text = conform(["--target", "127.0.0.1:%d" % peer.port], ["--no-survival"], cases=d)
+            finally:
+                peer.stop()
+        by_id = {c["id"]: c for c in rep["cases"]}
+        for name, (cid, _, verdict, rid, says) in cases.items():
+            c = by_id[cid]
+            self.assertEqual(c["verdict"], verdict, c["message"])
+            if rid:
+                self.assertEqual(c["failed_requirement"], rid, c["message"])
+            self.assertIn(says, c["message"])
+        self.assertIn(rc, (0, 1), text)  # a SHOULD's failure does not fail the run; no usage error
+
     def test_protocol_selects_the_cases(self):
         peer = Peer()
         try:
