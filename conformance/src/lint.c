@@ -510,8 +510,9 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
             enum vw_req e = vw_warp_framer_feed(&lc->warp[sdir], ev->data, ev->len, on_warp, c);
             if (e != VW_REQ_NONE) {
                 lc->dead[sdir] = true;
-                add_issue(c, ev->frame, sdir, e, VW_SEV_ERROR,
-                          "WARP framing lost: the rest of this direction is not checked");
+                add_issue(c, ev->frame, sdir, e, VW_SEV_ERROR, "WARP framing lost%s%s: the rest of this direction is not checked",
+                          lc->warp[sdir].no_adler_reading ? ": " : "",
+                          lc->warp[sdir].no_adler_reading ? VW_WARP_NO_ADLER_TEXT : "");
             }
             break;
         }
