@@ -50,6 +50,12 @@ struct lint_conn {
     struct vw_ift_reader ift_reader[2];
     struct ift_segments ift_segments[2];
     struct vw_warp_framer warp[2];
+    /* A ULP that upgrades its connection to IFT mid-stream (section 4,
+     * found by the magic per I1): each direction is read from the segment
+     * that starts with its indication; bytes before it are the ULP's. */
+    bool upgraded;
+    bool ift_started[2];
+    bool over;                /* closed: no upgrade any more */
 };
 
 struct lint_ctx {
@@ -275,12 +281,14 @@ static bool ift_pdu(struct lint_ctx *c, struct lint_conn *lc, int dir, const uin
         return true;
     }
     vw_ift_nego_frame(&lc->ift, dir, &fs);
+    vw_ift_nego_after_error(&lc->ift, dir, &fs); /* I12: the receiver of an error frame carries on */
     struct vw_ift_frame_mode announced = {0}, carried;
     vw_ift_nego_mode(&lc->ift, dir, &announced);
     struct vw_ift_frame fr;
     enum vw_req err = vw_ift_frame_decode_as_sent(raw, len, &announced, &fr, &carried, &fs);
     if (err == VW_REQ_NONE) /* what the negotiated mode asks of a frame (IFT-4.2-R-MODE) */
         vw_ift_nego_frame_rules(&lc->ift, dir, &fr, &fs);
+    vw_ift_nego_frame_done(&lc->ift, dir, &fs);
     add_findings(c, err, "IFT frame", "cannot be framed", &fs);
     return err == VW_REQ_NONE;
 }
@@ -332,6 +340,13 @@ static void ift_read_status(struct lint_ctx *c, struct lint_conn *lc, int dir, e
     case VW_IFT_READ_TOO_LARGE:
         add_issue(c, c->cur_frame, dir, VW_REQ_NONE, VW_SEV_NOTE,
                   "IFT PDU longer than any frame can be: the rest of this direction is not checked");
+        break;
+    case VW_IFT_READ_FRAMING_LOST:
+        add_issue(c, c->cur_frame, dir, VW_REQ_IFT_5_1_FRAME_LEN, VW_SEV_ERROR,
+                  "bytes at stream offset %llu cannot start a frame (header_size %u, VTag 0x%04x): the sizes "
+                  "of the frame before them do not fit; IFT framing lost, the rest of this direction is not "
+                  "checked", (unsigned long long)lc->ift_reader[dir].lost_off, lc->ift_reader[dir].lost_hs,
+                  lc->ift_reader[dir].lost_vtag);
         break;
     case VW_IFT_READ_NO_MEMORY:
         c->oom = true;
@@ -477,6 +492,29 @@ static void classify(struct lint_ctx *c, struct lint_conn *lc, const struct vn_t
     }
 }
 
+/* A connection of no protocol of ours whose segment starts with an
+ * adaption indication: the ULP upgraded it to IFT (section 4, lines 69-72;
+ * I1: found by its magic), as the plugin's heuristic finds it. */
+static void ift_upgrade(struct lint_ctx *c, struct lint_conn *lc, const struct vn_tcp_event *ev)
+{
+    if (c->open_framed >= LINT_MAX_OPEN_FRAMED)
+        return;
+    vw_ift_nego_init(&lc->ift);
+    vw_ift_reader_init(&lc->ift_reader[0], &lc->ift, 0, VW_IFT_READ_LIMIT_MAX);
+    vw_ift_reader_init(&lc->ift_reader[1], &lc->ift, 1, VW_IFT_READ_LIMIT_MAX);
+    memset(lc->ift_segments, 0, sizeof lc->ift_segments);
+    lc->dead[0] = lc->dead[1] = false;
+    lc->upgraded = true;
+    lc->ift_started[0] = lc->ift_started[1] = false;
+    lc->kind = KIND_IFT;
+    c->open_framed++;
+    c->res->ift_connections++;
+    c->cur_proto = CF_LINT_IFT;
+    add_issue(c, ev->frame, -1, VW_REQ_NONE, VW_SEV_NOTE,
+              "connection %u: upgraded to IFT at stream offset %llu (an adaption indication)", ev->conn,
+              (unsigned long long)ev->offset);
+}
+
 static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
 {
     struct lint_ctx *c = ctx;
@@ -491,6 +529,9 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
         lc->syn_seen = ev->syn_seen;
     if (lc->kind == KIND_UNKNOWN && ev->kind == VN_TCP_DATA && ev->len)
         classify(c, lc, ev);
+    if (lc->kind == KIND_OTHER && !lc->over && ev->kind == VN_TCP_DATA && ev->len &&
+        vw_ift_plausible_indication(ev->data, ev->len))
+        ift_upgrade(c, lc, ev);
     if (lc->kind == KIND_UNKNOWN || lc->kind == KIND_OTHER)
         return;
     c->cur_proto = lc->kind == KIND_IFT ? CF_LINT_IFT : lc->kind == KIND_WARP ? CF_LINT_WARP : CF_LINT_VITCP;
@@ -503,6 +544,11 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
         if (lc->dead[sdir])
             break;
         if (lc->kind == KIND_IFT) {
+            if (lc->upgraded && !lc->ift_started[sdir]) {
+                if (!vw_ift_plausible_indication(ev->data, ev->len))
+                    break; /* the ULP's bytes before this side's indication */
+                lc->ift_started[sdir] = true;
+            }
             ift_feed(c, lc, sdir, ev->data, ev->len);
             break;
         }
@@ -577,6 +623,7 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
             c->open_framed--;
         conn_free(lc);
         lc->kind = KIND_OTHER; /* a reused connection number starts over */
+        lc->over = true;
         break;
     }
     }

@@ -19,7 +19,7 @@ EXPECTED_RULES = {
     "eep-frames.pcap": {"EEP-4B-ROUTES-CONSUMED"},
     "eep-oh-no-end.pcap": {"EEP-4B-ROUTES-CONSUMED", "EEP-7-OH-FORMAT"},
     "eep-oversized-dl.pcap": {"EEP-4B-ROUTES-CONSUMED", "EEP-6H-DL-FITS"},
-    "ift-bad-hdr-crc.pcap": {"IFT-5.1-HDR-CRC"},
+    "ift-bad-hdr-crc.pcap": {"IFT-5.1-HDR-CRC", "IFT-5.1-NO-DATA-AFTER-ERROR"},
     "ift-crc-as-negotiated.pcap": {"IFT-5.1-CRC-AS-NEGOTIATED"},
     "ift-hc-only.pcap": {"IFT-4.2-IGNORE-CRC", "IFT-4.2-SP-PERMISSION"},
     "ift-markers.pcap": {"IFT-4.2-MARKERS"},
