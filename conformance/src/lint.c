@@ -50,6 +50,7 @@ struct lint_conn {
     struct vw_ift_reader ift_reader[2];
     struct ift_segments ift_segments[2];
     struct vw_warp_framer warp[2];
+    struct vw_vitcp_badcrc_watch badcrc; /* V26: the reaction to a bad CRC at RD/RR */
     /* A ULP that upgrades its connection to IFT mid-stream (section 4,
      * found by the magic per I1): each direction is read from the segment
      * that starts with its indication; bytes before it are the ULP's. */
@@ -197,8 +198,12 @@ static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
     struct lint_ctx *c = ctx;
     c->res->segments++;
     c->res->bytes += len;
-    add_findings(c, err, vw_vitcp_type_name(seg->hdr.type), "segment cannot be parsed", fs);
     struct lint_conn *lc = c->conns[c->cur_conn];
+    /* V26: a bad CRC that was ACKed and followed by more data (stream offsets) */
+    struct vw_findings all = *fs;
+    vw_vitcp_badcrc_segment(&lc->badcrc, &lc->session.conn, c->cur_dir, lc->base[c->cur_dir] + off + len,
+                            c->cur_frame, &all);
+    add_findings(c, err, vw_vitcp_type_name(seg->hdr.type), "segment cannot be parsed", &all);
     if (lc->nurgent[c->cur_dir])
         judge_urgent(c, lc, c->cur_dir, off, len);
 }
@@ -683,6 +688,16 @@ static void on_datagram(void *ctx, const struct vn_datagram *dg)
     }
 }
 
+/* A TCP ACK (V26: did the receiver of a bad-CRC VI segment acknowledge it?). */
+static void on_ack(void *ctx, unsigned conn, enum vn_dir dir, uint64_t acked, uint64_t frame)
+{
+    (void)frame;
+    struct lint_ctx *c = ctx;
+    struct lint_conn *lc = conn < c->nconns ? c->conns[conn] : NULL;
+    if (lc && lc->kind == KIND_VITCP)
+        vw_vitcp_badcrc_ack(&lc->badcrc, (int)dir == lc->first_dir ? 0 : 1, acked);
+}
+
 static void on_notice(void *ctx, uint64_t frame, const char *msg)
 {
     struct lint_ctx *c = ctx;
@@ -735,7 +750,8 @@ static int lint_run(frame_source read, const void *src, const char *what, const 
         o = &defaults;
     }
     struct lint_ctx c = {.opt = o, .res = res};
-    struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = on_datagram, .notice = on_notice, .ctx = &c};
+    struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = on_datagram, .notice = on_notice, .ctx = &c,
+                                     .ack = on_ack};
     struct vn_reader_stats st;
     int rc = read(src, &cb, &st, err, errlen);
     res->frames = st.frames;

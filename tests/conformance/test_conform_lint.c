@@ -141,11 +141,13 @@ static void good_capture_has_no_errors(void **state)
 static void each_malformed_capture_fails_exactly_its_rule(void **state)
 {
     (void)state;
-    static const struct { enum flaw flaw; const char *rule; } flaws[] = {
-        {WRONG_OFFSET, "VITCP-3.2-DATA-OFFSET-NEXT"},
-        {BAD_CRC, "VITCP-3.6-CRC-VALID"},
-        {MTU_GREATER, "VITCP-3.3-MTU-LESSER"},
-        {DATA_AFTER_REJECT, "VITCP-4-CLOSE-AFTER-REFUSE"},
+    /* also: the reaction fault the capture shows besides (V26: the peer
+     * ACKs the bad segment and the connection goes on) */
+    static const struct { enum flaw flaw; const char *rule; const char *also; } flaws[] = {
+        {WRONG_OFFSET, "VITCP-3.2-DATA-OFFSET-NEXT", NULL},
+        {BAD_CRC, "VITCP-3.6-CRC-VALID", "VITCP-3.6-BAD-CRC-REACTION"},
+        {MTU_GREATER, "VITCP-3.3-MTU-LESSER", NULL},
+        {DATA_AFTER_REJECT, "VITCP-4-CLOSE-AFTER-REFUSE", NULL},
     };
     for (size_t k = 0; k < sizeof flaws / sizeof flaws[0]; k++) {
         write_capture("lint-bad.pcap", flaws[k].flaw, 2);
@@ -153,7 +155,9 @@ static void each_malformed_capture_fails_exactly_its_rule(void **state)
         lint_ok("lint-bad.pcap", NULL, &r);
         enum vw_req rules[8];
         size_t n = error_rules(&r, rules, 8);
-        if (n != 1 || strcmp(vw_req_id(rules[0]), flaws[k].rule) != 0) {
+        size_t want = flaws[k].also ? 2 : 1;
+        if (n != want || strcmp(vw_req_id(rules[0]), flaws[k].rule) != 0 ||
+            (flaws[k].also && strcmp(vw_req_id(rules[1]), flaws[k].also) != 0)) {
             for (size_t i = 0; i < r.count; i++)
                 print_message("  frame %llu %s %s\n", (unsigned long long)r.issues[i].frame,
                               vw_req_id(r.issues[i].req), r.issues[i].detail);
