@@ -118,6 +118,10 @@ struct ift_side {
      * indication so the frames after it stay in step. */
     guint32 ai_slot_frame;
     guint32 ai_slot_raw_offset;
+    /* I13: where this side's framing was lost (bytes that cannot start a
+     * frame); its PDUs after that frame are not framed again. */
+    guint32 lost_frame;
+    guint32 lost_raw_offset;
 };
 
 /* The segments of one untagged Send as Wireshark's DDP/RDMAP dissector
@@ -202,6 +206,8 @@ static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void
         sender->ai_slot_raw_offset = (guint32)tvb_raw_offset(tvb);
         return VW_IFT_IND_LEN;
     }
+    if (sender->lost_frame && pinfo->num > sender->lost_frame)
+        return (guint)tvb_reported_length_remaining(tvb, offset);
     const struct ift_side *receiver = &c->side[1 - dir];
     gboolean known = ift_side_known(sender, pinfo);
     struct vw_ift_frame_mode mode = {
@@ -211,7 +217,16 @@ static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void
         .vtag = c->nego.ind[1 - dir].vtag,
     };
     guint have = (guint)tvb_captured_length_remaining(tvb, offset);
-    return (guint)vw_ift_frame_len_in_step(tvb_get_ptr(tvb, offset, have), have, &mode);
+    const guint8 *p = tvb_get_ptr(tvb, offset, have);
+    /* I13, as lint's reader: bytes that cannot start a frame lose the framing. */
+    if (known && !vw_ift_frame_start_plausible(p, have, &mode)) {
+        if (!PINFO_FD_VISITED(pinfo) && !sender->lost_frame) {
+            sender->lost_frame = pinfo->num;
+            sender->lost_raw_offset = (guint32)(tvb_raw_offset(tvb) + offset);
+        }
+        return (guint)tvb_reported_length_remaining(tvb, offset);
+    }
+    return (guint)vw_ift_frame_len_in_step(p, have, &mode);
 }
 
 static guint8 ift_mode_of(const struct vw_ift_nego *n)
@@ -260,10 +275,12 @@ static struct ift_pdu_record *ift_record(tvbuff_t *tvb, packet_info *pinfo, stru
                 rec->announced.pc = ift_assume_pc;
             }
             vw_ift_nego_frame(&c->nego, dir, &fs);
+            vw_ift_nego_after_error(&c->nego, dir, &fs); /* I12, as the lint */
             struct vw_ift_frame frame;
             struct vw_ift_frame_mode carried;
             if (vw_ift_frame_decode_as_sent(raw, len, &rec->announced, &frame, &carried, &fs) == VW_REQ_NONE)
                 vw_ift_nego_frame_rules(&c->nego, dir, &frame, &fs); /* IFT-4.2-R-MODE, as the lint */
+            vw_ift_nego_frame_done(&c->nego, dir, &fs);
         }
         rec->ai_frame = c->side[dir].ai_frame;
         rec->peer_ai_frame = c->side[1 - dir].ai_frame;
@@ -482,6 +499,23 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
     /* Only an RFC 5041 header (as the wire library decoded it) goes to
      * Wireshark's DDP/RDMAP dissector: a wrong header_size already has its
      * finding, and DDP would only add a malformed-packet error. */
+    /* I14: in DDP mode (both R clear) the DDP header's second byte is the
+     * ULP's, not RDMAP: Wireshark's DDP/RDMAP dissector would decode it as
+     * RDMAP all the same, so the segment is described here and its payload
+     * handed on as data. */
+    if (err == VW_REQ_NONE && frame.ddp_decoded && rec->mode == IFT_MODE_DDP) {
+        const struct vw_ddp_hdr *h = &frame.ddp_hdr;
+        if (h->tagged)
+            col_append_fstr(pinfo->cinfo, COL_INFO, " DDP Tagged STag=0x%08x TO=%" G_GUINT64_FORMAT "%s", h->stag, h->to,
+                            h->last ? " [L]" : "");
+        else
+            col_append_fstr(pinfo->cinfo, COL_INFO, " DDP Untagged QN=%u MSN=%u MO=%u%s", h->qn, h->msn, h->mo,
+                            h->last ? " [L]" : "");
+        if (frame.payload_size)
+            call_data_dissector(tvb_new_subset_length(tvb, (int)frame.payload_offset, frame.payload_size), pinfo,
+                                tree);
+        return;
+    }
     if (err == VW_REQ_NONE && ift_call_ddp && ddp_rdmap_handle && frame.ddp_decoded) {
         /* DDP/RDMAP rewrites the Info column: it writes after ours. */
         info_handoff_begin(pinfo);
@@ -489,6 +523,27 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
                            frame.payload_size);
         info_handoff_end(pinfo);
     }
+}
+
+/* I13: the bytes where this side's framing was lost, said once under
+ * IFT-5.1-FRAME-LEN (as lint's reader says it), and everything after them
+ * shown as bytes, never read as fields. */
+static void ift_dissect_lost(tvbuff_t *tvb, packet_info *pinfo, proto_tree *ift_tree, proto_item *ti,
+                             const struct ift_side *sender, guint32 len)
+{
+    if (pinfo->num == sender->lost_frame && (guint32)tvb_raw_offset(tvb) == sender->lost_raw_offset) {
+        struct vw_finding f = {.req = VW_REQ_IFT_5_1_FRAME_LEN, .severity = VW_SEV_ERROR, .offset = 0, .length = 6};
+        g_snprintf(f.detail, sizeof f.detail,
+                   "bytes that cannot start a frame (header_size %u, VTag 0x%04x): the frame before did not "
+                   "fit; framing lost", len >= 2 ? tvb_get_ntohs(tvb, 0) : 0,
+                   len >= 6 ? tvb_get_ntohs(tvb, 4) : 0);
+        rule_expert_add(&ift_rules, ift_tree, pinfo, tvb, &f);
+        proto_item_append_text(ti, ", %u bytes where the framing was lost [%s]", len, vw_req_id(f.req));
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[framing lost] Len=%u", len);
+        return;
+    }
+    proto_item_append_text(ti, ", %u bytes after the framing was lost (not dissected)", len);
+    col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[framing lost] Len=%u", len);
 }
 
 static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
@@ -508,6 +563,12 @@ static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
     gboolean is_ai = len == VW_IFT_IND_LEN &&
                      (ift_is_ai(tvb, 0) || (sender->ai_slot_frame == pinfo->num &&
                                             sender->ai_slot_raw_offset == (guint32)tvb_raw_offset(tvb)));
+    if (sender->lost_frame && (pinfo->num > sender->lost_frame ||
+                               (pinfo->num == sender->lost_frame &&
+                                (guint32)tvb_raw_offset(tvb) == sender->lost_raw_offset))) {
+        ift_dissect_lost(tvb, pinfo, ift_tree, ti, sender, len);
+        return tvb_captured_length(tvb);
+    }
     struct ift_pdu_record *rec = ift_record(tvb, pinfo, c, dir, raw, len, is_ai);
     if (is_ai)
         dissect_ift_ai(tvb, pinfo, ift_tree, raw, rec);

@@ -229,6 +229,7 @@ typedef struct {
     wmem_map_t *reads;          /* (requester side << 32 | msg num) -> vitcp_read_t */
     wmem_map_t *copies;         /* (side << 32 | TCP seq) -> retx_copy_t, first copies of TCP payloads */
     guint reads_outstanding;
+    struct vw_vitcp_badcrc_watch badcrc; /* V26: bad CRC ACKed at RD/RR (relative TCP sequence numbers) */
 } vitcp_conv_t;
 
 /* What the first pass learnt about one PDU. */
@@ -579,6 +580,10 @@ static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *
     }
     if (*err == VW_REQ_NONE)
         relative_numbers(vc, side, seg, pdu);
+    /* V26, as lint: a later segment after the receiver ACKed a bad-CRC one
+     * (the ACKs come from the postdissector dissect_vitcp_ack) */
+    if (*err == VW_REQ_NONE && !pdu->retransmission && ti)
+        vw_vitcp_badcrc_segment(&vc->badcrc, &vc->conn, side, ti->nxtseq, pinfo->num, &fs);
     pdu->phase = (guint8)vc->conn.phase;
     pdu->crc_negotiated = vc->conn.crc_known && vc->conn.crc_negotiated;
     pdu->crc_source = (guint8)crc_source_of(vc);
@@ -1161,6 +1166,25 @@ static int dissect_vitcp_retx(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
     return (int)tvb_captured_length(tvb);
 }
 
+/* Every TCP ACK of a VI/TCP connection on the first pass (V26): did the
+ * receiver of a bad-CRC segment acknowledge it? Pure ACKs never reach the
+ * VI/TCP dissector, so a postdissector reads TCP's ack field. */
+static dissector_handle_t vitcp_ack_handle;
+static int hf_tcp_ack_id = -1;
+
+static int dissect_vitcp_ack(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    if (pinfo->ptype != PT_TCP || PINFO_FD_VISITED(pinfo))
+        return 0;
+    conversation_t *conv = find_conversation_pinfo(pinfo, 0);
+    vitcp_conv_t *vc = conv ? (vitcp_conv_t *)conversation_get_proto_data(conv, proto_vitcp) : NULL;
+    field_info *ack = vc ? first_finfo(tree, hf_tcp_ack_id) : NULL;
+    if (!ack || !(vc->badcrc.pending[0] || vc->badcrc.pending[1]))
+        return 0;
+    vw_vitcp_badcrc_ack(&vc->badcrc, side_of(vc, pinfo), fvalue_get_uinteger(&ack->value));
+    return 0;
+}
+
 /* ------------------------------------------------------------ registration */
 
 /* Decode As for "vitcp.payload": the connection's ports. */
@@ -1296,6 +1320,8 @@ void proto_register_vitcp(void)
     vitcp_handle = register_dissector("vitcp", dissect_vitcp, proto_vitcp);
     vitcp_retx_handle = create_dissector_handle(dissect_vitcp_retx, proto_vitcp);
     register_postdissector(vitcp_retx_handle);
+    vitcp_ack_handle = create_dissector_handle(dissect_vitcp_ack, proto_vitcp);
+    register_postdissector(vitcp_ack_handle);
     register_init_routine(vitcp_init);
     reassembly_table_register(&msg_reassembly, &addresses_ports_reassembly_table_functions);
     reassembly_table_register(&resp_reassembly, &addresses_ports_reassembly_table_functions);
@@ -1318,6 +1344,12 @@ void proto_reg_handoff_vitcp(void)
         if (ids[i] >= 0)
             g_array_append_val(wanted, ids[i]);
     set_postdissector_wanted_hfids(vitcp_retx_handle, wanted);
+    hf_tcp_ack_id = proto_registrar_get_id_byname("tcp.ack");
+    if (hf_tcp_ack_id >= 0) {
+        GArray *want_ack = g_array_new(FALSE, FALSE, (guint)sizeof(int));
+        g_array_append_val(want_ack, hf_tcp_ack_id);
+        set_postdissector_wanted_hfids(vitcp_ack_handle, want_ack);
+    }
     dissector_add_uint_with_preference("tcp.port", VW_VITCP_DEFAULT_PORT, vitcp_handle);
     heur_dissector_add("tcp", dissect_vitcp_heur, "VI/TCP over TCP", "vitcp_tcp", proto_vitcp, HEURISTIC_ENABLE);
     /* Decode As candidates for message payloads: a ULP's own dissector adds

@@ -25,6 +25,7 @@
 #include <epan/reassemble.h>
 #include <epan/tap.h>
 #include <epan/dissectors/packet-tcp.h>
+#include <vitcp/checksum.h>
 #include <vitcp/warp.h>
 #include <vitcp/warp_stream.h>
 #include "plugin_protos.h"
@@ -98,11 +99,24 @@ struct warp_conv {
     guint32 side0_port;
     struct vw_warp_seq seq[2]; /* W4 state per direction, advanced on the first pass */
     guint32 lost_frame[2];     /* frame where the direction's framing was lost (0: never) */
+    /* ULP PDUs begun per direction and type (Send, RDMA Write): the number of
+     * a chunk's PDU is its reassembly key, so two RDMA Writes to the same RID
+     * that complete in one frame stay apart (issue 22, W14). */
+    guint32 pdus[2][2];
+    gboolean fin_seen[2];      /* the direction's FIN was judged (first pass) */
+    /* W15: the last chunk's Adler-32 was bad, and the Adler-32 of all its
+     * bytes; a next "header" that is that value means the sender's Chunk
+     * length left its Adler-32 out (first pass). */
+    gboolean prev_bad[2];
+    guint32 prev_full[2];
+    gboolean no_adler_pending[2];
 };
 
 /* What the first pass concluded for one chunk. */
 struct warp_chunk_record {
     struct vw_warp_seq_pos pos;
+    gboolean no_adler;         /* framing lost here to a Chunk length without the Adler-32 (W15) */
+    guint32 pdu;               /* number of its ULP PDU in its direction and type, from 1 */
     rule_findings_t findings;
 };
 
@@ -124,11 +138,6 @@ static int warp_dir(const struct warp_conv *c, const packet_info *pinfo)
     return (addresses_equal(&c->side0_addr, &pinfo->src) && c->side0_port == pinfo->srcport) ? 0 : 1;
 }
 
-static struct vw_warp_seq *warp_get_seq(packet_info *pinfo)
-{
-    struct warp_conv *c = warp_get_conv(pinfo);
-    return &c->seq[warp_dir(c, pinfo)];
-}
 
 /* A chunk header the stream can be framed by: a length that holds its
  * type's header and the Adler-32. An unknown type is still framed by its
@@ -160,9 +169,16 @@ static guint get_warp_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, voi
      * decoded once and shown, never asked of TCP again. */
     if (warp_after_loss(pinfo))
         return (guint)tvb_reported_length_remaining(tvb, offset);
+    struct warp_conv *c = warp_get_conv(pinfo);
+    int d = warp_dir(c, pinfo);
+    if (!PINFO_FD_VISITED(pinfo) && c->prev_bad[d] &&
+        vw_warp_len_without_adler(c->prev_full[d], tvb_get_ptr(tvb, offset, 4))) {
+        if (!c->lost_frame[d])
+            c->lost_frame[d] = pinfo->num;
+        c->no_adler_pending[d] = TRUE;
+        return (guint)tvb_reported_length_remaining(tvb, offset);
+    }
     if (!warp_header_frameable(tvb, offset)) {
-        struct warp_conv *c = warp_get_conv(pinfo);
-        int d = warp_dir(c, pinfo);
         if (!PINFO_FD_VISITED(pinfo) && !c->lost_frame[d])
             c->lost_frame[d] = pinfo->num;
         return (guint)tvb_reported_length_remaining(tvb, offset);
@@ -172,8 +188,9 @@ static guint get_warp_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, voi
 
 /* The chunk's verdict, decided once on the first pass (in capture order)
  * and shown on every pass. */
-static struct warp_chunk_record *warp_record(tvbuff_t *tvb, packet_info *pinfo, const struct vw_warp_chunk *chunk,
-                                             enum vw_req err, const struct vw_findings *decode_findings)
+static struct warp_chunk_record *warp_record(tvbuff_t *tvb, packet_info *pinfo, const guint8 *raw, guint32 len,
+                                             const struct vw_warp_chunk *chunk, enum vw_req err,
+                                             const struct vw_findings *decode_findings)
 {
     struct warp_chunk_record *rec = (struct warp_chunk_record *)
         p_get_proto_data(wmem_file_scope(), pinfo, proto_warp, tvb_raw_offset(tvb));
@@ -181,8 +198,30 @@ static struct warp_chunk_record *warp_record(tvbuff_t *tvb, packet_info *pinfo, 
         return rec;
     rec = wmem_new0(wmem_file_scope(), struct warp_chunk_record);
     struct vw_findings fs = *decode_findings;
-    if (err == VW_REQ_NONE && !PINFO_FD_VISITED(pinfo))
-        vw_warp_seq_check(warp_get_seq(pinfo), chunk, &rec->pos, &fs);
+    struct warp_conv *c = warp_get_conv(pinfo);
+    int d = warp_dir(c, pinfo);
+    if (!PINFO_FD_VISITED(pinfo) && c->no_adler_pending[d]) {
+        /* W15: these bytes are no chunk; the reading is the finding. */
+        c->no_adler_pending[d] = FALSE;
+        rec->no_adler = TRUE;
+        vw_findings_clear(&fs);
+        vw_findings_add(&fs, VW_REQ_WARP_A_CHUNK_LEN, VW_SEV_ERROR, 0, 4, "%s", VW_WARP_NO_ADLER_TEXT);
+        rule_findings_keep(&rec->findings, &fs);
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_warp, tvb_raw_offset(tvb), rec);
+        return rec;
+    }
+    if (!PINFO_FD_VISITED(pinfo)) {
+        c->prev_bad[d] = (err == VW_REQ_NONE || err == VW_REQ_WARP_A_TYPE_KNOWN) && !chunk->adler_ok;
+        if (c->prev_bad[d])
+            c->prev_full[d] = vw_adler32(raw, len);
+    }
+    if (err == VW_REQ_NONE && !PINFO_FD_VISITED(pinfo)) {
+        vw_warp_seq_check(&c->seq[d], chunk, &rec->pos, &fs);
+        guint32 *n = &c->pdus[d][chunk->type == VW_WARP_RDMA];
+        if (!rec->pos.continuation || !*n)
+            ++*n;
+        rec->pdu = *n;
+    }
     rule_findings_keep(&rec->findings, &fs);
     p_add_proto_data(wmem_file_scope(), pinfo, proto_warp, tvb_raw_offset(tvb), rec);
     return rec;
@@ -200,11 +239,18 @@ static tvbuff_t *warp_reassemble_ulp(tvbuff_t *tvb, packet_info *pinfo, proto_tr
     if (!warp_reassemble)
         return NULL;
     reassembly_table *table = chunk->type == VW_WARP_RDMA ? &warp_rdma_reassembly : &warp_send_reassembly;
-    guint32 id = chunk->type == VW_WARP_RDMA ? chunk->rid : chunk->ssn;
+    /* Not the RID or SSN: a ULP may write one region many times (W14). */
+    guint32 id = rec->pdu;
     gboolean save_fragmented = pinfo->fragmented;
     pinfo->fragmented = TRUE;
     fragment_head *fd_head = fragment_add_seq_next(table, tvb, (int)chunk->payload_offset, pinfo, id, NULL,
                                                    (guint32)chunk->payload_len, !last);
+    /* A later pass finds the PDU whole at its non-last chunks in the L chunk's
+     * frame too: only the L chunk shows it, as on the first pass. */
+    if (!last && fd_head && fd_head->reassembled_in == pinfo->num) {
+        pinfo->fragmented = save_fragmented;
+        return NULL;
+    }
     tvbuff_t *ulp = process_reassembled_data(tvb, (int)chunk->payload_offset, pinfo, "Reassembled WARP ULP PDU",
                                              fd_head, &warp_frag_items, NULL, wt);
     pinfo->fragmented = save_fragmented;
@@ -271,7 +317,14 @@ static int dissect_warp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     struct vw_findings fs;
     vw_findings_clear(&fs);
     enum vw_req err = vw_warp_decode(raw, len, &chunk, &fs);
-    struct warp_chunk_record *rec = warp_record(tvb, pinfo, &chunk, err, &fs);
+    struct warp_chunk_record *rec = warp_record(tvb, pinfo, raw, len, &chunk, err, &fs);
+    if (rec->no_adler) {
+        rule_experts_add_all(&warp_rules, wt, pinfo, tvb, rec->findings.items, rec->findings.count);
+        proto_item_append_text(ti, ", %u bytes after a Chunk length without the Adler-32 [%s]", len,
+                               vw_req_id(VW_REQ_WARP_A_CHUNK_LEN));
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[framing lost: length without Adler-32] Len=%u", len);
+        return tvb_captured_length(tvb);
+    }
 
     if (err == VW_REQ_NONE) {
         if (chunk.type == VW_WARP_RDMA) {
@@ -358,6 +411,51 @@ static gboolean dissect_warp_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree 
     return TRUE;
 }
 
+/*
+ * A direction's end: TCP hands no data-less FIN to the WARP dissector, so a
+ * postdissector judges each WARP direction's first FIN on the first pass:
+ * a Send or RDMA Write ULP PDU still open there never got its L chunk
+ * (WARP-SUMMARY-L-LAST, W12), as lint reports at the close. The verdict is
+ * kept per frame for later passes.
+ */
+static dissector_handle_t warp_fin_handle;
+static int hf_tcp_fin_id = -1;
+#define KEY_WARP_FIN 0x7FFFFFF0 /* file-scope key of a frame's FIN verdict */
+
+static int dissect_warp_fin(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    if (pinfo->ptype != PT_TCP)
+        return 0;
+    rule_findings_t *v = (rule_findings_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_warp, KEY_WARP_FIN);
+    if (!v && !PINFO_FD_VISITED(pinfo)) {
+        conversation_t *conv = find_conversation_pinfo(pinfo, 0);
+        struct warp_conv *c = conv ? (struct warp_conv *)conversation_get_proto_data(conv, proto_warp) : NULL;
+        GPtrArray *fin = hf_tcp_fin_id >= 0 ? proto_get_finfo_ptr_array(tree, hf_tcp_fin_id) : NULL;
+        if (!c || !fin || !fin->len || !fvalue_get_uinteger64(&((field_info *)g_ptr_array_index(fin, 0))->value))
+            return 0;
+        int d = warp_dir(c, pinfo);
+        if (c->fin_seen[d] || c->lost_frame[d])
+            return 0;
+        c->fin_seen[d] = TRUE;
+        struct vw_findings fs;
+        vw_findings_clear(&fs);
+        vw_warp_seq_finish(&c->seq[d], &fs);
+        if (!fs.count)
+            return 0;
+        v = wmem_new0(wmem_file_scope(), rule_findings_t);
+        rule_findings_keep(v, &fs);
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_warp, KEY_WARP_FIN, v);
+    }
+    if (!v)
+        return 0;
+    proto_item *ti = proto_tree_add_item(tree, proto_warp, tvb, 0, 0, ENC_NA);
+    proto_item_append_text(ti, ", end of the direction (TCP FIN) inside a ULP PDU");
+    proto_tree *wt = proto_item_add_subtree(ti, ett_warp);
+    rule_experts_add_all(&warp_rules, wt, pinfo, tvb, v->items, v->count);
+    col_append_str(pinfo->cinfo, COL_INFO, " [WARP ULP PDU without L]");
+    return (int)tvb_captured_length(tvb);
+}
+
 /* Decode As for "warp.ulp": the connection's ports, like TCP's own entry. */
 static void warp_da_port_label(packet_info *pinfo _U_, gchar *result)
 {
@@ -427,6 +525,8 @@ void proto_register_warp(void)
     reassembly_table_register(&warp_send_reassembly, &addresses_ports_reassembly_table_functions);
     reassembly_table_register(&warp_rdma_reassembly, &addresses_ports_reassembly_table_functions);
     warp_handle = register_dissector("warp", dissect_warp, proto_warp);
+    warp_fin_handle = create_dissector_handle(dissect_warp_fin, proto_warp);
+    register_postdissector(warp_fin_handle);
     warp_tap = register_tap(WARP_TAP_NAME);
     warp_ulp_table = register_dissector_table("warp.ulp", "WARP ULP PDU (by TCP port)", proto_warp, FT_UINT16,
                                               BASE_DEC);
@@ -435,6 +535,12 @@ void proto_register_warp(void)
 
 void proto_reg_handoff_warp(void)
 {
+    hf_tcp_fin_id = proto_registrar_get_id_byname("tcp.flags.fin");
+    if (hf_tcp_fin_id >= 0) {
+        GArray *wanted = g_array_new(FALSE, FALSE, (guint)sizeof(int));
+        g_array_append_val(wanted, hf_tcp_fin_id);
+        set_postdissector_wanted_hfids(warp_fin_handle, wanted);
+    }
     dissector_add_uint_with_preference("tcp.port", VW_WARP_DEFAULT_PORT, warp_handle);
     heur_dissector_add("tcp", dissect_warp_heur, "WARP over TCP (a first chunk with a valid Adler-32)", "warp_tcp",
                        proto_warp, HEURISTIC_ENABLE);

@@ -172,7 +172,7 @@ static void seed_capture(const char *dir, const char *name)
     snprintf(path, sizeof path, "%s/%s", dir, name);
     struct capture_ctx *c = calloc(1, sizeof *c);
     c->proto = proto_of(name);
-    struct vn_reader_callbacks cb = {on_tcp, on_dgram, NULL, c};
+    struct vn_reader_callbacks cb = {on_tcp, on_dgram, NULL, c, NULL};
     char err[256];
     if (vn_pcap_read(path, &cb, NULL, NULL, err, sizeof err) != 0)
         fprintf(stderr, "fuzz-seed: %s: %s (seeded what came before)\n", path, err);

@@ -50,6 +50,13 @@ struct lint_conn {
     struct vw_ift_reader ift_reader[2];
     struct ift_segments ift_segments[2];
     struct vw_warp_framer warp[2];
+    struct vw_vitcp_badcrc_watch badcrc; /* V26: the reaction to a bad CRC at RD/RR */
+    /* A ULP that upgrades its connection to IFT mid-stream (section 4,
+     * found by the magic per I1): each direction is read from the segment
+     * that starts with its indication; bytes before it are the ULP's. */
+    bool upgraded;
+    bool ift_started[2];
+    bool over;                /* closed: no upgrade any more */
 };
 
 struct lint_ctx {
@@ -191,8 +198,12 @@ static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
     struct lint_ctx *c = ctx;
     c->res->segments++;
     c->res->bytes += len;
-    add_findings(c, err, vw_vitcp_type_name(seg->hdr.type), "segment cannot be parsed", fs);
     struct lint_conn *lc = c->conns[c->cur_conn];
+    /* V26: a bad CRC that was ACKed and followed by more data (stream offsets) */
+    struct vw_findings all = *fs;
+    vw_vitcp_badcrc_segment(&lc->badcrc, &lc->session.conn, c->cur_dir, lc->base[c->cur_dir] + off + len,
+                            c->cur_frame, &all);
+    add_findings(c, err, vw_vitcp_type_name(seg->hdr.type), "segment cannot be parsed", &all);
     if (lc->nurgent[c->cur_dir])
         judge_urgent(c, lc, c->cur_dir, off, len);
 }
@@ -275,12 +286,14 @@ static bool ift_pdu(struct lint_ctx *c, struct lint_conn *lc, int dir, const uin
         return true;
     }
     vw_ift_nego_frame(&lc->ift, dir, &fs);
+    vw_ift_nego_after_error(&lc->ift, dir, &fs); /* I12: the receiver of an error frame carries on */
     struct vw_ift_frame_mode announced = {0}, carried;
     vw_ift_nego_mode(&lc->ift, dir, &announced);
     struct vw_ift_frame fr;
     enum vw_req err = vw_ift_frame_decode_as_sent(raw, len, &announced, &fr, &carried, &fs);
     if (err == VW_REQ_NONE) /* what the negotiated mode asks of a frame (IFT-4.2-R-MODE) */
         vw_ift_nego_frame_rules(&lc->ift, dir, &fr, &fs);
+    vw_ift_nego_frame_done(&lc->ift, dir, &fs);
     add_findings(c, err, "IFT frame", "cannot be framed", &fs);
     return err == VW_REQ_NONE;
 }
@@ -332,6 +345,13 @@ static void ift_read_status(struct lint_ctx *c, struct lint_conn *lc, int dir, e
     case VW_IFT_READ_TOO_LARGE:
         add_issue(c, c->cur_frame, dir, VW_REQ_NONE, VW_SEV_NOTE,
                   "IFT PDU longer than any frame can be: the rest of this direction is not checked");
+        break;
+    case VW_IFT_READ_FRAMING_LOST:
+        add_issue(c, c->cur_frame, dir, VW_REQ_IFT_5_1_FRAME_LEN, VW_SEV_ERROR,
+                  "bytes at stream offset %llu cannot start a frame (header_size %u, VTag 0x%04x): the sizes "
+                  "of the frame before them do not fit; IFT framing lost, the rest of this direction is not "
+                  "checked", (unsigned long long)lc->ift_reader[dir].lost_off, lc->ift_reader[dir].lost_hs,
+                  lc->ift_reader[dir].lost_vtag);
         break;
     case VW_IFT_READ_NO_MEMORY:
         c->oom = true;
@@ -477,6 +497,29 @@ static void classify(struct lint_ctx *c, struct lint_conn *lc, const struct vn_t
     }
 }
 
+/* A connection of no protocol of ours whose segment starts with an
+ * adaption indication: the ULP upgraded it to IFT (section 4, lines 69-72;
+ * I1: found by its magic), as the plugin's heuristic finds it. */
+static void ift_upgrade(struct lint_ctx *c, struct lint_conn *lc, const struct vn_tcp_event *ev)
+{
+    if (c->open_framed >= LINT_MAX_OPEN_FRAMED)
+        return;
+    vw_ift_nego_init(&lc->ift);
+    vw_ift_reader_init(&lc->ift_reader[0], &lc->ift, 0, VW_IFT_READ_LIMIT_MAX);
+    vw_ift_reader_init(&lc->ift_reader[1], &lc->ift, 1, VW_IFT_READ_LIMIT_MAX);
+    memset(lc->ift_segments, 0, sizeof lc->ift_segments);
+    lc->dead[0] = lc->dead[1] = false;
+    lc->upgraded = true;
+    lc->ift_started[0] = lc->ift_started[1] = false;
+    lc->kind = KIND_IFT;
+    c->open_framed++;
+    c->res->ift_connections++;
+    c->cur_proto = CF_LINT_IFT;
+    add_issue(c, ev->frame, -1, VW_REQ_NONE, VW_SEV_NOTE,
+              "connection %u: upgraded to IFT at stream offset %llu (an adaption indication)", ev->conn,
+              (unsigned long long)ev->offset);
+}
+
 static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
 {
     struct lint_ctx *c = ctx;
@@ -491,6 +534,9 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
         lc->syn_seen = ev->syn_seen;
     if (lc->kind == KIND_UNKNOWN && ev->kind == VN_TCP_DATA && ev->len)
         classify(c, lc, ev);
+    if (lc->kind == KIND_OTHER && !lc->over && ev->kind == VN_TCP_DATA && ev->len &&
+        vw_ift_plausible_indication(ev->data, ev->len))
+        ift_upgrade(c, lc, ev);
     if (lc->kind == KIND_UNKNOWN || lc->kind == KIND_OTHER)
         return;
     c->cur_proto = lc->kind == KIND_IFT ? CF_LINT_IFT : lc->kind == KIND_WARP ? CF_LINT_WARP : CF_LINT_VITCP;
@@ -503,6 +549,11 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
         if (lc->dead[sdir])
             break;
         if (lc->kind == KIND_IFT) {
+            if (lc->upgraded && !lc->ift_started[sdir]) {
+                if (!vw_ift_plausible_indication(ev->data, ev->len))
+                    break; /* the ULP's bytes before this side's indication */
+                lc->ift_started[sdir] = true;
+            }
             ift_feed(c, lc, sdir, ev->data, ev->len);
             break;
         }
@@ -510,8 +561,9 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
             enum vw_req e = vw_warp_framer_feed(&lc->warp[sdir], ev->data, ev->len, on_warp, c);
             if (e != VW_REQ_NONE) {
                 lc->dead[sdir] = true;
-                add_issue(c, ev->frame, sdir, e, VW_SEV_ERROR,
-                          "WARP framing lost: the rest of this direction is not checked");
+                add_issue(c, ev->frame, sdir, e, VW_SEV_ERROR, "WARP framing lost%s%s: the rest of this direction is not checked",
+                          lc->warp[sdir].no_adler_reading ? ": " : "",
+                          lc->warp[sdir].no_adler_reading ? VW_WARP_NO_ADLER_TEXT : "");
             }
             break;
         }
@@ -576,6 +628,7 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
             c->open_framed--;
         conn_free(lc);
         lc->kind = KIND_OTHER; /* a reused connection number starts over */
+        lc->over = true;
         break;
     }
     }
@@ -635,6 +688,16 @@ static void on_datagram(void *ctx, const struct vn_datagram *dg)
     }
 }
 
+/* A TCP ACK (V26: did the receiver of a bad-CRC VI segment acknowledge it?). */
+static void on_ack(void *ctx, unsigned conn, enum vn_dir dir, uint64_t acked, uint64_t frame)
+{
+    (void)frame;
+    struct lint_ctx *c = ctx;
+    struct lint_conn *lc = conn < c->nconns ? c->conns[conn] : NULL;
+    if (lc && lc->kind == KIND_VITCP)
+        vw_vitcp_badcrc_ack(&lc->badcrc, (int)dir == lc->first_dir ? 0 : 1, acked);
+}
+
 static void on_notice(void *ctx, uint64_t frame, const char *msg)
 {
     struct lint_ctx *c = ctx;
@@ -687,7 +750,8 @@ static int lint_run(frame_source read, const void *src, const char *what, const 
         o = &defaults;
     }
     struct lint_ctx c = {.opt = o, .res = res};
-    struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = on_datagram, .notice = on_notice, .ctx = &c};
+    struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = on_datagram, .notice = on_notice, .ctx = &c,
+                                     .ack = on_ack};
     struct vn_reader_stats st;
     int rc = read(src, &cb, &st, err, errlen);
     res->frames = st.frames;

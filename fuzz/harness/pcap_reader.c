@@ -63,7 +63,7 @@ static void on_notice(void *ctx, uint64_t frame, const char *msg)
 int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
 {
     struct events ev = {0};
-    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, &ev};
+    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, &ev, NULL};
     /* small limits, so the limit paths run too */
     struct vn_reader_limits lim = {.max_connections = 32, .max_ooo_bytes = 64 * 1024, .retx_history = 4096};
     char err[256];
@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len)
         if (!vn_reader_linktype_supported(linktypes[i]))
             continue;
         struct events e2 = {0};
-        struct vn_reader_callbacks cb2 = {on_tcp, on_dgram, on_notice, &e2};
+        struct vn_reader_callbacks cb2 = {on_tcp, on_dgram, on_notice, &e2, NULL};
         struct vn_reader *r = vn_reader_new(linktypes[i], &cb2, &lim);
         FUZZ_CHECK(r != NULL, "reader allocation");
         vn_reader_feed(r, 1000000, buf, len, len);

@@ -460,6 +460,8 @@ void vn_reasm_segment(struct vn_reasm *r, const struct vn_tcp_seg_in *s)
             ao = (int64_t)peer->fin_off;
         if (ao > (int64_t)peer->next_off && ao - (int64_t)peer->next_off < (1ll << 30))
             advance_to(r, c, (enum vn_dir)!dir, (uint64_t)ao, s->frame, s->ts_usec);
+        if (r->cb->ack && ao >= 0 && ao - (int64_t)peer->next_off < (1ll << 30))
+            r->cb->ack(r->cb->ctx, c->index, dir, (uint64_t)ao, s->frame);
     }
     if (c->h[0].fin && c->h[1].fin && c->h[0].next_off >= c->h[0].fin_off &&
         c->h[1].next_off >= c->h[1].fin_off)

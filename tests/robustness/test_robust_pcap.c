@@ -190,7 +190,7 @@ static double now_s(void)
 static void read_one(struct checker *c, const char *path, const char *what)
 {
     char err[512] = "";
-    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, c};
+    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, c, NULL};
     struct vn_reader_stats st;
     memset(&st, 0xAB, sizeof st);
     checker_start(c);
@@ -338,7 +338,7 @@ static void test_feed_frames_every_linktype(void **state)
     static uint8_t frame[70000];
     for (size_t li = 0; li < sizeof lts / sizeof lts[0]; li++) {
         for (size_t b = 0; b < NBASES; b++) {
-            struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, &fx->c};
+            struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, &fx->c, NULL};
             checker_start(&fx->c);
             assert_true(vn_reader_linktype_supported(lts[li]));
             struct vn_reader *rd = vn_reader_new(lts[li], &cb, &small_limits);
@@ -376,7 +376,7 @@ static void test_feed_frames_every_linktype(void **state)
     }
     /* Zero-length and one-byte frames on every link type. */
     for (size_t li = 0; li < sizeof lts / sizeof lts[0]; li++) {
-        struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, &fx->c};
+        struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, &fx->c, NULL};
         checker_start(&fx->c);
         struct vn_reader *rd = vn_reader_new(lts[li], &cb, NULL);
         frame[0] = 0x45;
@@ -406,7 +406,7 @@ static int rig_emit(void *ctx, const uint8_t *frame, size_t len)
 static void rig_start(struct rig *g, struct checker *c, const struct vn_reader_limits *lim,
                       uint32_t isn_c, uint32_t isn_s)
 {
-    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, c};
+    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, c, NULL};
     checker_start(c);
     g->c = c;
     g->rd = vn_reader_new(1, &cb, lim);
@@ -568,7 +568,7 @@ static void test_ooo_flood_bounded(void **state)
 static void test_many_connections_bounded(void **state)
 {
     struct fixture *fx = *state;
-    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, &fx->c};
+    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, &fx->c, NULL};
     checker_start(&fx->c);
     struct vn_reader *rd = vn_reader_new(1, &cb, NULL); /* default limits */
     struct vn_endpoint a, b;

@@ -213,7 +213,7 @@ int decode_capture(const char *path, enum tg_proto proto, struct decoded *d)
 {
     memset(d, 0, sizeof *d);
     struct ctx x = {.d = d, .proto = proto};
-    struct vn_reader_callbacks cb = {on_tcp, on_dgram, NULL, &x};
+    struct vn_reader_callbacks cb = {on_tcp, on_dgram, NULL, &x, NULL};
     char err[256];
     int rc = vn_pcap_read(path, &cb, NULL, NULL, err, sizeof err);
     if (x.ready) {

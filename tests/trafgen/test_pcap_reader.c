@@ -118,7 +118,7 @@ static struct rig *rig_new(const char *cip, const char *sip, const struct vn_rea
 {
     struct rig *g = calloc(1, sizeof *g);
     assert_non_null(g);
-    g->cb = (struct vn_reader_callbacks){on_tcp, on_dgram, on_notice, &g->seen};
+    g->cb = (struct vn_reader_callbacks){on_tcp, on_dgram, on_notice, &g->seen, NULL};
     g->reader = vn_reader_new(DLT_EN10MB, &g->cb, lim);
     assert_non_null(g->reader);
     struct vn_sink sink = {feed_emit, g->reader};
@@ -336,7 +336,7 @@ static void test_file_round_trip_with_datagrams(void **state)
     assert_int_equal(vn_pcap_close(w), 0);
 
     struct seen *s = calloc(1, sizeof *s);
-    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, s};
+    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, s, NULL};
     struct vn_reader_stats st;
     assert_int_equal(vn_pcap_read(path, &cb, NULL, &st, err, sizeof err), 0);
     assert_int_equal(s->got[VN_C2S], 5000);
@@ -425,7 +425,7 @@ static void test_pcapng_file(void **state)
     }
     fclose(f);
     struct seen *s = calloc(1, sizeof *s);
-    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, s};
+    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, s, NULL};
     char err[256];
     struct vn_reader_stats st;
     assert_int_equal(vn_pcap_read(path, &cb, NULL, &st, err, sizeof err), 0);
@@ -442,7 +442,7 @@ static void test_bad_files(void **state)
     (void)state;
     char err[256] = "";
     struct seen s;
-    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, &s};
+    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, &s, NULL};
     assert_int_equal(vn_pcap_read("/nonexistent/x.pcap", &cb, NULL, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "/nonexistent/x.pcap"));
     char path[] = "/tmp/vitcp-garbage-XXXXXX";
@@ -461,7 +461,7 @@ static void test_malformed_frames_give_notices(void **state)
 {
     (void)state;
     struct seen *s = calloc(1, sizeof *s);
-    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, s};
+    struct vn_reader_callbacks cb = {on_tcp, on_dgram, on_notice, s, NULL};
     struct vn_reader *r = vn_reader_new(DLT_EN10MB, &cb, NULL);
     uint8_t frame[VN_FRAME_MAX];
     struct vn_endpoint a, b;

@@ -415,7 +415,7 @@ static void test_pcapng(void **state)
 
     /* The project's reader follows the TCP stream in it. */
     size_t bytes = 0;
-    struct vn_reader_callbacks cb = {count_tcp, NULL, NULL, &bytes};
+    struct vn_reader_callbacks cb = {count_tcp, NULL, NULL, &bytes, NULL};
     char err[256];
     assert_int_equal(vn_pcap_read(ng, &cb, NULL, NULL, err, sizeof err), 0);
     assert_int_equal(bytes, 2003);

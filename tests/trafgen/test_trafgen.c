@@ -259,7 +259,7 @@ static void collect(void *ctx, const struct vn_tcp_event *ev)
 static void client_stream(const char *path, struct stream *s)
 {
     memset(s, 0, sizeof *s);
-    struct vn_reader_callbacks cb = {collect, NULL, NULL, s};
+    struct vn_reader_callbacks cb = {collect, NULL, NULL, s, NULL};
     char err[256];
     assert_int_equal(vn_pcap_read(path, &cb, NULL, NULL, err, sizeof err), 0);
 }
@@ -557,7 +557,7 @@ static void test_libnet_injection_on_loopback(void **state)
     }
     assert_int_equal(rc, 0);
     struct stream live = {0};
-    struct vn_reader_callbacks cb = {collect, NULL, NULL, &live};
+    struct vn_reader_callbacks cb = {collect, NULL, NULL, &live, NULL};
     struct vn_reader *rd = vn_reader_new(DLT_EN10MB, &cb, NULL);
     for (int idle = 0; idle < 10;) {
         struct pcap_pkthdr *h;

@@ -643,6 +643,71 @@ static void test_reactions_judged_by_the_reaction(void **state)
     assert_int_equal(worst_for(&fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT), VW_SEV_ERROR);
 }
 
+/* I12: a frame the receiver must close on, then data from that receiver
+ * (once per side); IH makes a bad header CRC no such frame. I13: bytes that
+ * cannot start a frame. */
+static void test_no_data_after_error(void **state)
+{
+    (void)state;
+    uint8_t buf[64];
+    struct vw_ift_ind a, b;
+    struct vw_findings fs;
+    struct vw_ift_nego n;
+    vw_ift_nego_init(&n);
+    ind_by_hand(buf, 0, true, 1);
+    assert_int_equal(ind_exact(buf, 64, &a, &fs), VW_REQ_NONE);
+    vw_ift_nego_indication(&n, 0, &a, &fs);
+    ind_by_hand(buf, 1, true, 1);
+    assert_int_equal(ind_exact(buf, 64, &b, &fs), VW_REQ_NONE);
+    vw_ift_nego_indication(&n, 1, &b, &fs);
+    /* a clean frame from A, then B's: nothing */
+    vw_findings_clear(&fs);
+    vw_ift_nego_frame_done(&n, 0, &fs);
+    vw_ift_nego_after_error(&n, 1, &fs);
+    assert_int_equal(fs.count, 0);
+    /* A's frame with a bad header CRC (a note would not count) */
+    vw_findings_add(&fs, VW_REQ_IFT_5_1_HDR_CRC, VW_SEV_NOTE, 0, 0, "a note");
+    vw_ift_nego_frame_done(&n, 0, &fs);
+    vw_findings_clear(&fs);
+    vw_ift_nego_after_error(&n, 1, &fs);
+    assert_int_equal(fs.count, 0);
+    vw_findings_add(&fs, VW_REQ_IFT_5_1_HDR_CRC, VW_SEV_ERROR, 0, 0, "bad");
+    vw_ift_nego_frame_done(&n, 0, &fs);
+    vw_findings_clear(&fs);
+    vw_ift_nego_after_error(&n, 0, &fs); /* A's own next frame: not a reaction */
+    assert_int_equal(fs.count, 0);
+    vw_ift_nego_after_error(&n, 1, &fs);
+    assert_int_equal(worst_for(&fs, VW_REQ_IFT_5_1_NO_DATA_AFTER_ERROR), VW_SEV_ERROR);
+    vw_findings_clear(&fs);
+    vw_ift_nego_after_error(&n, 1, &fs); /* once per side */
+    assert_int_equal(fs.count, 0);
+    /* B announced IH: a bad header CRC from A is placed (I15), no error frame */
+    vw_ift_nego_init(&n);
+    vw_ift_nego_indication(&n, 0, &a, &fs);
+    b.flags |= VW_IFT_FLAG_IH;
+    vw_ift_nego_indication(&n, 1, &b, &fs);
+    vw_findings_clear(&fs);
+    vw_findings_add(&fs, VW_REQ_IFT_5_1_HDR_CRC, VW_SEV_ERROR, 0, 0, "bad");
+    vw_ift_nego_frame_done(&n, 0, &fs);
+    vw_findings_clear(&fs);
+    vw_ift_nego_after_error(&n, 1, &fs);
+    assert_int_equal(fs.count, 0);
+
+    /* I13 */
+    struct vw_ift_frame_mode m = {.hc = true, .pc = true, .check_vtag = true, .vtag = 0xB0B0};
+    const uint8_t frame_ok[6] = {0, 14, 0, 32, 0xB0, 0xB0}, wrong_vtag[6] = {0, 14, 0, 32, 0x12, 0x34},
+                  big_hs_right_vtag[6] = {0x70, 0x61, 0, 0, 0xB0, 0xB0}, foreign[6] = {0x70, 0x61, 0x79, 0x6C, 1, 2},
+                  magic[6] = {0x52, 0x44, 0x44, 0x50, 0, 1};
+    assert_true(vw_ift_frame_start_plausible(frame_ok, 6, &m));
+    assert_true(vw_ift_frame_start_plausible(wrong_vtag, 6, &m)); /* a wrong VTag is IFT-4.2-VTAG-MATCH */
+    assert_true(vw_ift_frame_start_plausible(big_hs_right_vtag, 6, &m));
+    assert_false(vw_ift_frame_start_plausible(foreign, 6, &m));
+    assert_true(vw_ift_frame_start_plausible(magic, 6, &m));
+    assert_true(vw_ift_frame_start_plausible(foreign, 5, &m));
+    m.check_vtag = false;
+    assert_true(vw_ift_frame_start_plausible(foreign, 6, &m));
+}
+
 /* The negotiation on its own, as a dissector that frames PDUs itself uses
  * it: the mode per side, order rules, a second indication ignored. */
 static void test_nego_without_framers(void **state)
@@ -1038,6 +1103,7 @@ int main(void)
         cmocka_unit_test(test_rdma_header_belongs_to_payload),
         cmocka_unit_test(test_garbage_never_overreads),
         cmocka_unit_test(test_reactions_judged_by_the_reaction),
+        cmocka_unit_test(test_no_data_after_error),
         cmocka_unit_test(test_read_request_and_frame_build),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

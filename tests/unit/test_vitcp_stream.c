@@ -515,6 +515,42 @@ static void test_midstream(void **state)
     vw_vitcp_session_free(&ses);
 }
 
+/* V26: a bad CRC at RD that the receiver ACKs, then more data. */
+static void test_badcrc_watch(void **state)
+{
+    (void)state;
+    struct vw_vitcp_conn c;
+    vw_vitcp_conn_init(&c);
+    c.level = VW_VITCP_ATTR_RELIABLE_DELIVERY;
+    struct vw_vitcp_badcrc_watch w;
+    memset(&w, 0, sizeof w);
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    vw_findings_add(&fs, VW_REQ_VITCP_3_6_CRC_VALID, VW_SEV_ERROR, 0, 4, "bad");
+    vw_vitcp_badcrc_segment(&w, &c, 0, 1000, 8, &fs);
+    assert_int_equal(fs.count, 1);
+    assert_true(w.pending[0]);
+    vw_vitcp_badcrc_ack(&w, 0, 5000); /* the sender's own ACK of the other side: nothing */
+    vw_vitcp_badcrc_ack(&w, 1, 999);  /* short of its end: not acked */
+    vw_findings_clear(&fs);
+    vw_vitcp_badcrc_segment(&w, &c, 0, 1100, 9, &fs);
+    assert_int_equal(fs.count, 0);
+    vw_vitcp_badcrc_ack(&w, 1, 1000);
+    vw_vitcp_badcrc_segment(&w, &c, 1, 300, 10, &fs); /* B carries on */
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_VITCP_3_6_BAD_CRC_REACTION);
+    assert_non_null(strstr(fs.item[0].detail, "frame 8"));
+    vw_findings_clear(&fs);
+    vw_vitcp_badcrc_segment(&w, &c, 0, 1200, 11, &fs); /* judged once */
+    assert_int_equal(fs.count, 0);
+    /* at Unreliable nothing is watched */
+    memset(&w, 0, sizeof w);
+    c.level = VW_VITCP_ATTR_UNRELIABLE;
+    vw_findings_add(&fs, VW_REQ_VITCP_3_6_CRC_VALID, VW_SEV_ERROR, 0, 4, "bad");
+    vw_vitcp_badcrc_segment(&w, &c, 0, 1000, 8, &fs);
+    assert_false(w.pending[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -524,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_conn_rules),
         cmocka_unit_test(test_accept_rules),
         cmocka_unit_test(test_midstream),
+        cmocka_unit_test(test_badcrc_watch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

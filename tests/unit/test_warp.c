@@ -618,6 +618,68 @@ static void test_last_bit_missing(void **state)
     assert_int_equal(v.n, 2); /* no partial chunk */
 }
 
+/* W13 and W15: E is a note; the readings W1-W3 rejected are named. */
+static void test_rejected_readings_named(void **state)
+{
+    (void)state;
+    uint8_t s[256];
+    struct vw_warp_chunk c;
+    struct vw_findings fs;
+    /* E: the sender's signal, a note */
+    size_t n = hand_send(s, 0x05, 1, 0, "e", 1);
+    assert_int_equal(decode_exact(s, n, &c, &fs), VW_REQ_NONE);
+    assert_int_equal(fs.count, 1);
+    assert_int_equal(fs.item[0].req, VW_REQ_WARP_E_TXERR);
+    assert_int_equal(fs.item[0].severity, VW_SEV_NOTE);
+    /* an RDMA Write with the 8-bit Type code: first byte 0x01 */
+    n = hand_rdma(s, 0x01, 9, 0, "eight bit", 9);
+    s[0] = 0x01;
+    uint32_t a = vw_adler32(s, n - 4);
+    s[n - 4] = (uint8_t)(a >> 24), s[n - 3] = (uint8_t)(a >> 16), s[n - 2] = (uint8_t)(a >> 8), s[n - 1] = (uint8_t)a;
+    assert_int_equal(decode_exact(s, n, &c, &fs), VW_REQ_WARP_A_TYPE_KNOWN);
+    assert_int_equal(fs.count, 1);
+    assert_non_null(strstr(fs.item[0].detail, "8-bit Type"));
+    /* reserved bits elsewhere are still only a note */
+    s[0] = 0x08;
+    a = vw_adler32(s, n - 4);
+    s[n - 4] = (uint8_t)(a >> 24), s[n - 3] = (uint8_t)(a >> 16), s[n - 2] = (uint8_t)(a >> 8), s[n - 1] = (uint8_t)a;
+    assert_int_equal(decode_exact(s, n, &c, &fs), VW_REQ_NONE);
+    assert_false(vw_findings_has(&fs, VW_REQ_WARP_A_TYPE_KNOWN));
+
+    /* a Chunk length without the Adler-32: the framer names it at the next "header" */
+    n = hand_send(s, 0x01, 1, 0, "abcdefgh", 8);      /* 24 bytes */
+    s[3] = (uint8_t)(n - 4);                          /* length 20: Adler-32 left out */
+    a = vw_adler32(s, n - 4);                         /* ... and computed over those 20 */
+    s[n - 4] = (uint8_t)(a >> 24), s[n - 3] = (uint8_t)(a >> 16), s[n - 2] = (uint8_t)(a >> 8), s[n - 1] = (uint8_t)a;
+    size_t m = n;
+    memcpy(s + m, s, n);                              /* a second one like it */
+    m += n;
+    struct vw_warp_framer f;
+    assert_int_equal(vw_warp_framer_init(&f), 0);
+    struct verdicts v;
+    memset(&v, 0, sizeof v);
+    uint8_t *d = exact(s, m);
+    assert_int_equal(vw_warp_framer_feed(&f, d, m, on_verdict, &v), VW_REQ_WARP_A_CHUNK_LEN);
+    free(d);
+    assert_true(f.no_adler_reading);
+    assert_int_equal(v.chunks, 1);
+    assert_int_equal(v.n, 1);
+    assert_int_equal(v.rule[0], VW_REQ_WARP_A_ADLER_VALID);
+    vw_warp_framer_free(&f);
+    /* a bad Adler-32 alone is no such reading */
+    n = hand_send(s, 0x01, 1, 0, "abcdefgh", 8);
+    s[n - 1] ^= 0xFF;
+    m = n + hand_send(s + n, 0x01, 2, 0, "next", 4);
+    assert_int_equal(vw_warp_framer_init(&f), 0);
+    memset(&v, 0, sizeof v);
+    d = exact(s, m);
+    assert_int_equal(vw_warp_framer_feed(&f, d, m, on_verdict, &v), VW_REQ_NONE);
+    free(d);
+    assert_false(f.no_adler_reading);
+    assert_int_equal(v.chunks, 2);
+    vw_warp_framer_free(&f);
+}
+
 /* WARP-INTRO-NO-WARP-RETRANSMIT: a Send sent again with its SSN. */
 static void test_warp_does_not_retransmit(void **state)
 {
@@ -876,6 +938,7 @@ int main(void)
         cmocka_unit_test(test_garbage_never_overreads),
         cmocka_unit_test(test_hand_made_send_decodes),
         cmocka_unit_test(test_last_bit_missing),
+        cmocka_unit_test(test_rejected_readings_named),
         cmocka_unit_test(test_warp_does_not_retransmit),
         cmocka_unit_test(test_region_find),
         cmocka_unit_test(test_iscsi_headers),

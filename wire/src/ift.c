@@ -336,8 +336,8 @@ enum vw_req vw_ift_frame_decode(const uint8_t *b, size_t len, const struct vw_if
                             "to the payload (DDP header: %u bytes)",
                             fr->header_size, VW_RDMAP_READ_REQ_HDR_LEN, VW_DDP_UNTAGGED_HDR_LEN);
         else if (!fr->ddp_decoded)
-            vw_findings_add(fs, VW_REQ_IFT_5_1_DDP_HDR_PRESENT, VW_SEV_NOTE, 0, 2,
-                            "header_size %u is not an RFC 5041 %s DDP header (%u bytes)",
+            vw_findings_add(fs, VW_REQ_IFT_5_1_DDP_HDR_PRESENT, VW_SEV_ERROR, 0, 2,
+                            "header_size %u is not an RFC 5041 %s DDP header (%u bytes): sizes that do not fit (I5, I8)",
                             fr->header_size, (fr->ddp[0] & VW_DDP_FLAG_T) ? "tagged" : "untagged",
                             (fr->ddp[0] & VW_DDP_FLAG_T) ? VW_DDP_TAGGED_HDR_LEN
                                                          : VW_DDP_UNTAGGED_HDR_LEN);

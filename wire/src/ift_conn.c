@@ -50,8 +50,10 @@ static void conn_pdu(void *vctx, const uint8_t *raw, size_t len, uint64_t stream
             c->dir[dir].close_reason = VW_REQ_IFT_4_2_R_AGREE;
     } else if (!pdu->is_indication) {
         vw_ift_nego_frame(&c->nego, dir, &fs);
+        vw_ift_nego_after_error(&c->nego, dir, &fs);
         if (err == VW_REQ_NONE)
             vw_ift_nego_frame_rules(&c->nego, dir, &pdu->frame, &fs);
+        vw_ift_nego_frame_done(&c->nego, dir, &fs);
     }
     if (call->cb)
         call->cb(call->ctx, raw, len, stream_off, pdu, err, &fs);

@@ -5,6 +5,7 @@
  * Shared by vw_ift_conn and by callers that frame PDUs themselves.
  */
 #include <string.h>
+#include "vitcp/bytes.h"
 #include "vitcp/ift_stream.h"
 
 void vw_ift_nego_init(struct vw_ift_nego *n)
@@ -103,4 +104,41 @@ void vw_ift_nego_frame_rules(const struct vw_ift_nego *n, int dir, const struct 
         vw_findings_add(fs, VW_REQ_IFT_4_2_R_MODE, VW_SEV_ERROR, VW_IFT_FRAME_HDR_LEN + 1, 1,
                         "RDMAP version %u in RDMA mode (both ends set R), must be %u (RFC 5040, I5)",
                         fr->ddp_hdr.rdmap_rv, VW_RDMAP_VERSION);
+}
+
+void vw_ift_nego_frame_done(struct vw_ift_nego *n, int dir, const struct vw_findings *fs)
+{
+    if ((dir != 0 && dir != 1) || !fs)
+        return;
+    uint32_t rx_flags = n->ind_seen[1 - dir] ? n->ind[1 - dir].flags : 0;
+    for (unsigned i = 0; i < fs->count; i++) {
+        const struct vw_finding *f = &fs->item[i];
+        if (f->severity != VW_SEV_ERROR)
+            continue;
+        bool fatal = f->req == VW_REQ_IFT_4_2_VTAG_MATCH || f->req == VW_REQ_IFT_5_1_FRAME_LEN ||
+                     f->req == VW_REQ_IFT_5_1_DDP_HDR_PRESENT || f->req == VW_REQ_IFT_5_1_RDMA_HDR_IN_PAYLOAD ||
+                     (f->req == VW_REQ_IFT_5_1_HDR_CRC && !(rx_flags & VW_IFT_FLAG_IH)) ||
+                     (f->req == VW_REQ_IFT_5_1_PAYLOAD_CRC && !(rx_flags & VW_IFT_FLAG_IP));
+        if (fatal)
+            n->error_frame[dir] = true;
+    }
+}
+
+void vw_ift_nego_after_error(struct vw_ift_nego *n, int dir, struct vw_findings *fs)
+{
+    if ((dir != 0 && dir != 1) || !n->error_frame[1 - dir] || n->after_error_seen[dir])
+        return;
+    n->after_error_seen[dir] = true;
+    vw_findings_add(fs, VW_REQ_IFT_5_1_NO_DATA_AFTER_ERROR, VW_SEV_ERROR, 0, 0,
+                    "Frame sent after the peer's frame broke I8 (VTag, CRC, sizes): the connection "
+                    "must close, not carry data");
+}
+
+bool vw_ift_frame_start_plausible(const uint8_t *p, size_t have, const struct vw_ift_frame_mode *m)
+{
+    if (have < VW_IFT_FRAME_HDR_LEN || !m->check_vtag)
+        return true;
+    if (vw_get_be32(p) == VW_IFT_MAGIC)
+        return true;
+    return vw_get_be16(p) <= VW_IFT_DDP_HDR_PLAUSIBLE_MAX || vw_get_be16(p + 4) == m->vtag;
 }

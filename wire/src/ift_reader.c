@@ -52,6 +52,13 @@ static size_t pdu_len(struct vw_ift_reader *r, const uint8_t *p, size_t have, bo
         return 0;
     struct vw_ift_frame_mode m = {0};
     vw_ift_nego_mode(r->nego, r->dir, &m);
+    if (r->nego->ind_seen[1 - r->dir] && !vw_ift_frame_start_plausible(p, have, &m)) {
+        r->status = VW_IFT_READ_FRAMING_LOST; /* I13 */
+        r->lost_off = r->stream_off;
+        r->lost_hs = vw_get_be16(p);
+        r->lost_vtag = vw_get_be16(p + 4);
+        return 0;
+    }
     size_t announced = vw_ift_peek_frame_len(p, have, &m);
     if (!m.check_vtag || (chunk_end && have == announced))
         return announced;

@@ -55,3 +55,35 @@ enum vw_req vw_vitcp_session_feed(struct vw_vitcp_session *s, int dir, const uin
     struct session_call call = {s, dir, cb, ctx};
     return vw_vitcp_framer_feed(&s->framer[dir], data, len, on_segment, &call);
 }
+
+void vw_vitcp_badcrc_segment(struct vw_vitcp_badcrc_watch *w, const struct vw_vitcp_conn *c, int dir,
+                             uint64_t seg_end, uint64_t frame, struct vw_findings *fs)
+{
+    if (dir != 0 && dir != 1)
+        return;
+    for (int d = 0; d < 2; d++) {
+        if (!w->pending[d] || !w->acked[d])
+            continue;
+        w->pending[d] = false;
+        vw_findings_add(fs, VW_REQ_VITCP_3_6_BAD_CRC_REACTION, VW_SEV_ERROR, 0, 0,
+                        "bad-CRC segment of frame %llu was TCP-ACKed, the connection goes on: neither "
+                        "reaction of 3.6 (V26)", (unsigned long long)w->frame[d]);
+    }
+    bool reliable = c->level == VW_VITCP_ATTR_RELIABLE_DELIVERY || c->level == VW_VITCP_ATTR_RELIABLE_RECEPTION;
+    if (!reliable || w->pending[dir])
+        return;
+    for (unsigned i = 0; i < fs->count; i++)
+        if (fs->item[i].req == VW_REQ_VITCP_3_6_CRC_VALID && fs->item[i].severity == VW_SEV_ERROR) {
+            w->pending[dir] = true;
+            w->acked[dir] = false;
+            w->end[dir] = seg_end;
+            w->frame[dir] = frame;
+            return;
+        }
+}
+
+void vw_vitcp_badcrc_ack(struct vw_vitcp_badcrc_watch *w, int dir, uint64_t acked)
+{
+    if ((dir == 0 || dir == 1) && w->pending[1 - dir] && acked >= w->end[1 - dir])
+        w->acked[1 - dir] = true;
+}

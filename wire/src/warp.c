@@ -63,6 +63,13 @@ enum vw_req vw_warp_decode(const uint8_t *buf, size_t len, struct vw_warp_chunk 
         vw_findings_add(fs, VW_REQ_WARP_A_ADLER_VALID, VW_SEV_ERROR, (uint32_t)(len - 4), 4,
                         "Bad Adler-32 0x%08x, computed 0x%08x%s", c->adler_wire, c->adler_computed, how);
     }
+    /* W15: line 235's 8-bit Type code for an RDMA Write, named. */
+    if (buf[0] == VW_WARP_TYPE8_RDMA_BYTE && len >= VW_WARP_RDMA_HDR_LEN + VW_WARP_ADLER_LEN) {
+        vw_findings_add(fs, VW_REQ_WARP_A_TYPE_KNOWN, VW_SEV_ERROR, 0, 1,
+                        "first byte 0x01: an RDMA Write with the summary's 8-bit Type code (line 235); "
+                        "W1's Type is the 4 high bits, which read a Send with reserved bits set");
+        return VW_REQ_WARP_A_TYPE_KNOWN;
+    }
     if (c->rsvd)
         vw_findings_add(fs, VW_REQ_WARP_A_RSVD_ZERO, VW_SEV_NOTE, 0, 2,
                         "reserved bits 0x%03x (not checked on receive)", c->rsvd);
@@ -70,8 +77,8 @@ enum vw_req vw_warp_decode(const uint8_t *buf, size_t len, struct vw_warp_chunk 
         vw_findings_add(fs, VW_REQ_WARP_C_ONLY_WITH_L, VW_SEV_ERROR, 1, 1,
                         "Completion bit set without the Last bit");
     if (c->flags & VW_WARP_FLAG_E)
-        vw_findings_add(fs, VW_REQ_WARP_E_TXERR, VW_SEV_WARN, 1, 1,
-                        "Transmit Error: the sender hit an error in this ULP PDU");
+        vw_findings_add(fs, VW_REQ_WARP_E_TXERR, VW_SEV_NOTE, 1, 1,
+                        "Transmit Error: the sender hit an error in this ULP PDU (a signal, W13)");
     if (!hdr) {
         vw_findings_add(fs, VW_REQ_WARP_A_TYPE_KNOWN, VW_SEV_ERROR, 0, 1,
                         "Unknown type %u: chunk skipped by its length", c->type);
@@ -88,6 +95,11 @@ enum vw_req vw_warp_decode(const uint8_t *buf, size_t len, struct vw_warp_chunk 
     c->payload = buf + hdr;
     c->payload_len = len - hdr - VW_WARP_ADLER_LEN;
     return VW_REQ_NONE;
+}
+
+bool vw_warp_len_without_adler(uint32_t full_adler, const uint8_t *p)
+{
+    return vw_get_be32(p) == full_adler;
 }
 
 void vw_warp_enc_init(struct vw_warp_enc *enc, unsigned type, const uint8_t *payload,

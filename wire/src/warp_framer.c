@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "vitcp/bytes.h"
+#include "vitcp/checksum.h"
 #include "vitcp/warp_stream.h"
 #include "pdu_gather.h"
 
@@ -142,6 +143,11 @@ static size_t chunk_len(void *owner, const uint8_t *p)
 {
     struct vw_warp_framer *f = ((struct feed_call *)owner)->f;
     size_t cl = vw_warp_peek_chunk_len(p, 4);
+    if (f->prev_bad_adler && vw_warp_len_without_adler(f->prev_full_adler, p)) {
+        f->no_adler_reading = true;
+        f->error = VW_REQ_WARP_A_CHUNK_LEN;
+        return 0;
+    }
     if (cl < min_len(p)) {
         f->error = VW_REQ_WARP_A_CHUNK_LEN;
         return 0;
@@ -159,6 +165,9 @@ static void deliver(void *owner, const uint8_t *raw, size_t len)
     enum vw_req err = vw_warp_decode(raw, len, &chunk, &fs);
     if (err == VW_REQ_NONE)
         vw_warp_seq_check(&f->seq, &chunk, NULL, &fs);
+    f->prev_bad_adler = (err == VW_REQ_NONE || err == VW_REQ_WARP_A_TYPE_KNOWN) && !chunk.adler_ok;
+    if (f->prev_bad_adler)
+        f->prev_full_adler = vw_adler32(raw, len);
     uint64_t off = f->stream_off;
     f->stream_off += len;
     f->chunks++;

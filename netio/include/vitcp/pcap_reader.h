@@ -79,6 +79,10 @@ struct vn_reader_callbacks {
      * malformed headers, IP fragments, limits reached). May be NULL. */
     void (*notice)(void *ctx, uint64_t frame, const char *msg);
     void *ctx;
+    /* Every TCP segment with ACK set, after its data was handed on: dir is
+     * the ACK's sender, acked the stream offset of the other direction it
+     * acknowledges (its next expected byte). May be NULL. */
+    void (*ack)(void *ctx, unsigned conn, enum vn_dir dir, uint64_t acked, uint64_t frame);
 };
 
 struct vn_reader_limits {

@@ -76,6 +76,8 @@ struct vw_ift_nego {
     int phase0_dir;            /* side that sent the first indication (A), -1 until seen */
     bool r_disagree;           /* the R bits of the two indications differ */
     bool incompatible[2];      /* this side's indication has a BC version above ours */
+    bool error_frame[2];       /* this side sent a frame its receiver must close on (I8, I12) */
+    bool after_error_seen[2];  /* this side sent a frame after the peer's error frame (reported once) */
 };
 
 void vw_ift_nego_init(struct vw_ift_nego *n);
@@ -97,6 +99,25 @@ void vw_ift_nego_frame(const struct vw_ift_nego *n, int dir, struct vw_findings 
 /* The mode of frames sent by dir: its own HC/PC and the VTag its peer
  * announced (check_vtag only once that is known). Returns false (mode's
  * hc/pc untouched) when dir's own indication is not known. */
+/* I12, the reaction to an erroneous frame, judged on what the receiver
+ * sends after it: vw_ift_nego_frame_done takes a frame's complete findings
+ * (decoder and connection rules) and remembers whether the frame breaks a
+ * rule I8 closes the connection for (wrong VTag, a header or payload CRC
+ * the receiver did not announce to ignore with IH/IP, sizes that do not
+ * fit); vw_ift_nego_after_error, for each later frame, adds
+ * IFT-5.1-NO-DATA-AFTER-ERROR (once per side) when the frame comes from the
+ * receiver of such a frame: it carried on instead of closing. */
+void vw_ift_nego_frame_done(struct vw_ift_nego *n, int dir, const struct vw_findings *findings);
+void vw_ift_nego_after_error(struct vw_ift_nego *n, int dir, struct vw_findings *findings);
+
+/* I13: could the bytes at p start a frame of side dir? False (framing is
+ * lost there) when both indications are known and the bytes are neither an
+ * indication nor a frame: a header_size above VW_IFT_DDP_HDR_PLAUSIBLE_MAX
+ * (RFC 5041's headers are 14 and 18 bytes) and a VTag that is not the
+ * receiver's: the sizes of the frame before them did not fit. */
+#define VW_IFT_DDP_HDR_PLAUSIBLE_MAX 255
+bool vw_ift_frame_start_plausible(const uint8_t *p, size_t have, const struct vw_ift_frame_mode *mode);
+
 bool vw_ift_nego_mode(const struct vw_ift_nego *n, int dir, struct vw_ift_frame_mode *mode);
 /* Both indications are known and both set R: the connection is in RDMA mode (4.2). */
 bool vw_ift_nego_rdma(const struct vw_ift_nego *n);
@@ -129,6 +150,7 @@ enum vw_ift_read_status {
     VW_IFT_READ_TOO_LARGE,      /* a PDU longer than the reader's limit */
     VW_IFT_READ_NO_MEMORY,
     VW_IFT_READ_STOPPED,        /* the callback asked to stop */
+    VW_IFT_READ_FRAMING_LOST,   /* bytes that cannot start a frame (I13, IFT-5.1-FRAME-LEN); lost_off says where */
 };
 
 /* Every PDU fits: the longest frame the 16-bit sizes allow. */
@@ -148,6 +170,8 @@ struct vw_ift_reader {
     size_t have, cap;
     uint64_t stream_off;            /* offset of the first byte not yet delivered */
     enum vw_ift_read_status status; /* sticky */
+    uint64_t lost_off;              /* VW_IFT_READ_FRAMING_LOST: stream offset of the foreign bytes */
+    uint16_t lost_hs, lost_vtag;    /* ... their header_size and VTag */
 };
 
 /* limit: longest PDU to accept (at least VW_IFT_IND_LEN; VW_IFT_READ_LIMIT_MAX

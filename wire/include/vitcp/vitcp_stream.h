@@ -126,6 +126,29 @@ struct vw_vitcp_conn {
     struct vw_vitcp_dir dir[2];
 };
 
+/*
+ * V26: the reaction to a bad CRC at Reliable Delivery or Reliable Reception
+ * (3.6: withhold the TCP ACK, or deliver with error and close at once), as a
+ * capture shows it. The caller reports each segment (its end in the caller's
+ * stream unit: lint's stream offsets, the dissector's relative TCP sequence
+ * numbers) and each TCP ACK; a VI segment framed (either side) after the
+ * receiver ACKed past a bad-CRC segment breaks VITCP-3.6-BAD-CRC-REACTION:
+ * the ACK was not withheld and the connection was not closed.
+ */
+struct vw_vitcp_badcrc_watch {
+    bool pending[2];   /* side d sent a bad-CRC segment at RD/RR, not judged yet */
+    bool acked[2];     /* ... and the other side ACKed past it */
+    uint64_t end[2];   /* its end */
+    uint64_t frame[2]; /* its frame */
+};
+/* Call for every segment side dir sends, with its findings complete, before
+ * anything else about it: judges the watch (findings gets the error) and
+ * then watches this segment if it has a bad CRC at RD/RR. */
+void vw_vitcp_badcrc_segment(struct vw_vitcp_badcrc_watch *w, const struct vw_vitcp_conn *c, int dir,
+                             uint64_t seg_end, uint64_t frame, struct vw_findings *findings);
+/* A TCP ACK from side dir acknowledging the other side up to acked. */
+void vw_vitcp_badcrc_ack(struct vw_vitcp_badcrc_watch *w, int dir, uint64_t acked);
+
 void vw_vitcp_conn_init(struct vw_vitcp_conn *c);
 /* The caller saw the TCP connection open (its SYN): then a segment before
  * any ConnectRequest breaks VITCP-4.2-REQUEST-FIRST and the CE exchange is

@@ -73,6 +73,22 @@ static inline unsigned vw_warp_peek_chunk_len(const uint8_t *buf, size_t len)
 enum vw_req vw_warp_decode(const uint8_t *buf, size_t len, struct vw_warp_chunk *chunk,
                            struct vw_findings *findings);
 
+/* W15: a chunk whose first byte is 0x01 is an RDMA Write written with
+ * the summary's 8-bit Type code (line 235); W1's 4-bit Type reads it as a
+ * Send with reserved bits set. vw_warp_decode names the reading (error
+ * WARP-A-TYPE-KNOWN) instead of decoding it as a Send. */
+#define VW_WARP_TYPE8_RDMA_BYTE 0x01u
+
+/* W15: true when the four bytes at p (the place of the next chunk's
+ * header) are the Adler-32 of every byte of the chunk before them, whose
+ * own Adler-32 was bad (full_adler = vw_adler32 of that whole chunk): the
+ * sender's Chunk length left its Adler-32 out (W2 counts it). */
+bool vw_warp_len_without_adler(uint32_t full_adler, const uint8_t *p);
+/* Detail text of that reading, for both tools. */
+#define VW_WARP_NO_ADLER_TEXT                                                              \
+    "the previous chunk's Adler-32 follows its Chunk length: that length leaves the Adler-32 out " \
+    "(W2 counts header, payload and Adler-32); framing lost"
+
 /* How the encoder writes the Adler-32. */
 enum vw_warp_adler_write {
     VW_WARP_ADLER_GOOD,   /* correct, big-endian (W3) */

@@ -1,0 +1,172 @@
+"""Issue 22, IFT, from independent captures (indications and frames packed
+by hand with struct and a CRC-32C written in Python, ift_bytes.py; TCP by
+tcp_pcap.py). Reactions are judged by the reaction (I8, I12): a correct
+peer is clean, a wrong one red under the reaction's ID. Framing lost to a
+too-short payload_size is said once under IFT-5.1-FRAME-LEN and nothing
+after it is read (I13); a header_size that does not match the DDP header
+is an error (I5, I8); a mid-stream upgrade is found by its magic in lint
+as in the plugin; DDP mode is not decoded as RDMAP (I14). Lint and the
+plugin give the same IDs on the same frames."""
+import unittest
+
+from ift_bytes import HC, PC, PH, PORT, R, ddp_tagged, frame, indication
+from tcp_pcap import Conversation, capture, ids, lint, only, tshark
+
+VA, VB = 0xA0A0, 0xB0B0          # the VTags A and B announce (B's frames carry VA, A's carry VB)
+PAYLOAD = b"sixteen byte pay" * 2
+
+
+def both(name, frames):
+    path = capture(name, frames)
+    lt, issues = lint(path)
+    ts, _ = tshark(path, "IFT-")
+    return only(lt, "IFT-"), ts, issues
+
+
+def agreed(r=True):
+    """Both indications (A phase 0, B phase 1) with HC and PC; R as given on both."""
+    c = Conversation(PORT)
+    c.send(0, indication((R if r else 0) | HC | PC, VA))
+    c.send(1, indication(PH | (R if r else 0) | HC | PC, VB))
+    return c
+
+
+class RDisagreement(unittest.TestCase):
+    def test_b_answers_then_resets_is_clean(self):
+        c = Conversation(PORT)
+        c.send(0, indication(R | HC | PC, VA))
+        b = c.send(1, indication(PH | HC | PC, VB))
+        c.rst(1)
+        lt, ts, _ = both("ift_r_ok.pcap", c.frames)
+        self.assertEqual(ids(lt), {})
+        self.assertIn(("IFT-4.2-R-AGREE", "note"), lt[b])
+        self.assertEqual(ts, lt)
+
+    def test_b_carries_on_is_red(self):
+        c = Conversation(PORT)
+        c.send(0, indication(R | HC | PC, VA))
+        c.send(1, indication(PH | HC | PC, VB))
+        bad = c.send(1, frame(VA, ddp_tagged(), PAYLOAD))
+        c.close()
+        lt, ts, _ = both("ift_r_bad.pcap", c.frames)
+        self.assertEqual(ids(lt), {bad: {"IFT-4.2-R-AGREE"}})
+        self.assertEqual(ts, lt)
+
+
+class BcVersion(unittest.TestCase):
+    def test_b_rejects_is_clean(self):
+        c = Conversation(PORT)
+        a = c.send(0, indication(R | HC | PC, VA, version=2, bc_version=2))
+        c.rst(1)
+        lt, ts, _ = both("ift_bc_ok.pcap", c.frames)
+        self.assertEqual(ids(lt), {})
+        self.assertIn(("IFT-4.2-BC-VERSION-REJECT", "note"), lt[a])
+        self.assertEqual(ts, lt)
+
+    def test_b_answers_is_red(self):
+        c = Conversation(PORT)
+        c.send(0, indication(R | HC | PC, VA, version=2, bc_version=2))
+        b = c.send(1, indication(PH | R | HC | PC, VB))
+        c.rst(1)
+        lt, ts, _ = both("ift_bc_bad.pcap", c.frames)
+        self.assertEqual(ids(lt), {b: {"IFT-4.2-BC-VERSION-REJECT"}})
+        self.assertEqual(ts, lt)
+
+
+class NoDataAfterError(unittest.TestCase):
+    def test_b_resets_is_clean(self):
+        c = agreed()
+        bad = c.send(0, frame(VB, ddp_tagged(), PAYLOAD, bad_hcrc=True))
+        c.rst(1)
+        lt, ts, _ = both("ift_err_ok.pcap", c.frames)
+        self.assertEqual(ids(lt), {bad: {"IFT-5.1-HDR-CRC"}})
+        self.assertEqual(ts, lt)
+
+    def test_b_carries_on_is_red(self):
+        c = agreed()
+        bad = c.send(0, frame(VB, ddp_tagged(), PAYLOAD, bad_hcrc=True))
+        more = c.send(1, frame(VA, ddp_tagged(), PAYLOAD))
+        c.close()
+        lt, ts, _ = both("ift_err_bad.pcap", c.frames)
+        self.assertEqual(ids(lt), {bad: {"IFT-5.1-HDR-CRC"}, more: {"IFT-5.1-NO-DATA-AFTER-ERROR"}})
+        self.assertEqual(ts, lt)
+
+
+class ShortPayloadSize(unittest.TestCase):
+    def test_framing_lost_once(self):
+        c = agreed()
+        good = frame(VB, ddp_tagged(), PAYLOAD)
+        short = frame(VB, ddp_tagged(), PAYLOAD, payload_size=4, pc=False, hc=True)
+        # the sender counted 4 payload bytes but sent 32 and its payload CRC: the rest is not a frame
+        from ift_bytes import crc32c
+        import struct
+        short = short[:-4] + PAYLOAD + struct.pack("<I", crc32c(PAYLOAD))
+        c.send(0, good)
+        bad = c.send(0, short)
+        c.send(0, good)
+        c.close()
+        lt, ts, _ = both("ift_short.pcap", c.frames)
+        # the short frame's payload CRC is read where its sizes put it (bad), then framing is lost once
+        self.assertEqual(ids(lt), {bad: {"IFT-5.1-PAYLOAD-CRC", "IFT-5.1-FRAME-LEN"}})
+        self.assertEqual(sum(1 for f in lt.values() for i, _ in f if i == "IFT-5.1-FRAME-LEN"), 1)
+        self.assertEqual(ts, lt)
+
+
+class HeaderSize(unittest.TestCase):
+    def test_header_size_not_the_ddp_header_is_an_error(self):
+        c = agreed()
+        bad = c.send(0, frame(VB, ddp_tagged() + b"\0\0", PAYLOAD))   # 16 bytes: RFC 5041's tagged header is 14
+        c.close()
+        lt, ts, _ = both("ift_hsize.pcap", c.frames)
+        self.assertEqual(ids(lt), {bad: {"IFT-5.1-DDP-HDR-PRESENT"}})
+        self.assertEqual(ts, lt)
+
+
+class MidStreamUpgrade(unittest.TestCase):
+    def test_found_by_its_magic(self):
+        c = Conversation(17777)
+        c.send(0, b"HELLO ULP: let us upgrade\r\n")
+        c.send(1, b"OK upgrade\r\n")
+        c.send(0, indication(R | HC | PC, VA))
+        c.send(1, indication(PH | R | HC | PC, VB))
+        c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        bad = c.send(1, frame(VA, ddp_tagged(), PAYLOAD, bad_hcrc=True))
+        c.rst(0)
+        lt, ts, issues = both("ift_upgrade.pcap", c.frames)
+        self.assertEqual(ids(lt), {bad: {"IFT-5.1-HDR-CRC"}})
+        self.assertEqual(ts, lt)
+
+
+class DdpMode(unittest.TestCase):
+    def test_r_clear_on_both_ends_is_not_rdmap(self):
+        c = agreed(r=False)
+        f = c.send(0, frame(VB, ddp_tagged(rdmap=0x07), PAYLOAD))     # the second byte is the ULP's
+        c.close()
+        path = capture("ift_ddp_mode.pcap", c.frames)
+        lt, _ = lint(path)
+        ts, fields = tshark(path, "IFT-", ["iwarp_rdma.opcode", "_ws.col.Info"])
+        self.assertEqual(ids(only(lt, "IFT-")), {})
+        self.assertEqual(ts, only(lt, "IFT-"))
+        self.assertEqual(fields[f][0], "")                   # no RDMAP opcode decoded
+        self.assertIn("DDP Tagged STag=0x00001234", fields[f][1])
+        # in RDMA mode the same frame (RDMAP version 1, Write) is RDMAP
+        c = agreed(r=True)
+        f = c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        c.close()
+        _, fields = tshark(capture("ift_rdma_mode.pcap", c.frames), "IFT-", ["iwarp_rdma.opcode", "_ws.col.Info"])
+        self.assertEqual(fields[f][0], "0x00")
+
+
+class BadMagic(unittest.TestCase):
+    def test_one_id_in_both_tools(self):
+        c = Conversation(PORT)
+        a = c.send(0, indication(R | HC | PC, VA, magic=0x52444451))
+        c.rst(1)
+        lt, ts, _ = both("ift_magic.pcap", c.frames)
+        self.assertEqual(set(ids(lt)), {a})
+        self.assertEqual(len(ids(lt)[a]), 1)
+        self.assertEqual(ts, lt)
+
+
+if __name__ == "__main__":
+    unittest.main()
