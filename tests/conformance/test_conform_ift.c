@@ -180,6 +180,28 @@ static void test_rules_the_target_breaks(void **state)
     P->session_free(s);
 }
 
+/* After a whole frame, bytes that cannot start one (header_size above 255,
+ * a foreign VTag): the frame before them was too short, I13. The module
+ * fails the case under IFT-5.1-FRAME-LEN and stops reading. */
+static void test_framing_lost_named(void **state)
+{
+    (void)state;
+    uint8_t stream[512];
+    size_t n = target_ind(stream, VW_IFT_FLAG_R | VW_IFT_FLAG_HC | VW_IFT_FLAG_PC, 1, 1);
+    n += send_seg(stream + n, sizeof stream - n, 1, 0, true, 20, 1, 0);
+    memset(stream + n, 0xFF, 64);
+    n += 64;
+    void *s = tester_session();
+    struct got g = {0};
+    struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+    feed_chunked(s, stream, n, 5, &g, &v);
+    P->session_finish(s, &v);
+    assert_int_equal(v.req, VW_REQ_IFT_5_1_FRAME_LEN);
+    assert_non_null(strstr(v.detail, "cannot start one"));
+    assert_int_equal(g.n, 2); /* the indication and the whole Send */
+    P->session_free(s);
+}
+
 /* A frame without the header CRC its sender announced, then silence: the
  * stall settles the layout (C45, I18). */
 static void test_stall_names_a_missing_crc(void **state)
@@ -310,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_send_reassembled_any_chunking),
         cmocka_unit_test(test_rules_the_target_breaks),
         cmocka_unit_test(test_stall_names_a_missing_crc),
+        cmocka_unit_test(test_framing_lost_named),
         cmocka_unit_test(test_random_bytes_never_crash),
         cmocka_unit_test(test_encoder),
     };

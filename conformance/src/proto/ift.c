@@ -430,7 +430,12 @@ static void read_status(struct ift_session *s, enum vw_ift_read_status st)
     if (st == VW_IFT_READ_NOT_INDICATION)
         rx_verdict(s->v, VW_REQ_IFT_4_INDICATION_FIRST,
                    "%s (no magic 0x52444450 at stream offset %llu)",
-                   "the target's first bytes are not an adaption indication", 0);
+                   "the target's first bytes are not an adaption indication", 0ULL);
+    else if (st == VW_IFT_READ_FRAMING_LOST) /* I13: a frame's sizes did not fit */
+        rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s (stream offset %llu)",
+                   "bytes of the target's where a frame should start cannot start one: the sizes of the frame "
+                   "before them do not fit",
+                   (unsigned long long)s->reader.lost_off);
     else if (st == VW_IFT_READ_TOO_LARGE || st == VW_IFT_READ_NO_MEMORY)
         rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s (stream offset %llu)",
                    "a PDU of the target's cannot be gathered", (unsigned long long)s->reader.stream_off);
