@@ -3,14 +3,18 @@ through `vitcp-conform run --protocol warp` against warp-peer, on the engine's
 generic step runner.
 
 1. `warp-peer --zero-based` (echo mode; C42: the suite writes into RID 1 of
-   a zero-based region) passes every echo case, and `warp-peer --iscsi`
+   a zero-based region, its default) passes every echo case, so does
+   `warp-peer` in its default address-based mode and with another RID when
+   its `event=region` line is given as `run --region` (C50), and a region
+   under 64 KiB skips the echo cases with the reason; `warp-peer --iscsi`
    every iSCSI case (`run --protocol warp --iscsi`); each run skips the
    other kind; the reports name the protocol and no VI/TCP case runs.
 2. Every fault of `warp-peer --list-faults` (the iscsi ones against an
    iSCSI-mode target) fails at least one case under the fault's own
    requirement ID, and no case fails for another ID except those listed in
    RELATED; a fault no case can provoke is in UNCAUGHT with the reason, and
-   one that a case does catch fails the test. Every case is failed by some
+   one that a case does catch fails the test; the echo faults run against
+   the address-based region given by --region (C50). Every case is failed by some
    fault or listed in NO_FAULT_FAILS with the reason.
 3. The catalog's claims: every WARP entry whose check kind is active is
    named by a case, and every case a warp.def entry names ("vitcp-conform
@@ -87,6 +91,11 @@ class Peer:
                 self.cond.wait(0.2)
             line = next(l for l in self.lines if "event=listening" in l)
         self.port = int(re.search(r"port=(\d+)", line).group(1))
+        reg = next(l for l in self.lines if "event=region" in l)
+        m = re.search(r"addr=0x([0-9a-f]+) handle=(\d+) len=(\d+)", reg)
+        # the format of vitcp-conform run --region: hex address, hex handle, decimal length
+        self.region = "%s:%x:%s" % (m.group(1), int(m.group(2)), m.group(3))
+        self.address_based = "based=address" in reg
 
     def _read(self):
         for line in self.proc.stdout:
@@ -121,9 +130,12 @@ def run(peer, *extra, protocol="warp"):
 
 
 class WarpSuite(unittest.TestCase):
-    def check_clean_run(self, peer_args, run_args, expect_pass, expect_skip):
+    def check_clean_run(self, peer_args, run_args, expect_pass, expect_skip, region=False):
         peer = Peer(*peer_args)
         try:
+            if region:
+                self.assertTrue(peer.address_based, peer.lines)
+                run_args = list(run_args) + ["--region", peer.region]
             rc, rep, junit, text = run(peer, *run_args)
         finally:
             peer.stop()
@@ -144,6 +156,36 @@ class WarpSuite(unittest.TestCase):
     def test_normal_peer_passes_every_echo_case(self):
         self.check_clean_run(["--zero-based"], [], ECHO_CASES, ISCSI_CASES)
 
+    def test_address_based_peer_passes_every_echo_case_given_its_region(self):
+        # warp-peer's default: offsets are the region's addresses (W5)
+        self.check_clean_run([], [], ECHO_CASES, ISCSI_CASES, region=True)
+
+    def test_other_rid_passes_every_echo_case_given_its_region(self):
+        self.check_clean_run(["--handle", "0x2a", "--region-size", "200000"], [], ECHO_CASES, ISCSI_CASES,
+                             region=True)
+
+    def test_without_its_region_an_address_based_peer_fails(self):
+        # the same target without --region: the cases write at offset 0 of RID 1, outside its region
+        peer = Peer()
+        try:
+            rc, rep, _, text = run(peer, "--only", "WARP-INTRO-REGION-BOUNDS")
+        finally:
+            peer.stop()
+        self.assertEqual(rc, 1, text)
+        failed = {c["id"]: c["failed_requirement"] for c in rep["cases"] if c["verdict"] in ("fail", "timeout")}
+        self.assertIn("warp-rdma-write-echo", failed, text)
+
+    def test_a_small_region_skips_the_echo_cases(self):
+        peer = Peer("--zero-based", "--region-size", "4096")
+        try:
+            rc, rep, _, text = run(peer, "--region", peer.region)
+        finally:
+            peer.stop()
+        for c in rep["cases"]:
+            self.assertEqual(c["verdict"], "skip", c)
+        self.assertTrue(any("holds 4096 bytes; the echo cases need at least 65536 (C50)" in c["message"]
+                            for c in rep["cases"]), text)
+
     def test_iscsi_peer_passes_every_iscsi_case(self):
         self.check_clean_run(["--iscsi"], ["--iscsi"], ISCSI_CASES, ECHO_CASES)
 
@@ -153,9 +195,10 @@ class WarpSuite(unittest.TestCase):
 
         def one(fault):
             iscsi = iscsi_fault(fault)
-            peer = Peer("--fault", fault, *(["--iscsi"] if iscsi else ["--zero-based"]))
+            # echo faults against the address-based region given by --region (C50)
+            peer = Peer("--fault", fault, *(["--iscsi"] if iscsi else []))
             try:
-                return run(peer, *(["--iscsi"] if iscsi else []))
+                return run(peer, *(["--iscsi"] if iscsi else ["--region", peer.region]))
             finally:
                 peer.stop()
 
