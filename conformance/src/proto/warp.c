@@ -127,10 +127,42 @@ static int parse_send_arg(struct cf_step *st, const char *name, const char *v, c
     return 1;
 }
 
+/* One side's open RDMA Write ULP PDU (C51): its chunks share the RID and
+ * continue each other's offsets (W4), so a chunk's offset in its ULP PDU,
+ * which data=echo compares at, is its offset less the first chunk's. */
+struct rdma_pdu {
+    bool open;       /* a chunk without L came last */
+    uint32_t rid;
+    uint64_t start, next;
+};
+
+/* The chunk's offset in its RDMA ULP PDU; the PDU follows it. */
+static uint64_t rdma_pdu_offset(struct rdma_pdu *p, uint32_t rid, uint64_t offset, size_t len, bool last)
+{
+    if (!p->open || p->rid != rid || p->next != offset) {
+        p->rid = rid;
+        p->start = offset;
+    }
+    uint64_t at = offset - p->start;
+    p->next = offset + len;
+    p->open = !last;
+    return at;
+}
+
+struct warp_session {
+    struct vw_warp_framer framer;
+    bool iscsi;                /* the case's 'iscsi': Appendix B checks on what the target sends */
+    struct vw_warp_iscsi iscsi_state;
+    struct rdma_pdu tx, rx;    /* the tester's and the target's open RDMA Write */
+    cf_msg_sink sink;
+    void *ctx;
+    struct cf_rx_verdict *v;
+};
+
 static int encode(void *session, const struct cf_step *st, const int64_t *vals, struct cf_encoded *out,
                   char *why, size_t whylen)
 {
-    (void)session;
+    struct warp_session *s = session;
     size_t plen = st->opts != WARP_ISCSI_NONE ? VW_ISCSI_BHS_LEN
                   : st->set[WF_PAYLOAD] ? (size_t)vals[WF_PAYLOAD] : 0;
     uint8_t *payload = malloc(plen ? plen : 1);
@@ -195,18 +227,11 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
     if (out->payload_off > n)
         out->payload_off = n;
     out->payload_len = plen <= n - out->payload_off ? plen : 0;
-    out->msg_offset = st->type == VW_WARP_SEND ? (uint32_t)enc.offset : 0;
+    out->msg_offset = st->type == VW_WARP_SEND ? (uint32_t)enc.offset
+                      : rdma && s ? rdma_pdu_offset(&s->tx, rid, offset, plen, (flags & VW_WARP_FLAG_L) != 0)
+                             : 0;
     return 0;
 }
-
-struct warp_session {
-    struct vw_warp_framer framer;
-    bool iscsi;                /* the case's 'iscsi': Appendix B checks on what the target sends */
-    struct vw_warp_iscsi iscsi_state;
-    cf_msg_sink sink;
-    void *ctx;
-    struct cf_rx_verdict *v;
-};
 
 static void *session_new(const struct cf_case *c)
 {
@@ -275,7 +300,11 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, co
     m.len = len;
     m.payload = dec->payload;
     m.payload_len = dec->payload_len;
-    m.msg_offset = chunk->type == VW_WARP_SEND ? chunk->offset : 0;
+    m.msg_offset = chunk->type == VW_WARP_SEND ? chunk->offset
+                   : chunk->type == VW_WARP_RDMA
+                       ? rdma_pdu_offset(&s->rx, chunk->rid, chunk->offset, chunk->payload_len,
+                                         (chunk->flags & VW_WARP_FLAG_L) != 0)
+                       : 0;
     m.decoded = dec;
     s->sink(s->ctx, &m);
 }
