@@ -26,6 +26,7 @@
 #include <epan/tap.h>
 #include <epan/dissectors/packet-tcp.h>
 #include <vitcp/checksum.h>
+#include <vitcp/iscsi_bhs.h>
 #include <vitcp/warp.h>
 #include <vitcp/warp_stream.h>
 #include "plugin_protos.h"
@@ -39,6 +40,7 @@ static int proto_warp = -1;
 static int warp_tap = -1;
 static dissector_handle_t warp_handle;
 static dissector_table_t warp_ulp_table;
+static dissector_handle_t iscsi_handle;
 
 static int hf_warp_type = -1;
 static int hf_warp_rsvd = -1;
@@ -75,6 +77,8 @@ static rule_experts_t warp_rules;
 
 static gboolean warp_desegment = TRUE;
 static gboolean warp_reassemble = TRUE;
+/* W16: Send ULP PDUs that look like iSCSI PDUs go to iSCSI without Decode As. */
+static gboolean warp_iscsi_heuristic = TRUE;
 
 static reassembly_table warp_send_reassembly;
 static reassembly_table warp_rdma_reassembly;
@@ -261,9 +265,23 @@ static tvbuff_t *warp_reassemble_ulp(tvbuff_t *tvb, packet_info *pinfo, proto_tr
     return ulp;
 }
 
+/* W16: a Send ULP PDU whose bytes pass vw_iscsi_looks_like_pdu (a known
+ * opcode, lengths that add up to the ULP PDU's) is an iSCSI PDU of the
+ * draft's Appendix B mapping. RDMA Write ULP PDUs are data placed in a
+ * buffer, never PDUs. */
+static gboolean warp_ulp_is_iscsi(tvbuff_t *ulp, int type)
+{
+    guint len = tvb_captured_length(ulp);
+    if (!warp_iscsi_heuristic || !iscsi_handle || type != VW_WARP_SEND || len < VW_ISCSI_BHS_LEN ||
+        len != tvb_reported_length(ulp))
+        return FALSE;
+    return vw_iscsi_looks_like_pdu(tvb_get_ptr(ulp, 0, (gint)len), len);
+}
+
 /* A whole ULP PDU to the "warp.ulp" table (by TCP port, Decode As), which
- * writes after the WARP summary; else shown as data. */
-static void warp_hand_off(tvbuff_t *ulp, packet_info *pinfo, proto_tree *tree)
+ * writes after the WARP summary; else to iSCSI when it looks like one (W16);
+ * else shown as data. */
+static void warp_hand_off(tvbuff_t *ulp, packet_info *pinfo, proto_tree *tree, int type)
 {
     if (!tvb_reported_length(ulp))
         return;
@@ -271,6 +289,8 @@ static void warp_hand_off(tvbuff_t *ulp, packet_info *pinfo, proto_tree *tree)
     dissector_handle_t h = dissector_get_uint_handle(warp_ulp_table, low);
     if (!h)
         h = dissector_get_uint_handle(warp_ulp_table, high);
+    if (!h && warp_ulp_is_iscsi(ulp, type))
+        h = iscsi_handle;
     if (!h) {
         call_data_dissector(ulp, pinfo, tree);
         return;
@@ -380,7 +400,7 @@ static int dissect_warp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
                     chunk.adler_ok ? "" : " [BAD ADLER-32]");
     tvbuff_t *ulp = warp_reassemble_ulp(tvb, pinfo, wt, &chunk, rec);
     if (ulp)
-        warp_hand_off(ulp, pinfo, tree);
+        warp_hand_off(ulp, pinfo, tree, (int)chunk.type);
     return tvb_captured_length(tvb);
 }
 
@@ -521,6 +541,10 @@ void proto_register_warp(void)
         "(needs TCP's \"Allow subdissectors to reassemble TCP streams\").", &warp_desegment);
     prefs_register_bool_preference(warp_module, "reassemble", "Reassemble ULP PDUs from chunks",
         "Join the chunks of one ULP PDU up to the chunk with the L bit.", &warp_reassemble);
+    prefs_register_bool_preference(warp_module, "iscsi_heuristic", "Hand iSCSI-looking Send ULP PDUs to iSCSI",
+        "Without Decode As, give a Send's ULP PDU to the iSCSI dissector when it starts with an iSCSI header "
+        "of a known opcode whose lengths add up to the ULP PDU's (the draft's Appendix B mapping).",
+        &warp_iscsi_heuristic);
 
     reassembly_table_register(&warp_send_reassembly, &addresses_ports_reassembly_table_functions);
     reassembly_table_register(&warp_rdma_reassembly, &addresses_ports_reassembly_table_functions);
@@ -546,6 +570,7 @@ void proto_reg_handoff_warp(void)
                        proto_warp, HEURISTIC_ENABLE);
     /* The WARP draft maps iSCSI onto WARP: its dissector is offered in Decode As. */
     dissector_handle_t iscsi = find_dissector("iscsi");
+    iscsi_handle = iscsi;
     if (iscsi)
         dissector_add_for_decode_as("warp.ulp", iscsi);
     dissector_handle_t text = find_dissector("data-text-lines");

@@ -8,8 +8,9 @@
 #  3. vitcp-conform drives the reference provider's conformance target
 #     (vipl-peer) through the suite, active cases and listen-mode ones
 #     (vipl-peer --connect), and prints the verdicts;
-#  4. vitcp-conform runs the WARP suite against warp-peer (echo and iSCSI
-#     modes) and prints each run's result line;
+#  4. vitcp-conform runs the WARP suite against warp-peer (echo mode with
+#     its address-based region given as --region, and iSCSI mode) and prints
+#     each run's result line;
 #  5. vitcp-conform runs the IFT suite against ift-peer, as node B (active
 #     cases) and as node A (listen-mode cases, ift-peer --connect), and
 #     prints each run's result line.
@@ -98,11 +99,11 @@ echo "vipl-peer listens on $pport, region $region (ADDR:HANDLE:LEN, hex address 
   --listen 0 --connect-cmd "$(printf '%q' "$peer") --connect {host}:{port} --linger 3000" \
   --json "$out/conformance.json" --junit "$out/conformance.xml" --capture "$out/conformance.pcap" || true
 
-step "4. vitcp-conform runs the WARP suite against warp-peer: echo cases (warp-peer --zero-based), then iSCSI ones (warp-peer --iscsi)"
+step "4. vitcp-conform runs the WARP suite against warp-peer: echo cases (warp-peer address based, its event=region line as --region), then iSCSI ones (warp-peer --iscsi)"
 wpeer=$build/warp-ref/warp-peer
 for mode in echo iscsi; do
   wlog=$out/warp-peer-$mode.log
-  if [ "$mode" = echo ]; then "$wpeer" --port 0 --bind 127.0.0.1 --zero-based >"$wlog" 2>&1 &
+  if [ "$mode" = echo ]; then "$wpeer" --port 0 --bind 127.0.0.1 >"$wlog" 2>&1 &
   else "$wpeer" --port 0 --bind 127.0.0.1 --iscsi >"$wlog" 2>&1 &
   fi
   pids+=($!)
@@ -112,6 +113,11 @@ for mode in echo iscsi; do
   done
   wport=$(sed -n 's/^event=listening port=\([0-9]*\).*/\1/p' "$wlog")
   extra=(); [ "$mode" = iscsi ] && extra=(--iscsi)
+  # the target's region (C50): event=region addr=0x... handle=N len=N, as ADDR:HANDLE:LEN
+  if [ "$mode" = echo ] && line=$(grep -m1 '^event=region' "$wlog"); then
+    read -r _ raddr rhandle rlen _ <<<"$line"
+    extra=(--region "${raddr#addr=0x}:$(printf '%x' "${rhandle#handle=}"):${rlen#len=}")
+  fi
   "$conform" run --protocol warp "${extra[@]}" --target "127.0.0.1:$wport" --quiet \
     --json "$out/conformance-warp-$mode.json" --no-capture | tail -1 || true
 done

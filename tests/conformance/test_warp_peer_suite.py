@@ -3,14 +3,18 @@ through `vitcp-conform run --protocol warp` against warp-peer, on the engine's
 generic step runner.
 
 1. `warp-peer --zero-based` (echo mode; C42: the suite writes into RID 1 of
-   a zero-based region) passes every echo case, and `warp-peer --iscsi`
+   a zero-based region, its default) passes every echo case, so does
+   `warp-peer` in its default address-based mode and with another RID when
+   its `event=region` line is given as `run --region` (C50), and a region
+   under 64 KiB skips the echo cases with the reason; `warp-peer --iscsi`
    every iSCSI case (`run --protocol warp --iscsi`); each run skips the
    other kind; the reports name the protocol and no VI/TCP case runs.
 2. Every fault of `warp-peer --list-faults` (the iscsi ones against an
    iSCSI-mode target) fails at least one case under the fault's own
    requirement ID, and no case fails for another ID except those listed in
    RELATED; a fault no case can provoke is in UNCAUGHT with the reason, and
-   one that a case does catch fails the test. Every case is failed by some
+   one that a case does catch fails the test; the echo faults run against
+   the address-based region given by --region (C50). Every case is failed by some
    fault or listed in NO_FAULT_FAILS with the reason.
 3. The catalog's claims: every WARP entry whose check kind is active is
    named by a case, and every case a warp.def entry names ("vitcp-conform
@@ -43,6 +47,11 @@ ECHO_CASES = {
     "warp-ssn-skip", "warp-send-offset-gap", "warp-retransmit", "warp-no-last", "warp-rdma-gap",
     "warp-rid-unknown", "warp-out-of-region",
 }
+# Through the packet relay (C46, C51): root and a target listening on all
+# addresses; the fault runs and the other-RID run leave them out (--no-relay).
+RELAY_CASES = {"warp-relay-split", "warp-relay-coalesced"}
+ECHO_CASES |= RELAY_CASES
+ROOT = os.geteuid() == 0
 ISCSI_CASES = {"warp-iscsi-read", "warp-iscsi-write", "warp-iscsi-immediate-by-rdma",
                "warp-iscsi-data-out-wrong-ttt"}
 WARP_CASES = ECHO_CASES | ISCSI_CASES
@@ -59,6 +68,11 @@ UNCAUGHT = {
 # Cases no fault fails, and why (the test checks the list is exactly that).
 NO_FAULT_FAILS = {
 }
+for _c in RELAY_CASES:
+    NO_FAULT_FAILS[_c] = ("a relay case, run against the fault-free targets only (the fault runs use --no-relay): "
+                          "warp-peer reads its TCP stream through a socket, so it receives in order whatever the "
+                          "relay does to the segments; its framing and sequencing faults are caught by the "
+                          "socket-level split and coalesced cases")
 
 # Other IDs a fault legitimately makes a case fail with, and why.
 RELATED = {
@@ -72,8 +86,10 @@ def iscsi_fault(name):
 class Peer:
     """One warp-peer on a free port of the loopback."""
 
-    def __init__(self, *args):
-        self.proc = subprocess.Popen([PEER, "--port", "0", "--bind", "127.0.0.1"] + list(args),
+    def __init__(self, *args, all_addresses=False):
+        # the relay reaches the target at its own address (198.18.0.0/15): it must listen on all
+        bind = [] if all_addresses else ["--bind", "127.0.0.1"]
+        self.proc = subprocess.Popen([PEER, "--port", "0"] + bind + list(args),
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines = []
         self.cond = threading.Condition()
@@ -87,6 +103,11 @@ class Peer:
                 self.cond.wait(0.2)
             line = next(l for l in self.lines if "event=listening" in l)
         self.port = int(re.search(r"port=(\d+)", line).group(1))
+        reg = next(l for l in self.lines if "event=region" in l)
+        m = re.search(r"addr=0x([0-9a-f]+) handle=(\d+) len=(\d+)", reg)
+        # the format of vitcp-conform run --region: hex address, hex handle, decimal length
+        self.region = "%s:%x:%s" % (m.group(1), int(m.group(2)), m.group(3))
+        self.address_based = "based=address" in reg
 
     def _read(self):
         for line in self.proc.stdout:
@@ -106,13 +127,14 @@ class Peer:
         return status
 
 
-def run(peer, *extra, protocol="warp"):
-    """vitcp-conform run against peer: (exit status, JSON report, JUnit root, text)."""
+def run(peer, *extra, protocol="warp", relay=False, capture=None):
+    """vitcp-conform run against peer: (exit status, JSON report, JUnit root, text).
+    relay: the relay cases may run (else --no-relay); capture: write the run's capture there."""
     with tempfile.TemporaryDirectory() as d:
         js, ju = os.path.join(d, "r.json"), os.path.join(d, "r.xml")
         cmd = [CONFORM, "run", "--target", "127.0.0.1:%d" % peer.port, "--cases", CASES,
-               "--json", js, "--junit", ju, "--no-capture"] + (["--protocol", protocol] if protocol else []) + \
-            list(extra)
+               "--json", js, "--junit", ju] + (["--capture", capture] if capture else ["--no-capture"]) + \
+            (["--protocol", protocol] if protocol else []) + ([] if relay else ["--no-relay"]) + list(extra)
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
         with open(js) as f:
             report = json.load(f)
@@ -120,11 +142,49 @@ def run(peer, *extra, protocol="warp"):
     return p.returncode, report, junit, p.stdout + p.stderr
 
 
+def tcp_segments(path):
+    """(src, dst, sport, dport, seq, payload length) of every IPv4 TCP packet
+    of a pcapng file (Ethernet, raw IP, BSD loopback or Linux cooked links)."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    links, out, at, endian = [], [], 0, "<"
+    while at + 12 <= len(data):
+        btype, blen = struct.unpack_from(endian + "II", data, at)
+        if btype == 0x0A0D0D0A:  # section header: its byte order
+            endian = "<" if data[at + 8:at + 12] == b"\x4d\x3c\x2b\x1a" else ">"
+            blen = struct.unpack_from(endian + "I", data, at + 4)[0]
+            links = []
+        elif btype == 1:
+            links.append(struct.unpack_from(endian + "H", data, at + 8)[0])
+        elif btype == 6:
+            iface, _, _, caplen = struct.unpack_from(endian + "IIII", data, at + 8)
+            pkt = data[at + 28:at + 28 + caplen]
+            skip = {1: 14, 0: 4, 113: 16, 101: 0, 228: 0}.get(links[iface] if iface < len(links) else -1)
+            if skip is not None and len(pkt) >= skip + 40 and pkt[skip] >> 4 == 4 and pkt[skip + 9] == 6:
+                ip = pkt[skip:]
+                ihl, total = (ip[0] & 15) * 4, struct.unpack_from(">H", ip, 2)[0]
+                sport, dport, seq = struct.unpack_from(">HHI", ip, ihl)
+                thl = (ip[ihl + 12] >> 4) * 4
+                out.append(("%d.%d.%d.%d" % tuple(ip[12:16]), "%d.%d.%d.%d" % tuple(ip[16:20]), sport, dport,
+                            seq, total - ihl - thl))
+        if blen < 12:
+            break
+        at += blen
+    return out
+
+
 class WarpSuite(unittest.TestCase):
-    def check_clean_run(self, peer_args, run_args, expect_pass, expect_skip):
-        peer = Peer(*peer_args)
+    def check_clean_run(self, peer_args, run_args, expect_pass, expect_skip, region=False, relay=False):
+        # the relay cases pass through the relay as root, else they are skipped with the reason
+        if not (relay and ROOT) and expect_pass & RELAY_CASES:
+            expect_pass, expect_skip = expect_pass - RELAY_CASES, expect_skip | RELAY_CASES
+        peer = Peer(*peer_args, all_addresses=relay)
         try:
-            rc, rep, junit, text = run(peer, *run_args)
+            if region:
+                self.assertTrue(peer.address_based, peer.lines)
+                run_args = list(run_args) + ["--region", peer.region]
+            rc, rep, junit, text = run(peer, *run_args, relay=relay)
         finally:
             peer.stop()
         by_id = {c["id"]: c for c in rep["cases"]}
@@ -135,6 +195,9 @@ class WarpSuite(unittest.TestCase):
             self.assertEqual(c["protocol"], "warp")
             self.assertTrue(all(r.startswith("WARP-") for r in c["requirements"]), c)
         self.assertEqual({i for i, c in by_id.items() if c["verdict"] == "skip"}, expect_skip)
+        for i in expect_skip & RELAY_CASES:
+            if not by_id[i]["message"].endswith("--iscsi runs the iSCSI cases only"):
+                self.assertIn("needs the packet relay: ", by_id[i]["message"])
         self.assertEqual(rc, 0, text)
         self.assertEqual(rep["summary"]["protocol"], "warp")
         classes = {tc.get("classname") for tc in junit.iter("testcase")}
@@ -142,7 +205,86 @@ class WarpSuite(unittest.TestCase):
         self.assertIn("] warp ", text)
 
     def test_normal_peer_passes_every_echo_case(self):
-        self.check_clean_run(["--zero-based"], [], ECHO_CASES, ISCSI_CASES)
+        self.check_clean_run(["--zero-based"], [], ECHO_CASES, ISCSI_CASES, relay=True)
+
+    def test_address_based_peer_passes_every_echo_case_given_its_region(self):
+        # warp-peer's default: offsets are the region's addresses (W5)
+        self.check_clean_run([], [], ECHO_CASES, ISCSI_CASES, region=True, relay=True)
+
+    def test_other_rid_passes_every_echo_case_given_its_region(self):
+        self.check_clean_run(["--handle", "0x2a", "--region-size", "200000"], [], ECHO_CASES, ISCSI_CASES,
+                             region=True)
+
+    def test_without_its_region_an_address_based_peer_fails(self):
+        # the same target without --region: the cases write at offset 0 of RID 1, outside its region
+        peer = Peer()
+        try:
+            rc, rep, _, text = run(peer, "--only", "WARP-INTRO-REGION-BOUNDS")
+        finally:
+            peer.stop()
+        self.assertEqual(rc, 1, text)
+        failed = {c["id"]: c["failed_requirement"] for c in rep["cases"] if c["verdict"] in ("fail", "timeout")}
+        self.assertIn("warp-rdma-write-echo", failed, text)
+
+    def test_a_small_region_skips_the_echo_cases(self):
+        peer = Peer("--zero-based", "--region-size", "4096")
+        try:
+            rc, rep, _, text = run(peer, "--region", peer.region)
+        finally:
+            peer.stop()
+        for c in rep["cases"]:
+            self.assertEqual(c["verdict"], "skip", c)
+        self.assertTrue(any("holds 4096 bytes; the echo cases need at least 65536 (C50)" in c["message"]
+                            for c in rep["cases"]), text)
+
+    def test_relay_cases_cut_and_coalesce_chunks(self):
+        """The relay cases' segments are what their comments say: the
+        tester's first transmissions cut the 316-byte and 520-byte chunks of
+        warp-relay-split in pieces of 150 and 200 bytes, and put two or three
+        56-byte and 80-byte chunks (or pieces) of warp-relay-coalesced in
+        segments of 130 and 170 bytes; the relay dropped and duplicated the
+        segments named (a retransmission and a second copy in the capture)."""
+        peer = Peer("--zero-based", all_addresses=True)
+        with tempfile.TemporaryDirectory() as d:
+            cap = os.path.join(d, "relay.pcapng")
+            try:
+                rc, rep, _, text = run(peer, "--only", "warp-relay-split", "--only", "warp-relay-coalesced",
+                                       relay=True, capture=cap)
+            finally:
+                peer.stop()
+            by_id = {c["id"]: c for c in rep["cases"]}
+            self.assertEqual(set(by_id), RELAY_CASES, text)
+            if not ROOT:
+                for c in by_id.values():
+                    self.assertEqual(c["verdict"], "skip")
+                    self.assertIn("needs the packet relay: ", c["message"])
+                self.skipTest("the packet relay needs root")
+            for c in by_id.values():
+                self.assertEqual(c["verdict"], "pass", c["message"])
+            self.assertEqual(rc, 0, text)
+            flows = {}
+            for src, dst, sport, dport, seq, n in tcp_segments(cap):
+                if dport == peer.port and dst.startswith("198.1") and n:
+                    flows.setdefault(sport, []).append((seq, n))
+        self.assertEqual(len(flows), 2, flows)
+        # the flows by their first data segment (the relay records each case's packets in order)
+        by_first = {segs[0][1]: segs for segs in flows.values()}
+        self.assertEqual(set(by_first), {150, 130}, flows)
+        split, coalesced = by_first[150], by_first[130]
+
+        def first(segs):
+            seen, out, again = set(), [], []
+            for seq, n in segs:
+                (again if seq in seen else out).append((seq, n))
+                seen.add(seq)
+            return [n for _, n in sorted(out)], again
+
+        lens, again = first(split)
+        self.assertEqual(lens, [150] * 6 + [48] + [200] * 5 + [40], split)
+        self.assertGreaterEqual(len(again), 3, "the drops of segments 2 and 9 and the duplicate of 4: %s" % split)
+        lens, again = first(coalesced)
+        self.assertEqual(lens, [130, 130, 76, 170, 170, 60], coalesced)
+        self.assertGreaterEqual(len(again), 3, "the drops of segments 2 and 4 and the duplicate of 1: %s" % coalesced)
 
     def test_iscsi_peer_passes_every_iscsi_case(self):
         self.check_clean_run(["--iscsi"], ["--iscsi"], ISCSI_CASES, ECHO_CASES)
@@ -153,9 +295,10 @@ class WarpSuite(unittest.TestCase):
 
         def one(fault):
             iscsi = iscsi_fault(fault)
-            peer = Peer("--fault", fault, *(["--iscsi"] if iscsi else ["--zero-based"]))
+            # echo faults against the address-based region given by --region (C50)
+            peer = Peer("--fault", fault, *(["--iscsi"] if iscsi else []))
             try:
-                return run(peer, *(["--iscsi"] if iscsi else []))
+                return run(peer, *(["--iscsi"] if iscsi else ["--region", peer.region]))
             finally:
                 peer.stop()
 

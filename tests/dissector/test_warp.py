@@ -81,6 +81,94 @@ class WarpHeuristic(unittest.TestCase):
         self.assertEqual(off, [])
 
 
+def conform_capture(name, peer_args, run_args):
+    """A capture of vitcp-conform's WARP cases against the built warp-peer
+    (run --capture): (path, the target's TCP port)."""
+    import re
+    import subprocess
+    import tempfile
+    build, src = os.environ["VITCP_BUILD_DIR"], os.environ["VITCP_SOURCE_DIR"]
+    d = tempfile.mkdtemp(prefix="vitcp-warp-iscsi-")
+    out, log = os.path.join(d, name), open(os.path.join(d, "peer.log"), "w+")
+    peer = subprocess.Popen([os.path.join(build, "warp-ref", "warp-peer"), "--port", "0", "--bind", "127.0.0.1"] +
+                            peer_args, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        port = None
+        for _ in range(100):
+            log.seek(0)
+            m = re.search(r"event=listening port=(\d+)", log.read())
+            if m:
+                port = int(m.group(1))
+                break
+            peer.wait(0.1) if peer.poll() is not None else __import__("time").sleep(0.1)
+        if port is None:
+            raise RuntimeError("warp-peer did not start")
+        subprocess.run([os.path.join(build, "conformance", "vitcp-conform"), "run", "--protocol", "warp",
+                        "--target", "127.0.0.1:%d" % port, "--cases", os.path.join(src, "conformance", "cases"),
+                        "--no-relay", "--quiet", "--capture", out] + run_args,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    finally:
+        peer.terminate()
+        peer.wait(10)
+        log.close()
+    return out, port
+
+
+class WarpIscsiHeuristic(unittest.TestCase):
+    """W16: a Send's ULP PDU that looks like an iSCSI PDU goes to Wireshark's
+    iSCSI dissector without Decode As (preference warp.iscsi_heuristic, on by
+    default); RDMA Write data and other Sends do not."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.iscsi, cls.iscsi_port = conform_capture("iscsi.pcapng", ["--iscsi"], ["--iscsi"])
+        cls.echo, cls.echo_port = conform_capture("echo.pcapng", ["--zero-based"], [])
+
+    def rows(self, cap, port, names, flt, prefs=()):
+        return tsharklib.fields(cap, ["frame.number"] + names, flt,
+                                extra=["-d", "tcp.port==%d,warp" % port] + list(prefs))
+
+    def test_iscsi_pdus_found_without_decode_as(self):
+        rows = self.rows(self.iscsi, self.iscsi_port, ["iscsi.opcode", "iscsi.initiatortasktag", "warp.type"], "iscsi")
+        opcodes = {int(o, 0) for r in rows for o in r[1].split(",") if o}
+        # SCSI Command, Data-Out, SCSI Response, Data-In (the header whose data came by RDMA Write), R2T
+        self.assertTrue({0x01, 0x05, 0x21, 0x25, 0x31} <= opcodes, rows)
+        itts = {int(t, 0) for r in rows for t in r[2].split(",") if t}
+        self.assertTrue({0x1234, 0x77, 0x78} <= itts, rows)
+        # every iSCSI PDU rode in a Send (type 0) ULP PDU, with the Send's Info before iSCSI's
+        for r in rows:
+            self.assertIn("0", r[3].split(","), r)
+        info = self.rows(self.iscsi, self.iscsi_port, ["_ws.col.Info"], "iscsi.opcode == 0x21")
+        self.assertTrue(info, rows)
+        for i in info:
+            self.assertRegex(i[1], r"Send SSN=\d+ Off=0 Len=48 \[L\] \[C\] \| SCSI: Response ", i)
+        # the data placed by RDMA Write is not an iSCSI PDU: RDMA-only frames show no iscsi
+        # whole PDUs: the iSCSI dissector finds nothing malformed (a Data-In header whose data came by RDMA
+        # Write included)
+        self.assertEqual(self.rows(self.iscsi, self.iscsi_port, [], "iscsi && _ws.malformed"), [])
+        rdma_only = self.rows(self.iscsi, self.iscsi_port, ["warp.type"], "warp.type == 1 && !(warp.type == 0)")
+        self.assertTrue(rdma_only)
+        self.assertEqual(self.rows(self.iscsi, self.iscsi_port, [], "warp.type == 1 && !(warp.type == 0) && iscsi"),
+                         [])
+
+    def test_preference_turns_it_off(self):
+        off = self.rows(self.iscsi, self.iscsi_port, [], "iscsi", prefs=["-o", "warp.iscsi_heuristic:FALSE"])
+        self.assertEqual(off, [])
+        # Decode As still works with the preference off
+        da = self.rows(self.iscsi, self.iscsi_port, [], "iscsi",
+                       prefs=["-o", "warp.iscsi_heuristic:FALSE", "-d", "warp.ulp==%d,iscsi" % self.iscsi_port])
+        self.assertTrue(da)
+
+    def test_clean_streams_not_taken_for_iscsi(self):
+        # the echo suite's Sends (fill patterns, up to 20000 bytes) and the shipped WARP captures
+        self.assertTrue(self.rows(self.echo, self.echo_port, [], "warp.type == 0"))
+        self.assertEqual(self.rows(self.echo, self.echo_port, [], "iscsi"), [])
+        for cap in ("warp-good.pcap", "warp-session.pcap", "warp-faults.pcap"):
+            path = os.path.join(CAPS, cap)
+            if os.path.exists(path):
+                self.assertEqual(tsharklib.fields(path, ["frame.number"], "iscsi"), [], cap)
+
+
 class WarpRules(unittest.TestCase):
     def test_each_rule(self):
         e = {k: v[0] for k, v in by_frame("warp-faults.pcap", ["_ws.expert.message"], "warp && _ws.expert").items()}

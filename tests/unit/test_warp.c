@@ -737,6 +737,52 @@ static const uint8_t data_in_hand[48] = {
     0, 0, 0, 7, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0, 0, 0, 3,
     0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0x02, 0x00, 0, 0, 0, 0};
 
+/* W16: the dissector's test before it hands a Send ULP PDU to iSCSI. */
+static void test_iscsi_looks_like_pdu(void **state)
+{
+    (void)state;
+    uint8_t b[48 + 64];
+    memset(b, 0, sizeof b);
+    /* a SCSI Response (no data): exactly 48 bytes */
+    vw_iscsi_put_scsi_rsp(b, 0xA1, 0, 5, 2, 1);
+    assert_true(vw_iscsi_looks_like_pdu(b, 48));
+    assert_false(vw_iscsi_looks_like_pdu(b, 52));   /* bytes the header does not count */
+    assert_false(vw_iscsi_looks_like_pdu(b, 47));
+    assert_false(vw_iscsi_looks_like_pdu(NULL, 48));
+    b[0] = 0x21 | 0x40;                               /* a target's opcode with the I bit */
+    assert_false(vw_iscsi_looks_like_pdu(b, 48));
+    b[0] = 0x21 | 0x80;                               /* byte 0's reserved bit */
+    assert_false(vw_iscsi_looks_like_pdu(b, 48));
+    for (unsigned op = 0; op < 64; op++) {            /* only the opcodes RFC 3720 defines */
+        b[0] = (uint8_t)op;
+        bool known = op <= 0x06 || op == 0x10 || (op >= 0x20 && op <= 0x26) || op == 0x31 || op == 0x32 ||
+                     op == 0x3F;
+        assert_int_equal(vw_iscsi_looks_like_pdu(b, 48), known);
+    }
+    /* a Data-In header with its 4096 bytes by RDMA Write (B.4): the header alone */
+    vw_iscsi_put_data_in(b, 7, 4096, 0, 0, 3);
+    assert_true(vw_iscsi_looks_like_pdu(b, 48));
+    assert_false(vw_iscsi_looks_like_pdu(b, 48 + 64));
+    /* a Data-Out with 61 bytes of data in the PDU: padded to 64 */
+    vw_iscsi_put_data_out(b, 9, VW_ISCSI_TTT_NONE, 61, 0, 0, 1);
+    assert_true(vw_iscsi_looks_like_pdu(b, 48 + 64));
+    assert_false(vw_iscsi_looks_like_pdu(b, 48 + 61));
+    /* an AHS counts: TotalAHSLength 4 words */
+    vw_iscsi_put_scsi_cmd(b, true, 0xA1, 1536, 1, 0, 0x10);
+    b[4] = 4;
+    assert_true(vw_iscsi_looks_like_pdu(b, 48 + 16));
+    assert_false(vw_iscsi_looks_like_pdu(b, 48));
+    /* a SCSI Command's header alone with a data segment is not the RDMA case */
+    b[4] = 0;
+    b[7] = 8;
+    assert_false(vw_iscsi_looks_like_pdu(b, 48));
+    assert_true(vw_iscsi_looks_like_pdu(b, 56));
+    /* text that happens to start like a NOP-Out does not have its lengths */
+    static const uint8_t text[48] = "\0hello, this is not an iSCSI PDU but 48 bytes.";
+    memcpy(b, text, sizeof text);
+    assert_false(vw_iscsi_looks_like_pdu(b, 48));
+}
+
 static void test_iscsi_headers(void **state)
 {
     (void)state;
@@ -942,6 +988,7 @@ int main(void)
         cmocka_unit_test(test_warp_does_not_retransmit),
         cmocka_unit_test(test_region_find),
         cmocka_unit_test(test_iscsi_headers),
+        cmocka_unit_test(test_iscsi_looks_like_pdu),
         cmocka_unit_test(test_iscsi_read_good),
         cmocka_unit_test(test_iscsi_read_rules),
         cmocka_unit_test(test_iscsi_write_rules),

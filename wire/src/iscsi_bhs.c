@@ -26,6 +26,30 @@ uint64_t vw_iscsi_pdu_len(const struct vw_iscsi_hdr *h)
     return VW_ISCSI_BHS_LEN + (uint64_t)h->ahs_len + (((uint64_t)h->data_len + 3) & ~(uint64_t)3);
 }
 
+bool vw_iscsi_looks_like_pdu(const uint8_t *b, size_t len)
+{
+    struct vw_iscsi_hdr h;
+    if (!b || !vw_iscsi_hdr_read(b, len, &h) || (b[0] & 0x80))
+        return false;
+    switch (h.opcode) {
+    /* initiator opcodes: NOP-Out, SCSI Command, Task Management, Login, Text, Data-Out, Logout, SNACK */
+    case 0x00: case 0x01: case 0x02: case 0x03: case 0x04: case 0x05: case 0x06: case 0x10:
+        break;
+    /* target opcodes (the I bit is the initiator's): NOP-In, SCSI Response, Task Management
+     * Response, Login Response, Text Response, Data-In, Logout Response, R2T, Async, Reject */
+    case 0x20: case 0x21: case 0x22: case 0x23: case 0x24: case 0x25: case 0x26: case 0x31: case 0x32: case 0x3F:
+        if (b[0] & 0x40)
+            return false;
+        break;
+    default:
+        return false;
+    }
+    if (len == vw_iscsi_pdu_len(&h))
+        return true;
+    return (h.opcode == VW_ISCSI_DATA_IN || h.opcode == VW_ISCSI_DATA_OUT) && h.data_len > 0 &&
+           len == VW_ISCSI_BHS_LEN + (uint64_t)h.ahs_len;
+}
+
 const char *vw_iscsi_opcode_name(unsigned opcode)
 {
     switch (opcode) {

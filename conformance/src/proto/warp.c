@@ -23,7 +23,7 @@
  * (Appendix B, W8). */
 enum warp_field {
     WF_E, WF_C, WF_L, WF_RSVD, WF_LEN, WF_SSN, WF_OFFSET, WF_RID, WF_PAYLOAD, WF_ADLER,
-    WF_IOP, WF_IITT, WF_ITTT, WF_IOFFSET, WF_ILEN, WF_ISTATUS, WF_COUNT
+    WF_IOP, WF_IITT, WF_ITTT, WF_IOFFSET, WF_ILEN, WF_ISTATUS, WF_ROFF, WF_RRID, WF_RTAIL, WF_COUNT
 };
 _Static_assert(WF_COUNT <= CF_MAX_FIELDS, "WARP fields fit a step");
 
@@ -31,8 +31,24 @@ static const char *const field_names[WF_COUNT] = {
     [WF_E] = "e", [WF_C] = "c", [WF_L] = "l", [WF_RSVD] = "rsvd", [WF_LEN] = "len", [WF_SSN] = "ssn",
     [WF_OFFSET] = "offset", [WF_RID] = "rid", [WF_PAYLOAD] = "payload", [WF_ADLER] = "adler",
     [WF_IOP] = "iop", [WF_IITT] = "iitt", [WF_ITTT] = "ittt", [WF_IOFFSET] = "ioffset", [WF_ILEN] = "ilen",
-    [WF_ISTATUS] = "istatus",
+    [WF_ISTATUS] = "istatus", [WF_ROFF] = "roff", [WF_RRID] = "rrid", [WF_RTAIL] = "rtail",
 };
+
+/* The target's region (C50): --region ADDR:HANDLE:LEN, else C42's default,
+ * what `warp-peer --zero-based` announces (event=region addr=0x0 handle=1
+ * len=1048576). An RDMA Write's roff= is its offset less the region's base,
+ * rtail= the bytes from its offset to the region's end, rrid= 1 when its
+ * RID is the region's; a send without rid= writes the region's RID, without
+ * offset= the region's base plus roff= (or its end less rtail=). Set by
+ * run_case for the case that runs. */
+static struct {
+    uint64_t base;
+    uint32_t rid, len;
+} region = {0, 1, 1u << 20};
+
+/* The echo cases write at region offsets up to 41000: a smaller region is
+ * not one they can test (C50). */
+#define WARP_REGION_MIN 65536u
 
 /* A case's 'iscsi' directive (c->flags): it needs a target in iSCSI mode
  * (warp-peer --iscsi), selected by `run --protocol warp --iscsi`. */
@@ -111,10 +127,42 @@ static int parse_send_arg(struct cf_step *st, const char *name, const char *v, c
     return 1;
 }
 
+/* One side's open RDMA Write ULP PDU (C51): its chunks share the RID and
+ * continue each other's offsets (W4), so a chunk's offset in its ULP PDU,
+ * which data=echo compares at, is its offset less the first chunk's. */
+struct rdma_pdu {
+    bool open;       /* a chunk without L came last */
+    uint32_t rid;
+    uint64_t start, next;
+};
+
+/* The chunk's offset in its RDMA ULP PDU; the PDU follows it. */
+static uint64_t rdma_pdu_offset(struct rdma_pdu *p, uint32_t rid, uint64_t offset, size_t len, bool last)
+{
+    if (!p->open || p->rid != rid || p->next != offset) {
+        p->rid = rid;
+        p->start = offset;
+    }
+    uint64_t at = offset - p->start;
+    p->next = offset + len;
+    p->open = !last;
+    return at;
+}
+
+struct warp_session {
+    struct vw_warp_framer framer;
+    bool iscsi;                /* the case's 'iscsi': Appendix B checks on what the target sends */
+    struct vw_warp_iscsi iscsi_state;
+    struct rdma_pdu tx, rx;    /* the tester's and the target's open RDMA Write */
+    cf_msg_sink sink;
+    void *ctx;
+    struct cf_rx_verdict *v;
+};
+
 static int encode(void *session, const struct cf_step *st, const int64_t *vals, struct cf_encoded *out,
                   char *why, size_t whylen)
 {
-    (void)session;
+    struct warp_session *s = session;
     size_t plen = st->opts != WARP_ISCSI_NONE ? VW_ISCSI_BHS_LEN
                   : st->set[WF_PAYLOAD] ? (size_t)vals[WF_PAYLOAD] : 0;
     uint8_t *payload = malloc(plen ? plen : 1);
@@ -126,7 +174,17 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
      * (byte i of the task: ITT * 13 + i * 7 + i / 512, mod 256; i counts
      * from the chunk's offset in the zero-based task buffer) */
     uint32_t itt = st->str[0][0] ? (uint32_t)strtoul(st->str[0], NULL, 10) : 0;
-    uint64_t at = st->set[WF_OFFSET] ? (uint64_t)vals[WF_OFFSET] : 0;
+    bool rdma = st->type == VW_WARP_RDMA;
+    uint64_t offset = st->set[WF_OFFSET]              ? (uint64_t)vals[WF_OFFSET]
+                      : rdma && st->set[WF_ROFF]      ? region.base + (uint64_t)vals[WF_ROFF]
+                      : rdma && st->set[WF_RTAIL]     ? region.base + region.len - (uint64_t)vals[WF_RTAIL]
+                      : rdma                          ? region.base
+                                                      : 0;
+    uint32_t rid = st->set[WF_RID]                    ? (uint32_t)vals[WF_RID]
+                   : st->set[WF_RRID] && !vals[WF_RRID] ? region.rid + 8u /* a RID not the region's */
+                   : rdma                             ? region.rid
+                                                      : 0;
+    uint64_t at = offset;
     for (size_t i = 0; i < plen; i++)
         payload[i] = st->str[0][0] ? (uint8_t)(itt * 13u + (at + i) * 7u + ((at + i) >> 9))
                                    : cf_pattern_byte(i, st->fill);
@@ -148,8 +206,8 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
     enc.flags = flags;
     enc.rsvd = st->set[WF_RSVD] ? (uint16_t)vals[WF_RSVD] : 0;
     enc.ssn = st->set[WF_SSN] ? (uint32_t)vals[WF_SSN] : 0;
-    enc.offset = st->set[WF_OFFSET] ? (uint64_t)vals[WF_OFFSET] : 0;
-    enc.rid = st->set[WF_RID] ? (uint32_t)vals[WF_RID] : 0;
+    enc.offset = offset;
+    enc.rid = rid;
     if (st->set[WF_LEN]) {
         enc.keep_chunk_len = true;
         enc.chunk_len = (uint16_t)vals[WF_LEN];
@@ -169,18 +227,11 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
     if (out->payload_off > n)
         out->payload_off = n;
     out->payload_len = plen <= n - out->payload_off ? plen : 0;
-    out->msg_offset = st->type == VW_WARP_SEND ? (uint32_t)enc.offset : 0;
+    out->msg_offset = st->type == VW_WARP_SEND ? (uint32_t)enc.offset
+                      : rdma && s ? rdma_pdu_offset(&s->tx, rid, offset, plen, (flags & VW_WARP_FLAG_L) != 0)
+                             : 0;
     return 0;
 }
-
-struct warp_session {
-    struct vw_warp_framer framer;
-    bool iscsi;                /* the case's 'iscsi': Appendix B checks on what the target sends */
-    struct vw_warp_iscsi iscsi_state;
-    cf_msg_sink sink;
-    void *ctx;
-    struct cf_rx_verdict *v;
-};
 
 static void *session_new(const struct cf_case *c)
 {
@@ -249,7 +300,11 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, co
     m.len = len;
     m.payload = dec->payload;
     m.payload_len = dec->payload_len;
-    m.msg_offset = chunk->type == VW_WARP_SEND ? chunk->offset : 0;
+    m.msg_offset = chunk->type == VW_WARP_SEND ? chunk->offset
+                   : chunk->type == VW_WARP_RDMA
+                       ? rdma_pdu_offset(&s->rx, chunk->rid, chunk->offset, chunk->payload_len,
+                                         (chunk->flags & VW_WARP_FLAG_L) != 0)
+                       : 0;
     m.decoded = dec;
     s->sink(s->ctx, &m);
 }
@@ -296,7 +351,7 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
     const struct vw_warp_chunk *c = m->decoded;
     bool send = c->type == VW_WARP_SEND, rdma = c->type == VW_WARP_RDMA;
     struct vw_iscsi_hdr h;
-    if (field >= WF_IOP && field < WF_COUNT) {
+    if (field >= WF_IOP && field <= WF_ISTATUS) {
         /* the iSCSI header at the start of a Send ULP PDU */
         if (!send || c->offset != 0 || !c->payload || !vw_iscsi_hdr_read(c->payload, c->payload_len, &h))
             return false;
@@ -321,6 +376,9 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
     case WF_RID: *v = c->rid; return rdma;
     case WF_PAYLOAD: *v = (int64_t)c->payload_len; return true;
     case WF_ADLER: *v = c->adler_ok; return true;
+    case WF_ROFF: *v = (int64_t)(c->offset - region.base); return rdma;
+    case WF_RTAIL: *v = (int64_t)(region.base + region.len - c->offset); return rdma;
+    case WF_RRID: *v = c->rid == region.rid; return rdma;
     default: return false;
     }
 }
@@ -370,11 +428,22 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
 {
     const struct warp_settings *s = cf_engine_state(e, c->proto);
     bool iscsi_case = (c->flags & WARP_CASE_ISCSI) != 0;
+    if (e->region_set) {
+        region.base = e->region_addr;
+        region.rid = e->region_handle;
+        region.len = e->region_len;
+    }
     if (s && s->iscsi != iscsi_case) {
         res->verdict = CF_SKIP;
         cf_result_set_message(res, "%s: %s", c->file,
                               iscsi_case ? "an iSCSI case: it needs a target in iSCSI mode (run --iscsi)"
                                          : "an echo case: --iscsi runs the iSCSI cases only");
+        return;
+    }
+    if (!iscsi_case && region.len < WARP_REGION_MIN) {
+        res->verdict = CF_SKIP;
+        cf_result_set_message(res, "%s: the target's region (--region) holds %u bytes; the echo cases need at "
+                              "least %u (C50)", c->file, region.len, WARP_REGION_MIN);
         return;
     }
     cf_generic_run_case(e, c, res);

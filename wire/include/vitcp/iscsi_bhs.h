@@ -41,6 +41,13 @@ struct vw_iscsi_hdr {
 bool vw_iscsi_hdr_read(const uint8_t *buf, size_t len, struct vw_iscsi_hdr *h);
 /* Bytes of the whole PDU h heads: header, AHS and the data padded to 4. */
 uint64_t vw_iscsi_pdu_len(const struct vw_iscsi_hdr *h);
+/* W16: does a whole ULP PDU of len bytes look like one iSCSI PDU? Byte 0's
+ * reserved bit clear, an opcode RFC 3720 10.2.1.2 defines (a target's with
+ * the I bit clear), and len exactly the header, the AHS and the data segment
+ * padded to 4 (no digests), or, for a Data-In or Data-Out whose data the
+ * WARP mapping places by RDMA Write (B.4), the header and the AHS alone. A
+ * conservative test for the dissector's automatic hand-off to iSCSI. */
+bool vw_iscsi_looks_like_pdu(const uint8_t *buf, size_t len);
 /* "SCSI Command", "SCSI Data-In", ... ("iSCSI PDU" for others). */
 const char *vw_iscsi_opcode_name(unsigned opcode);
 
