@@ -74,6 +74,12 @@ struct cf_option {
     bool takes_value;
 };
 
+/* How a protocol's messages travel (C47): a byte stream over a TCP
+ * connection (VI/TCP, IFT, WARP), or one message per UDP datagram (EEP,
+ * P1). A datagram module's session is fed one whole datagram per call;
+ * its cases may use several tester links (link=N, `--link N=...`). */
+enum cf_transport { CF_TRANSPORT_STREAM, CF_TRANSPORT_DATAGRAM };
+
 #define CF_PROTOCOLS_MAX 8       /* registered modules */
 #define CF_PROTO_STATE_MAX 512   /* bytes of a module's settings and per-run state in the engine */
 
@@ -89,6 +95,7 @@ struct conform_protocol {
     const char *req_prefix;     /* catalog prefix its cases' IDs start with: "VITCP-" */
     uint16_t default_port;
     const char *cases_subdir;   /* its folder below the cases folder ("" for the top) */
+    enum cf_transport transport; /* default (0): a TCP stream */
 
     /* Vocabulary of the case language. */
     int (*type_by_name)(const char *name);          /* -1 unknown */

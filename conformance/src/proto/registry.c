@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <strings.h>
 
+#include "conform/proto/eep.h"
 #include "conform/proto/vitcp.h"
 #include "conform/proto/warp.h"
 
 const struct conform_protocol *const cf_protocols[] = {
     &cf_proto_vitcp, /* the first is the default */
     &cf_proto_warp,
+    &cf_proto_eep,
     NULL,
 };
 

@@ -1,0 +1,655 @@
+/* The PacketWay EEP module: the case vocabulary, the encoder
+ * (vw_eep_encode) and a session on the wire library's decoder
+ * (vw_eep_decode_on over a datagram, the rules lint applies) and router
+ * check (vw_eep_forward_check). EEP is message-based: the module runs over
+ * the core's datagram links (C47), one message per UDP datagram (P1). See
+ * conform/proto/eep.h and docs/conformance.md ("The EEP cases", C48). */
+#include "conform/proto/eep.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conform/case.h"
+#include "conform/core.h"
+#include "conform/engine.h"
+#include "conform/report.h"
+#include "vitcp/pktway.h"
+
+/* Message types a case names: by PT, the P8 defaults (Other: any other PT;
+ * a send of Other needs pt=). */
+enum eep_type { ET_RRP, ET_ERR, ET_IPV4, ET_IPV6, ET_OTHER, ET_COUNT };
+static const char *const type_names[ET_COUNT] = {"RRP", "ERR", "IPv4", "IPv6", "Other"};
+
+enum eep_field {
+    EF_V, EF_P, EF_DT, EF_TE, EF_PT, EF_E, EF_PL, EF_DL, EF_H, EF_RZ, EF_SA, EF_EI, EF_PAYLOAD,
+    EF_ROUTES, EF_L2RH, EF_SYMBOLS, EF_OH, EF_OHM, EF_OT, EF_LEN, EF_DTKIND,
+    EF_PADFILL, EF_CUT, EF_EXTRA, EF_COUNT
+};
+_Static_assert(EF_COUNT <= CF_MAX_FIELDS, "EEP fields fit a step");
+
+static const char *const field_names[EF_COUNT] = {
+    [EF_V] = "v", [EF_P] = "p", [EF_DT] = "dt", [EF_TE] = "te", [EF_PT] = "pt", [EF_E] = "e", [EF_PL] = "pl",
+    [EF_DL] = "dl", [EF_H] = "h", [EF_RZ] = "rz", [EF_SA] = "sa", [EF_EI] = "ei", [EF_PAYLOAD] = "payload",
+    [EF_ROUTES] = "routes", [EF_L2RH] = "l2rh", [EF_SYMBOLS] = "symbols", [EF_OH] = "oh", [EF_OHM] = "ohm",
+    [EF_OT] = "ot", [EF_LEN] = "len", [EF_DTKIND] = "dtkind", [EF_PADFILL] = "padfill", [EF_CUT] = "cut",
+    [EF_EXTRA] = "extra",
+};
+
+/* dt=node / sa=node: the node under test's address (--eep-address),
+ * resolved when the message is built or compared. */
+#define EEP_SYM_NODE 0x1000000
+/* A case's 'router' directive (c->flags): it needs a node under test that
+ * routes (run --eep-router); its session judges every message that comes
+ * out as a router's copy of the tester's last one (vw_eep_forward_check). */
+#define EEP_CASE_ROUTER 0x1u
+/* A send's route= (st->str[0]) and oh= (st->str[1]) lists. */
+
+struct eep_settings {
+    uint32_t node;  /* --eep-address */
+    bool router;    /* --eep-router */
+};
+_Static_assert(sizeof(struct eep_settings) <= CF_PROTO_STATE_MAX, "EEP settings fit the engine");
+
+/* The node's address for the run's sessions (set with the engine's state;
+ * one run at a time per process). */
+static uint32_t node_address = CF_EEP_NODE_DEFAULT;
+
+static int field_by_name(const char *name)
+{
+    for (int i = 0; i < EF_COUNT; i++)
+        if (strcmp(field_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static const char *field_name(unsigned f)
+{
+    return f < EF_COUNT ? field_names[f] : "?";
+}
+
+static int type_by_name(const char *name)
+{
+    for (int i = 0; i < ET_COUNT; i++)
+        if (strcmp(type_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static const char *type_name(unsigned type)
+{
+    return type < ET_COUNT ? type_names[type] : "?";
+}
+
+static unsigned type_of_pt(uint16_t pt)
+{
+    const struct vw_eep_types *t = &vw_eep_types_default;
+    return pt == t->pt_rrp ? ET_RRP : pt == t->pt_err ? ET_ERR : pt == t->pt_ipv4 ? ET_IPV4
+           : pt == t->pt_ipv6 ? ET_IPV6 : ET_OTHER;
+}
+
+static bool field_settable(unsigned f)
+{
+    return f < EF_COUNT && f != EF_ROUTES && f != EF_L2RH && f != EF_SYMBOLS && f != EF_OH && f != EF_OHM &&
+           f != EF_LEN && f != EF_DTKIND;
+}
+
+static int parse_symbol(unsigned field, const char *text, int64_t *out, char *why, size_t whylen)
+{
+    if (field != EF_DT && field != EF_SA)
+        return 0;
+    if (strcmp(text, "node") == 0) *out = EEP_SYM_NODE;
+    else if (strcmp(text, "hey-you") == 0) *out = VW_EEP_ADDR_HEY_YOU;
+    else if (strcmp(text, "broadcast") == 0) *out = VW_EEP_ADDR_BROADCAST;
+    else {
+        snprintf(why, whylen, "%s= takes a number, node, hey-you or broadcast", field_names[field]);
+        return -1;
+    }
+    return 1;
+}
+
+static uint32_t resolve_addr(int64_t v)
+{
+    return v == EEP_SYM_NODE ? node_address : (uint32_t)v & 0xFFFFFFu;
+}
+
+/* "0a0b..." into bytes: count, or -1. */
+static int hex_bytes(const char *s, size_t n, uint8_t *out, size_t cap)
+{
+    if (n % 2 || n / 2 > cap)
+        return -1;
+    for (size_t i = 0; i < n; i += 2) {
+        if (!isxdigit((unsigned char)s[i]) || !isxdigit((unsigned char)s[i + 1]))
+            return -1;
+        char b[3] = {s[i], s[i + 1], 0};
+        out[i / 2] = (uint8_t)strtoul(b, NULL, 16);
+    }
+    return (int)(n / 2);
+}
+
+#define EEP_MAX_RECORDS 8
+#define EEP_RECORD_DATA 32
+
+struct route_list {
+    struct vw_eep_route_enc r[EEP_MAX_RECORDS];
+    uint8_t data[EEP_MAX_RECORDS][EEP_RECORD_DATA];
+    size_t n;
+};
+
+struct oh_list {
+    struct vw_eep_oh_enc o[EEP_MAX_RECORDS];
+    uint8_t data[EEP_MAX_RECORDS][EEP_RECORD_DATA];
+    size_t n;
+};
+
+/* One route= item: "l2rh:HEX" or "sym:TYPE[:HEX]". 0 or -1. */
+static int parse_route(const char *s, size_t n, struct route_list *l)
+{
+    if (l->n == EEP_MAX_RECORDS)
+        return -1;
+    struct vw_eep_route_enc *r = &l->r[l->n];
+    memset(r, 0, sizeof *r);
+    char item[80];
+    if (n >= sizeof item)
+        return -1;
+    memcpy(item, s, n);
+    item[n] = 0;
+    int len;
+    if (strncmp(item, "l2rh:", 5) == 0) {
+        r->kind = VW_EEP_ROUTE_L2RH;
+        len = hex_bytes(item + 5, strlen(item + 5), l->data[l->n], EEP_RECORD_DATA);
+    } else if (strncmp(item, "sym:", 4) == 0) {
+        r->kind = VW_EEP_ROUTE_SYMBOL;
+        char *end;
+        unsigned long t = strtoul(item + 4, &end, 0);
+        if (end == item + 4 || t > 0xFFFFFu || (*end && *end != ':'))
+            return -1;
+        r->symbol_type = (uint32_t)t;
+        len = *end ? hex_bytes(end + 1, strlen(end + 1), l->data[l->n], EEP_RECORD_DATA) : 0;
+    } else {
+        return -1;
+    }
+    if (len < 0)
+        return -1;
+    r->data = l->data[l->n];
+    r->data_len = (size_t)len;
+    l->n++;
+    return 0;
+}
+
+/* One oh= item: "mTYPE:LEN" (mandatory) or "oTYPE:LEN" (optional), LEN
+ * pattern bytes. 0 or -1. */
+static int parse_oh(const char *s, size_t n, struct oh_list *l)
+{
+    if (l->n == EEP_MAX_RECORDS || n < 4 || (s[0] != 'm' && s[0] != 'o'))
+        return -1;
+    char item[40];
+    if (n >= sizeof item)
+        return -1;
+    memcpy(item, s, n);
+    item[n] = 0;
+    char *end;
+    unsigned long type = strtoul(item + 1, &end, 0), len;
+    if (end == item + 1 || *end != ':' || type > VW_EEP_OH_TYPE_MASK)
+        return -1;
+    char *end2;
+    len = strtoul(end + 1, &end2, 0);
+    if (end2 == end + 1 || *end2 || len > EEP_RECORD_DATA)
+        return -1;
+    struct vw_eep_oh_enc *o = &l->o[l->n];
+    memset(o, 0, sizeof *o);
+    o->mandatory = item[0] == 'm';
+    o->type = (uint8_t)type;
+    for (size_t i = 0; i < len; i++)
+        l->data[l->n][i] = (uint8_t)(0xA0u + i);
+    o->data = l->data[l->n];
+    o->data_len = len;
+    l->n++;
+    return 0;
+}
+
+/* Parse a comma list with fn into a scratch list: 0 or -1. */
+static int parse_list(const char *s, int (*fn)(const char *, size_t, void *), void *list)
+{
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        if (n == 0 || fn(s, n, list) < 0)
+            return -1;
+        s += n + (s[n] == ',');
+    }
+    return 0;
+}
+
+static int route_item(const char *s, size_t n, void *l) { return parse_route(s, n, l); }
+static int oh_item(const char *s, size_t n, void *l) { return parse_oh(s, n, l); }
+
+/* route= and oh= append to the send's lists (one per argument). */
+static int append_arg(char *dst, size_t cap, const char *v)
+{
+    size_t have = strlen(dst), n = strlen(v);
+    if (have + (have ? 1 : 0) + n + 1 > cap)
+        return -1;
+    if (have)
+        dst[have++] = ',';
+    memcpy(dst + have, v, n + 1);
+    return 0;
+}
+
+static int parse_send_arg(struct cf_step *st, const char *name, const char *v, char *why, size_t whylen)
+{
+    bool route = strcmp(name, "route") == 0, oh = strcmp(name, "oh") == 0;
+    if (!route && !oh)
+        return 0;
+    if (!v) {
+        snprintf(why, whylen, "%s= needs a value", name);
+        return -1;
+    }
+    char *dst = st->str[route ? 0 : 1];
+    if (append_arg(dst, sizeof st->str[0], v) < 0) {
+        snprintf(why, whylen, "too many %s= values (at most %zu characters)", name, sizeof st->str[0] - 1);
+        return -1;
+    }
+    /* check the syntax now: a case author's error, not a verdict */
+    struct route_list rl;
+    struct oh_list ol;
+    memset(&rl, 0, sizeof rl);
+    memset(&ol, 0, sizeof ol);
+    if (route ? parse_list(dst, route_item, &rl) < 0 : parse_list(dst, oh_item, &ol) < 0) {
+        snprintf(why, whylen,
+                 route ? "route= takes l2rh:HEX or sym:TYPE[:HEX] (at most %d records of %d bytes)"
+                       : "oh= takes mTYPE:LEN or oTYPE:LEN (T=1 mandatory / optional, at most %d fields of %d bytes)",
+                 EEP_MAX_RECORDS, EEP_RECORD_DATA);
+        return -1;
+    }
+    return 1;
+}
+
+static uint16_t pt_of_type(unsigned type)
+{
+    const struct vw_eep_types *t = &vw_eep_types_default;
+    switch (type) {
+    case ET_RRP: return t->pt_rrp;
+    case ET_ERR: return t->pt_err;
+    case ET_IPV4: return t->pt_ipv4;
+    case ET_IPV6: return t->pt_ipv6;
+    default: return 0;
+    }
+}
+
+/* Fill the padding bytes of a built message with b (padfill=N): the data
+ * block's last PL bytes and each record's and OH field's bytes after its
+ * data. */
+static void fill_padding(uint8_t *buf, size_t len, uint8_t b)
+{
+    struct vw_eep_msg m;
+    if (vw_eep_decode_on(buf, len, VW_EEP_CARRIER_DATAGRAM, &m, NULL) != VW_REQ_NONE)
+        return;
+    size_t pos = 0;
+    struct vw_eep_route r;
+    while (vw_eep_route_next(m.routes, m.routes_len, &pos, &r) == 1) {
+        size_t used = (r.data - buf) + r.data_len;
+        for (size_t i = used; i < r.offset + r.record_len && i < len; i++)
+            buf[i] = b;
+    }
+    pos = 0;
+    struct vw_eep_oh o;
+    while (m.oh && vw_eep_oh_next(m.oh, m.oh_len, &pos, &o) == 1) {
+        size_t used = (size_t)(o.data - buf) + o.data_len;
+        for (size_t i = used; i < o.offset + o.field_len && i < len; i++)
+            buf[i] = b;
+    }
+    for (size_t i = m.db_offset + m.data_len; i < m.db_offset + m.db_len && i < len; i++)
+        buf[i] = b;
+}
+
+static int encode(void *session, const struct cf_step *st, const int64_t *vals, struct cf_encoded *out,
+                  char *why, size_t whylen)
+{
+    (void)session;
+#define VAL(f, d) (st->set[f] ? vals[f] : (int64_t)(d))
+    if (st->type == ET_OTHER && !st->set[EF_PT]) {
+        snprintf(why, whylen, "a send of Other needs pt=");
+        return -1;
+    }
+    size_t plen = (size_t)VAL(EF_PAYLOAD, 0), otlen = (size_t)VAL(EF_OT, 0);
+    size_t cut = (size_t)VAL(EF_CUT, 0), extra = (size_t)VAL(EF_EXTRA, 0);
+    if (otlen > 4096 || extra > 4096 || cut > 65536) {
+        snprintf(why, whylen, "ot=, extra= take 0..4096 bytes, cut= 0..65536");
+        return -1;
+    }
+    uint8_t *payload = malloc(plen + otlen + 1);
+    if (!payload) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < plen; i++)
+        payload[i] = cf_pattern_byte(i, st->fill);
+    for (size_t i = 0; i < otlen; i++)
+        payload[plen + i] = (uint8_t)(0x50u + i);
+    struct route_list rl;
+    struct oh_list ol;
+    memset(&rl, 0, sizeof rl);
+    memset(&ol, 0, sizeof ol);
+    parse_list(st->str[0], route_item, &rl); /* checked when parsed */
+    parse_list(st->str[1], oh_item, &ol);
+    uint32_t sa_default = st->link + 1u; /* the tester's address on its link: 1, 2, ... */
+    struct vw_eep_enc enc;
+    vw_eep_enc_init(&enc, resolve_addr(VAL(EF_DT, EEP_SYM_NODE)), resolve_addr(VAL(EF_SA, sa_default)),
+                    st->set[EF_PT] ? (uint16_t)vals[EF_PT] : pt_of_type(st->type), payload, plen);
+    enc.hdr.version = (uint8_t)(VAL(EF_V, 0) & 3);
+    enc.hdr.priority = (uint8_t)(VAL(EF_P, 0) & 0x3F);
+    enc.hdr.te = (uint16_t)VAL(EF_TE, 0);
+    enc.hdr.endian = (uint8_t)(VAL(EF_E, 0) & 0xF);
+    enc.hdr.rz = (uint8_t)(VAL(EF_RZ, 0) & 0x7F);
+    if (st->set[EF_DL] || st->set[EF_PL]) {
+        enc.keep_lengths = true;
+        enc.hdr.dl = (uint32_t)VAL(EF_DL, (plen + 7) / 8) & VW_EEP_DL_MAX;
+        enc.hdr.pl = (uint8_t)(VAL(EF_PL, (8 - plen % 8) % 8) & 7);
+    }
+    if (st->set[EF_H]) {
+        enc.keep_h = true;
+        enc.hdr.h = vals[EF_H] != 0;
+    }
+    enc.routes = rl.r;
+    enc.n_routes = rl.n;
+    enc.oh = ol.o;
+    enc.n_oh = ol.n;
+    enc.ot = otlen ? payload + plen : NULL;
+    enc.ot_len = otlen;
+    enc.ei = (uint64_t)VAL(EF_EI, 0);
+    size_t n = vw_eep_encoded_len(&enc);
+    out->bytes = malloc(n + extra + 1);
+    if (!out->bytes || vw_eep_encode(&enc, out->bytes, n) != n) {
+        snprintf(why, whylen, "the EEP encoder cannot write this message (%zu data bytes)", plen);
+        free(payload);
+        return -1;
+    }
+    free(payload);
+    if (st->set[EF_PADFILL])
+        fill_padding(out->bytes, n, (uint8_t)vals[EF_PADFILL]);
+    memset(out->bytes + n, 0, extra);
+    n += extra;
+    n = cut < n ? n - cut : 0;
+    out->len = n;
+    /* the data block's bytes, for data=echo */
+    size_t db = vw_eep_encoded_len(&(struct vw_eep_enc){.routes = rl.r, .n_routes = rl.n, .oh = ol.o,
+                                                         .n_oh = ol.n}) - VW_EEP_TAIL_LEN;
+    out->payload_off = db <= n ? db : n;
+    out->payload_len = plen <= n - out->payload_off ? plen : n - out->payload_off;
+    out->msg_offset = 0;
+    return 0;
+#undef VAL
+}
+
+/* ------------------------------------------------------------ session */
+
+struct eep_decoded {
+    struct vw_eep_msg m;
+};
+
+struct eep_session {
+    bool router;       /* the case's 'router': judge what comes out as copies */
+    uint8_t *sent;     /* the tester's last message */
+    size_t sent_len;
+    struct vw_eep_msg sent_msg;
+    bool sent_ok;
+    unsigned datagrams;
+};
+
+static void *session_new(const struct cf_case *c)
+{
+    struct eep_session *s = calloc(1, sizeof *s);
+    if (s)
+        s->router = (c->flags & EEP_CASE_ROUTER) != 0;
+    return s;
+}
+
+static void session_free(void *session)
+{
+    struct eep_session *s = session;
+    free(s->sent);
+    free(s);
+}
+
+static void session_sent(void *session, const struct cf_encoded *enc)
+{
+    struct eep_session *s = session;
+    free(s->sent);
+    s->sent_ok = false;
+    s->sent = malloc(enc->len ? enc->len : 1);
+    if (!s->sent)
+        return;
+    memcpy(s->sent, enc->bytes, enc->len);
+    s->sent_len = enc->len;
+    s->sent_ok = vw_eep_decode_on(s->sent, s->sent_len, VW_EEP_CARRIER_DATAGRAM, &s->sent_msg, NULL) ==
+                 VW_REQ_NONE;
+}
+
+/* The first error finding names the rule (warnings and notes do not fail). */
+static void take_findings(struct cf_rx_verdict *v, const struct vw_findings *fs, unsigned nth, const char *what)
+{
+    for (unsigned i = 0; i < fs->count && v->req == VW_REQ_NONE; i++)
+        if (fs->item[i].severity == VW_SEV_ERROR) {
+            v->req = fs->item[i].req;
+            snprintf(v->detail, sizeof v->detail, "datagram %u%s: %s", nth, what, fs->item[i].detail);
+        }
+}
+
+static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
+                         struct cf_rx_verdict *v)
+{
+    struct eep_session *s = session;
+    unsigned nth = ++s->datagrams;
+    uint8_t *copy = malloc(len ? len : 1);
+    struct eep_decoded *dec = malloc(sizeof *dec);
+    if (!copy || !dec) {
+        free(copy);
+        free(dec);
+        return;
+    }
+    memcpy(copy, data, len);
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    enum vw_req err = vw_eep_decode_on(copy, len, VW_EEP_CARRIER_DATAGRAM, &dec->m, &fs);
+    take_findings(v, &fs, nth, "");
+    if (err != VW_REQ_NONE) {
+        if (v->req == VW_REQ_NONE) {
+            v->req = err;
+            snprintf(v->detail, sizeof v->detail, "datagram %u (%zu bytes) cannot be decoded as an EEP message", nth,
+                     len);
+        }
+        free(copy);
+        free(dec);
+        return;
+    }
+    /* A router's copy of the tester's last message: not an ERR of the
+     * router's own (another SA). */
+    bool own_err = dec->m.hdr.pt == vw_eep_types_default.pt_err && s->sent_ok &&
+                   dec->m.hdr.sa != s->sent_msg.hdr.sa;
+    if (s->router && s->sent_ok && !own_err) {
+        struct vw_findings fw;
+        vw_findings_clear(&fw);
+        vw_eep_forward_check(s->sent, &s->sent_msg, copy, &dec->m, VW_EEP_LINK_CLEAN, &fw);
+        take_findings(v, &fw, nth, " (the router's copy of the tester's last message)");
+    }
+    struct cf_msg m = {0};
+    m.type = type_of_pt(dec->m.hdr.pt);
+    m.raw = copy;
+    m.len = len;
+    m.payload = dec->m.data;
+    m.payload_len = dec->m.data_len;
+    m.decoded = dec;
+    sink(ctx, &m);
+}
+
+static void session_finish(void *session, struct cf_rx_verdict *v)
+{
+    (void)session, (void)v; /* a datagram is whole: nothing is left open */
+}
+
+static void msg_free(struct cf_msg *m)
+{
+    free((void *)m->raw);
+    free(m->decoded);
+    m->raw = NULL;
+    m->decoded = NULL;
+}
+
+static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
+{
+    const struct vw_eep_msg *d = &((const struct eep_decoded *)m->decoded)->m;
+    switch (field) {
+    case EF_V: *v = d->hdr.version; return true;
+    case EF_P: *v = d->hdr.priority; return true;
+    case EF_DT: *v = d->hdr.dt == node_address ? EEP_SYM_NODE : d->hdr.dt; return true;
+    case EF_TE: *v = d->hdr.te; return true;
+    case EF_PT: *v = d->hdr.pt; return true;
+    case EF_E: *v = d->hdr.endian; return true;
+    case EF_PL: *v = d->hdr.pl; return true;
+    case EF_DL: *v = d->hdr.dl; return true;
+    case EF_H: *v = d->hdr.h; return true;
+    case EF_RZ: *v = d->hdr.rz; return true;
+    case EF_SA: *v = d->hdr.sa == node_address ? EEP_SYM_NODE : d->hdr.sa; return true;
+    case EF_EI: *v = (int64_t)d->ei; return true;
+    case EF_PAYLOAD: *v = (int64_t)d->data_len; return true;
+    case EF_ROUTES: *v = d->n_l2rh + d->n_symbols; return true;
+    case EF_L2RH: *v = d->n_l2rh; return true;
+    case EF_SYMBOLS: *v = d->n_symbols; return true;
+    case EF_OH: *v = d->n_oh; return true;
+    case EF_OHM: *v = d->n_oh_mandatory; return true;
+    case EF_OT: *v = (int64_t)d->ot_len; return true;
+    case EF_LEN: *v = (int64_t)m->len; return true;
+    case EF_DTKIND: *v = vw_eep_dt_kind(d->hdr.dt); return true;
+    default: return false;
+    }
+}
+
+static void describe(const struct cf_msg *m, char *out, size_t n)
+{
+    const struct vw_eep_msg *d = &((const struct eep_decoded *)m->decoded)->m;
+    snprintf(out, n, "%s pt=0x%04x te=0x%04x dt=0x%06x sa=0x%06x v=%u routes=%u payload=%zu ei=0x%llx (%zu bytes)",
+             type_name(m->type), d->hdr.pt, d->hdr.te, d->hdr.dt, d->hdr.sa, d->hdr.version,
+             d->n_l2rh + d->n_symbols, d->data_len, (unsigned long long)d->ei, m->len);
+}
+
+static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen)
+{
+    if (strcmp(tok[0], "router") != 0)
+        return 0;
+    if (ntok != 1) {
+        snprintf(why, whylen, "'router' takes nothing");
+        return -1;
+    }
+    c->flags |= EEP_CASE_ROUTER;
+    return 1;
+}
+
+static void state_init(void *state)
+{
+    struct eep_settings *s = state;
+    memset(s, 0, sizeof *s);
+    s->node = CF_EEP_NODE_DEFAULT;
+    node_address = s->node;
+}
+
+static const struct cf_option run_options[] = {
+    {"--eep-address", true},
+    {"--eep-router", false},
+    {NULL, false},
+};
+
+static int set_option(void *state, const char *name, const char *value, char *why, size_t whylen)
+{
+    struct eep_settings *s = state;
+    if (strcmp(name, "--eep-router") == 0) {
+        s->router = true;
+        return 0;
+    }
+    char *end;
+    unsigned long a = value ? strtoul(value, &end, 0) : 0;
+    if (!value || !*value || *end || a == 0 || a >= 0x800000ul || a >= VW_EEP_ADDR_HEY_YOU) {
+        snprintf(why, whylen, "bad --eep-address '%s' (a physical address 1..0x7FFFFD)", value ? value : "");
+        return -1;
+    }
+    s->node = (uint32_t)a;
+    node_address = s->node;
+    return 0;
+}
+
+/* The router cases need a node that routes between the tester's links,
+ * the others an end node: `run --protocol eep --eep-router` runs the
+ * first, without it the others. */
+static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+{
+    const struct eep_settings *s = cf_engine_state(e, c->proto);
+    bool router_case = (c->flags & EEP_CASE_ROUTER) != 0;
+    if (s && s->router != router_case) {
+        res->verdict = CF_SKIP;
+        cf_result_set_message(res, "%s: %s", c->file,
+                              router_case ? "a router case: it needs a router under test (run --eep-router)"
+                                          : "an end-node case: --eep-router runs the router cases only");
+        return;
+    }
+    if (s)
+        node_address = s->node;
+    cf_generic_run_case(e, c, res);
+}
+
+/* After a hostile case: the node still answers a Hey-You on link 0 (an
+ * end node; a router is probed by its own cases). */
+static int check_alive(struct cf_engine *e, char *why, size_t whylen)
+{
+    const struct eep_settings *s = cf_engine_state(e, &cf_proto_eep);
+    if (s && s->router)
+        return 0;
+    struct cf_case *c = calloc(1, sizeof *c);
+    if (!c)
+        return 0;
+    char err[300];
+    int rc = cf_case_parse("protocol eep\ncase eep-alive\nrequire EEP-6C-LOCAL-ONLY\ntimeout 5000\n"
+                           "connect\nsend RRP dt=hey-you\nexpect * dt=1\n", "<survival probe>", c, err, sizeof err);
+    struct cf_result res;
+    if (rc == 0) {
+        cf_result_init(&res, c);
+        cf_generic_run_case(e, c, &res);
+        rc = res.verdict == CF_PASS ? 0 : -1;
+        if (rc < 0)
+            snprintf(why, whylen, "a Hey-You was not answered: %.200s", res.message);
+    }
+    free(c);
+    return rc == 0 ? 0 : -1;
+}
+
+const struct conform_protocol cf_proto_eep = {
+    .name = "eep",
+    .title = "PacketWay EEP",
+    .unit = "message",
+    .req_prefix = "EEP-",
+    .default_port = VW_EEP_UDP_PORT,
+    .cases_subdir = "eep",
+    .transport = CF_TRANSPORT_DATAGRAM,
+    .type_by_name = type_by_name,
+    .type_name = type_name,
+    .field_by_name = field_by_name,
+    .field_name = field_name,
+    .field_settable = field_settable,
+    .max_payload = 60000,
+    .parse_symbol = parse_symbol,
+    .parse_directive = parse_directive,
+    .parse_send_arg = parse_send_arg,
+    .state_init = state_init,
+    .run_options = run_options,
+    .set_option = set_option,
+    .run_case = run_case,
+    .check_alive = check_alive,
+    .encode = encode,
+    .session_new = session_new,
+    .session_free = session_free,
+    .session_feed = session_feed,
+    .session_finish = session_finish,
+    .session_sent = session_sent,
+    .msg_free = msg_free,
+    .field_value = field_value,
+    .describe = describe,
+};
