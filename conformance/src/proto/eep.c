@@ -394,6 +394,11 @@ struct eep_session {
     size_t sent_len;
     struct vw_eep_msg sent_msg;
     bool sent_ok;
+    /* the rules the tester's last message itself breaks (a router's copy
+     * inherits them: not the router's fault), and whether the router can
+     * see an error in it (its copy's LSbit, P17) */
+    enum vw_req sent_errs[VW_FINDINGS_MAX];
+    unsigned n_sent_errs;
     unsigned datagrams;
 };
 
@@ -422,8 +427,44 @@ static void session_sent(void *session, const struct cf_encoded *enc)
         return;
     memcpy(s->sent, enc->bytes, enc->len);
     s->sent_len = enc->len;
-    s->sent_ok = vw_eep_decode_on(s->sent, s->sent_len, VW_EEP_CARRIER_DATAGRAM, &s->sent_msg, NULL) ==
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    s->sent_ok = vw_eep_decode_on(s->sent, s->sent_len, VW_EEP_CARRIER_DATAGRAM, &s->sent_msg, &fs) ==
                  VW_REQ_NONE;
+    s->n_sent_errs = 0;
+    for (unsigned i = 0; i < fs.count && s->n_sent_errs < VW_FINDINGS_MAX; i++)
+        if (fs.item[i].severity == VW_SEV_ERROR)
+            s->sent_errs[s->n_sent_errs++] = fs.item[i].req;
+}
+
+static bool sent_breaks(const struct eep_session *s, enum vw_req req)
+{
+    for (unsigned i = 0; i < s->n_sent_errs; i++)
+        if (s->sent_errs[i] == req)
+            return true;
+    return false;
+}
+
+/* A router's copy of the tester's last message: same DT, SA and PT (what
+ * a router must not change; a copy changed there is a message of its
+ * own, judged as such). */
+static bool is_copy(const struct eep_session *s, const struct vw_eep_msg *m)
+{
+    return s->sent_ok && m->hdr.dt == s->sent_msg.hdr.dt && m->hdr.sa == s->sent_msg.hdr.sa &&
+           m->hdr.pt == s->sent_msg.hdr.pt;
+}
+
+/* A copy that carries only part of the tester's data block: the router
+ * split the message (P17). */
+static bool is_piece(const struct eep_session *s, const struct vw_eep_msg *m)
+{
+    const struct vw_eep_msg *o = &s->sent_msg;
+    if (m->data_len == 0 || m->data_len >= o->data_len)
+        return false;
+    for (size_t at = 0; at + m->data_len <= o->data_len; at += 8)
+        if (memcmp(o->data + at, m->data, m->data_len) == 0)
+            return true;
+    return false;
 }
 
 /* The first error finding names the rule (warnings and notes do not fail). */
@@ -452,6 +493,17 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
     struct vw_findings fs;
     vw_findings_clear(&fs);
     enum vw_req err = vw_eep_decode_on(copy, len, VW_EEP_CARRIER_DATAGRAM, &dec->m, &fs);
+    bool copy_of_sent = s->router && err == VW_REQ_NONE && is_copy(s, &dec->m);
+    if (copy_of_sent) {
+        /* what the tester's message itself broke is no rule of the router's */
+        struct vw_findings own;
+        vw_findings_clear(&own);
+        for (unsigned i = 0; i < fs.count; i++)
+            if (!sent_breaks(s, fs.item[i].req))
+                vw_findings_add(&own, fs.item[i].req, fs.item[i].severity, fs.item[i].offset, fs.item[i].length,
+                                "%s", fs.item[i].detail);
+        fs = own;
+    }
     take_findings(v, &fs, nth, "");
     if (err != VW_REQ_NONE) {
         if (v->req == VW_REQ_NONE) {
@@ -463,14 +515,16 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
         free(dec);
         return;
     }
-    /* A router's copy of the tester's last message: not an ERR of the
-     * router's own (another SA). */
-    bool own_err = dec->m.hdr.pt == vw_eep_types_default.pt_err && s->sent_ok &&
-                   dec->m.hdr.sa != s->sent_msg.hdr.sa;
-    if (s->router && s->sent_ok && !own_err) {
+    if (copy_of_sent && is_piece(s, &dec->m) && v->req == VW_REQ_NONE) {
+        v->req = VW_REQ_EEP_1B_NO_SAR;
+        snprintf(v->detail, sizeof v->detail, "datagram %u: a copy carries %zu of the tester's %zu data bytes: the "
+                 "router split the message", nth, dec->m.data_len, s->sent_msg.data_len);
+    }
+    if (copy_of_sent) {
         struct vw_findings fw;
         vw_findings_clear(&fw);
-        vw_eep_forward_check(s->sent, &s->sent_msg, copy, &dec->m, VW_EEP_LINK_CLEAN, &fw);
+        vw_eep_forward_check(s->sent, &s->sent_msg, copy, &dec->m,
+                             s->n_sent_errs ? VW_EEP_LINK_DAMAGED : VW_EEP_LINK_CLEAN, &fw);
         take_findings(v, &fw, nth, " (the router's copy of the tester's last message)");
     }
     struct cf_msg m = {0};
