@@ -17,7 +17,8 @@ It installs a Wireshark 4.0 plugin decoding VI/TCP, IFT, PacketWay EEP and WARP,
 reference VI Provider Library libvipl (VIA 1.0 VIPL API over VI/TCP, with vipl.h and\n\
 vipl.pc), the conformance tool vitcp-conform with its cases, the traffic generator\n\
 vitcp-trafgen, the reference peers vipl-peer and vipl-pingpong, the reference WARP\n\
-endpoint warp-peer, the reference IFT endpoint ift-peer, and sample captures.")
+endpoint warp-peer, the reference IFT endpoint ift-peer, the reference PacketWay EEP\n\
+node and router pktway-node, and sample captures.")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})

@@ -77,18 +77,18 @@ check "the conformance cases (and cases/warp/) are installed under /usr/share/vi
 
 man_renders() {
   local p
-  for p in vitcp-conform vitcp-trafgen vipl-peer vipl-pingpong warp-peer ift-peer "7 vitcp" "7 vipl"; do
+  for p in vitcp-conform vitcp-trafgen vipl-peer vipl-pingpong warp-peer ift-peer pktway-node "7 vitcp" "7 vipl"; do
     # shellcheck disable=SC2086
     as_user env MANPAGER=cat MANWIDTH=80 man $p | grep "^NAME" >/dev/null || { echo "man $p"; return 1; }
   done
 }
-check "man pages render (vitcp-conform, vitcp-trafgen, vipl-peer, vipl-pingpong, warp-peer, ift-peer, vitcp(7), vipl(7))" man_renders
+check "man pages render (vitcp-conform, vitcp-trafgen, vipl-peer, vipl-pingpong, warp-peer, ift-peer, pktway-node, vitcp(7), vipl(7))" man_renders
 
 help_everywhere() {
   local c
   for c in "vitcp-conform --help" "vitcp-conform run --help" "vitcp-conform lint --help" \
            "vitcp-conform list --help" "vitcp-conform show --help" "vitcp-trafgen --help" \
-           "vipl-peer --help" "vipl-pingpong --help" "warp-peer --help" "ift-peer --help"; do
+           "vipl-peer --help" "vipl-pingpong --help" "warp-peer --help" "ift-peer --help" "pktway-node --help"; do
     # shellcheck disable=SC2086
     as_user $c | grep -i 'usage' >/dev/null || { echo "no usage from: $c"; return 1; }
   done

@@ -12,8 +12,8 @@
     X(EI_NONZERO, "ei-nonzero", "EEP-10-EI-SOURCE-ZERO", "messages this node originates carry EI 1") \
     X(RZ_NONZERO, "rz-nonzero", "EEP-6J-RZ-ZERO", "messages this node originates carry RZ 0x7F") \
     X(PL_NO_DATA, "pl-no-data", "EEP-6G-PL-ZERO-NO-DATA", "messages without data this node originates carry PL 7") \
-    X(ODD_LENGTH, "odd-length", "EEP-1B-8B-WORDS", "4 zero bytes after every message this node sends") \
-    X(OT_WITHOUT_OH, "ot-without-oh", "EEP-9-OT-NEEDS-OH", "a trailer word before the TAIL of every message this node originates, without OH fields") \
+    X(ODD_LENGTH, "odd-length", "EEP-1B-8B-WORDS", "the last 4 bytes of every message this node sends are left off") \
+    X(OT_WITHOUT_OH, "ot-without-oh", "EEP-9-OT-NEEDS-OH", "two trailer words before the TAIL of every message this node originates, without OH fields") \
     X(SA_LOGICAL, "sa-logical", "EEP-6K-SA-PHYSICAL", "messages this node originates carry a logical SA (0xE00000 | own address)") \
     X(NO_SHIFT, "no-shift", "EEP-10-EI-SHIFT", "router: the TAIL is forwarded without the shift") \
     X(NO_ERROR_BIT, "no-error-bit", "EEP-10-EI-ERROR-LSBIT", "router: the LSbit is not set on a detected error") \

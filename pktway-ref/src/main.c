@@ -116,32 +116,27 @@ static void record(struct node *n, unsigned ifx, const struct pn_hop *peer, bool
 static int send_msg(struct node *n, const struct pn_hop *hop, const uint8_t *msg, size_t len)
 {
     struct iface *ifc = &n->ifs[hop->ifx];
-    uint8_t *buf = n->frame;
-    size_t extra = pn_send_extra(&n->cfg);
-    if (len + extra + 14 > sizeof n->frame)
-        return -1;
+    size_t wire = pn_send_len(&n->cfg, len); /* what goes out: fault odd-length leaves bytes off */
     ssize_t r;
     if (ifc->kind == PN_IF_UDP) {
-        memcpy(buf, msg, len);
-        memset(buf + len, 0, extra);
         struct sockaddr_in to = {.sin_family = AF_INET};
         memcpy(&to.sin_addr, hop->addr, 4);
         to.sin_port = htons((uint16_t)(hop->addr[4] << 8 | hop->addr[5]));
-        r = sendto(ifc->fd, buf, len + extra, 0, (struct sockaddr *)&to, sizeof to);
+        r = sendto(ifc->fd, msg, wire, 0, (struct sockaddr *)&to, sizeof to);
     } else {
+        uint8_t *buf = n->frame;
+        if (wire + 14 > sizeof n->frame)
+            return -1;
         memcpy(buf, hop->addr, 6);
         memcpy(buf + 6, ifc->mac, 6);
         buf[12] = (uint8_t)(n->ethertype >> 8);
         buf[13] = (uint8_t)n->ethertype;
-        memcpy(buf + 14, msg, len);
-        memset(buf + 14 + len, 0, extra);
-        r = send(ifc->fd, buf, 14 + len + extra, 0);
+        memcpy(buf + 14, msg, wire);
+        r = send(ifc->fd, buf, 14 + wire, 0);
     }
     if (r < 0)
         return -1;
-    /* the pcap gets what went out, fault bytes included */
-    memmove(n->tx, ifc->kind == PN_IF_UDP ? buf : buf + 14, len + extra);
-    record(n, hop->ifx, hop, true, n->tx, len + extra);
+    record(n, hop->ifx, hop, true, msg, wire);
     return 0;
 }
 
@@ -161,7 +156,7 @@ static void print_sent(struct node *n, const struct pn_hop *hop, const char *kin
         return;
     }
     event(n, "event=sent if=%u to=%s kind=%s len=%zu records=%u dt=0x%06x sa=0x%06x pt=0x%04x te=0x%04x dl=%u ei=0x%016llx",
-          hop->ifx, to, kind, len + pn_send_extra(&n->cfg), m.n_l2rh + m.n_symbols, (unsigned)m.hdr.dt,
+          hop->ifx, to, kind, pn_send_len(&n->cfg, len), m.n_l2rh + m.n_symbols, (unsigned)m.hdr.dt,
           (unsigned)m.hdr.sa, m.hdr.pt, m.hdr.te, (unsigned)m.hdr.dl, (unsigned long long)m.ei);
 }
 

@@ -216,7 +216,10 @@ static void add_out(struct pn_result *res, const struct pn_hop *hop, const char 
 /* Encode a message this node originates, with the origination faults. */
 static size_t originate(const struct pn_config *cfg, struct vw_eep_enc *enc, uint8_t *buf, size_t cap)
 {
-    static const uint8_t junk_ot[8] = {0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5};
+    /* two words: over a link the first is read as the TAIL (P11), the
+     * second still shows as trailer bytes without OH fields */
+    static const uint8_t junk_ot[16] = {0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5,
+                                        0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5};
     switch (cfg->fault) {
     case PN_FAULT_EI_NONZERO: enc->ei = 1; break;
     case PN_FAULT_RZ_NONZERO: enc->hdr.rz = 0x7F; break;
@@ -239,7 +242,10 @@ static size_t originate(const struct pn_config *cfg, struct vw_eep_enc *enc, uin
     return vw_eep_encode(enc, buf, cap);
 }
 
-size_t pn_send_extra(const struct pn_config *cfg) { return cfg->fault == PN_FAULT_ODD_LENGTH ? 4 : 0; }
+size_t pn_send_len(const struct pn_config *cfg, size_t len)
+{
+    return cfg->fault == PN_FAULT_ODD_LENGTH && len >= 4 ? len - 4 : len;
+}
 
 static bool sa_answerable(uint32_t sa)
 {

@@ -166,7 +166,9 @@ int pn_spec_parse(const char *text, struct pn_spec *spec, char *err, size_t errl
 size_t pn_spec_build(const struct pn_config *cfg, const struct pn_spec *spec, uint8_t *buf, size_t cap,
                      struct pn_hop *hop, char *err, size_t errlen);
 
-/* The bytes the fault odd-length adds after a message (0 otherwise). */
-size_t pn_send_extra(const struct pn_config *cfg);
+/* The bytes of a len-byte message that go on the wire: len, or 4 fewer
+ * with the fault odd-length (a message that is not whole words on either
+ * carrier, P11). */
+size_t pn_send_len(const struct pn_config *cfg, size_t len);
 
 #endif

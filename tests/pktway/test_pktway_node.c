@@ -447,9 +447,9 @@ static void test_origination_faults(void **state)
     assert_int_equal(vw_eep_decode_on(b, n, VW_EEP_CARRIER_DATAGRAM, &m, &fs), VW_REQ_NONE);
     assert_true(vw_findings_has(&fs, VW_REQ_EEP_6G_PL_ZERO_NO_DATA));
     c.fault = PN_FAULT_ODD_LENGTH;
-    assert_int_equal(pn_send_extra(&c), 4);
+    assert_int_equal(pn_send_len(&c, 32), 28);
     c.fault = PN_FAULT_NONE;
-    assert_int_equal(pn_send_extra(&c), 0);
+    assert_int_equal(pn_send_len(&c, 32), 32);
     /* the MTU is kept for what the node originates */
     c.if_mtu[0] = 64;
     assert_int_equal(pn_spec_parse("dt=1,len=100,to=10.0.0.1:5998", &spec, err, sizeof err), 0);
