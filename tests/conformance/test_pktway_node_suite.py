@@ -53,7 +53,8 @@ ROUTER_CASES = {
     "eep-router-symbol-consumed", "eep-router-local-only", "eep-router-path-mtu", "eep-router-no-sar",
     "eep-router-unreachable", "eep-router-error-lsbit", "eep-router-rz-unchanged",
 }
-EEP_CASES = END_CASES | ROUTER_CASES
+CHAIN_CASES = {"eep-chain-shift", "eep-chain-msb", "eep-chain-lsbit"}
+EEP_CASES = END_CASES | ROUTER_CASES | CHAIN_CASES
 
 # Faults of the router (run against the router topology); the others run
 # against the end node.
@@ -62,6 +63,8 @@ ROUTER_FAULTS = {"no-shift", "no-error-bit", "modify-db", "modify-header", "keep
 
 # Faults of both kinds of node: run against the end node and the router.
 BOTH_FAULTS = {"no-err", "wrong-te", "ei-nonzero"}
+# Router faults also run in the chain (the second router faulty).
+CHAIN_FAULTS = {"no-shift", "no-error-bit", "modify-db", "modify-header"}
 
 # Faults that no case of the suite can provoke, with the reason.
 UNCAUGHT = {
@@ -72,6 +75,8 @@ NO_FAULT_FAILS = {
     "eep-records-consumed": "pktway-node has no end-node fault that keeps or chokes on a record (keep-l2rh and "
                             "keep-symbol are a router's)",
     "eep-sa-zero-no-err": "no fault sends an ERR to SA 0 (no-err sends none at all)",
+    "eep-chain-msb": "the second router must leave an MSbit-set TAIL unshifted, which no-shift does too; no fault "
+                     "shifts it anyway",
 }
 
 # Other IDs a fault legitimately makes a case fail with, and why.
@@ -113,8 +118,8 @@ def free_udp_port():
 class Node:
     """One pktway-node on the loopback (its UDP ports from its event lines)."""
 
-    def __init__(self, *args):
-        self.proc = subprocess.Popen([NODE, "--addr", "0x10"] + list(args), stdin=subprocess.PIPE,
+    def __init__(self, *args, addr="0x10"):
+        self.proc = subprocess.Popen([NODE, "--addr", addr] + list(args), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines = []
         self.cond = threading.Condition()
@@ -163,6 +168,37 @@ def router(*extra):
                   "--link", "1=127.0.0.1:%d,127.0.0.1:%d" % (t1, node.ports[1]), "--eep-router"]
 
 
+def chain(*extra):
+    """Two routers in a row: tester link 0 - A - B - tester link 1; the
+    fault (extra) is B's."""
+    t0, t1, a1, b0 = (free_udp_port() for _ in range(4))
+    a = Node("--router", "--udp", "127.0.0.1:0", "--udp", "127.0.0.1:%d" % a1,
+             "--peer", "1=127.0.0.1:%d@0" % t0, "--peer", "2=127.0.0.1:%d@1" % b0)
+    try:
+        b = Node("--router", "--udp", "127.0.0.1:%d" % b0, "--udp", "127.0.0.1:0",
+                 "--peer", "1=127.0.0.1:%d@0" % a1, "--peer", "2=127.0.0.1:%d@1" % t1, *extra, addr="0x11")
+    except Exception:
+        a.stop()
+        raise
+    return Pair(a, b), ["--target", "127.0.0.1:%d" % a.ports[0], "--link", "0=127.0.0.1:%d" % t0,
+                        "--link", "1=127.0.0.1:%d,127.0.0.1:%d" % (t1, b.ports[1]), "--eep-chain"]
+
+
+class Pair:
+    """Two nodes stopped together; lines are both's."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    @property
+    def lines(self):
+        return self.a.lines + self.b.lines
+
+    def stop(self):
+        self.b.stop()
+        return self.a.stop()
+
+
 def run(args, *extra, capture=None):
     """vitcp-conform run: (exit status, JSON report, text)."""
     with tempfile.TemporaryDirectory() as d:
@@ -197,7 +233,7 @@ class EepSuite(unittest.TestCase):
     def test_end_node_passes_every_end_node_case(self):
         with tempfile.TemporaryDirectory() as d:
             cap = os.path.join(d, "eep.pcapng")
-            node = self.check_clean_run(end_node, END_CASES, ROUTER_CASES, capture=cap)
+            node = self.check_clean_run(end_node, END_CASES, ROUTER_CASES | CHAIN_CASES, capture=cap)
             # what the node said it did: the drops the cases provoke, with their reasons
             log = "\n".join(node.lines)
             for reason in ("EEP-6A-VERSION", "EEP-6C-DT-KIND", "EEP-6C-LOGICAL", "EEP-7-MANDATORY-UNKNOWN"):
@@ -210,8 +246,12 @@ class EepSuite(unittest.TestCase):
             self.assertEqual(res["eep_messages"], res["frames"], lint.stdout[:500])
             self.assertEqual((res["errors"], lint.returncode), (0, 0), lint.stdout[:2000])
 
+    def test_chain_passes_every_chain_case(self):
+        node = self.check_clean_run(chain, CHAIN_CASES, END_CASES | ROUTER_CASES)
+        self.assertEqual(len([l for l in node.lines if l.startswith("event=forwarded")]), 2 * len(CHAIN_CASES))
+
     def test_router_passes_every_router_case(self):
-        node = self.check_clean_run(router, ROUTER_CASES, END_CASES)
+        node = self.check_clean_run(router, ROUTER_CASES, END_CASES | CHAIN_CASES)
         log = "\n".join(node.lines)
         self.assertRegex(log, r"event=refused .*reason=EEP-1B-PATH-MTU")
         self.assertRegex(log, r"event=forwarded .*records=1 consumed=1")
@@ -229,7 +269,7 @@ class EepSuite(unittest.TestCase):
                 node.stop()
 
         jobs = [(f, router if f in ROUTER_FAULTS else end_node) for f in faults] + \
-            [(f, router) for f in BOTH_FAULTS]
+            [(f, router) for f in BOTH_FAULTS] + [(f, chain) for f in CHAIN_FAULTS]
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
             outcomes = list(pool.map(one, jobs))
         results = {}

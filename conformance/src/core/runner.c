@@ -607,6 +607,31 @@ static void run_steps(struct grun *r)
     r->step = NULL;
 }
 
+/* Datagram protocols: the links stay open a moment after the case and what
+ * still comes in is read and left unjudged, so that a late datagram of
+ * this case (a router's second piece of a message) is not taken for the
+ * next case's on the same port (C47). */
+#define GDRAIN_MS 150
+static void drain_links(struct grun *r)
+{
+    struct timespec until = cf_after_ms(GDRAIN_MS);
+    for (;;) {
+        struct pollfd pf[CF_MAX_LINKS];
+        nfds_t n = 0;
+        for (unsigned k = 0; k < CF_MAX_LINKS; k++)
+            if (r->lfd[k] >= 0)
+                pf[n++] = (struct pollfd){r->lfd[k], POLLIN, 0};
+        int left = cf_ms_until(until);
+        if (n == 0 || left == 0 || poll(pf, n, left) <= 0)
+            return;
+        for (nfds_t i = 0; i < n; i++)
+            if (pf[i].revents & (POLLIN | POLLERR)) {
+                uint8_t byte;
+                (void)recv(pf[i].fd, &byte, sizeof byte, MSG_TRUNC);
+            }
+    }
+}
+
 void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
 {
     struct grun *r = calloc(1, sizeof *r);
@@ -635,6 +660,8 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
             vn_tcp_fin(&r->flow, VN_C2S);
         close(r->fd);
     }
+    if (r->dgram)
+        drain_links(r);
     for (unsigned k = 0; k < CF_MAX_LINKS; k++)
         if (r->lfd[k] >= 0)
             close(r->lfd[k]);

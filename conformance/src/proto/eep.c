@@ -44,11 +44,16 @@ static const char *const field_names[EF_COUNT] = {
  * routes (run --eep-router); its session judges every message that comes
  * out as a router's copy of the tester's last one (vw_eep_forward_check). */
 #define EEP_CASE_ROUTER 0x1u
+/* 'chain': two routers in a row between the tester's links (run
+ * --eep-chain): what comes out has passed two routers; it is judged as the
+ * second router's copy of what the first one should have sent (C48). */
+#define EEP_CASE_CHAIN 0x2u
 /* A send's route= (st->str[0]) and oh= (st->str[1]) lists. */
 
 struct eep_settings {
     uint32_t node;  /* --eep-address */
     bool router;    /* --eep-router */
+    bool chain;     /* --eep-chain: two routers in a row */
 };
 _Static_assert(sizeof(struct eep_settings) <= CF_PROTO_STATE_MAX, "EEP settings fit the engine");
 
@@ -390,6 +395,7 @@ struct eep_decoded {
 
 struct eep_session {
     bool router;       /* the case's 'router': judge what comes out as copies */
+    bool chain;        /* the case's 'chain': through two routers */
     uint8_t *sent;     /* the tester's last message */
     size_t sent_len;
     struct vw_eep_msg sent_msg;
@@ -405,8 +411,10 @@ struct eep_session {
 static void *session_new(const struct cf_case *c)
 {
     struct eep_session *s = calloc(1, sizeof *s);
-    if (s)
-        s->router = (c->flags & EEP_CASE_ROUTER) != 0;
+    if (s) {
+        s->router = (c->flags & (EEP_CASE_ROUTER | EEP_CASE_CHAIN)) != 0;
+        s->chain = (c->flags & EEP_CASE_CHAIN) != 0;
+    }
     return s;
 }
 
@@ -520,12 +528,30 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
         snprintf(v->detail, sizeof v->detail, "datagram %u: a copy carries %zu of the tester's %zu data bytes: the "
                  "router split the message", nth, dec->m.data_len, s->sent_msg.data_len);
     }
-    if (copy_of_sent) {
+    enum vw_eep_link_state link = s->n_sent_errs ? VW_EEP_LINK_DAMAGED : VW_EEP_LINK_CLEAN;
+    if (copy_of_sent && !s->chain) {
         struct vw_findings fw;
         vw_findings_clear(&fw);
-        vw_eep_forward_check(s->sent, &s->sent_msg, copy, &dec->m,
-                             s->n_sent_errs ? VW_EEP_LINK_DAMAGED : VW_EEP_LINK_CLEAN, &fw);
+        vw_eep_forward_check(s->sent, &s->sent_msg, copy, &dec->m, link, &fw);
         take_findings(v, &fw, nth, " (the router's copy of the tester's last message)");
+    } else if (copy_of_sent && s->sent_msg.routes_len == 0) {
+        /* two routers: what the first should have sent (its TAIL
+         * forwarded), against what the second sent */
+        uint8_t *mid = malloc(s->sent_len);
+        struct vw_eep_msg mid_msg;
+        if (mid) {
+            memcpy(mid, s->sent, s->sent_len);
+            uint64_t ei = vw_eep_tail_forward(s->sent_msg.ei, link == VW_EEP_LINK_DAMAGED);
+            for (int i = 7; i >= 0; i--, ei >>= 8)
+                mid[s->sent_msg.tail_offset + (size_t)i] = (uint8_t)ei;
+            if (vw_eep_decode_on(mid, s->sent_len, VW_EEP_CARRIER_DATAGRAM, &mid_msg, NULL) == VW_REQ_NONE) {
+                struct vw_findings fw;
+                vw_findings_clear(&fw);
+                vw_eep_forward_check(mid, &mid_msg, copy, &dec->m, link, &fw);
+                take_findings(v, &fw, nth, " (the second router's copy of the tester's last message)");
+            }
+            free(mid);
+        }
     }
     struct cf_msg m = {0};
     m.type = type_of_pt(dec->m.hdr.pt);
@@ -589,13 +615,14 @@ static void describe(const struct cf_msg *m, char *out, size_t n)
 
 static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen)
 {
-    if (strcmp(tok[0], "router") != 0)
+    bool chain = strcmp(tok[0], "chain") == 0;
+    if (!chain && strcmp(tok[0], "router") != 0)
         return 0;
     if (ntok != 1) {
-        snprintf(why, whylen, "'router' takes nothing");
+        snprintf(why, whylen, "'%s' takes nothing", tok[0]);
         return -1;
     }
-    c->flags |= EEP_CASE_ROUTER;
+    c->flags |= chain ? EEP_CASE_CHAIN : EEP_CASE_ROUTER;
     return 1;
 }
 
@@ -610,14 +637,16 @@ static void state_init(void *state)
 static const struct cf_option run_options[] = {
     {"--eep-address", true},
     {"--eep-router", false},
+    {"--eep-chain", false},
     {NULL, false},
 };
 
 static int set_option(void *state, const char *name, const char *value, char *why, size_t whylen)
 {
     struct eep_settings *s = state;
-    if (strcmp(name, "--eep-router") == 0) {
+    if (strcmp(name, "--eep-router") == 0 || strcmp(name, "--eep-chain") == 0) {
         s->router = true;
+        s->chain |= name[6] == 'c';
         return 0;
     }
     char *end;
@@ -637,12 +666,14 @@ static int set_option(void *state, const char *name, const char *value, char *wh
 static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
 {
     const struct eep_settings *s = cf_engine_state(e, c->proto);
-    bool router_case = (c->flags & EEP_CASE_ROUTER) != 0;
-    if (s && s->router != router_case) {
+    bool chain_case = (c->flags & EEP_CASE_CHAIN) != 0;
+    bool router_case = (c->flags & EEP_CASE_ROUTER) != 0 || chain_case;
+    if (s && (s->router != router_case || s->chain != chain_case)) {
         res->verdict = CF_SKIP;
         cf_result_set_message(res, "%s: %s", c->file,
-                              router_case ? "a router case: it needs a router under test (run --eep-router)"
-                                          : "an end-node case: --eep-router runs the router cases only");
+                              chain_case ? "a case for two routers in a row (run --eep-chain)"
+                              : router_case ? "a router case: it needs one router under test (run --eep-router)"
+                              : "an end-node case: --eep-router and --eep-chain run the router cases only");
         return;
     }
     if (s)
