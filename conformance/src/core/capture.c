@@ -1,4 +1,5 @@
-/* The capture of a run: each case's connection as a TCP flow in the run's
+/* The capture of a run: each case's connection as a TCP flow (datagram links:
+ * each datagram as UDP) in the run's
  * pcapng (the frames a verdict names), between the real addresses. */
 #include "conform/core.h"
 

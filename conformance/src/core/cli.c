@@ -28,7 +28,7 @@ static const char usage_run[] =
     "                         [--json FILE] [--junit FILE] [--capture FILE] [--discriminator D]\n"
     "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN]\n"
     "                         [--no-relay | --relay-all] [--no-capture] [--quiet] [--iscsi]\n"
-    "                         [--link N=[ADDR:]PORT[,HOST:PORT]]... [--eep-address A] [--eep-router]\n"
+    "                         [--link N=[ADDR:]PORT[,HOST:PORT]]... [--eep-address A] [--eep-router] [--eep-chain]\n"
     "  --target runs the active cases (the tester connects); --listen the passive ones (role passive:\n"
     "  the implementation connects; CMD is started for each case, {host} and {port} replaced by where to).\n"
     "  Packet-level cases (loss, retransmission, urgent pointers) run through a packet relay from a\n"
@@ -47,7 +47,8 @@ static const char usage_run[] =
     "  --target, bound where --link 0=[ADDR:]PORT says (else any port); --link 1=[ADDR:]PORT[,HOST:PORT]\n"
     "  is the far side of a router under test (cases with 'links 2' need it). --eep-address A: the EEP\n"
     "  address of the node under test (default 0x000010); --eep-router: it is a router, run the router\n"
-    "  cases (without it, the end-node cases).\n";
+    "  cases; --eep-chain: two routers in a row, run the chain cases (without either, the end-node\n"
+    "  cases).\n";
 static const char usage_lint[] =
     "vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
     "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
