@@ -17,7 +17,12 @@ datagram links (C47, C48).
 3. The catalog: every EEP entry whose check kind is active is covered by a
    case (`vitcp-conform list --json`: no active entry NOT COVERED).
 4. The capture of a clean end-node run holds the UDP messages of both
-   sides, and `vitcp-conform lint` finds no error in it.
+   sides, and `vitcp-conform lint` finds no error in it but the tester's
+   two malformed messages.
+5. Over raw Ethernet (root: a veth pair to a network namespace the test
+   creates and always removes; skipped with the reason otherwise): the end
+   node on its end passes every end-node case but the UDP-only one, with
+   the tester on `--link 0=eth:IF`.
 
 The router topology: tester link 0 (EEP address 1) - router interface 0;
 router interface 1 (MTU 512) - tester link 1 (EEP address 2). Its peer
@@ -120,8 +125,8 @@ def free_udp_port():
 class Node:
     """One pktway-node on the loopback (its UDP ports from its event lines)."""
 
-    def __init__(self, *args, addr="0x10"):
-        self.proc = subprocess.Popen([NODE, "--addr", addr] + list(args), stdin=subprocess.PIPE,
+    def __init__(self, *args, addr="0x10", prefix=()):
+        self.proc = subprocess.Popen(list(prefix) + [NODE, "--addr", addr] + list(args), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines = []
         self.cond = threading.Condition()
@@ -131,10 +136,15 @@ class Node:
         with self.cond:
             while not any(l.startswith("event=ready") for l in self.lines):
                 if time.time() > end or self.proc.poll() is not None:
+                    self.cond.release()
+                    try:
+                        self.stop()
+                    finally:
+                        self.cond.acquire()
                     raise RuntimeError("pktway-node did not start:\n" + "\n".join(self.lines))
                 self.cond.wait(0.2)
-            self.ports = [int(re.search(r"local=[0-9.]+:(\d+)", l).group(1))
-                          for l in self.lines if l.startswith("event=interface")]
+            self.ports = [int(m.group(1)) for m in (re.search(r"kind=udp local=[0-9.]+:(\d+)", l)
+                                                     for l in self.lines if l.startswith("event=interface")) if m]
 
     def _read(self):
         for line in self.proc.stdout:
@@ -213,6 +223,31 @@ def run(args, *extra, capture=None):
     return p.returncode, report, p.stdout + p.stderr
 
 
+class Netns:
+    """A network namespace with one end of a veth pair; the other end stays
+    here. Removed (and with it the pair) by close, whatever happened."""
+
+    def __init__(self):
+        tag = "%d" % (os.getpid() % 100000)
+        self.ns, self.near, self.far = "cfeep" + tag, "vcfe" + tag, "vcfn" + tag
+        cmds = [["ip", "netns", "add", self.ns],
+                ["ip", "link", "add", self.near, "type", "veth", "peer", "name", self.far, "netns", self.ns],
+                ["ip", "link", "set", self.near, "up"],
+                ["ip", "netns", "exec", self.ns, "ip", "link", "set", self.far, "up"]]
+        try:
+            for c in cmds:
+                p = subprocess.run(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=20)
+                if p.returncode != 0:
+                    raise OSError("%s: %s" % (" ".join(c), p.stdout.strip()))
+        except Exception:
+            self.close()
+            raise
+
+    def close(self):
+        subprocess.run(["ip", "netns", "del", self.ns], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
+        subprocess.run(["ip", "link", "del", self.near], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
+
+
 class EepSuite(unittest.TestCase):
     def check_clean_run(self, start, expect_pass, expect_skip, capture=None):
         node, args = start()
@@ -251,6 +286,37 @@ class EepSuite(unittest.TestCase):
             errors = [i for i in full["issues"] if i["severity"] == "error"]
             self.assertEqual(sorted(i["requirement"] for i in errors), ["EEP-1B-8B-WORDS", "EEP-6H-DL-FITS"],
                              lint.stdout[:3000])
+
+    def test_end_node_over_ethernet(self):
+        if os.geteuid() != 0:
+            self.skipTest("raw Ethernet in a network namespace needs root")
+        try:
+            net = Netns()
+        except OSError as e:
+            self.skipTest("no network namespace with a veth pair here: %s" % e)
+        try:
+            node = Node("--iface", net.far, "--echo", prefix=("ip", "netns", "exec", net.ns))
+            try:
+                with tempfile.TemporaryDirectory() as d:
+                    cap = os.path.join(d, "eth.pcapng")
+                    rc, rep, text = run(["--link", "0=eth:%s" % net.near], capture=cap)
+                    lint = subprocess.run([CONFORM, "lint", "--json", cap], stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True, timeout=60)
+            finally:
+                node.stop()
+        finally:
+            net.close()
+        self.assertNotIn(net.ns, subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, text=True).stdout)
+        by_id = {c["id"]: c for c in rep["cases"]}
+        for cid in END_CASES:
+            want = "skip" if cid == "eep-not-whole-words-dropped" else "pass"
+            self.assertEqual(by_id[cid]["verdict"], want, "%s: %s" % (cid, by_id[cid]["message"]))
+        self.assertEqual(rc, 0, text)
+        full = json.loads(lint.stdout)
+        # the frames are Ethernet (Ethertype 0x88B5), both sides' messages
+        self.assertGreater(full["summary"]["eep_messages"], 20, lint.stdout[:500])
+        errors = [i["requirement"] for i in full["issues"] if i["severity"] == "error"]
+        self.assertEqual(errors, ["EEP-6H-DL-FITS"], lint.stdout[:3000])  # the tester's cut message (061)
 
     def test_chain_passes_every_chain_case(self):
         node = self.check_clean_run(chain, CHAIN_CASES, END_CASES | ROUTER_CASES)

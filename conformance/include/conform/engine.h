@@ -66,6 +66,11 @@ struct cf_engine {
         char bind_host[64];      /* "" : any address */
         char bind_port[16];      /* "" : any port */
         char host[256], port[16]; /* where the link sends; "" (link 0: host/port) */
+        /* an Ethernet link (--link N=eth:IF[,MAC]): raw frames of the
+         * module's Ethertype on interface eth_if, to eth_dst (default
+         * broadcast) */
+        char eth_if[16];
+        uint8_t eth_dst[6];
     } links[CF_MAX_LINKS];
     /* Each registered module's settings and per-run state (protocol.h
      * state_init, set_option), by its place in cf_protocols. */
@@ -76,8 +81,8 @@ struct cf_engine {
 void cf_engine_init(struct cf_engine *e);
 int cf_engine_set_target(struct cf_engine *e, const char *host_port);
 
-/* "N=[ADDR:]PORT[,HOST:PORT]" or "N=,HOST:PORT": tester link N of a
- * datagram protocol (C47). 0, or -1 with the reason. */
+/* "N=[ADDR:]PORT[,HOST:PORT]", "N=,HOST:PORT" or "N=eth:IF[,MAC]": tester
+ * link N of a datagram protocol (C47). 0, or -1 with the reason. */
 int cf_engine_set_link(struct cf_engine *e, const char *spec, char *why, size_t whylen);
 
 /* A module's state in the engine (protocol.h); NULL for a protocol not

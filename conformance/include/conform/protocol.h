@@ -96,6 +96,7 @@ struct conform_protocol {
     uint16_t default_port;
     const char *cases_subdir;   /* its folder below the cases folder ("" for the top) */
     enum cf_transport transport; /* default (0): a TCP stream */
+    uint16_t ethertype;          /* datagram protocols: its Ethertype on an Ethernet link (0: none) */
 
     /* Vocabulary of the case language. */
     int (*type_by_name)(const char *name);          /* -1 unknown */
@@ -140,6 +141,9 @@ struct conform_protocol {
                          struct cf_rx_verdict *v);
     /* The target closed its side: what is left open (a partial message). */
     void (*session_finish)(void *session, struct cf_rx_verdict *v);
+    /* Datagram protocols, optional: the next datagram fed came in on an
+     * Ethernet link (frames may be padded after the message) or not. */
+    void (*session_carrier)(void *session, bool ethernet);
     /* The tester's own message went out (its negotiation/sequencing state). */
     void (*session_sent)(void *session, const struct cf_encoded *enc);
     void (*msg_free)(struct cf_msg *m);

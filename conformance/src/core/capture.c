@@ -4,6 +4,7 @@
 #include "conform/core.h"
 
 #include <arpa/inet.h>
+#include <linux/if_packet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,23 @@ void cf_capture_datagram(struct cf_engine *e, int fd, const struct sockaddr *pee
 {
     if (!e->capture || !peer || peer_len == 0)
         return;
+    if (peer->sa_family == AF_PACKET) {
+        /* an Ethernet link: the frame between the interface's MAC and the peer's */
+        struct sockaddr_ll me;
+        socklen_t ml = sizeof me;
+        const struct sockaddr_ll *p = (const void *)peer;
+        uint8_t lmac[6] = {0}, pmac[6] = {0};
+        if (getsockname(fd, (struct sockaddr *)&me, &ml) == 0 && me.sll_halen == 6)
+            memcpy(lmac, me.sll_addr, 6);
+        if (p->sll_halen == 6)
+            memcpy(pmac, p->sll_addr, 6);
+        uint16_t type = ntohs(p->sll_protocol);
+        if (out)
+            vn_eth_send(vn_pcap_sink(e->capture), lmac, pmac, type, data, len);
+        else
+            vn_eth_send(vn_pcap_sink(e->capture), pmac, lmac, type, data, len);
+        return;
+    }
     struct sockaddr_storage local;
     socklen_t ll = sizeof local;
     char lip[INET6_ADDRSTRLEN], pip[INET6_ADDRSTRLEN];

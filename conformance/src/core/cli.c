@@ -283,6 +283,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             char why[200];
             if (cf_engine_set_link(&e, v, why, sizeof why) < 0)
                 return usage_error(err, "%s", why);
+            have_target |= e.have_target; /* --link 0=eth:IF: the target is on that interface */
         } else if (strcmp(a, "--cases") == 0) cases_dir = v;
         else if (strcmp(a, "--json") == 0) json = v;
         else if (strcmp(a, "--junit") == 0) junit = v;

@@ -128,6 +128,28 @@ int cf_engine_set_link(struct cf_engine *e, const char *spec, char *why, size_t 
     struct cf_link l;
     memset(&l, 0, sizeof l);
     l.set = true;
+    if (strncmp(end + 1, "eth:", 4) == 0) {
+        /* an Ethernet link: interface, optional destination MAC */
+        const char *ifn = end + 5, *comma = strchr(ifn, ',');
+        size_t il = comma ? (size_t)(comma - ifn) : strlen(ifn);
+        unsigned m[6];
+        char tail;
+        memset(l.eth_dst, 0xFF, sizeof l.eth_dst);
+        if (il == 0 || il >= sizeof l.eth_if ||
+            (comma && (sscanf(comma + 1, "%x:%x:%x:%x:%x:%x%c", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &tail) != 6 ||
+                       m[0] > 255 || m[1] > 255 || m[2] > 255 || m[3] > 255 || m[4] > 255 || m[5] > 255))) {
+            snprintf(why, whylen, "bad --link '%s' (N=eth:IF[,MAC])", spec);
+            return -1;
+        }
+        memcpy(l.eth_if, ifn, il);
+        l.eth_if[il] = 0;
+        for (int i = 0; comma && i < 6; i++)
+            l.eth_dst[i] = (uint8_t)m[i];
+        e->links[n] = l;
+        if (n == 0)
+            e->have_target = true; /* the interface is where the target is */
+        return 0;
+    }
     const char *bind = end + 1, *comma = strchr(bind, ',');
     char part[300];
     size_t bl = comma ? (size_t)(comma - bind) : strlen(bind);

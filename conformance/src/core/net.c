@@ -9,6 +9,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -231,6 +233,46 @@ static int resolve_dgram(const char *host, const char *port, int family, bool pa
     return 0;
 }
 
+/* An Ethernet link: a packet socket for the module's Ethertype on the
+ * link's interface (root or CAP_NET_RAW), sending to its MAC. */
+static int eth_open(struct cf_engine *e, unsigned n, struct sockaddr_storage *to, socklen_t *to_len, char *why,
+                    size_t whylen)
+{
+    const struct cf_link *l = &e->links[n];
+    uint16_t type = e->protocol->ethertype;
+    if (!type) {
+        snprintf(why, whylen, "%s has no Ethertype: link %u cannot be Ethernet", e->protocol->title, n);
+        return -1;
+    }
+    unsigned idx = if_nametoindex(l->eth_if);
+    if (!idx) {
+        snprintf(why, whylen, "tester link %u: no interface %s", n, l->eth_if);
+        return -1;
+    }
+    int fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(type));
+    if (fd < 0) {
+        snprintf(why, whylen, "tester link %u: a packet socket: %s (raw Ethernet needs root or CAP_NET_RAW)", n,
+                 strerror(errno));
+        return -1;
+    }
+    struct sockaddr_ll sll;
+    memset(&sll, 0, sizeof sll);
+    sll.sll_family = AF_PACKET;
+    sll.sll_protocol = htons(type);
+    sll.sll_ifindex = (int)idx;
+    if (bind(fd, (struct sockaddr *)&sll, sizeof sll) < 0) {
+        snprintf(why, whylen, "tester link %u cannot bind to %s: %s", n, l->eth_if, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    sll.sll_halen = 6;
+    memcpy(sll.sll_addr, l->eth_dst, 6);
+    memset(to, 0, sizeof *to);
+    memcpy(to, &sll, sizeof sll);
+    *to_len = sizeof sll;
+    return fd;
+}
+
 int cf_dgram_open(struct cf_engine *e, unsigned n, struct sockaddr_storage *to, socklen_t *to_len, char *why,
                   size_t whylen)
 {
@@ -240,6 +282,8 @@ int cf_dgram_open(struct cf_engine *e, unsigned n, struct sockaddr_storage *to, 
         return -1;
     }
     const struct cf_link *l = &e->links[n];
+    if (l->eth_if[0])
+        return eth_open(e, n, to, to_len, why, whylen);
     const char *host = l->host[0] ? l->host : n == 0 ? e->host : "";
     const char *port = l->port[0] ? l->port : n == 0 ? e->port : "";
     int family = AF_UNSPEC;

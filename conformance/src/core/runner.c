@@ -167,6 +167,8 @@ static void pump_dgram(struct grun *r, int ms, bool stop_on_message)
             size_t len = (size_t)got > sizeof buf ? sizeof buf : (size_t)got;
             cf_capture_datagram(r->e, pf[i].fd, (struct sockaddr *)&from, fl, false, buf, len);
             r->cur_link = which[i];
+            if (r->p->session_carrier)
+                r->p->session_carrier(r->session, r->e->links[which[i]].eth_if[0] != 0);
             r->p->session_feed(r->session, buf, len, on_message, r, &r->rx);
             judge_rx(r);
         }

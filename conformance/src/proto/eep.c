@@ -48,6 +48,10 @@ static const char *const field_names[EF_COUNT] = {
  * --eep-chain): what comes out has passed two routers; it is judged as the
  * second router's copy of what the first one should have sent (C48). */
 #define EEP_CASE_CHAIN 0x2u
+/* 'udp-only': the case needs a datagram carrier (over Ethernet, bytes after
+ * a message without OH fields are link padding, P11); skipped on an
+ * Ethernet link 0. */
+#define EEP_CASE_UDP_ONLY 0x4u
 /* A send's route= (st->str[0]) and oh= (st->str[1]) lists. */
 
 struct eep_settings {
@@ -396,6 +400,7 @@ struct eep_decoded {
 struct eep_session {
     bool router;       /* the case's 'router': judge what comes out as copies */
     bool chain;        /* the case's 'chain': through two routers */
+    enum vw_eep_carrier carrier; /* of the next datagram fed (UDP unless an Ethernet link) */
     uint8_t *sent;     /* the tester's last message */
     size_t sent_len;
     struct vw_eep_msg sent_msg;
@@ -414,6 +419,7 @@ static void *session_new(const struct cf_case *c)
     if (s) {
         s->router = (c->flags & (EEP_CASE_ROUTER | EEP_CASE_CHAIN)) != 0;
         s->chain = (c->flags & EEP_CASE_CHAIN) != 0;
+        s->carrier = VW_EEP_CARRIER_DATAGRAM;
     }
     return s;
 }
@@ -500,7 +506,7 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
     memcpy(copy, data, len);
     struct vw_findings fs;
     vw_findings_clear(&fs);
-    enum vw_req err = vw_eep_decode_on(copy, len, VW_EEP_CARRIER_DATAGRAM, &dec->m, &fs);
+    enum vw_req err = vw_eep_decode_on(copy, len, s->carrier, &dec->m, &fs);
     bool copy_of_sent = s->router && err == VW_REQ_NONE && is_copy(s, &dec->m);
     if (copy_of_sent) {
         /* what the tester's message itself broke is no rule of the router's */
@@ -563,6 +569,12 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
     sink(ctx, &m);
 }
 
+static void session_carrier(void *session, bool ethernet)
+{
+    struct eep_session *s = session;
+    s->carrier = ethernet ? VW_EEP_CARRIER_LINK : VW_EEP_CARRIER_DATAGRAM;
+}
+
 static void session_finish(void *session, struct cf_rx_verdict *v)
 {
     (void)session, (void)v; /* a datagram is whole: nothing is left open */
@@ -615,14 +627,14 @@ static void describe(const struct cf_msg *m, char *out, size_t n)
 
 static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen)
 {
-    bool chain = strcmp(tok[0], "chain") == 0;
-    if (!chain && strcmp(tok[0], "router") != 0)
+    bool chain = strcmp(tok[0], "chain") == 0, udp = strcmp(tok[0], "udp-only") == 0;
+    if (!chain && !udp && strcmp(tok[0], "router") != 0)
         return 0;
     if (ntok != 1) {
         snprintf(why, whylen, "'%s' takes nothing", tok[0]);
         return -1;
     }
-    c->flags |= chain ? EEP_CASE_CHAIN : EEP_CASE_ROUTER;
+    c->flags |= chain ? EEP_CASE_CHAIN : udp ? EEP_CASE_UDP_ONLY : EEP_CASE_ROUTER;
     return 1;
 }
 
@@ -676,6 +688,12 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
                               : "an end-node case: --eep-router and --eep-chain run the router cases only");
         return;
     }
+    if ((c->flags & EEP_CASE_UDP_ONLY) && e->links[0].eth_if[0]) {
+        res->verdict = CF_SKIP;
+        cf_result_set_message(res, "%s: a UDP case: over Ethernet bytes after the message are link padding (P11)",
+                              c->file);
+        return;
+    }
     if (s)
         node_address = s->node;
     cf_generic_run_case(e, c, res);
@@ -716,6 +734,7 @@ const struct conform_protocol cf_proto_eep = {
     .default_port = VW_EEP_UDP_PORT,
     .cases_subdir = "eep",
     .transport = CF_TRANSPORT_DATAGRAM,
+    .ethertype = VW_EEP_ETHERTYPE,
     .type_by_name = type_by_name,
     .type_name = type_name,
     .field_by_name = field_by_name,
@@ -736,6 +755,7 @@ const struct conform_protocol cf_proto_eep = {
     .session_feed = session_feed,
     .session_finish = session_finish,
     .session_sent = session_sent,
+    .session_carrier = session_carrier,
     .msg_free = msg_free,
     .field_value = field_value,
     .describe = describe,
