@@ -218,7 +218,7 @@ class Datagram(unittest.TestCase):
                            "sent whole")
 
     def test_bad_link_option(self):
-        for bad in ("1", "4=5000", "1=x:y", "1=5000,nohost"):
+        for bad in ("1", "4=5000", "1=x:y", "1=5000,nohost", "1=eth:", "1=eth:lo,01:02", "1=eth:lo,1:2:3:4:5:600"):
             p = subprocess.run([CONFORM, "run", "--protocol", "eep", "--target", "127.0.0.1:5998", "--link", bad],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
             self.assertEqual(p.returncode, 2, bad)

@@ -19,10 +19,11 @@ datagram links (C47, C48).
 4. The capture of a clean end-node run holds the UDP messages of both
    sides, and `vitcp-conform lint` finds no error in it but the tester's
    two malformed messages.
-5. Over raw Ethernet (root: a veth pair to a network namespace the test
+5. Over raw Ethernet (root: veth pairs to a network namespace the test
    creates and always removes; skipped with the reason otherwise): the end
    node on its end passes every end-node case but the UDP-only one, with
-   the tester on `--link 0=eth:IF`.
+   the tester on `--link 0=eth:IF`; a router between two pairs every
+   router case (`--link 0=eth:IF0 --link 1=eth:IF1`).
 
 The router topology: tester link 0 (EEP address 1) - router interface 0;
 router interface 1 (MTU 512) - tester link 1 (EEP address 2). Its peer
@@ -224,16 +225,22 @@ def run(args, *extra, capture=None):
 
 
 class Netns:
-    """A network namespace with one end of a veth pair; the other end stays
-    here. Removed (and with it the pair) by close, whatever happened."""
+    """A network namespace with the far ends of `pairs` veth pairs; the near
+    ends stay here, with MACs 02:00:00:00:ee:0N (far: ...:1N). Removed (and
+    with it the pairs) by close, whatever happened."""
 
-    def __init__(self):
+    def __init__(self, pairs=1):
         tag = "%d" % (os.getpid() % 100000)
-        self.ns, self.near, self.far = "cfeep" + tag, "vcfe" + tag, "vcfn" + tag
-        cmds = [["ip", "netns", "add", self.ns],
-                ["ip", "link", "add", self.near, "type", "veth", "peer", "name", self.far, "netns", self.ns],
-                ["ip", "link", "set", self.near, "up"],
-                ["ip", "netns", "exec", self.ns, "ip", "link", "set", self.far, "up"]]
+        self.ns = "cfeep" + tag
+        self.near = ["vcf%de%s" % (i, tag) for i in range(pairs)]
+        self.far = ["vcf%dn%s" % (i, tag) for i in range(pairs)]
+        self.near_mac = ["02:00:00:00:ee:0%d" % i for i in range(pairs)]
+        cmds = [["ip", "netns", "add", self.ns]]
+        for i in range(pairs):
+            cmds += [["ip", "link", "add", self.near[i], "address", self.near_mac[i], "type", "veth", "peer", "name",
+                      self.far[i], "address", "02:00:00:00:ee:1%d" % i, "netns", self.ns],
+                     ["ip", "link", "set", self.near[i], "up"],
+                     ["ip", "netns", "exec", self.ns, "ip", "link", "set", self.far[i], "up"]]
         try:
             for c in cmds:
                 p = subprocess.run(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=20)
@@ -245,7 +252,8 @@ class Netns:
 
     def close(self):
         subprocess.run(["ip", "netns", "del", self.ns], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
-        subprocess.run(["ip", "link", "del", self.near], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
+        for near in self.near:
+            subprocess.run(["ip", "link", "del", near], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
 
 
 class EepSuite(unittest.TestCase):
@@ -287,19 +295,42 @@ class EepSuite(unittest.TestCase):
             self.assertEqual(sorted(i["requirement"] for i in errors), ["EEP-1B-8B-WORDS", "EEP-6H-DL-FITS"],
                              lint.stdout[:3000])
 
-    def test_end_node_over_ethernet(self):
+    def netns(self, pairs):
         if os.geteuid() != 0:
             self.skipTest("raw Ethernet in a network namespace needs root")
         try:
-            net = Netns()
+            return Netns(pairs)
         except OSError as e:
-            self.skipTest("no network namespace with a veth pair here: %s" % e)
+            self.skipTest("no network namespace with veth pairs here: %s" % e)
+
+    def test_router_over_ethernet(self):
+        net = self.netns(2)
         try:
-            node = Node("--iface", net.far, "--echo", prefix=("ip", "netns", "exec", net.ns))
+            m0, m1 = net.near_mac
+            node = Node("--router", "--iface", net.far[0], "--iface", net.far[1], "--peer", "1=%s@0" % m0,
+                        "--peer", "3=%s@0" % m0, "--peer", "2=%s@1" % m1, "--peer", "3=%s@1" % m1,
+                        "--peer", "hey-you=%s@1" % m1, "--mtu", "1:512", prefix=("ip", "netns", "exec", net.ns))
+            try:
+                rc, rep, text = run(["--link", "0=eth:%s" % net.near[0], "--link", "1=eth:%s" % net.near[1],
+                                     "--eep-router"])
+            finally:
+                node.stop()
+        finally:
+            net.close()
+        self.assertNotIn(net.ns, subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, text=True).stdout)
+        by_id = {c["id"]: c for c in rep["cases"]}
+        for cid in ROUTER_CASES:
+            self.assertEqual(by_id[cid]["verdict"], "pass", "%s: %s" % (cid, by_id[cid]["message"]))
+        self.assertEqual(rc, 0, text)
+
+    def test_end_node_over_ethernet(self):
+        net = self.netns(1)
+        try:
+            node = Node("--iface", net.far[0], "--echo", prefix=("ip", "netns", "exec", net.ns))
             try:
                 with tempfile.TemporaryDirectory() as d:
                     cap = os.path.join(d, "eth.pcapng")
-                    rc, rep, text = run(["--link", "0=eth:%s" % net.near], capture=cap)
+                    rc, rep, text = run(["--link", "0=eth:%s" % net.near[0]], capture=cap)
                     lint = subprocess.run([CONFORM, "lint", "--json", cap], stdout=subprocess.PIPE,
                                           stderr=subprocess.PIPE, text=True, timeout=60)
             finally:
