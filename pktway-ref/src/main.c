@@ -60,6 +60,18 @@ struct node {
     bool stdout_failed;
 };
 
+/* Flush stdout; when it could not be written, say so once and return 1. */
+static int stdout_check(void)
+{
+    static bool said;
+    if ((fflush(stdout) || ferror(stdout)) && !said) {
+        said = true;
+        fprintf(stderr, "pktway-node: writing standard output failed: %s\n", strerror(errno ? errno : EIO));
+        return 1;
+    }
+    return said ? 1 : 0;
+}
+
 static void event(struct node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void event(struct node *n, const char *fmt, ...)
 {
@@ -68,10 +80,8 @@ static void event(struct node *n, const char *fmt, ...)
     vprintf(fmt, ap);
     va_end(ap);
     putchar('\n');
-    if (fflush(stdout) && !n->stdout_failed) {
+    if (stdout_check())
         n->stdout_failed = true;
-        fprintf(stderr, "pktway-node: writing standard output failed: %s\n", strerror(errno));
-    }
 }
 
 /* ------------------------------------------------------------ pcap */
@@ -550,8 +560,8 @@ int main(int argc, char **argv)
         case 'l':
             for (unsigned f = 1; f < PN_FAULT_COUNT; f++)
                 printf("%s %s\n", pn_fault_name((enum pn_fault)f), pn_fault_req_id((enum pn_fault)f));
-            return fflush(stdout) ? 1 : 0;
-        case 'h': usage(stdout); return fflush(stdout) ? 1 : 0;
+            return stdout_check();
+        case 'h': usage(stdout); return stdout_check();
         default:
             fprintf(stderr, "pktway-node: unknown option or missing value: %s\n", argv[optind > 1 ? optind - 1 : 1]);
             usage(stderr);

@@ -50,7 +50,7 @@ class Node:
         self.err = ""
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._read_err, daemon=True).start()
-        self.wait_for(r"^event=ready ")
+        self.wait_for(r"^event=ready ", timeout=30.0)  # ASan start-up on busy cores
 
     def _read(self):
         for line in self.proc.stdout:
@@ -63,7 +63,7 @@ class Node:
     def _read_err(self):
         self.err = self.proc.stderr.read()
 
-    def wait_for(self, pattern, timeout=5.0, start=0):
+    def wait_for(self, pattern, timeout=10.0, start=0):
         """The first line from index start matching pattern (raises if none)."""
         rx = re.compile(pattern)
         end = time.time() + timeout
@@ -200,6 +200,12 @@ class Namespaces:
         self.made = []
 
     def setup(self):
+        # namespaces of an earlier run that was killed (its pid is gone)
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+        for name in listed:
+            m = re.fullmatch(r"pw(\d+)[arb]", name)
+            if m and not os.path.exists("/proc/" + m.group(1)):
+                subprocess.run(["ip", "netns", "del", name], capture_output=True)
         for ns in self.ns.values():
             self.run("ip", "netns", "add", ns)
             self.made.append(ns)
@@ -340,6 +346,15 @@ def bad_command_lines():
               "bad command line %s: exit 2 and one message (got %d %r)" % (args, p.returncode, p.stderr))
 
 
+def full_stdout():
+    """Output that cannot be written is an error, said once on stderr."""
+    for args in (["--list-faults"], ["--help"]):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([NODE] + args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=10)
+        check(p.returncode == 1 and "writing standard output failed" in p.stderr,
+              "%s > /dev/full: exit 1 and a message (got %d %r)" % (args, p.returncode, p.stderr))
+
+
 def garbage():
     """Raw datagrams of random bytes and bad stdin commands: no crash."""
     import socket
@@ -378,6 +393,7 @@ def main():
         fault_runs()
         if MODE == "udp":
             bad_command_lines()
+            full_stdout()
             garbage()
     except AssertionError as e:
         check(False, str(e))

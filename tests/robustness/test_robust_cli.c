@@ -167,6 +167,45 @@ static int bind_port(char *out, bool keep)
     return fd;
 }
 
+/* Is a TCP socket listening on PORT? /proc/net/tcp{,6} tell without
+ * connecting (a probe connection would be a client the server answers). */
+static bool port_listening(const char *port)
+{
+    unsigned want = (unsigned)atoi(port);
+    const char *files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+    for (size_t i = 0; i < 2; i++) {
+        FILE *f = fopen(files[i], "r");
+        if (!f)
+            continue;
+        char line[512];
+        bool found = false;
+        while (!found && fgets(line, sizeof line, f)) {
+            char local[128];
+            unsigned st;
+            if (sscanf(line, " %*u: %127s %*s %x", local, &st) != 2)
+                continue;
+            const char *colon = strrchr(local, ':');
+            found = colon && strtoul(colon + 1, NULL, 16) == want && st == 0x0A; /* TCP_LISTEN */
+        }
+        fclose(f);
+        if (found)
+            return true;
+    }
+    return false;
+}
+
+/* Wait (at most 20 s: sanitizers on a loaded machine start slowly) until
+ * PORT listens. */
+static void wait_listening(const char *port)
+{
+    for (int i = 0; i < 200; i++) {
+        if (port_listening(port))
+            return;
+        usleep(100 * 1000);
+    }
+    fail_msg("nothing listens on port %s after 20 s", port);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -332,7 +371,7 @@ static void test_pingpong_server_stops_on_sigterm(void **state)
             _exit(127);
         }
         pid_t cli = -1;
-        usleep(300 * 1000);
+        wait_listening(port);
         if (with_client) { /* a client in a long bandwidth phase */
             cli = fork();
             assert_true(cli >= 0);

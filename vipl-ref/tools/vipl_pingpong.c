@@ -410,6 +410,11 @@ int main(int argc, char **argv)
         snprintf(dev, sizeof dev, "0.0.0.0:%ld,crc=%s", port, crc);
     else
         snprintf(dev, sizeof dev, "127.0.0.1:0,crc=%s", crc);
+    if (server) { /* before the NIC listens: a SIGTERM from then on is a clean stop */
+        struct sigaction sa = {.sa_handler = on_signal};
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+    }
     struct side s = {0};
     VIP_RETURN rc = tool_open(&s.env, dev);
     if (rc != VIP_SUCCESS) {
@@ -419,9 +424,6 @@ int main(int argc, char **argv)
     int err = side_setup(&s);
     if (!err) {
         if (server) {
-            struct sigaction sa = {.sa_handler = on_signal};
-            sigaction(SIGTERM, &sa, NULL);
-            sigaction(SIGINT, &sa, NULL);
             do
                 err = serve_one(&s);
             while (!once && !err && !stop);
