@@ -230,7 +230,8 @@ class Netns:
     with it the pairs) by close, whatever happened."""
 
     def __init__(self, pairs=1):
-        tag = "%d" % (os.getpid() % 100000)
+        Netns.remove_stale()
+        tag = "%d" % os.getpid()
         self.ns = "cfeep" + tag
         self.near = ["vcf%de%s" % (i, tag) for i in range(pairs)]
         self.far = ["vcf%dn%s" % (i, tag) for i in range(pairs)]
@@ -249,6 +250,20 @@ class Netns:
         except Exception:
             self.close()
             raise
+
+    @staticmethod
+    def remove_stale():
+        """The namespaces (and near ends) of an earlier run that was killed
+        before it could remove them: its process is gone."""
+        listed = subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, timeout=20).stdout
+        for pid in re.findall(r"^cfeep(\d+)\b", listed, re.M):
+            if not os.path.exists("/proc/%s" % pid):
+                subprocess.run(["ip", "netns", "del", "cfeep" + pid], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=20)
+                for i in range(2):
+                    subprocess.run(["ip", "link", "del", "vcf%de%s" % (i, pid)], stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, timeout=20)
 
     def close(self):
         subprocess.run(["ip", "netns", "del", self.ns], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
