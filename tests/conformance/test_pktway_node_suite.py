@@ -52,7 +52,7 @@ END_CASES = {
     "eep-hey-you-answered", "eep-answer-no-data", "eep-delivered-echo", "eep-records-consumed",
     "eep-version-dropped", "eep-reserved-dt-dropped", "eep-logical-not-subscribed", "eep-mandatory-oh-err",
     "eep-mandatory-oh-not-delivered", "eep-optional-oh-delivered", "eep-rz-ignored", "eep-padding-unchecked",
-    "eep-sa-zero-no-err", "eep-not-whole-words-dropped", "eep-truncated-dropped",
+    "eep-sa-zero-no-err", "eep-not-whole-words-dropped", "eep-truncated-dropped", "eep-capture-exchange",
 }
 ROUTER_CASES = {
     "eep-router-forwards", "eep-router-ei-msb", "eep-router-leading-l2rh", "eep-router-symbols-mixed",
@@ -89,6 +89,8 @@ NO_FAULT_FAILS = {
 
 # Other IDs a fault legitimately makes a case fail with, and why.
 RELATED = {
+    # the capture case's ERR step compares the TE too, under the ERR's rule
+    "wrong-te": {"EEP-6E-ERR-TO-SA"},
     # the node leaves 4 bytes off every message it sends: the shortest
     # (24 bytes: header and TAIL) cannot be decoded at all
     "odd-length": {"EEP-4A-TRUNCATED"},
@@ -363,6 +365,19 @@ class EepSuite(unittest.TestCase):
         self.assertGreater(full["summary"]["eep_messages"], 20, lint.stdout[:500])
         errors = [i["requirement"] for i in full["issues"] if i["severity"] == "error"]
         self.assertEqual(errors, ["EEP-6H-DL-FITS"], lint.stdout[:3000])  # the tester's cut message (061)
+
+    def test_capture_case_replays_to_another_address(self):
+        """The recorded node was 0x10; replayed to a node 0x22 (--eep-address),
+        the recorded messages go to it, and its answers match."""
+        node = Node("--udp", "127.0.0.1:0", "--echo", addr="0x22")
+        try:
+            rc, rep, text = run(["--target", "127.0.0.1:%d" % node.ports[0], "--eep-address", "0x22",
+                                 "--only", "eep-capture-exchange"])
+        finally:
+            node.stop()
+        self.assertEqual([(c["id"], c["verdict"]) for c in rep["cases"]], [("eep-capture-exchange", "pass")], text)
+        self.assertRegex("\n".join(node.lines), r"event=dropped .*reason=EEP-6A-VERSION")
+        self.assertEqual(len([l for l in node.lines if l.startswith("event=sent")]), 4, "\n".join(node.lines))
 
     def test_chain_passes_every_chain_case(self):
         node = self.check_clean_run(chain, CHAIN_CASES, END_CASES | ROUTER_CASES)

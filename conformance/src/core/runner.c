@@ -652,9 +652,9 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
         r->lfd[k] = -1;
     r->rx.req = VW_REQ_NONE;
     r->deadline = cf_after_ms(c->timeout_ms);
-    if (c->passive || c->relay || c->from_capture || c->needs_region)
-        gdecide(r, CF_SKIP, VW_REQ_NONE, "%s cases run only active, scripted, without the relay or a region "
-                "(the generic runner)", c->proto->title);
+    if (c->passive || c->relay || (c->from_capture && !c->proto->load_capture_case) || c->needs_region)
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "%s cases run only active, scripted (or from a capture the module "
+                "loads as steps), without the relay or a region (the generic runner)", c->proto->title);
     else
         run_steps(r);
     if (r->fd >= 0) {

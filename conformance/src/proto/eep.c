@@ -15,6 +15,7 @@
 #include "conform/core.h"
 #include "conform/engine.h"
 #include "conform/report.h"
+#include "vitcp/pcap_reader.h"
 #include "vitcp/pktway.h"
 
 /* Message types a case names: by PT, the P8 defaults (Other: any other PT;
@@ -25,7 +26,7 @@ static const char *const type_names[ET_COUNT] = {"RRP", "ERR", "IPv4", "IPv6", "
 enum eep_field {
     EF_V, EF_P, EF_DT, EF_TE, EF_PT, EF_E, EF_PL, EF_DL, EF_H, EF_RZ, EF_SA, EF_EI, EF_PAYLOAD,
     EF_ROUTES, EF_L2RH, EF_SYMBOLS, EF_OH, EF_OHM, EF_OT, EF_LEN, EF_DTKIND,
-    EF_PADFILL, EF_CUT, EF_EXTRA, EF_COUNT
+    EF_PADFILL, EF_CUT, EF_EXTRA, EF_DIGEST, EF_COUNT
 };
 _Static_assert(EF_COUNT <= CF_MAX_FIELDS, "EEP fields fit a step");
 
@@ -34,7 +35,7 @@ static const char *const field_names[EF_COUNT] = {
     [EF_DL] = "dl", [EF_H] = "h", [EF_RZ] = "rz", [EF_SA] = "sa", [EF_EI] = "ei", [EF_PAYLOAD] = "payload",
     [EF_ROUTES] = "routes", [EF_L2RH] = "l2rh", [EF_SYMBOLS] = "symbols", [EF_OH] = "oh", [EF_OHM] = "ohm",
     [EF_OT] = "ot", [EF_LEN] = "len", [EF_DTKIND] = "dtkind", [EF_PADFILL] = "padfill", [EF_CUT] = "cut",
-    [EF_EXTRA] = "extra",
+    [EF_EXTRA] = "extra", [EF_DIGEST] = "digest",
 };
 
 /* dt=node / sa=node: the node under test's address (--eep-address),
@@ -52,6 +53,9 @@ static const char *const field_names[EF_COUNT] = {
  * a message without OH fields are link padding, P11); skipped on an
  * Ethernet link 0. */
 #define EEP_CASE_UDP_ONLY 0x4u
+/* A capture case keeps the recorded node's address in c->flags' upper 24
+ * bits: a replayed message to it goes to the node under test instead. */
+#define EEP_CASE_REC_NODE_SHIFT 8
 /* A send's route= (st->str[0]) and oh= (st->str[1]) lists. */
 
 struct eep_settings {
@@ -101,7 +105,7 @@ static unsigned type_of_pt(uint16_t pt)
 static bool field_settable(unsigned f)
 {
     return f < EF_COUNT && f != EF_ROUTES && f != EF_L2RH && f != EF_SYMBOLS && f != EF_OH && f != EF_OHM &&
-           f != EF_LEN && f != EF_DTKIND;
+           f != EF_LEN && f != EF_DTKIND && f != EF_DIGEST;
 }
 
 static int parse_symbol(unsigned field, const char *text, int64_t *out, char *why, size_t whylen)
@@ -312,10 +316,54 @@ static void fill_padding(uint8_t *buf, size_t len, uint8_t b)
         buf[i] = b;
 }
 
+struct eep_session {
+    const struct cf_case *c; /* its case (a capture case's recorded messages) */
+    bool router;       /* the case's 'router': judge what comes out as copies */
+    bool chain;        /* the case's 'chain': through two routers */
+    enum vw_eep_carrier carrier; /* of the next datagram fed (UDP unless an Ethernet link) */
+    uint8_t *sent;     /* the tester's last message */
+    size_t sent_len;
+    struct vw_eep_msg sent_msg;
+    bool sent_ok;
+    /* the rules the tester's last message itself breaks (a router's copy
+     * inherits them: not the router's fault), and whether the router can
+     * see an error in it (its copy's LSbit, P17) */
+    enum vw_req sent_errs[VW_FINDINGS_MAX];
+    unsigned n_sent_errs;
+    unsigned datagrams;
+};
+
 static int encode(void *session, const struct cf_step *st, const int64_t *vals, struct cf_encoded *out,
                   char *why, size_t whylen)
 {
-    (void)session;
+    const struct eep_session *ses = session;
+    if (st->cap_pdu) {
+        /* a capture case: the recorded message, byte for byte */
+        const struct cf_case *c = ses ? ses->c : NULL;
+        if (!c || !c->blob || st->pdu_off > c->blob_len || st->pdu_len > c->blob_len - st->pdu_off) {
+            snprintf(why, whylen, "the captured message is not in the case");
+            return -1;
+        }
+        out->bytes = malloc(st->pdu_len ? st->pdu_len : 1);
+        if (!out->bytes) {
+            snprintf(why, whylen, "out of memory");
+            return -1;
+        }
+        memcpy(out->bytes, c->blob + st->pdu_off, st->pdu_len);
+        out->len = st->pdu_len;
+        /* addressed to the recorded node: to the node under test now */
+        uint32_t rec = c->flags >> EEP_CASE_REC_NODE_SHIFT;
+        struct vw_eep_msg m;
+        if (rec && vw_eep_decode_on(out->bytes, out->len, VW_EEP_CARRIER_DATAGRAM, &m, NULL) == VW_REQ_NONE &&
+            m.hdr.dt == rec) {
+            out->bytes[m.hdr_offset + 1] = (uint8_t)(node_address >> 16);
+            out->bytes[m.hdr_offset + 2] = (uint8_t)(node_address >> 8);
+            out->bytes[m.hdr_offset + 3] = (uint8_t)node_address;
+        }
+        out->payload_off = out->payload_len = 0;
+        out->msg_offset = 0;
+        return 0;
+    }
 #define VAL(f, d) (st->set[f] ? vals[f] : (int64_t)(d))
     if (st->type == ET_OTHER && !st->set[EF_PT]) {
         snprintf(why, whylen, "a send of Other needs pt=");
@@ -397,26 +445,12 @@ struct eep_decoded {
     struct vw_eep_msg m;
 };
 
-struct eep_session {
-    bool router;       /* the case's 'router': judge what comes out as copies */
-    bool chain;        /* the case's 'chain': through two routers */
-    enum vw_eep_carrier carrier; /* of the next datagram fed (UDP unless an Ethernet link) */
-    uint8_t *sent;     /* the tester's last message */
-    size_t sent_len;
-    struct vw_eep_msg sent_msg;
-    bool sent_ok;
-    /* the rules the tester's last message itself breaks (a router's copy
-     * inherits them: not the router's fault), and whether the router can
-     * see an error in it (its copy's LSbit, P17) */
-    enum vw_req sent_errs[VW_FINDINGS_MAX];
-    unsigned n_sent_errs;
-    unsigned datagrams;
-};
 
 static void *session_new(const struct cf_case *c)
 {
     struct eep_session *s = calloc(1, sizeof *s);
     if (s) {
+        s->c = c;
         s->router = (c->flags & (EEP_CASE_ROUTER | EEP_CASE_CHAIN)) != 0;
         s->chain = (c->flags & EEP_CASE_CHAIN) != 0;
         s->carrier = VW_EEP_CARRIER_DATAGRAM;
@@ -588,6 +622,16 @@ static void msg_free(struct cf_msg *m)
     m->decoded = NULL;
 }
 
+/* FNV-1a of a data block (32 bits): a capture case compares the data
+ * of the target's answers with the recorded ones through it. */
+static int64_t data_digest(const uint8_t *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
 static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
 {
     const struct vw_eep_msg *d = &((const struct eep_decoded *)m->decoded)->m;
@@ -613,6 +657,7 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
     case EF_OT: *v = (int64_t)d->ot_len; return true;
     case EF_LEN: *v = (int64_t)m->len; return true;
     case EF_DTKIND: *v = vw_eep_dt_kind(d->hdr.dt); return true;
+    case EF_DIGEST: *v = data_digest(d->data, d->data_len); return true;
     default: return false;
     }
 }
@@ -726,6 +771,271 @@ static int check_alive(struct cf_engine *e, char *why, size_t whylen)
     return rc == 0 ? 0 : -1;
 }
 
+/* ------------------------------------------------------- capture cases */
+
+/* NAME.meta beside NAME.pcapng (or .pcap): a recorded EEP exchange (UDP or
+ * Ethernet) replayed against the node under test (C49). The side that
+ * sent the first EEP message is the tester: its messages are sent again
+ * byte for byte; each message of the other side becomes an expect of its
+ * type, DT, SA (the recorded node's address, 'node N' in the metadata, is
+ * matched as the node under test's), TE, records, data length and data
+ * digest; at the end nothing more may come (what the recording shows
+ * unanswered stays unanswered). */
+struct cap_load {
+    struct cf_case *c;
+    size_t cap;
+    uint32_t rec_node;
+    bool paced;       /* 'paced': the recording waited for each answer */
+    bool have_tester;
+    uint8_t tester_key[24];
+    bool full;
+    char err[160];
+};
+
+static void cap_key(const struct vn_datagram *dg, bool src, uint8_t key[24])
+{
+    memset(key, 0, 24);
+    if (dg->kind == VN_DGRAM_ETH) {
+        const uint8_t *mac = src ? dg->src_mac : dg->dst_mac;
+        if (mac)
+            memcpy(key, mac, 6);
+        return;
+    }
+    const struct vn_endpoint *ep = src ? &dg->src : &dg->dst;
+    memcpy(key, &ep->ip, sizeof ep->ip < 20 ? sizeof ep->ip : 20);
+    key[22] = (uint8_t)(ep->port >> 8);
+    key[23] = (uint8_t)ep->port;
+}
+
+static void cap_add_match(struct cf_step *st, unsigned field, int64_t value)
+{
+    if (st->nmatch == CF_MAX_MATCHES)
+        return;
+    struct cf_match *m = &st->match[st->nmatch++];
+    memset(m, 0, sizeof *m);
+    m->field = field;
+    m->op = CF_OP_EQ;
+    m->value = value;
+}
+
+static void cap_datagram(void *ctx, const struct vn_datagram *dg)
+{
+    struct cap_load *L = ctx;
+    struct cf_case *c = L->c;
+    bool eep = dg->kind == VN_DGRAM_ETH ? dg->ethertype == VW_EEP_ETHERTYPE
+                                        : dg->src.port == VW_EEP_UDP_PORT || dg->dst.port == VW_EEP_UDP_PORT ||
+                                              L->have_tester;
+    if (!eep || L->full || L->err[0] || dg->truncated)
+        return;
+    struct vw_eep_msg m;
+    enum vw_eep_carrier carrier = dg->kind == VN_DGRAM_ETH ? VW_EEP_CARRIER_LINK : VW_EEP_CARRIER_DATAGRAM;
+    bool decoded = vw_eep_decode_on(dg->data, dg->len, carrier, &m, NULL) == VW_REQ_NONE;
+    uint8_t key[24];
+    cap_key(dg, true, key);
+    if (!L->have_tester) {
+        memcpy(L->tester_key, key, sizeof key);
+        L->have_tester = true;
+    }
+    bool from_tester = memcmp(key, L->tester_key, sizeof key) == 0;
+    if (c->nsteps + 2 >= CF_MAX_STEPS) {
+        L->full = true;
+        return;
+    }
+    if (from_tester && L->paced && c->nsteps > 1 && c->steps[c->nsteps - 1].kind == CF_STEP_SEND) {
+        /* a paced recording shows the last message unanswered: so it
+         * stays (under the rule of that message's frame) */
+        struct cf_step *quiet = &c->steps[c->nsteps++];
+        memset(quiet, 0, sizeof *quiet);
+        quiet->kind = CF_STEP_EXPECT_NOTHING;
+        quiet->wait_ms = 300;
+        quiet->line = c->steps[c->nsteps - 2].line;
+        quiet->req = c->reqs[0];
+    }
+    struct cf_step *st = &c->steps[c->nsteps];
+    memset(st, 0, sizeof *st);
+    st->line = (unsigned)dg->frame;
+    st->req = c->reqs[0];
+    st->cap_pdu = c->nsteps;
+    if (from_tester) {
+        /* the recorded bytes, appended to the blob */
+        if (c->blob_len + dg->len > L->cap) {
+            size_t ncap = (L->cap ? L->cap * 2 : 4096) + dg->len;
+            uint8_t *grown = realloc(c->blob, ncap);
+            if (!grown) {
+                snprintf(L->err, sizeof L->err, "out of memory");
+                return;
+            }
+            c->blob = grown;
+            L->cap = ncap;
+        }
+        memcpy(c->blob + c->blob_len, dg->data, dg->len);
+        st->kind = CF_STEP_SEND;
+        st->type = decoded ? type_of_pt(m.hdr.pt) : ET_OTHER;
+        st->pdu_off = c->blob_len;
+        st->pdu_len = dg->len;
+        c->blob_len += dg->len;
+    } else {
+        if (!decoded)
+            return; /* what the recorded node sent broken is not the target's to repeat */
+        st->kind = CF_STEP_EXPECT;
+        st->type = type_of_pt(m.hdr.pt);
+        cap_add_match(st, EF_DT, m.hdr.dt == L->rec_node ? EEP_SYM_NODE : (int64_t)m.hdr.dt);
+        cap_add_match(st, EF_SA, m.hdr.sa == L->rec_node ? EEP_SYM_NODE : (int64_t)m.hdr.sa);
+        cap_add_match(st, EF_TE, m.hdr.te);
+        cap_add_match(st, EF_ROUTES, m.n_l2rh + m.n_symbols);
+        cap_add_match(st, EF_PAYLOAD, (int64_t)m.data_len);
+        /* an ERR quotes the message it answers, whose DT the replay may
+         * have changed (to the node under test's): its length only */
+        if (m.hdr.pt != vw_eep_types_default.pt_err)
+            cap_add_match(st, EF_DIGEST, data_digest(m.data, m.data_len));
+    }
+    c->nsteps++;
+}
+
+static bool is_capture_meta(const char *name)
+{
+    (void)name;
+    return true; /* every NAME.meta in cases/eep/ is an EEP capture case */
+}
+
+static int load_capture_case(const char *meta_path, struct cf_case *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->proto = &cf_proto_eep;
+    out->from_capture = true;
+    snprintf(out->file, sizeof out->file, "%s", meta_path);
+    FILE *f = fopen(meta_path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open", meta_path);
+        return -1;
+    }
+    struct cap_load L;
+    memset(&L, 0, sizeof L);
+    L.c = out;
+    L.rec_node = CF_EEP_NODE_DEFAULT;
+    /* 'frame N ID': the step of frame N checks rule ID; 'nothing-else ID':
+     * the final silence does */
+    enum { FRAME_REQS = 32 };
+    unsigned long frame_no[FRAME_REQS];
+    enum vw_req frame_req[FRAME_REQS], last_req = VW_REQ_NONE;
+    unsigned nframe = 0;
+    char line[512];
+    unsigned lineno = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char *key = strtok(line, " \t\r\n");
+        if (!key)
+            continue;
+        char *rest = strtok(NULL, "\r\n");
+        while (rest && (*rest == ' ' || *rest == '\t'))
+            rest++;
+        if (!rest || !*rest) {
+            snprintf(err, errlen, "%s:%u: '%s' needs a value", meta_path, lineno, key);
+            rc = -1;
+        } else if (strcmp(key, "case") == 0) {
+            snprintf(out->id, sizeof out->id, "%s", rest);
+        } else if (strcmp(key, "title") == 0) {
+            snprintf(out->title, sizeof out->title, "%s", rest);
+        } else if (strcmp(key, "section") == 0) {
+            snprintf(out->section, sizeof out->section, "%s", rest);
+        } else if (strcmp(key, "node") == 0) {
+            char *end;
+            unsigned long a = strtoul(rest, &end, 0);
+            if (*end || a == 0 || a >= VW_EEP_ADDR_HEY_YOU) {
+                snprintf(err, errlen, "%s:%u: node takes the recorded node's physical address", meta_path, lineno);
+                rc = -1;
+            }
+            L.rec_node = (uint32_t)a;
+        } else if (strcmp(key, "require") == 0) {
+            for (char *id = strtok(rest, " \t"); id && rc == 0; id = strtok(NULL, " \t")) {
+                enum vw_req r = vw_req_by_id(id);
+                if (r == VW_REQ_NONE || strncmp(id, "EEP-", 4) != 0 || out->nreqs == CF_MAX_REQS) {
+                    snprintf(err, errlen, "%s:%u: '%s' is not an EEP requirement ID (or too many)", meta_path,
+                             lineno, id);
+                    rc = -1;
+                } else {
+                    out->reqs[out->nreqs++] = r;
+                }
+            }
+        } else if (strcmp(key, "frame") == 0 || strcmp(key, "nothing-else") == 0) {
+            char *end = rest;
+            unsigned long fno = key[0] == 'f' ? strtoul(rest, &end, 10) : 0;
+            while (*end == ' ' || *end == '\t')
+                end++;
+            enum vw_req r = vw_req_by_id(end);
+            if (r == VW_REQ_NONE || (key[0] == 'f' && (fno == 0 || end == rest || nframe == FRAME_REQS))) {
+                snprintf(err, errlen, "%s:%u: '%s' takes %san EEP requirement ID", meta_path, lineno, key,
+                         key[0] == 'f' ? "a frame number and " : "");
+                rc = -1;
+            } else if (key[0] == 'f') {
+                frame_no[nframe] = fno;
+                frame_req[nframe++] = r;
+            } else {
+                last_req = r;
+            }
+        } else if (strcmp(key, "paced") == 0 && strcmp(rest, "yes") == 0) {
+            L.paced = true;
+        } else if (strcmp(key, "verdict") == 0 && strcmp(rest, "fail") == 0) {
+            out->expect_fail = true;
+        } else {
+            snprintf(err, errlen, "%s:%u: unknown line '%s' (case, title, section, require, node, frame, "
+                     "nothing-else, paced yes, verdict fail)",
+                     meta_path, lineno, key);
+            rc = -1;
+        }
+    }
+    fclose(f);
+    if (rc == 0 && (!out->id[0] || !out->nreqs)) {
+        snprintf(err, errlen, "%s: needs 'case ID' and 'require ID...'", meta_path);
+        rc = -1;
+    }
+    char pcap[sizeof out->file + 8];
+    size_t n = strlen(meta_path);
+    if (rc == 0) {
+        snprintf(pcap, sizeof pcap, "%.*s.pcapng", (int)(n - 5), meta_path);
+        if (!cf_is_regular_file(pcap))
+            snprintf(pcap, sizeof pcap, "%.*s.pcap", (int)(n - 5), meta_path);
+        struct cf_step *st = &out->steps[out->nsteps++];
+        memset(st, 0, sizeof *st);
+        st->kind = CF_STEP_CONNECT;
+        st->req = out->reqs[0];
+        struct vn_reader_callbacks cb = {.datagram = cap_datagram, .ctx = &L};
+        char rerr[200];
+        if (vn_pcap_read(pcap, &cb, NULL, NULL, rerr, sizeof rerr) < 0) {
+            snprintf(err, errlen, "%s: %s", pcap, rerr);
+            rc = -1;
+        } else if (L.err[0] || L.full) {
+            snprintf(err, errlen, "%s: %s", pcap, L.err[0] ? L.err : "more messages than a case holds");
+            rc = -1;
+        } else if (out->nsteps == 1) {
+            snprintf(err, errlen, "%s: no EEP message (UDP port %u or Ethertype 0x%04X)", pcap, VW_EEP_UDP_PORT,
+                     VW_EEP_ETHERTYPE);
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        out->flags |= L.rec_node << EEP_CASE_REC_NODE_SHIFT;
+        for (unsigned i = 1; i < out->nsteps; i++)
+            for (unsigned k = 0; k < nframe; k++)
+                if (out->steps[i].line == frame_no[k])
+                    out->steps[i].req = frame_req[k];
+        /* nothing the recording does not show: a dropped message stays unanswered */
+        struct cf_step *st = &out->steps[out->nsteps++];
+        memset(st, 0, sizeof *st);
+        st->kind = CF_STEP_EXPECT_NOTHING;
+        st->wait_ms = 500;
+        st->req = last_req != VW_REQ_NONE ? last_req : out->reqs[0];
+        out->timeout_ms = 2000u * out->nsteps + 2000u;
+    } else {
+        cf_case_free(out);
+    }
+    return rc;
+}
+
 const struct conform_protocol cf_proto_eep = {
     .name = "eep",
     .title = "PacketWay EEP",
@@ -756,6 +1066,8 @@ const struct conform_protocol cf_proto_eep = {
     .session_finish = session_finish,
     .session_sent = session_sent,
     .session_carrier = session_carrier,
+    .load_capture_case = load_capture_case,
+    .is_capture_meta = is_capture_meta,
     .msg_free = msg_free,
     .field_value = field_value,
     .describe = describe,
