@@ -217,6 +217,35 @@ class Datagram(unittest.TestCase):
         self.check_refused("protocol eep\ncase x\nrequire EEP-6A-VERSION\nconnect\nsend RRP split=3\n",
                            "sent whole")
 
+    def test_capture_case_mistakes_are_refused(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        pcap = os.path.join(here, "..", "..", "conformance", "cases", "eep", "300-capture-exchange.pcapng")
+        good = "case x\nrequire EEP-6A-VERSION\nnode 0x10\n"
+        for meta, pcap_bytes, words in (
+                (good + "colour blue\n", None, "unknown line 'colour'"),
+                (good + "frame 3\n", None, "'frame' takes a frame number and an EEP requirement ID"),
+                (good + "frame x EEP-6A-VERSION\n", None, "'frame' takes"),
+                ("case x\nrequire VITCP-3.2-VERSION\n", None, "not an EEP requirement ID"),
+                ("case x\nnode 0x10\n", None, "needs 'case ID' and 'require ID...'"),
+                (good + "node 0x7FFFFE\n", None, "node takes"),
+                (good, b"", "x.pcap"),
+                (good, b"\xd4\xc3\xb2\xa1" + b"\0" * 7, "x.pcap")):
+            with tempfile.TemporaryDirectory() as d:
+                os.mkdir(os.path.join(d, "eep"))
+                with open(os.path.join(d, "eep", "x.meta"), "w") as f:
+                    f.write(meta)
+                if pcap_bytes is None:
+                    with open(pcap, "rb") as src, open(os.path.join(d, "eep", "x.pcapng"), "wb") as dst:
+                        dst.write(src.read())
+                else:
+                    with open(os.path.join(d, "eep", "x.pcap"), "wb") as dst:
+                        dst.write(pcap_bytes)
+                p = subprocess.run([CONFORM, "list", "--protocol", "EEP", "--cases", d], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, timeout=30)
+            self.assertEqual(p.returncode, 2, (meta, p.stdout[-300:]))
+            self.assertIn(words, p.stderr, meta)
+            self.assertNotIn("Sanitizer", p.stderr)
+
     def test_bad_link_option(self):
         for bad in ("1", "4=5000", "1=x:y", "1=5000,nohost", "1=eth:", "1=eth:lo,01:02", "1=eth:lo,1:2:3:4:5:600"):
             p = subprocess.run([CONFORM, "run", "--protocol", "eep", "--target", "127.0.0.1:5998", "--link", bad],

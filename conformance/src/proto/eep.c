@@ -822,16 +822,20 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
 {
     struct cap_load *L = ctx;
     struct cf_case *c = L->c;
+    uint8_t key[24], peer[24];
+    cap_key(dg, true, key);
+    cap_key(dg, false, peer);
+    /* EEP by its Ethertype or port, and once the tester is known only what
+     * it sent or was sent (other traffic in the capture is not the case's) */
     bool eep = dg->kind == VN_DGRAM_ETH ? dg->ethertype == VW_EEP_ETHERTYPE
-                                        : dg->src.port == VW_EEP_UDP_PORT || dg->dst.port == VW_EEP_UDP_PORT ||
-                                              L->have_tester;
+               : L->have_tester ? memcmp(key, L->tester_key, sizeof key) == 0 ||
+                                      memcmp(peer, L->tester_key, sizeof peer) == 0
+                                : dg->src.port == VW_EEP_UDP_PORT || dg->dst.port == VW_EEP_UDP_PORT;
     if (!eep || L->full || L->err[0] || dg->truncated)
         return;
     struct vw_eep_msg m;
     enum vw_eep_carrier carrier = dg->kind == VN_DGRAM_ETH ? VW_EEP_CARRIER_LINK : VW_EEP_CARRIER_DATAGRAM;
     bool decoded = vw_eep_decode_on(dg->data, dg->len, carrier, &m, NULL) == VW_REQ_NONE;
-    uint8_t key[24];
-    cap_key(dg, true, key);
     if (!L->have_tester) {
         memcpy(L->tester_key, key, sizeof key);
         L->have_tester = true;
