@@ -252,6 +252,29 @@ class Datagram(unittest.TestCase):
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
             self.assertEqual(p.returncode, 2, bad)
             self.assertIn("bad --link", p.stderr, bad)
+        for addr, words in (("2", "the tester's addresses"), ("0x7FFFFE", "bad --eep-address"), ("x", "bad --eep")):
+            p = subprocess.run([CONFORM, "run", "--protocol", "eep", "--target", "127.0.0.1:5998", "--eep-address",
+                                addr], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+            self.assertEqual(p.returncode, 2, addr)
+            self.assertIn(words, p.stderr, addr)
+
+    def test_listen_only_link_cannot_send(self):
+        r = Responder()
+        far = free_udp_port()
+        case = {"f.case": """protocol eep
+case dg-far-send
+require EEP-1A-HR-FORWARDS
+links 2
+connect
+send RRP dt=2 link=1
+"""}
+        try:
+            rc, rep, text, _ = run(r.port, case, "--link", "1=127.0.0.1:%d" % far)
+        finally:
+            r.close()
+        c = rep["cases"][0]
+        self.assertEqual(c["verdict"], "skip", text)
+        self.assertIn("link 1 has nowhere to send", c["message"])
 
 
 if __name__ == "__main__":

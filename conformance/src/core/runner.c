@@ -350,9 +350,15 @@ static void do_send(struct grun *r, const struct cf_step *st)
                 r->p->session_sent(r->session, &enc);
         }
         free(enc.bytes);
+        if (rc < 0 && r->dgram && errno == EDESTADDRREQ) {
+            /* the case's or the command line's mistake, not the target's */
+            gdecide(r, CF_SKIP, VW_REQ_NONE, "link %u has nowhere to send (run --link %u=[ADDR:]PORT,HOST:PORT)",
+                    st->link, st->link);
+            return;
+        }
         if (rc < 0) {
-            gdecide(r, CF_FAIL, st->req, "sending the %s %s failed: %s (the target closed?)",
-                    r->p->type_name(st->type), r->p->unit, strerror(errno));
+            gdecide(r, CF_FAIL, st->req, "sending the %s %s failed: %s (%s)", r->p->type_name(st->type), r->p->unit,
+                    strerror(errno), r->dgram ? "the link's interface is down?" : "the target closed?");
             return;
         }
     }

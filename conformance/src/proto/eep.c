@@ -712,6 +712,10 @@ static int set_option(void *state, const char *name, const char *value, char *wh
         snprintf(why, whylen, "bad --eep-address '%s' (a physical address 1..0x7FFFFD)", value ? value : "");
         return -1;
     }
+    if (a == 1 || a == 2) {
+        snprintf(why, whylen, "--eep-address %s: 1 and 2 are the tester's addresses on links 0 and 1 (C48)", value);
+        return -1;
+    }
     s->node = (uint32_t)a;
     node_address = s->node;
     return 0;
