@@ -3,10 +3,11 @@
  * messages over UDP (pktway-eep-draft-03, decisions P1-P12, P17-P18), one
  * message per datagram, on the core's generic step runner with datagram
  * links (C47). Types RRP ERR IPv4 IPv6 Other (by PT, P8); fields v p dt te
- * pt e pl dl h rz sa ei payload routes l2rh symbols oh ohm ot len dtkind;
- * a send also takes route=l2rh:HEX|sym:TYPE[:HEX], oh=m|oTYPE:LEN,
+ * pt e pl dl h rz sa ei payload routes l2rh symbols oh ohm ot len dtkind
+ * digest; a send also takes route=l2rh:HEX|sym:TYPE[:HEX], oh=m|oTYPE:LEN,
  * padfill=N, cut=N, extra=N, and dt=node / sa=node name the node under
- * test (--eep-address). docs/conformance.md, "The EEP cases".
+ * test (--eep-address). Directives router, chain, udp-only; capture cases
+ * NAME.meta + NAME.pcapng. docs/conformance.md, "The EEP cases".
  */
 #ifndef CONFORM_PROTO_EEP_H
 #define CONFORM_PROTO_EEP_H
