@@ -10,7 +10,10 @@
 #     (vipl-peer --connect), and prints the verdicts;
 #  4. vitcp-conform runs the WARP suite against warp-peer (echo and iSCSI
 #     modes) and prints each run's result line;
-#  5. PacketWay EEP: two end nodes and a router (pktway-node) exchange
+#  5. vitcp-conform runs the IFT suite against ift-peer, as node B (active
+#     cases) and as node A (listen-mode cases, ift-peer --connect), and
+#     prints each run's result line.
+#  6. PacketWay EEP: two end nodes and a router (pktway-node) exchange
 #     messages over loopback UDP; the router's recording of both hops is
 #     decoded by tshark with the plugin and linted clean.
 # Usage: scripts/demo.sh BUILD_DIR
@@ -112,7 +115,28 @@ for mode in echo iscsi; do
   "$conform" run --protocol warp "${extra[@]}" --target "127.0.0.1:$wport" --quiet \
     --json "$out/conformance-warp-$mode.json" --no-capture | tail -1 || true
 done
-step "5. PacketWay EEP: end nodes 0x1 and 0x2 and router 0x10 (pktway-node) over loopback UDP, recorded by the router"
+
+step "5. vitcp-conform runs the IFT suite against ift-peer: as node B (ift-peer --listen), then as node A (ift-peer --connect)"
+ipeer=$build/ift-ref/ift-peer
+ilog=$out/ift-peer.log
+# as root the relay cases (speculative placement, C46) run too: the relay
+# reaches the target at its own address, so it listens on all of them
+ibind=(--bind 127.0.0.1)
+[ "$(id -u)" = 0 ] && ibind=()
+"$ipeer" --listen 0 "${ibind[@]}" >"$ilog" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do
+  grep -q '^event=listening' "$ilog" && break
+  sleep 0.1
+done
+iport=$(sed -n 's/^event=listening port=\([0-9]*\).*/\1/p' "$ilog")
+"$conform" run --protocol ift --target "127.0.0.1:$iport" --quiet \
+  --json "$out/conformance-ift.json" --no-capture | tail -1 || true
+"$conform" run --protocol ift --listen 0 --quiet \
+  --connect-cmd "$(printf '%q' "$ipeer") --connect {host}:{port} --read 16 --timeout 2000" \
+  --json "$out/conformance-ift-listen.json" --no-capture | tail -1 || true
+
+step "6. PacketWay EEP: end nodes 0x1 and 0x2 and router 0x10 (pktway-node) over loopback UDP, recorded by the router"
 node=$build/pktway-ref/pktway-node
 net="127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1))"
 eep=$out/pktway-udp.pcap
@@ -138,8 +162,8 @@ echo "... the router's events:"
 cut -c1-150 "$out/pktway-router.log" | grep -E 'event=(forwarded|refused|dropped|delivered|sent)' || true
 echo "... the recording, decoded:"
 tshark_vitcp -r "$eep" -Y pktway | head -20 || true
-step "5b. vitcp-conform lint of the PacketWay recording"
+step "6b. vitcp-conform lint of the PacketWay recording"
 "$conform" lint "$eep" | tail -3 || true
 
 echo
-echo "Demo outputs are in $out (captures, conformance.json, conformance.xml, conformance-warp-*.json, pktway-udp.pcap)."
+echo "Demo outputs are in $out (captures, conformance.json, conformance.xml, conformance-warp-*.json, conformance-ift*.json, pktway-udp.pcap)."

@@ -6,6 +6,9 @@
 #      and the WARP suite (vitcp-conform run --protocol warp, echo cases
 #      against warp-peer --zero-based, then --iscsi against warp-peer
 #      --iscsi; docs/conformance.md C42): seconds against a 10 s budget;
+#      and the IFT suite (vitcp-conform run --protocol ift, the active cases
+#      against ift-peer --listen, then the listen-mode ones with ift-peer
+#      --connect as node A): seconds against the same 60 s budget;
 #   2. vitcp-conform lint on a ~200 MB vitcp-trafgen capture (vitcp-full, CRC
 #      on) and on the same scenario without CRC (~130 MB): MB/s against the
 #      100 MB/s target, with `cat FILE >/dev/null` read speed of the same
@@ -22,8 +25,9 @@ bench_args "$@"
 conform="$build/conformance/vitcp-conform"
 peer="$build/vipl-ref/vipl-peer"
 wpeer="$build/warp-ref/warp-peer"
+ipeer="$build/ift-ref/ift-peer"
 trafgen="$build/trafgen/vitcp-trafgen"
-bench_need bench_conformance -x "$conform" "$peer" "$wpeer" "$trafgen"
+bench_need bench_conformance -x "$conform" "$peer" "$wpeer" "$ipeer" "$trafgen"
 if [ $smoke -eq 1 ]; then count=20 reps=1; else count=4250 reps=${REPS:-3}; fi
 bench_load
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-conformance.XXXXXX")
@@ -98,6 +102,33 @@ for mode in echo iscsi; do
   peer_pid=
 done
 
+# the IFT suite: node B (active cases), then node A (listen-mode cases)
+ionly=()
+[ $smoke -eq 1 ] && ionly=(--only ift-send-echo)
+ibind=(--bind 127.0.0.1)
+[ "$(id -u)" = 0 ] && ibind=() # as root the relay cases run too (the relay reaches the target at its address)
+"$ipeer" --listen 0 "${ibind[@]}" >"$tmp/ipeer.log" 2>&1 &
+peer_pid=$!
+for _ in $(seq 100); do grep -q '^event=listening' "$tmp/ipeer.log" && break; sleep 0.05; done
+iport=$(sed -n 's/^event=listening port=\([0-9]*\).*/\1/p' "$tmp/ipeer.log")
+[ -n "$iport" ] || { echo "bench_conformance: ift-peer does not listen:" >&2; cat "$tmp/ipeer.log" >&2; exit 1; }
+t0=$(now)
+rc=0
+"$conform" run --protocol ift --target "127.0.0.1:$iport" "${cases[@]}" "${ionly[@]}" --quiet >"$tmp/ift.txt" 2>&1 || rc=$?
+[ $rc -le 1 ] || { echo "bench_conformance: vitcp-conform run --protocol ift exited $rc:" >&2; cat "$tmp/ift.txt" >&2; exit 1; }
+kill "$peer_pid" 2>/dev/null || true
+wait "$peer_pid" 2>/dev/null || true
+peer_pid=
+ift_sum=("B: $(grep -E '^Ran [0-9]+' "$tmp/ift.txt" | tail -1 || true)")
+if [ $smoke -eq 0 ]; then
+  rc=0
+  "$conform" run --protocol ift --listen 0 "${cases[@]}" --quiet \
+    --connect-cmd "$(printf %q "$ipeer") --connect {host}:{port} --read 16 --timeout 2000" >"$tmp/ift.txt" 2>&1 || rc=$?
+  [ $rc -le 1 ] || { echo "bench_conformance: vitcp-conform run --protocol ift --listen exited $rc:" >&2; cat "$tmp/ift.txt" >&2; exit 1; }
+  ift_sum+=("A: $(grep -E '^Ran [0-9]+' "$tmp/ift.txt" | tail -1 || true)")
+fi
+t_ift=$(secs "$t0" "$(now)")
+
 # 2. lint speed, on a CRC capture (the usual case) and on the same scenario
 # without CRC (where the decoder looks for an unnegotiated trailer in every segment)
 lint_best() { # file -> best seconds in $t_lint, lint exit in $lint_rc
@@ -133,6 +164,7 @@ t_lint_nocrc=$t_lint rc_nocrc=$lint_rc
 
 echo "active suite: ${summary} in ${t_suite} s$([ ${#skip[@]} -gt 0 ] && echo ', VITCP-4.3-INCOMING-TIMEOUT skipped')$([ $smoke -eq 1 ] && echo ', smoke: accept-basic only')"
 printf 'WARP suite: %s in %s s\n' "$(IFS=';'; echo "${warp_sum[*]}")" "$t_warp"
+printf 'IFT suite: %s in %s s\n' "$(IFS=';'; echo "${ift_sum[*]}")" "$t_ift"
 echo "lint: $(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB capture (vitcp-full, CRC on): $lint_sum, exit $rc; best of $reps"
 echo "      $(awk -v b="$bytes_nocrc" 'BEGIN { printf "%.1f", b / 1e6 }') MB capture (vitcp-full-nocrc), exit $rc_nocrc"
 mbps_lint=$(awk -v b="$bytes" -v t="$t_lint_crc" 'BEGIN { printf "%.1f", b / 1e6 / t }')
@@ -145,6 +177,8 @@ awk -v s="$t_suite" 'BEGIN { r = s / 60
   printf "ratio active suite seconds/60 s = %.2fx (target < 1.00x) %s\n", r, (r < 1 ? "OK" : "MISS") }'
 awk -v s="$t_warp" 'BEGIN { r = s / 10
   printf "ratio WARP suite seconds/10 s = %.2fx (target < 1.00x) %s\n", r, (r < 1 ? "OK" : "MISS") }'
+awk -v s="$t_ift" 'BEGIN { r = s / 60
+  printf "ratio IFT suite seconds/60 s = %.2fx (target < 1.00x) %s\n", r, (r < 1 ? "OK" : "MISS") }'
 awk -v m="$mbps_lint" 'BEGIN { r = m / 100
   printf "ratio lint MB/s / 100 MB/s, CRC capture = %.2fx (target >= 1.00x) %s\n", r, (r >= 1 ? "OK" : "MISS") }'
 awk -v m="$mbps_nocrc" 'BEGIN { r = m / 100

@@ -60,6 +60,13 @@
  *                         with the fields as the reason
  *   expect A|B ...        either segment type matches (V19: ConnectReject or
  *                         ConnectNoMatch)
+ *   expect TYPE ... if-open   (generic runner, C44) if the target closes the
+ *                         connection instead, the case is not applicable: a
+ *                         policy the draft leaves to the target (IFT: CRC
+ *                         choices a receiver finds unacceptable)
+ *   connect ... connect   (generic runner, C44) a later connect (accept in a
+ *                         passive case) ends the connection so far and opens
+ *                         a new one with a new session
  *   segments              (VI/TCP's directive, c->flags) compare the
  *                         target's segments one by one; without
  *                         it, segments of one message (Send, RdmaWrite,
@@ -189,6 +196,7 @@ struct cf_step {
     bool data_echo;         /* payload equals the last payload the tester sent */
     bool data_written;      /* payload equals the last RdmaWrite's data */
     bool skip_other;        /* await: skip segments that do not match */
+    bool na_if_closed;      /* expect ... if-open: a close instead is not applicable (C44) */
     /* Capture-based cases (capcase.c): the step replays or expects PDU
      * cap_pdu (1-based, 0: a scripted step) of the case's capture, whose
      * bytes are blob[pdu_off..+pdu_len); line is then its frame number. */

@@ -65,8 +65,11 @@ struct cf_encoded {
     uint8_t *bytes;
     size_t len;
     size_t payload_off, payload_len; /* the payload inside bytes */
-    uint64_t msg_offset;             /* where it sits in its message (0: a new message) */
+    uint64_t msg_offset;             /* where it sits in its message (0: a new message;
+                                        CF_MSG_NO_ECHO: no ULP data, data=echo keeps the
+                                        message before: IFT's Read Request) */
 };
+#define CF_MSG_NO_ECHO UINT64_MAX
 
 /* A `run` option a module takes (VI/TCP: --discriminator D, --no-announce). */
 struct cf_option {
@@ -144,6 +147,12 @@ struct conform_protocol {
     /* Datagram protocols, optional: the next datagram fed came in on an
      * Ethernet link (frames may be padded after the message) or not. */
     void (*session_carrier)(void *session, bool ethernet);
+    /* Optional: an expect waited in vain and the target is silent but
+     * open. What the session holds back because only later bytes would
+     * settle it (IFT: a frame's CRC layout) is judged now as if the
+     * stream ended there, so the case fails under the rule the target
+     * broke instead of a timeout (C45). The session is not fed after it. */
+    void (*session_stalled)(void *session, struct cf_rx_verdict *v);
     /* The tester's own message went out (its negotiation/sequencing state). */
     void (*session_sent)(void *session, const struct cf_encoded *enc);
     void (*msg_free)(struct cf_msg *m);

@@ -267,6 +267,12 @@ static int parse_expect_arg(struct parser *p, struct cf_step *st, const char *to
     int linked = parse_link_arg(p, st, tok);
     if (linked != 0)
         return linked < 0 ? -1 : 0;
+    if (strcmp(tok, "if-open") == 0) { /* C44: the target may close instead (its choice) */
+        if (st->kind != CF_STEP_EXPECT)
+            return fail(p, "'if-open' belongs to expect and await");
+        st->na_if_closed = true;
+        return 0;
+    }
     int field;
     enum cf_op op;
     const char *v;
@@ -569,9 +575,15 @@ int cf_case_parse(const char *text, const char *file, struct cf_case *out, char 
                                      : "the first step must be 'connect'");
     }
     for (unsigned i = 1; i < out->nsteps; i++)
-        if (out->steps[i].kind == CF_STEP_CONNECT || out->steps[i].kind == CF_STEP_ACCEPT) {
+        if ((out->steps[i].kind == CF_STEP_CONNECT || out->steps[i].kind == CF_STEP_ACCEPT) &&
+            /* the generic runner (C44): a later connect (active) or accept
+             * (passive) ends the connection so far and opens a new one */
+            (!out->proto->encode ||
+             out->steps[i].kind != (out->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT))) {
             p.line = out->steps[i].line;
-            return fail(&p, "'connect'/'accept' only as the first step");
+            return fail(&p, out->proto->encode ? "a later step may be 'connect' in an active case, 'accept' in a "
+                                                 "passive one"
+                                               : "'connect'/'accept' only as the first step");
         }
     for (unsigned i = 0; i < out->nsteps; i++) {
         const struct cf_step *st = &out->steps[i];

@@ -24,7 +24,7 @@ static const char usage_list[] =
     "vitcp-conform list [--json] [--protocol VITCP|IFT|EEP|WARP|VIA] [--level LEVEL] [--cases DIR]\n";
 static const char usage_run[] =
     "vitcp-conform run [--target HOST:PORT] [--listen PORT [--connect-cmd CMD]]\n"
-    "                         [--protocol vitcp|warp|eep] [--cases DIR] [--only SEL]... [--skip SEL]...\n"
+    "                         [--protocol vitcp|warp|ift|eep] [--cases DIR] [--only SEL]... [--skip SEL]...\n"
     "                         [--json FILE] [--junit FILE] [--capture FILE] [--discriminator D]\n"
     "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN]\n"
     "                         [--no-relay | --relay-all] [--no-capture] [--quiet] [--iscsi]\n"
@@ -279,7 +279,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         } else if (strcmp(a, "--protocol") == 0) {
             const struct conform_protocol *pr = cf_protocol_find(v);
             if (!pr)
-                return usage_error(err, "unknown --protocol '%s' (vitcp, warp, eep)", v);
+                return usage_error(err, "unknown --protocol '%s' (vitcp, warp, ift, eep)", v);
             e.protocol = pr;
         } else if (strcmp(a, "--link") == 0) {
             char why[200];

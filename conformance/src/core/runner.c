@@ -13,6 +13,7 @@
  * call of the session, and expects may name the link they listen on.
  */
 #include "conform/core.h"
+#include "conform/relay.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -63,6 +64,8 @@ struct grun {
     bool flow_on;
     struct vn_tcp_flow flow;
     struct cf_rx_verdict rx;
+    pid_t child;      /* role passive: the --connect-cmd started for this case */
+    bool via_relay;   /* a 'relay' case (C46): connections through the packet relay */
 };
 
 static void gdecide(struct grun *r, enum cf_verdict v, enum vw_req req, const char *fmt, ...)
@@ -243,6 +246,8 @@ static int write_all(struct grun *r, const uint8_t *b, size_t n)
 
 static void keep_echo(struct grun *r, const struct cf_encoded *enc)
 {
+    if (enc->msg_offset == CF_MSG_NO_ECHO)
+        return;
     if (enc->msg_offset == 0)
         r->echo_len = 0;
     size_t end = (size_t)enc->msg_offset + enc->payload_len;
@@ -454,6 +459,12 @@ static void do_expect(struct grun *r, const struct cf_step *st)
         }
         if (r->decided)
             return;
+        if (r->closed && st->na_if_closed) {
+            gdecide(r, CF_NOT_APPLICABLE, VW_REQ_NONE, "the target closed the connection instead of sending %s "
+                    "(if-open: its choice, the case does not apply)",
+                    st->type == CF_TYPE_ANY ? "anything" : r->p->type_name(st->type));
+            return;
+        }
         if (r->closed) {
             gdecide(r, CF_FAIL, st->req, "the target closed the connection instead of sending %s",
                     st->type == CF_TYPE_ANY ? "anything" : r->p->type_name(st->type));
@@ -461,6 +472,12 @@ static void do_expect(struct grun *r, const struct cf_step *st)
         }
         int left = cf_ms_until(until);
         if (left == 0 || cf_ms_until(r->deadline) == 0) {
+            if (r->p->session_stalled && r->session) { /* C45: what the silence settles */
+                r->p->session_stalled(r->session, &r->rx);
+                judge_rx(r);
+                if (r->decided)
+                    return;
+            }
             char where[32] = "";
             if (r->dgram && st->link_set)
                 snprintf(where, sizeof where, " on link %u", st->link);
@@ -512,8 +529,17 @@ static void expect_nothing(struct grun *r, const struct cf_step *st)
 
 /* Datagram protocols: open the tester's links (the case's 'links N'; one
  * not configured skips the case) and the session. */
+static void end_connection(struct grun *r);
+
 static void open_links(struct grun *r)
 {
+    /* a later 'connect' starts over: new sockets, a new session */
+    end_connection(r);
+    for (unsigned k = 0; k < CF_MAX_LINKS; k++)
+        if (r->lfd[k] >= 0) {
+            close(r->lfd[k]);
+            r->lfd[k] = -1;
+        }
     unsigned need = r->c->links ? r->c->links : 1;
     for (unsigned k = 0; k < need && !r->decided; k++) {
         char why[300];
@@ -533,6 +559,92 @@ static void open_links(struct grun *r)
         gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
 }
 
+/* A second 'connect' (or 'accept') in one case (C44): the connection so
+ * far ends (FIN), what it left unread is dropped, and the new connection
+ * gets a new session; a rule the old one broke has decided already. */
+static void end_connection(struct grun *r)
+{
+    if (r->fd >= 0) {
+        if (r->flow_on && !r->closed)
+            vn_tcp_fin(&r->flow, r->c->passive ? VN_S2C : VN_C2S);
+        close(r->fd);
+        r->fd = -1;
+    }
+    r->flow_on = false;
+    for (unsigned i = 0; i < r->qcount; i++)
+        msg_release(r, &r->queue[i]);
+    r->qcount = 0;
+    if (r->have_last)
+        msg_release(r, &r->last);
+    r->have_last = false;
+    if (r->session)
+        r->p->session_free(r->session);
+    r->session = NULL;
+    r->closed = false;
+    r->held_len = 0;
+    r->echo_len = 0;
+}
+
+static bool start_session(struct grun *r, const struct cf_step *st)
+{
+    char why[300];
+    r->session = r->p->session_new(r->c);
+    if (!r->session) {
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
+        return false;
+    }
+    if (r->p->on_connect && r->p->on_connect(r->session, r->fd, why, sizeof why) < 0) {
+        gdecide(r, CF_FAIL, st->req, "%s", why);
+        return false;
+    }
+    return true;
+}
+
+/* Role passive (C44): wait for the implementation's connection on the
+ * listen socket (--listen), started by --connect-cmd for this case. */
+static void do_accept(struct grun *r, const struct cf_step *st)
+{
+    char why[300];
+    if (r->e->listen_fd < 0) {
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "a passive case needs listen mode (run --listen PORT)");
+        return;
+    }
+    end_connection(r);
+    for (;;) { /* anything left from an earlier case's implementation is stale */
+        struct pollfd p = {r->e->listen_fd, POLLIN, 0};
+        if (poll(&p, 1, 0) <= 0)
+            break;
+        int stale = accept(r->e->listen_fd, NULL, NULL);
+        if (stale < 0)
+            break;
+        close(stale);
+    }
+    if (r->e->connect_cmd[0] && !r->child) {
+        r->child = cf_spawn_connector(r->e, "127.0.0.1", why, sizeof why);
+        if (r->child < 0) {
+            r->child = 0;
+            gdecide(r, CF_FAIL, st->req, "%s", why);
+            return;
+        }
+    }
+    unsigned wait = st->wait_ms ? st->wait_ms : r->e->accept_ms;
+    int left = cf_ms_until(r->deadline);
+    struct pollfd p = {r->e->listen_fd, POLLIN, 0};
+    if (poll(&p, 1, (int)wait < left ? (int)wait : left) <= 0) {
+        gdecide(r, CF_TIMEOUT, st->req, "the implementation did not connect to port %u within %u ms",
+                r->e->listen_port, wait);
+        return;
+    }
+    r->fd = accept4(r->e->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (r->fd < 0) {
+        gdecide(r, CF_FAIL, st->req, "accept: %s", strerror(errno));
+        return;
+    }
+    cf_tune_socket(r->fd);
+    r->flow_on = cf_capture_flow_open(r->e, r->fd, true, &r->flow);
+    start_session(r, st);
+}
+
 static void run_steps(struct grun *r)
 {
     for (unsigned i = 0; i < r->c->nsteps && !r->decided; i++) {
@@ -550,18 +662,17 @@ static void run_steps(struct grun *r)
                 break;
             }
             r->fd = cf_connect_target(r->e, r->e->slack_ms, why, sizeof why);
+            end_connection(r);
+            r->fd = r->via_relay ? cf_connect_relayed(r->e, r->e->slack_ms, why, sizeof why)
+                                 : cf_connect_target(r->e, r->e->slack_ms, why, sizeof why);
             if (r->fd < 0) {
                 gdecide(r, CF_FAIL, st->req, "%s", why);
                 return;
             }
-            r->flow_on = cf_capture_flow_open(r->e, r->fd, false, &r->flow);
-            r->session = r->p->session_new(r->c);
-            if (!r->session) {
-                gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
+            /* through the relay, the capture gets the real packets afterwards */
+            r->flow_on = !r->via_relay && cf_capture_flow_open(r->e, r->fd, false, &r->flow);
+            if (!start_session(r, st))
                 return;
-            }
-            if (r->p->on_connect && r->p->on_connect(r->session, r->fd, why, sizeof why) < 0)
-                gdecide(r, CF_FAIL, st->req, "%s", why);
             break;
         }
         case CF_STEP_SEND:
@@ -599,14 +710,14 @@ static void run_steps(struct grun *r)
         case CF_STEP_CLOSE:
             shutdown(r->fd, SHUT_WR);
             if (r->flow_on)
-                vn_tcp_fin(&r->flow, VN_C2S);
+                vn_tcp_fin(&r->flow, r->c->passive ? VN_S2C : VN_C2S);
             break;
         case CF_STEP_WAIT:
             pump(r, (int)st->wait_ms, false);
             break;
         case CF_STEP_ACCEPT:
-            gdecide(r, CF_SKIP, VW_REQ_NONE, "role passive is not supported for %s yet", r->p->title);
-            return;
+            do_accept(r, st);
+            break;
         case CF_STEP_EXPECT_NOTHING:
             expect_nothing(r, st);
             break;
@@ -640,6 +751,33 @@ static void drain_links(struct grun *r)
     }
 }
 
+/* After a relay case (C46): its real packets go into the run's capture, and
+ * every packet action must have happened (else the case did not test what
+ * it says). Judging the recording's TCP segments is VI/TCP's runner's. */
+static void relay_finish(struct grun *r)
+{
+    struct timespec pause = {0, 50L * 1000000L}; /* the last FIN and ACK cross the relay */
+    nanosleep(&pause, NULL);
+    unsigned done[CF_MAX_PACKET_ACTIONS];
+    size_t n;
+    struct cf_relay_packet *pk = cf_relay_take(r->e->relay, &n, done, CF_MAX_PACKET_ACTIONS);
+    if (r->e->capture && pk)
+        cf_relay_write(r->e->capture, pk, n);
+    for (unsigned i = 0; i < r->c->npacket; i++) {
+        const struct cf_relay_action *a = &r->c->packet[i];
+        unsigned want = a->last - a->first + 1;
+        if (done[i] != want) {
+            char text[64];
+            cf_relay_action_text(a, text, sizeof text);
+            r->step = NULL;
+            gdecide(r, CF_FAIL, r->c->reqs[0],
+                    "the relay applied 'packet %s' to %u of its %u segments: the %s sent fewer data segments",
+                    text, done[i], want, a->side == CF_RELAY_TESTER ? "tester" : "target");
+        }
+    }
+    cf_relay_packets_free(pk, n);
+}
+
 void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
 {
     struct grun *r = calloc(1, sizeof *r);
@@ -658,27 +796,31 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
         r->lfd[k] = -1;
     r->rx.req = VW_REQ_NONE;
     r->deadline = cf_after_ms(c->timeout_ms);
-    if (c->passive || c->relay || (c->from_capture && !c->proto->load_capture_case) || c->needs_region)
-        gdecide(r, CF_SKIP, VW_REQ_NONE, "%s cases run only active, scripted (or from a capture the module "
-                "loads as steps), without the relay or a region (the generic runner)", c->proto->title);
-    else
+    if ((c->from_capture && !c->proto->load_capture_case) || c->needs_region || (c->relay && c->passive) ||
+        (c->relay && r->dgram))
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "%s cases run only scripted (or from a capture the module loads as "
+                "steps), without a region, and through the relay only active and over TCP (the generic runner)",
+                c->proto->title);
+    else if ((c->relay || e->relay_all) && !c->passive && !r->dgram && !cf_relay_ready_active(e))
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "needs the packet relay: %s", e->relay_why_active);
+    else {
+        if ((c->relay || e->relay_all) && !c->passive && !r->dgram) {
+            r->via_relay = true;
+            r->deadline = cf_after_ms(c->timeout_ms); /* setting up the relay is not the case's time */
+            cf_relay_begin(e->relay, c->packet, c->npacket);
+        }
         run_steps(r);
-    if (r->fd >= 0) {
-        if (r->flow_on && !r->closed)
-            vn_tcp_fin(&r->flow, VN_C2S);
-        close(r->fd);
     }
     if (r->dgram)
         drain_links(r);
     for (unsigned k = 0; k < CF_MAX_LINKS; k++)
         if (r->lfd[k] >= 0)
             close(r->lfd[k]);
-    for (unsigned i = 0; i < r->qcount; i++)
-        msg_release(r, &r->queue[i]);
-    if (r->have_last)
-        msg_release(r, &r->last);
-    if (r->session)
-        r->p->session_free(r->session);
+    end_connection(r);
+    if (r->child)
+        cf_stop_connector(r->child);
+    if (r->via_relay)
+        relay_finish(r);
     free(r->echo);
     free(r->held);
     free(r);

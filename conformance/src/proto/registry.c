@@ -9,10 +9,12 @@
 #include "conform/proto/eep.h"
 #include "conform/proto/vitcp.h"
 #include "conform/proto/warp.h"
+#include "conform/proto/ift.h"
 
 const struct conform_protocol *const cf_protocols[] = {
     &cf_proto_vitcp, /* the first is the default */
     &cf_proto_warp,
+    &cf_proto_ift,
     &cf_proto_eep,
     NULL,
 };

@@ -1,0 +1,852 @@
+/* The IFT module: the case vocabulary, the encoder (the wire library's
+ * indication, DDP and frame encoders) and a session on its reader and
+ * negotiation (vw_ift_reader, vw_ift_nego, vw_ift_frame_decode_as_sent: the
+ * lint's reading of a direction). See conform/proto/ift.h and
+ * docs/conformance-engine.md ("The IFT module"); decisions I16-I18, C44. */
+#include "conform/proto/ift.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conform/case.h"
+#include "conform/core.h"
+#include "conform/engine.h"
+#include "conform/report.h"
+#include "vitcp/bytes.h"
+#include "vitcp/checksum.h"
+#include "vitcp/ift.h"
+#include "vitcp/ift_stream.h"
+
+/* Message types: RDMAP opcodes in RDMA mode (both R set), then the
+ * indication and the DDP mode's segments (the second DDP byte the ULP's). */
+enum { IT_IND = 8, IT_TAGGED = 9, IT_UNTAGGED = 10, IT_COUNT };
+
+enum ift_field {
+    F_MAGIC, F_VERSION, F_BC, F_PH, F_R, F_HC, F_PC, F_IH, F_IP, F_SP, F_SM, F_RM, F_RSVD, F_VTAG, F_CRC,
+    F_VTAGDUP,
+    F_HSIZE, F_PSIZE, F_T, F_L, F_RV, F_OP, F_STAG, F_TO, F_ROFF, F_QN, F_MSN, F_MO, F_PAYLOAD, F_FILL,
+    F_SIZE, F_SSTAG, F_COUNT
+};
+_Static_assert(F_COUNT <= CF_MAX_FIELDS, "IFT fields fit a step");
+
+static const char *const field_names[F_COUNT] = {
+    [F_MAGIC] = "magic", [F_VERSION] = "version", [F_BC] = "bc", [F_PH] = "ph", [F_R] = "r", [F_HC] = "hc",
+    [F_PC] = "pc", [F_IH] = "ih", [F_IP] = "ip", [F_SP] = "sp", [F_SM] = "sm", [F_RM] = "rm",
+    [F_RSVD] = "rsvd", [F_VTAG] = "vtag", [F_CRC] = "crc", [F_VTAGDUP] = "vtagdup", [F_HSIZE] = "hsize",
+    [F_PSIZE] = "psize", [F_T] = "t", [F_L] = "l", [F_RV] = "rv", [F_OP] = "op", [F_STAG] = "stag",
+    [F_TO] = "to", [F_ROFF] = "roff", [F_QN] = "qn", [F_MSN] = "msn", [F_MO] = "mo", [F_PAYLOAD] = "payload",
+    [F_FILL] = "fill", [F_SIZE] = "size", [F_SSTAG] = "sstag",
+};
+
+static const char *const type_names[IT_COUNT] = {
+    [VW_RDMAP_WRITE] = "Write", [VW_RDMAP_READ_REQUEST] = "ReadReq", [VW_RDMAP_READ_RESPONSE] = "ReadResp",
+    [VW_RDMAP_SEND] = "Send", [VW_RDMAP_SEND_INVALIDATE] = "SendInv", [VW_RDMAP_SEND_SE] = "SendSE",
+    [VW_RDMAP_SEND_SE_INVALIDATE] = "SendSEInv", [VW_RDMAP_TERMINATE] = "Term", [IT_IND] = "Ind",
+    [IT_TAGGED] = "Tagged", [IT_UNTAGGED] = "Untagged",
+};
+
+/* A send's CRC and VTag arguments (st->opts). */
+#define O_IND_CRC_BAD 0x001u  /* crc=bad: the indication's CRC inverted */
+#define O_IND_CRC_BE 0x002u   /* crc=be: written MSB first */
+#define O_IND_CRC_32 0x004u   /* crc=crc32: CRC-32 (IEEE) instead of CRC-32C */
+#define O_HCRC_SHIFT 4        /* hcrc=: bits 4-7, pcrc=: bits 8-11 */
+#define O_PCRC_SHIFT 8
+enum { CW_GOOD = 0, CW_BAD = 1, CW_OMIT = 2, CW_BE = 3, CW_32 = 4, CW_ADD = 5 };
+#define O_BADVTAG 0x1000u     /* badvtag: the target's VTag with its low bit flipped */
+
+/* The target's region (I16): --region, else what ift-peer announces by
+ * default (event=region addr=0x10000000 handle=1 len=65536). Set by
+ * run_case for the case that runs. */
+static struct {
+    uint64_t addr;
+    uint32_t stag, len;
+} region = {0x10000000u, 1, 65536};
+
+/* The VTags of the target's previous two first indications in this run
+ * (vtagdup, I17). */
+static unsigned vtags_known;
+static uint16_t last_vtag[2];
+
+/* ------------------------------------------------------- vocabulary */
+
+static int field_by_name(const char *name)
+{
+    for (int i = 0; i < F_COUNT; i++)
+        if (strcmp(field_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static const char *field_name(unsigned f)
+{
+    return f < F_COUNT ? field_names[f] : "?";
+}
+
+static int type_by_name(const char *name)
+{
+    for (int i = 0; i < IT_COUNT; i++)
+        if (strcmp(type_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static const char *type_name(unsigned type)
+{
+    return type < IT_COUNT ? type_names[type] : "?";
+}
+
+static bool field_settable(unsigned f)
+{
+    return f < F_COUNT && f != F_CRC && f != F_VTAGDUP && f != F_FILL;
+}
+
+static int crc_word(const char *v)
+{
+    return strcmp(v, "good") == 0 ? CW_GOOD : strcmp(v, "bad") == 0 ? CW_BAD : strcmp(v, "omit") == 0 ? CW_OMIT
+           : strcmp(v, "be") == 0 ? CW_BE : strcmp(v, "crc32") == 0 ? CW_32 : strcmp(v, "add") == 0 ? CW_ADD
+           : -1;
+}
+
+static int parse_send_arg(struct cf_step *st, const char *name, const char *v, char *why, size_t whylen)
+{
+    if (!v && strcmp(name, "badvtag") == 0) {
+        st->opts |= O_BADVTAG;
+        return 1;
+    }
+    if (!v)
+        return 0;
+    if (strcmp(name, "false") == 0) {
+        /* false=AT,ROFF,FILL[,BROKEN]: a false frame inside the payload (I11) */
+        unsigned long at, fill;
+        unsigned long long roff;
+        char broken[16] = "ok";
+        int n = sscanf(v, "%lu,%lli,%lu,%15s", &at, (long long *)&roff, &fill, broken);
+        if (n < 3 || at > 65535 || fill > 255 ||
+            (strcmp(broken, "ok") && strcmp(broken, "hcrc") && strcmp(broken, "pcrc") && strcmp(broken, "vtag") &&
+             strcmp(broken, "hsize"))) {
+            snprintf(why, whylen, "false= takes AT,ROFF,FILL[,ok|hcrc|pcrc|vtag|hsize]: a Write of 32 bytes of "
+                     "pattern FILL to the region's offset ROFF, at payload offset AT");
+            return -1;
+        }
+        snprintf(st->str[0], sizeof st->str[0], "%s", v);
+        return 1;
+    }
+    if (strcmp(name, "crc") == 0) {
+        int w = crc_word(v);
+        if (w != CW_GOOD && w != CW_BAD && w != CW_BE && w != CW_32) {
+            snprintf(why, whylen, "crc= (the indication's) takes good, bad, be or crc32");
+            return -1;
+        }
+        st->opts |= w == CW_BAD ? O_IND_CRC_BAD : w == CW_BE ? O_IND_CRC_BE : w == CW_32 ? O_IND_CRC_32 : 0;
+        return 1;
+    }
+    if (strcmp(name, "hcrc") == 0 || strcmp(name, "pcrc") == 0) {
+        int w = crc_word(v);
+        if (w < 0) {
+            snprintf(why, whylen, "%s= takes good, bad, omit, add, be or crc32", name);
+            return -1;
+        }
+        st->opts |= (uint32_t)w << (name[0] == 'h' ? O_HCRC_SHIFT : O_PCRC_SHIFT);
+        return 1;
+    }
+    return 0;
+}
+
+/* ----------------------------------------------------------- session */
+
+/* A received message: an indication, or a DDP message reassembled from its
+ * segments (untagged: one queue's MSN up to L; tagged: consecutive tagged
+ * offsets of one STag up to L). raw holds the first PDU, then the payload. */
+struct ift_rx {
+    bool is_ind;
+    struct vw_ift_ind ind;
+    bool vtagdup;
+    uint16_t header_size, payload_size, vtag;
+    bool crc_ok;
+    struct vw_ddp_hdr ddp;     /* the first segment's header; ddp.last: the last one's L */
+    bool rdma;                 /* RDMA mode when it arrived */
+    bool has_rr;
+    struct vw_rdmap_read_req rr;
+    size_t first_len;          /* bytes of the first PDU at raw */
+    uint8_t *payload;          /* the reassembled payload (inside raw's block) */
+    size_t payload_len;
+    unsigned segments;
+};
+
+#define IFT_REASM_MAX (1u << 20)
+
+struct reasm {
+    bool on;
+    struct ift_rx rx;
+    uint8_t *first;            /* the first PDU's bytes */
+    uint8_t *data;
+    size_t len, cap;
+};
+
+struct ift_session {
+    struct vw_ift_nego nego;   /* side 0 the tester, side 1 the target */
+    struct vw_ift_reader reader;
+    bool dead;                 /* the target's direction cannot be framed any more */
+    /* the tester's side */
+    bool tx_hc, tx_pc;         /* its indication's HC/PC (before one: both) */
+    uint32_t next_msn[3];      /* per queue: the MSN of its next message */
+    uint32_t next_mo[3];       /* per queue: where the message in progress goes on */
+    /* what encode wrote, taken by session_sent when it went out */
+    bool pend_ind, pend_frame, pend_untagged, pend_last;
+    unsigned pend_qn;
+    size_t pend_len;
+    struct reasm untagged, tagged;
+    cf_msg_sink sink;
+    void *ctx;
+    struct cf_rx_verdict *v;
+};
+
+static void rx_verdict(struct cf_rx_verdict *v, enum vw_req req, const char *fmt, const char *what,
+                       unsigned long long off)
+{
+    if (v->req != VW_REQ_NONE)
+        return;
+    v->req = req;
+    snprintf(v->detail, sizeof v->detail, fmt, what, off);
+}
+
+static void take_findings(struct ift_session *s, const struct vw_findings *fs, uint64_t off, const char *what)
+{
+    for (unsigned i = 0; i < fs->count && s->v->req == VW_REQ_NONE; i++)
+        if (fs->item[i].severity == VW_SEV_ERROR) {
+            s->v->req = fs->item[i].req;
+            snprintf(s->v->detail, sizeof s->v->detail, "%s at stream offset %llu: %s", what,
+                     (unsigned long long)off, fs->item[i].detail);
+        }
+}
+
+static void *session_new(const struct cf_case *c)
+{
+    (void)c;
+    struct ift_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    vw_ift_nego_init(&s->nego);
+    vw_ift_reader_init(&s->reader, &s->nego, 1, VW_IFT_READ_LIMIT_MAX);
+    s->tx_hc = s->tx_pc = true;
+    for (int q = 0; q < 3; q++)
+        s->next_msn[q] = 1;
+    return s;
+}
+
+static void reasm_drop(struct reasm *a)
+{
+    free(a->first);
+    free(a->data);
+    memset(a, 0, sizeof *a);
+}
+
+static void session_free(void *session)
+{
+    struct ift_session *s = session;
+    vw_ift_reader_free(&s->reader);
+    reasm_drop(&s->untagged);
+    reasm_drop(&s->tagged);
+    free(s);
+}
+
+/* Hand a message to the core: raw = the first PDU then the payload. */
+static void deliver_msg(struct ift_session *s, unsigned type, const struct ift_rx *rx, const uint8_t *first,
+                        size_t first_len, const uint8_t *data, size_t len)
+{
+    uint8_t *raw = malloc(first_len + len + 1);
+    struct ift_rx *dec = malloc(sizeof *dec);
+    if (!raw || !dec) {
+        free(raw);
+        free(dec);
+        rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s: no memory at %llu", "a message", 0);
+        return;
+    }
+    memcpy(raw, first, first_len);
+    if (len)
+        memcpy(raw + first_len, data, len);
+    *dec = *rx;
+    dec->ind.reserved = NULL;
+    dec->first_len = first_len;
+    dec->payload = raw + first_len;
+    dec->payload_len = len;
+    struct cf_msg m = {0};
+    m.type = type;
+    m.raw = raw;
+    m.len = first_len + len;
+    m.payload = dec->payload;
+    m.payload_len = len;
+    m.msg_offset = 0;
+    m.decoded = dec;
+    s->sink(s->ctx, &m);
+}
+
+static unsigned frame_type(const struct ift_rx *rx)
+{
+    if (rx->rdma)
+        return rx->ddp.rdmap_opcode < IT_IND ? rx->ddp.rdmap_opcode : (rx->ddp.tagged ? IT_TAGGED : IT_UNTAGGED);
+    return rx->ddp.tagged ? IT_TAGGED : IT_UNTAGGED;
+}
+
+static void reasm_flush(struct ift_session *s, struct reasm *a)
+{
+    if (!a->on)
+        return;
+    deliver_msg(s, frame_type(&a->rx), &a->rx, a->first, a->rx.first_len, a->data, a->len);
+    reasm_drop(a);
+}
+
+static bool reasm_append(struct reasm *a, const uint8_t *p, size_t n)
+{
+    if (a->len + n > IFT_REASM_MAX)
+        return false;
+    if (a->len + n > a->cap) {
+        size_t cap = a->cap ? a->cap : 256;
+        while (cap < a->len + n)
+            cap *= 2;
+        uint8_t *g = realloc(a->data, cap);
+        if (!g)
+            return false;
+        a->data = g;
+        a->cap = cap;
+    }
+    if (n)
+        memcpy(a->data + a->len, p, n);
+    a->len += n;
+    return true;
+}
+
+/* One decoded frame of the target's: start, continue or end its message. */
+static void on_frame(struct ift_session *s, const uint8_t *raw, size_t len, const struct vw_ift_frame *fr)
+{
+    struct ift_rx rx;
+    memset(&rx, 0, sizeof rx);
+    rx.header_size = fr->header_size;
+    rx.payload_size = fr->payload_size;
+    rx.vtag = fr->vtag;
+    rx.crc_ok = (!fr->has_hdr_crc || fr->hdr_crc_ok) && (!fr->has_payload_crc || fr->payload_crc_ok);
+    rx.rdma = vw_ift_nego_rdma(&s->nego);
+    rx.segments = 1;
+    if (fr->ddp_decoded)
+        rx.ddp = fr->ddp_hdr;
+    const uint8_t *pl = fr->payload;
+    size_t pn = fr->payload_size;
+    if (!fr->ddp_decoded) { /* no RFC 5041 header (noted): a message of its own */
+        rx.ddp.last = true;
+        deliver_msg(s, IT_UNTAGGED, &rx, raw, len, pl, pn);
+        return;
+    }
+    if (rx.rdma && !rx.ddp.tagged && rx.ddp.rdmap_opcode == VW_RDMAP_READ_REQUEST)
+        rx.has_rr = vw_rdmap_read_req_decode(pl, pn, &rx.rr);
+    struct reasm *a = rx.ddp.tagged ? &s->tagged : &s->untagged;
+    bool continues = a->on && (rx.ddp.tagged ? a->rx.ddp.stag == rx.ddp.stag && a->rx.ddp.to + a->len == rx.ddp.to
+                                             : a->rx.ddp.qn == rx.ddp.qn && a->rx.ddp.msn == rx.ddp.msn &&
+                                                   a->rx.ddp.mo + a->len == rx.ddp.mo);
+    if (a->on && !continues)
+        reasm_flush(s, a); /* the message ended without L: delivered as it is (l=0) */
+    if (!a->on) {
+        a->first = malloc(len ? len : 1);
+        if (!a->first) {
+            rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s: no memory at %llu", "a frame", 0);
+            return;
+        }
+        memcpy(a->first, raw, len);
+        a->rx = rx;
+        a->rx.first_len = len;
+        a->rx.ddp.last = false;
+        a->rx.segments = 0;
+        a->on = true;
+    }
+    if (!reasm_append(a, pl, pn)) {
+        reasm_flush(s, a);
+        return;
+    }
+    a->rx.segments++;
+    if (rx.ddp.last) {
+        a->rx.ddp.last = true;
+        reasm_flush(s, a);
+    }
+}
+
+static bool on_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, bool is_indication)
+{
+    struct ift_session *s = ctx;
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    if (!s->nego.ind_seen[1] || is_indication) {
+        bool first = !s->nego.ind_seen[1];
+        struct ift_rx rx;
+        memset(&rx, 0, sizeof rx);
+        rx.is_ind = true;
+        enum vw_req err = vw_ift_ind_decode(raw, len, &rx.ind, &fs);
+        if (err == VW_REQ_NONE)
+            vw_ift_nego_indication(&s->nego, 1, &rx.ind, &fs);
+        take_findings(s, &fs, off, "the target's adaption indication");
+        if (err != VW_REQ_NONE) {
+            rx_verdict(s->v, err, "%s cannot be parsed (stream offset %llu)", "the target's adaption indication",
+                       (unsigned long long)off);
+            s->dead = true;
+            return false;
+        }
+        /* the same VTag three connections in a row: by chance 1 in 2^32 */
+        rx.vtagdup = vtags_known >= 2 && last_vtag[0] == rx.ind.vtag && last_vtag[1] == rx.ind.vtag;
+        if (first) {
+            last_vtag[1] = last_vtag[0];
+            last_vtag[0] = rx.ind.vtag;
+            if (vtags_known < 2)
+                vtags_known++;
+        }
+        deliver_msg(s, IT_IND, &rx, raw, len, NULL, 0);
+        if (first && rx.ind.bc_version > VW_IFT_BC_VERSION) {
+            s->dead = true; /* what follows an incompatible indication has no known layout */
+            return false;
+        }
+        return true;
+    }
+    vw_ift_nego_frame(&s->nego, 1, &fs);
+    struct vw_ift_frame_mode announced = {0}, carried;
+    vw_ift_nego_mode(&s->nego, 1, &announced);
+    struct vw_ift_frame fr;
+    enum vw_req err = vw_ift_frame_decode_as_sent(raw, len, &announced, &fr, &carried, &fs);
+    if (err == VW_REQ_NONE)
+        vw_ift_nego_frame_rules(&s->nego, 1, &fr, &fs);
+    take_findings(s, &fs, off, "the target's frame");
+    if (err != VW_REQ_NONE) {
+        rx_verdict(s->v, err, "%s cannot be framed (stream offset %llu)", "the target's frame",
+                   (unsigned long long)off);
+        s->dead = true;
+        return false;
+    }
+    on_frame(s, raw, len, &fr);
+    return true;
+}
+
+static void read_status(struct ift_session *s, enum vw_ift_read_status st)
+{
+    if (st == VW_IFT_READ_OK)
+        return;
+    s->dead = true;
+    if (st == VW_IFT_READ_NOT_INDICATION)
+        rx_verdict(s->v, VW_REQ_IFT_4_INDICATION_FIRST,
+                   "%s (no magic 0x52444450 at stream offset %llu)",
+                   "the target's first bytes are not an adaption indication", 0);
+    else if (st == VW_IFT_READ_TOO_LARGE || st == VW_IFT_READ_NO_MEMORY)
+        rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s (stream offset %llu)",
+                   "a PDU of the target's cannot be gathered", (unsigned long long)s->reader.stream_off);
+}
+
+static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
+                         struct cf_rx_verdict *v)
+{
+    struct ift_session *s = session;
+    s->sink = sink;
+    s->ctx = ctx;
+    s->v = v;
+    if (s->dead)
+        return;
+    read_status(s, vw_ift_reader_feed(&s->reader, data, len, on_pdu, s));
+}
+
+static void session_finish(void *session, struct cf_rx_verdict *v)
+{
+    struct ift_session *s = session;
+    s->v = v;
+    if (s->dead || !s->sink)
+        return;
+    read_status(s, vw_ift_reader_finish(&s->reader, on_pdu, s));
+    if (!s->dead && s->reader.have)
+        rx_verdict(v, VW_REQ_IFT_5_1_FRAME_LEN, "%s (stream offset %llu)",
+                   "the target closed inside a PDU", (unsigned long long)s->reader.stream_off);
+    reasm_flush(s, &s->untagged);
+    reasm_flush(s, &s->tagged);
+}
+
+/* The target fell silent while the reader holds a frame whose CRC layout
+ * only the next bytes would settle (a sender that left out or added a CRC
+ * it announced): the silence settles it, as the end of the stream would. */
+static void session_stalled(void *session, struct cf_rx_verdict *v)
+{
+    struct ift_session *s = session;
+    s->v = v;
+    if (s->dead || !s->sink || !s->reader.have)
+        return;
+    read_status(s, vw_ift_reader_finish(&s->reader, on_pdu, s));
+    s->dead = true;
+}
+
+/* ----------------------------------------------------------- encoder */
+
+static uint32_t crc32_ieee(const uint8_t *p, size_t n)
+{
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return ~c;
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static int64_t val(const struct cf_step *st, const int64_t *vals, unsigned f, int64_t dflt)
+{
+    return st->set[f] ? vals[f] : dflt;
+}
+
+static int encode_ind(struct ift_session *s, const struct cf_step *st, const int64_t *vals, struct cf_encoded *out,
+                      char *why, size_t whylen)
+{
+    struct vw_ift_ind_enc e;
+    unsigned ph = (unsigned)val(st, vals, F_PH, 0) & 1u;
+    vw_ift_ind_enc_init(&e, ph, (uint16_t)val(st, vals, F_VTAG, 0x7A31), true, true);
+    e.magic = (uint32_t)val(st, vals, F_MAGIC, VW_IFT_MAGIC);
+    e.version = (uint16_t)val(st, vals, F_VERSION, VW_IFT_VERSION);
+    e.bc_version = (uint16_t)val(st, vals, F_BC, VW_IFT_BC_VERSION);
+    static const struct {
+        unsigned f;
+        uint32_t bit;
+        int dflt;
+    } bits[] = {{F_R, VW_IFT_FLAG_R, 1}, {F_HC, VW_IFT_FLAG_HC, 1}, {F_PC, VW_IFT_FLAG_PC, 1},
+                {F_IH, VW_IFT_FLAG_IH, 0}, {F_IP, VW_IFT_FLAG_IP, 0}, {F_SP, VW_IFT_FLAG_SP, 0},
+                {F_SM, VW_IFT_FLAG_SM, 0}, {F_RM, VW_IFT_FLAG_RM, 0}};
+    uint32_t flags = ph ? VW_IFT_FLAG_PH : 0;
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+        if (val(st, vals, bits[i].f, bits[i].dflt))
+            flags |= bits[i].bit;
+    flags |= (uint32_t)val(st, vals, F_RSVD, 0) & VW_IFT_FLAG_RESERVED;
+    e.flags = flags;
+    e.crc = (st->opts & O_IND_CRC_BAD) ? VW_IFT_CRC_BAD : (st->opts & O_IND_CRC_BE) ? VW_IFT_CRC_BE : VW_IFT_CRC_GOOD;
+    out->bytes = malloc(VW_IFT_IND_LEN);
+    if (!out->bytes || vw_ift_ind_encode(&e, out->bytes, VW_IFT_IND_LEN) != VW_IFT_IND_LEN) {
+        snprintf(why, whylen, "the IFT indication encoder failed");
+        return -1;
+    }
+    if (st->opts & O_IND_CRC_32)
+        put_le32(out->bytes + VW_IFT_IND_CRC_OFF, crc32_ieee(out->bytes, VW_IFT_IND_CRC_OFF));
+    out->len = VW_IFT_IND_LEN;
+    out->payload_off = VW_IFT_IND_LEN;
+    out->payload_len = 0;
+    out->msg_offset = 0;
+    s->pend_ind = true;
+    return 0;
+}
+
+/* A false frame (I11): frame-shaped bytes inside a true frame's payload,
+ * where a later TCP segment starts. A tagged RDMA Write of 32 bytes of
+ * pattern FILL to the region's offset ROFF under the tester's CRCs and the
+ * target's VTag, with one check broken or none. */
+static int embed_false_frame(struct ift_session *s, const char *spec, uint16_t peer_vtag, uint8_t *payload,
+                             size_t plen, char *why, size_t whylen)
+{
+    unsigned long at = 0, fill = 0;
+    long long roff = 0;
+    char broken[16] = "ok";
+    sscanf(spec, "%lu,%lli,%lu,%15s", &at, &roff, &fill, broken);
+    uint8_t data[32];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = cf_pattern_byte(i, (unsigned)fill);
+    struct vw_ddp_hdr h;
+    memset(&h, 0, sizeof h);
+    h.tagged = true;
+    h.last = true;
+    h.dv = VW_DDP_VERSION;
+    h.rdmap_rv = VW_RDMAP_VERSION;
+    h.rdmap_opcode = VW_RDMAP_WRITE;
+    h.stag = region.stag;
+    h.to = region.addr + (uint64_t)roff;
+    uint8_t ddp[VW_DDP_TAGGED_HDR_LEN];
+    size_t dlen = vw_ddp_encode(&h, ddp, sizeof ddp);
+    struct vw_ift_frame_enc fe;
+    vw_ift_frame_enc_init(&fe, strcmp(broken, "vtag") == 0 ? (uint16_t)(peer_vtag ^ 1u) : peer_vtag, s->tx_hc,
+                          s->tx_pc, ddp, dlen, data, sizeof data);
+    if (strcmp(broken, "hcrc") == 0)
+        fe.hdr_crc = VW_IFT_CRC_BAD;
+    if (strcmp(broken, "pcrc") == 0)
+        fe.payload_crc = VW_IFT_CRC_BAD;
+    if (strcmp(broken, "hsize") == 0) {
+        fe.keep_sizes = true;
+        fe.header_size = 15;
+        fe.payload_size = (uint16_t)(sizeof data - 1);
+    }
+    size_t n = vw_ift_frame_encoded_len(&fe);
+    if (at > plen || n > plen - at || vw_ift_frame_encode(&fe, payload + at, plen - at) != n) {
+        snprintf(why, whylen, "the false frame (%zu bytes) does not fit the payload at offset %lu", n, at);
+        return -1;
+    }
+    return 0;
+}
+
+static enum vw_ift_crc_write crc_write(unsigned w)
+{
+    return w == CW_BAD ? VW_IFT_CRC_BAD : w == CW_OMIT ? VW_IFT_CRC_OMIT : w == CW_BE ? VW_IFT_CRC_BE
+                                                                                    : VW_IFT_CRC_GOOD;
+}
+
+static int encode_frame(struct ift_session *s, const struct cf_step *st, const int64_t *vals,
+                        struct cf_encoded *out, char *why, size_t whylen)
+{
+    unsigned type = st->type;
+    bool rdma = type < IT_IND;
+    bool tagged = st->set[F_T] ? vals[F_T] != 0
+                               : type == VW_RDMAP_WRITE || type == VW_RDMAP_READ_RESPONSE || type == IT_TAGGED;
+    struct vw_ddp_hdr h;
+    memset(&h, 0, sizeof h);
+    h.tagged = tagged;
+    h.last = val(st, vals, F_L, 1) != 0;
+    h.dv = VW_DDP_VERSION;
+    h.rdmap_rv = (uint8_t)val(st, vals, F_RV, rdma ? VW_RDMAP_VERSION : 0);
+    h.rdmap_opcode = (uint8_t)val(st, vals, F_OP, rdma ? type : 0);
+    unsigned qn = (unsigned)val(st, vals, F_QN, type == VW_RDMAP_READ_REQUEST ? 1 : type == VW_RDMAP_TERMINATE ? 2 : 0);
+    uint8_t rrbuf[VW_RDMAP_READ_REQ_HDR_LEN];
+    uint8_t *payload = NULL;
+    size_t plen;
+    uint64_t roff = (uint64_t)val(st, vals, F_ROFF, 0);
+    if (tagged) {
+        h.stag = (uint32_t)val(st, vals, F_STAG, region.stag);
+        h.to = (uint64_t)val(st, vals, F_TO, (int64_t)(region.addr + roff));
+    } else {
+        h.qn = qn;
+        h.msn = (uint32_t)val(st, vals, F_MSN, qn < 3 ? s->next_msn[qn] : 1);
+        h.mo = (uint32_t)val(st, vals, F_MO, qn < 3 ? s->next_mo[qn] : 0);
+    }
+    if (type == VW_RDMAP_READ_REQUEST && !st->set[F_PAYLOAD]) {
+        struct vw_rdmap_read_req rr = {
+            .sink_stag = (uint32_t)val(st, vals, F_STAG, 0x100),
+            .sink_to = (uint64_t)val(st, vals, F_TO, 0),
+            .size = (uint32_t)val(st, vals, F_SIZE, 0),
+            .src_stag = (uint32_t)val(st, vals, F_SSTAG, region.stag),
+            .src_to = region.addr + roff,
+        };
+        vw_rdmap_read_req_encode(&rr, rrbuf, sizeof rrbuf);
+        plen = sizeof rrbuf;
+    } else {
+        plen = (size_t)val(st, vals, F_PAYLOAD, 0);
+    }
+    payload = malloc(plen ? plen : 1);
+    if (!payload) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    if (type == VW_RDMAP_READ_REQUEST && !st->set[F_PAYLOAD])
+        memcpy(payload, rrbuf, plen);
+    else
+        for (size_t i = 0; i < plen; i++)
+            payload[i] = cf_pattern_byte(i, st->fill);
+    uint8_t ddp[VW_DDP_UNTAGGED_HDR_LEN];
+    size_t dlen = vw_ddp_encode(&h, ddp, sizeof ddp);
+    uint16_t peer_vtag = s->nego.ind_seen[1] ? s->nego.ind[1].vtag : 0;
+    if (st->str[0][0] && embed_false_frame(s, st->str[0], peer_vtag, payload, plen, why, whylen) < 0) {
+        free(payload);
+        return -1;
+    }
+    uint16_t vtag = (uint16_t)val(st, vals, F_VTAG, (st->opts & O_BADVTAG) ? peer_vtag ^ 1u : peer_vtag);
+    unsigned hw = (st->opts >> O_HCRC_SHIFT) & 0xFu, pw = (st->opts >> O_PCRC_SHIFT) & 0xFu;
+    struct vw_ift_frame_enc fe;
+    /* hcrc=add / pcrc=add: a CRC although this side announced none */
+    vw_ift_frame_enc_init(&fe, vtag, s->tx_hc || hw == CW_ADD, s->tx_pc || pw == CW_ADD, ddp, dlen, payload, plen);
+    fe.hdr_crc = crc_write(hw);
+    fe.payload_crc = crc_write(pw);
+    if (st->set[F_HSIZE] || st->set[F_PSIZE]) {
+        fe.keep_sizes = true;
+        fe.header_size = (uint16_t)val(st, vals, F_HSIZE, (int64_t)dlen);
+        fe.payload_size = (uint16_t)val(st, vals, F_PSIZE, (int64_t)plen);
+    }
+    size_t n = vw_ift_frame_encoded_len(&fe);
+    out->bytes = malloc(n ? n : 1);
+    if (!out->bytes || !n || vw_ift_frame_encode(&fe, out->bytes, n) != n) {
+        snprintf(why, whylen, "the IFT frame encoder cannot write this frame (payload %zu bytes: at most 65535)", plen);
+        free(payload);
+        return -1;
+    }
+    free(payload);
+    size_t hcrc_off = VW_IFT_FRAME_HDR_LEN + dlen;
+    bool has_h = fe.hc && hw != CW_OMIT;
+    if (hw == CW_32 && has_h)
+        put_le32(out->bytes + hcrc_off, crc32_ieee(out->bytes, hcrc_off));
+    size_t pay_off = hcrc_off + (has_h ? VW_IFT_CRC_LEN : 0);
+    if (pw == CW_32 && fe.pc && n >= pay_off + plen + VW_IFT_CRC_LEN)
+        put_le32(out->bytes + pay_off + plen, crc32_ieee(out->bytes + pay_off, plen));
+    out->len = n;
+    out->payload_off = pay_off <= n ? pay_off : n;
+    out->payload_len = out->payload_off + plen <= n ? plen : 0;
+    /* a Read Request's payload is its RDMAP header, no data: data=echo keeps
+     * comparing with what the tester wrote before (a Read Response) */
+    out->msg_offset = type == VW_RDMAP_READ_REQUEST ? CF_MSG_NO_ECHO : tagged ? 0 : h.mo;
+    s->pend_frame = true;
+    s->pend_untagged = !tagged;
+    s->pend_last = h.last;
+    s->pend_qn = qn;
+    s->pend_len = plen;
+    return 0;
+}
+
+static int encode(void *session, const struct cf_step *st, const int64_t *vals, struct cf_encoded *out, char *why,
+                  size_t whylen)
+{
+    struct ift_session *s = session;
+    s->pend_ind = s->pend_frame = false;
+    if (st->type == IT_IND)
+        return encode_ind(s, st, vals, out, why, whylen);
+    return encode_frame(s, st, vals, out, why, whylen);
+}
+
+/* The tester's message went out: its indication is in force (the first
+ * one: the negotiation's side 0), its frames move its MSN and MO on. */
+static void session_sent(void *session, const struct cf_encoded *enc)
+{
+    struct ift_session *s = session;
+    if (s->pend_ind) {
+        struct vw_ift_ind ind;
+        if (!s->nego.ind_seen[0] && vw_ift_ind_decode(enc->bytes, enc->len, &ind, NULL) == VW_REQ_NONE) {
+            vw_ift_nego_indication(&s->nego, 0, &ind, NULL);
+            s->tx_hc = (ind.flags & VW_IFT_FLAG_HC) != 0;
+            s->tx_pc = (ind.flags & VW_IFT_FLAG_PC) != 0;
+        }
+    } else if (s->pend_frame && s->pend_untagged && s->pend_qn < 3) {
+        if (s->pend_last) {
+            s->next_msn[s->pend_qn]++;
+            s->next_mo[s->pend_qn] = 0;
+        } else {
+            s->next_mo[s->pend_qn] += (uint32_t)s->pend_len;
+        }
+    }
+    s->pend_ind = s->pend_frame = false;
+}
+
+/* ------------------------------------------------------ the accessor */
+
+static void msg_free(struct cf_msg *m)
+{
+    free((void *)m->raw);
+    free(m->decoded);
+    m->raw = NULL;
+    m->decoded = NULL;
+}
+
+/* The pattern a payload is (cf_pattern_byte with fill F, from byte 0), or -1. */
+static int64_t payload_fill(const struct ift_rx *rx)
+{
+    if (!rx->payload_len)
+        return -1;
+    unsigned inv = 1;
+    while ((inv * 101u & 0xFFu) != 1u)
+        inv += 2;
+    unsigned f = ((unsigned)(rx->payload[0] - 3u) * inv) & 0xFFu;
+    for (size_t i = 0; i < rx->payload_len; i++)
+        if (rx->payload[i] != cf_pattern_byte(i, f))
+            return -1;
+    return f;
+}
+
+static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
+{
+    const struct ift_rx *rx = m->decoded;
+    if (rx->is_ind) {
+        const struct vw_ift_ind *in = &rx->ind;
+        switch (field) {
+        case F_MAGIC: *v = in->magic; return true;
+        case F_VERSION: *v = in->version; return true;
+        case F_BC: *v = in->bc_version; return true;
+        case F_PH: *v = vw_ift_ind_phase(in); return true;
+        case F_R: *v = !!(in->flags & VW_IFT_FLAG_R); return true;
+        case F_HC: *v = !!(in->flags & VW_IFT_FLAG_HC); return true;
+        case F_PC: *v = !!(in->flags & VW_IFT_FLAG_PC); return true;
+        case F_IH: *v = !!(in->flags & VW_IFT_FLAG_IH); return true;
+        case F_IP: *v = !!(in->flags & VW_IFT_FLAG_IP); return true;
+        case F_SP: *v = !!(in->flags & VW_IFT_FLAG_SP); return true;
+        case F_SM: *v = !!(in->flags & VW_IFT_FLAG_SM); return true;
+        case F_RM: *v = !!(in->flags & VW_IFT_FLAG_RM); return true;
+        case F_RSVD: *v = !in->reserved_zero; return true;
+        case F_VTAG: *v = in->vtag; return true;
+        case F_CRC: *v = in->crc_ok; return true;
+        case F_VTAGDUP: *v = rx->vtagdup; return true;
+        default: return false;
+        }
+    }
+    const struct vw_ddp_hdr *h = &rx->ddp;
+    switch (field) {
+    case F_HSIZE: *v = rx->header_size; return true;
+    case F_PSIZE: *v = rx->payload_size; return true;
+    case F_VTAG: *v = rx->vtag; return true;
+    case F_CRC: *v = rx->crc_ok; return true;
+    case F_T: *v = h->tagged; return true;
+    case F_L: *v = h->last; return true;
+    case F_RV: *v = h->rdmap_rv; return true;
+    case F_OP: *v = h->rdmap_opcode; return true;
+    case F_STAG: *v = h->stag; return h->tagged;
+    case F_TO: *v = (int64_t)h->to; return h->tagged;
+    case F_ROFF: *v = (int64_t)(h->to - region.addr); return h->tagged;
+    case F_QN: *v = h->qn; return !h->tagged;
+    case F_MSN: *v = h->msn; return !h->tagged;
+    case F_MO: *v = h->mo; return !h->tagged;
+    case F_PAYLOAD: *v = (int64_t)rx->payload_len; return true;
+    case F_FILL: *v = payload_fill(rx); return true;
+    case F_SIZE: *v = rx->rr.size; return rx->has_rr;
+    case F_SSTAG: *v = rx->rr.src_stag; return rx->has_rr;
+    default: return false;
+    }
+}
+
+static void describe(const struct cf_msg *m, char *out, size_t n)
+{
+    const struct ift_rx *rx = m->decoded;
+    if (rx->is_ind) {
+        char fl[80];
+        snprintf(out, n, "Ind phase %u version %u bc %u flags %s vtag 0x%04x", vw_ift_ind_phase(&rx->ind),
+                 rx->ind.version, rx->ind.bc_version, vw_ift_flags_str(rx->ind.flags, fl, sizeof fl), rx->ind.vtag);
+        return;
+    }
+    const struct vw_ddp_hdr *h = &rx->ddp;
+    if (h->tagged)
+        snprintf(out, n, "%s stag=%u to=0x%llx%s payload=%zu (%u segments)", type_name(m->type), h->stag,
+                 (unsigned long long)h->to, h->last ? " L" : "", rx->payload_len, rx->segments);
+    else
+        snprintf(out, n, "%s qn=%u msn=%u mo=%u%s payload=%zu (%u segments)", type_name(m->type), h->qn, h->msn,
+                 h->mo, h->last ? " L" : "", rx->payload_len, rx->segments);
+}
+
+/* The region of the case that runs: --region, else ift-peer's default (I16). */
+static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+{
+    if (e->region_set) {
+        region.addr = e->region_addr;
+        region.stag = e->region_handle;
+        region.len = e->region_len;
+    }
+    cf_generic_run_case(e, c, res);
+}
+
+const struct conform_protocol cf_proto_ift = {
+    .name = "ift",
+    .title = "IFT",
+    .unit = "message",
+    .req_prefix = "IFT-",
+    .default_port = VW_IFT_DEFAULT_PORT,
+    .cases_subdir = "ift",
+    .type_by_name = type_by_name,
+    .type_name = type_name,
+    .field_by_name = field_by_name,
+    .field_name = field_name,
+    .field_settable = field_settable,
+    .max_payload = 65535,
+    .parse_send_arg = parse_send_arg,
+    .encode = encode,
+    .session_new = session_new,
+    .session_free = session_free,
+    .session_feed = session_feed,
+    .session_finish = session_finish,
+    .session_sent = session_sent,
+    .session_stalled = session_stalled,
+    .msg_free = msg_free,
+    .field_value = field_value,
+    .describe = describe,
+    .run_case = run_case,
+};

@@ -1,0 +1,327 @@
+"""ift_peer_suite: the IFT cases (conformance/cases/ift/, protocol ift)
+through `vitcp-conform run --protocol ift` against ift-peer, on the engine's
+generic step runner.
+
+1. `ift-peer --listen` (node B) passes every active case (`--target`) and
+   the connecting `ift-peer --connect` (node A, `--connect-cmd`) every
+   passive case (`--listen`), with the defaults and with each choice of
+   `ift-peer --list-choices` (a case may then be not applicable, never
+   fail); the reports name the protocol, JSON and JUnit alike. The relay
+   cases (I11's speculative placement, C46) run against the default target
+   (as root; otherwise they are skipped with the reason); the fault and
+   choice runs leave them out (--no-relay).
+2. Every fault of `ift-peer --list-faults` (as target and as the connecting
+   node) fails at least one case under the fault's own requirement ID,
+   which the case names, and no case fails for another ID except those in
+   RELATED. Every case is failed by some fault or listed in NO_FAULT_FAILS
+   with the reason.
+3. The IFT requirements no case tests are listed with the reason by
+   `vitcp-conform list --protocol ift` (NOT_ACTIVE below is what it shows).
+4. `--protocol ift` selects only IFT cases.
+
+Environment: IFT_PEER, VITCP_CONFORM (programs), VITCP_CASES (case folder).
+"""
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import xml.etree.ElementTree as ET
+
+PEER = os.environ.get("IFT_PEER", "")
+CONFORM = os.environ.get("VITCP_CONFORM", "")
+CASES = os.environ.get("VITCP_CASES", "")
+
+ACTIVE_CASES = {
+    "ift-negotiate", "ift-vtag-random", "ift-send-echo", "ift-two-sends", "ift-crc-none", "ift-crc-header",
+    "ift-crc-payload", "ift-bad-hdr-crc-not-placed", "ift-bad-payload-crc-not-placed", "ift-bad-vtag-not-placed",
+    "ift-bad-crc32-not-placed", "ift-bad-omit-hcrc-not-placed", "ift-write-read", "ift-write-segments",
+    "ift-r-disagree", "ift-r-disagree-ddp-target", "ift-ddp-mode", "ift-bad-magic", "ift-version-0",
+    "ift-bc-version-2", "ift-bad-ind-crc", "ift-ind-crc32-refused", "ift-newer-version-accepted",
+    "ift-reserved-ignored", "ift-phase-1-first", "ift-frame-before-indication", "ift-flag-ih", "ift-flag-ip",
+    "ift-flag-sp", "ift-flag-sm", "ift-flag-rm",
+}
+# Through the packet relay (I11, C46): root and a target listening on all
+# addresses; the fault and choice runs leave them out (--no-relay).
+RELAY_CASES = {
+    "ift-relay-in-order", "ift-relay-sends-in-order", "ift-relay-sp0-no-speculation", "ift-relay-false-hcrc",
+    "ift-relay-false-vtag", "ift-relay-false-hsize", "ift-relay-false-pcrc", "ift-relay-no-overwrite",
+    "ift-relay-place-again",
+}
+ACTIVE_CASES |= RELAY_CASES
+PASSIVE_CASES = {"ift-listen-phase0", "ift-listen-wait-phase1", "ift-listen-r-disagree", "ift-listen-bad-phase"}
+IFT_CASES = ACTIVE_CASES | PASSIVE_CASES
+
+# Not applicable against a default ift-peer: they need a target in DDP mode.
+DEFAULT_NA = {"ift-r-disagree-ddp-target", "ift-ddp-mode"}
+
+# The connect command of the passive cases: node A reads 16 bytes (its
+# first frame is a Read Request).
+CLIENT_OPS = ["--read", "16", "--timeout", "2000"]
+
+# Faults that no case of the suite can provoke, with the reason (none).
+UNCAUGHT = {}
+
+# Cases no fault fails, and why (the test checks the list is exactly that).
+NO_FAULT_FAILS = {
+    "ift-version-0": "a reaction (I15); ift-peer has no fault that answers a Version 0 indication",
+    "ift-bad-magic": "a reaction; ift-peer has no fault that answers a bad magic",
+    "ift-bad-ind-crc": "a reaction; ift-peer has no fault that answers a bad indication CRC",
+    "ift-ind-crc32-refused": "a reaction; ift-peer has no fault that takes CRC-32 for CRC-32C",
+    "ift-phase-1-first": "a reaction (I15); ift-peer has no fault that answers a phase 1 first",
+    "ift-frame-before-indication": "a reaction; ift-peer has no fault that takes a frame for an indication",
+}
+
+for _c in RELAY_CASES:
+    NO_FAULT_FAILS[_c] = ("a relay case, run against the default target only: ift-peer reads its TCP stream "
+                          "through a socket, so it receives in order whatever the relay does to the segments, "
+                          "and no fault of it places speculatively")
+
+# Other IDs a fault legitimately makes a case fail with, and why.
+RELATED = {
+}
+
+# What the fault/choice runs of each kind need.
+def is_client_fault(name):
+    return name in ("rdma-hdr-in-header", "early-frames")
+
+
+class Peer:
+    """One ift-peer target (node B) on a free port of the loopback."""
+
+    def __init__(self, *args, all_addresses=False):
+        bind = [] if all_addresses else ["--bind", "127.0.0.1"]
+        self.proc = subprocess.Popen([PEER, "--listen", "0"] + bind + list(args),
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines = []
+        self.cond = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        end = time.time() + 10
+        with self.cond:
+            while not any("event=listening" in l for l in self.lines):
+                if time.time() > end or self.proc.poll() is not None:
+                    raise RuntimeError("ift-peer did not start:\n" + "\n".join(self.lines))
+                self.cond.wait(0.2)
+            line = next(l for l in self.lines if "event=listening" in l)
+        self.port = int(re.search(r"port=(\d+)", line).group(1))
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.cond:
+                self.lines.append(line.rstrip("\n"))
+                self.cond.notify_all()
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            status = self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            status = self.proc.wait()
+        self.reader.join(10)
+        self.proc.stdout.close()
+        return status
+
+
+def conform(mode_args, extra=(), protocol="ift", cases=None):
+    """vitcp-conform run: (exit status, JSON report, JUnit root, text)."""
+    with tempfile.TemporaryDirectory() as d:
+        js, ju = os.path.join(d, "r.json"), os.path.join(d, "r.xml")
+        cmd = [CONFORM, "run"] + list(mode_args) + ["--cases", cases or CASES, "--json", js, "--junit", ju,
+                                                    "--no-capture"] + \
+            (["--protocol", protocol] if protocol else []) + list(extra)
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=240)
+        with open(js) as f:
+            report = json.load(f)
+        junit = ET.parse(ju).getroot()
+    return p.returncode, report, junit, p.stdout + p.stderr
+
+
+def run_active(peer_args, extra=(), relay=False):
+    """relay: the relay cases run too (the target listens on all addresses,
+    as the relay reaches it at its own address); else --no-relay."""
+    peer = Peer(*peer_args, all_addresses=relay)
+    try:
+        return conform(["--target", "127.0.0.1:%d" % peer.port], list(extra) + ([] if relay else ["--no-relay"]))
+    finally:
+        peer.stop()
+
+
+def run_passive(client_args, extra=()):
+    cmd = " ".join([PEER, "--connect", "{host}:{port}"] + CLIENT_OPS + list(client_args))
+    return conform(["--listen", "0", "--connect-cmd", cmd], extra)
+
+
+def faults():
+    out = subprocess.run([PEER, "--list-faults"], stdout=subprocess.PIPE, text=True, check=True).stdout
+    return dict(l.split() for l in out.splitlines())
+
+
+def choices():
+    out = subprocess.run([PEER, "--list-choices"], stdout=subprocess.PIPE, text=True, check=True).stdout
+    names = [l.split()[0] for l in out.splitlines() if l.strip()]
+    return [n.replace("=N", "=16") for n in names]
+
+
+class IftSuite(unittest.TestCase):
+    def check_report(self, rep, junit, text, expected, not_applicable=None, relay_ran=False):
+        by_id = {c["id"]: c for c in rep["cases"]}
+        self.assertEqual(set(by_id), expected, text)
+        for c in rep["cases"]:
+            if c["id"] in RELAY_CASES and not relay_ran:
+                ok = ("skip",)
+            elif not_applicable is None:
+                ok = ("pass", "not-applicable")
+            else:
+                ok = ("not-applicable",) if c["id"] in not_applicable else ("pass",)
+            self.assertIn(c["verdict"], ok, "%s: %s" % (c["id"], c["message"]))
+            self.assertEqual(c["protocol"], "ift")
+            self.assertTrue(all(r.startswith("IFT-") for r in c["requirements"]), c)
+        self.assertEqual(rep["summary"]["protocol"], "ift")
+        classes = {tc.get("classname") for tc in junit.iter("testcase")}
+        self.assertTrue(classes and all(c.startswith("ift.") for c in classes), classes)
+        self.assertIn("] ift ", text)
+
+    def test_default_peer_passes_every_case(self):
+        rc, rep, junit, text = run_active([], relay=True)
+        # the relay needs root (CI runs the tests as root); else its cases are skipped with the reason
+        self.check_report(rep, junit, text, ACTIVE_CASES, DEFAULT_NA, relay_ran=os.geteuid() == 0)
+        self.assertEqual(rc, 0, text)
+        rc, rep, junit, text = run_passive([])
+        self.check_report(rep, junit, text, PASSIVE_CASES, set())
+        self.assertEqual(rc, 0, text)
+
+    def test_every_choice_passes(self):
+        names = choices()
+        self.assertIn("no-r", names)
+
+        def one(choice):
+            return run_active(["--choice", choice]), run_passive(["--choice", choice])
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+            results = dict(zip(names, pool.map(one, names)))
+        for choice, ((rc, rep, junit, text), (prc, prep, pjunit, ptext)) in results.items():
+            with self.subTest(choice=choice):
+                self.check_report(rep, junit, text, ACTIVE_CASES)
+                self.assertEqual(rc, 0, text)
+                self.check_report(prep, pjunit, ptext, PASSIVE_CASES)
+                self.assertEqual(prc, 0, ptext)
+        # the DDP-mode target is really tested, not only not applicable
+        by_id = {c["id"]: c["verdict"] for c in results["no-r"][0][1]["cases"]}
+        self.assertEqual(by_id["ift-ddp-mode"], "pass")
+        self.assertEqual(by_id["ift-r-disagree-ddp-target"], "pass")
+
+    def test_each_fault_fails_a_case_under_its_id(self):
+        table = faults()
+        self.assertGreaterEqual(len(table), 17)
+
+        def one(fault):
+            if is_client_fault(fault):
+                return [run_passive(["--fault", fault], ["--slack", "800"])]
+            return [run_active(["--fault", fault], ["--slack", "800"]),
+                    run_passive(["--fault", fault], ["--slack", "800"])]
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+            results = dict(zip(table, pool.map(one, table)))
+        failed_by_some = set()
+        for fault, runs in results.items():
+            with self.subTest(fault=fault):
+                rid = table[fault]
+                caught = []
+                for rc, rep, _, text in runs:
+                    failing = [c for c in rep["cases"] if c["verdict"] in ("fail", "timeout")]
+                    failed_by_some |= {c["id"] for c in failing}
+                    for c in failing:
+                        self.assertIn(c["failed_requirement"], {rid} | RELATED.get(fault, set()),
+                                      "%s: %s %s" % (fault, c["id"], c["message"]))
+                    caught += [c["id"] for c in failing
+                               if c["failed_requirement"] == rid and rid in c["requirements"]]
+                if fault in UNCAUGHT:
+                    self.assertEqual(caught, [], "%s is in UNCAUGHT but %s catch it" % (fault, caught))
+                    continue
+                self.assertTrue(caught, "%s (%s) fails no case naming it:\n%s" %
+                                (fault, rid, "\n".join(r[3] for r in runs)))
+        self.assertEqual(IFT_CASES - failed_by_some, set(NO_FAULT_FAILS),
+                         "cases no fault fails must be listed in NO_FAULT_FAILS, and only those")
+
+    def test_cases_name_catalog_ids_and_list_shows_the_rest(self):
+        p = subprocess.run([CONFORM, "list", "--json", "--protocol", "ift", "--cases", CASES],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
+        reqs = {r["id"]: r for r in json.loads(p.stdout)["requirements"]}
+        self.assertGreaterEqual(len(reqs), 40)
+        named = set()
+        for d, _, files in os.walk(os.path.join(CASES, "ift")):
+            for f in files:
+                if f.endswith(".case"):
+                    with open(os.path.join(d, f)) as fh:
+                        named |= set(re.findall(r"IFT-[A-Z0-9.-]*[A-Z0-9]", fh.read()))
+        self.assertFalse(named - set(reqs), "cases name IDs outside the catalog")
+        for rid in named:
+            self.assertTrue(reqs[rid]["status"].startswith("active"), "%s: %s" % (rid, reqs[rid]["status"]))
+        # every active-checkable requirement no case names says why (the relay cases of I11)
+        for rid, r in reqs.items():
+            if "active" in r["checks"] and rid not in named:
+                self.assertNotEqual(r["status"], "", rid)
+                self.assertTrue(r["reason"], rid)
+
+    def test_generic_runner_features_fail_what_differs(self):
+        """if-open makes a refused offer not applicable, but never excuses a
+        message that differs; a later connect opens a new session; a relay
+        action that did not happen fails the case."""
+        head = "protocol ift\ncase %s\nrequire IFT-4.2-HC-ACCEPTABLE\n"
+        cases = {
+            "010.case": ("ift-x-refused", "connect\nsend Ind hc=0\nexpect Ind if-open\n",
+                         "not-applicable", None, "if-open"),
+            "020.case": ("ift-x-closed", "connect\nsend Ind hc=0\nexpect Ind\n",
+                         "fail", "IFT-4.2-HC-ACCEPTABLE", "closed the connection instead of sending Ind"),
+            "030.case": ("ift-x-differs", "connect\nsend Ind\nexpect Ind if-open ph=0\n",
+                         "fail", "IFT-4.2-HC-ACCEPTABLE", "ph is 1, expected =0"),
+            "040.case": ("ift-x-reconnect", "connect\nsend Ind hc=0\nexpect-close\nconnect\nsend Ind\n"
+                         "expect Ind\nsend Send payload=10\nexpect Send payload=10 data=echo\n",
+                         "pass", None, ""),
+        }
+        if os.geteuid() == 0:
+            cases["050.case"] = ("ift-x-relay", "relay\npacket drop tester 9\nconnect\nsend Ind\nexpect Ind\n",
+                                 "fail", "IFT-4.2-HC-ACCEPTABLE", "the relay applied 'packet drop tester 9' to 0")
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "ift"))
+            for name, (cid, steps, *_rest) in cases.items():
+                with open(os.path.join(d, "ift", name), "w") as f:
+                    f.write(head % cid + steps)
+            peer = Peer("--choice", "require-hc", all_addresses=True)
+            try:
+                rc, rep, _, text = conform(["--target", "127.0.0.1:%d" % peer.port], ["--no-survival"], cases=d)
+            finally:
+                peer.stop()
+        by_id = {c["id"]: c for c in rep["cases"]}
+        for name, (cid, _, verdict, rid, says) in cases.items():
+            c = by_id[cid]
+            self.assertEqual(c["verdict"], verdict, c["message"])
+            if rid:
+                self.assertEqual(c["failed_requirement"], rid, c["message"])
+            self.assertIn(says, c["message"])
+        self.assertIn(rc, (0, 1), text)  # a SHOULD's failure does not fail the run; no usage error
+
+    def test_protocol_selects_the_cases(self):
+        peer = Peer()
+        try:
+            _, rep, _, text = conform(["--target", "127.0.0.1:%d" % peer.port], ["--only", "VITCP-3.2-VERSION",
+                                                                                 "--no-survival"], protocol=None)
+        finally:
+            peer.stop()
+        self.assertTrue(rep["cases"])
+        self.assertTrue(all(c["protocol"] == "vitcp" for c in rep["cases"]), text)
+        p = subprocess.run([CONFORM, "run", "--target", "127.0.0.1:1", "--protocol", "ift", "--cases", CASES,
+                            "--only", "VITCP-3.2-VERSION"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("matches no case", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
