@@ -216,6 +216,8 @@ class Datagram(unittest.TestCase):
                            "route= takes")
         self.check_refused("protocol eep\ncase x\nrequire EEP-6A-VERSION\nconnect\nsend RRP split=3\n",
                            "sent whole")
+        self.check_refused("protocol eep\ncase x\nrequire EEP-6A-VERSION\nrole passive\naccept\n",
+                           "no role passive")
 
     def test_capture_case_mistakes_are_refused(self):
         here = os.path.dirname(os.path.abspath(__file__))

@@ -589,6 +589,11 @@ int cf_case_parse(const char *text, const char *file, struct cf_case *out, char 
         const struct cf_step *st = &out->steps[i];
         bool has_close = st->kind == CF_STEP_CLOSE || st->kind == CF_STEP_EXPECT_CLOSE ||
                          st->kind == CF_STEP_EXPECT_OPEN;
+        if (out->proto->transport == CF_TRANSPORT_DATAGRAM && (st->kind == CF_STEP_ACCEPT || out->passive)) {
+            p.line = st->line;
+            return fail(&p, "a datagram protocol has no role passive (what the node sends comes in on the tester's "
+                            "links)");
+        }
         if (out->proto->transport == CF_TRANSPORT_DATAGRAM && has_close) {
             p.line = st->line;
             return fail(&p, "a datagram protocol has no connection to close (use expect-nothing)");
