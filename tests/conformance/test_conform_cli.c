@@ -287,7 +287,7 @@ static void case_scripts_with_mistakes_are_refused(void **state)
         {"case x\nrequire VITCP-3.2-VERSION\nsegments now\nconnect\n", "'segments' takes nothing"},
         {"case x\nrequire VITCP-3.2-VERSION\nadvisory A13\nconnect\n", "'advisory' takes nothing"},
         /* protocols (conform/protocol.h) */
-        {"protocol sctp\ncase x\nrequire VITCP-3.2-VERSION\nconnect\n", "t.case:1: unknown protocol 'sctp' (vitcp, warp, ift)"},
+        {"protocol sctp\ncase x\nrequire VITCP-3.2-VERSION\nconnect\n", "t.case:1: unknown protocol 'sctp' (vitcp, warp, ift, eep)"},
         {"protocol\ncase x\nrequire VITCP-3.2-VERSION\nconnect\n", "t.case:1: 'protocol' takes one name"},
         {"case x\nrequire WARP-A-ADLER-VALID\nconnect\nprotocol warp\n", "t.case:4: 'protocol' must come before the steps"},
         {"protocol warp\ncase x\nrequire WARP-A-ADLER-VALID\nconnect\nsend ConnectRequest\n",

@@ -93,6 +93,17 @@
  *                         transmissions, counted from the connection's
  *                         start: the target's ConnectAccept is its 1st); a
  *                         dropped segment makes its TCP retransmit it
+ *   links 2               (datagram protocols, C47) the case uses tester
+ *                         links 0 and 1: link 0 faces --target, link 1 what
+ *                         `run --link 1=[ADDR:]PORT[,HOST:PORT]` says (the
+ *                         far side of a router under test); without it the
+ *                         case is skipped
+ *   send ... link=1       (datagram protocols) out of link 1; expect/await
+ *                         ... link=1 take the next message that came in on
+ *                         link 1 (without link=: any link's next message)
+ *   expect-nothing [MS] [link=N]
+ *                         no message of the target (on link N) arrives
+ *                         within MS (default the slack): a drop
  * In an expected RdmaReadResponse, msg=+N counts from the tester's initial
  * number (the response carries the request's number).
  */
@@ -117,7 +128,12 @@ enum cf_step_kind {
     CF_STEP_ACCEPT,       /* role passive: wait for the implementation's TCP connection */
     CF_STEP_CHECK,        /* more fields of the segment the last expect/await matched */
     CF_STEP_ONLY_IF,      /* like check; a mismatch is the target's allowed choice: not applicable */
+    CF_STEP_EXPECT_NOTHING, /* no message of the target (on the step's link) within the wait */
 };
+
+/* Tester links of a datagram protocol (C47): link 0 faces --target, the
+ * others what `run --link N=...` says (the far side of a router). */
+#define CF_MAX_LINKS 4
 
 /* Values known only at run time ("$addr+16"): the module's variables
  * (protocol.h var_by_name), numbered from 1; 0 is none. */
@@ -169,6 +185,11 @@ struct cf_step {
     char str[CF_STEP_STRS][CF_STEP_STR_MAX]; /* the module's text arguments */
     uint32_t opts;          /* the module's option bits (VI/TCP: opts=crc,...) */
     enum cf_trailer trailer; /* the checksum trailer (VI/TCP CRC, WARP Adler-32) */
+    /* Datagram protocols (C47): the tester link a send goes out of, or an
+     * expect / await / expect-nothing listens on (link=N); without link=,
+     * a send uses link 0 and an expect takes any link's next message. */
+    unsigned link;
+    bool link_set;
     /* EXPECT */
     struct cf_match match[CF_MAX_MATCHES];
     unsigned nmatch;
@@ -204,6 +225,7 @@ struct cf_case {
     bool passive;           /* role passive: the implementation connects to the tester */
     bool needs_region;      /* uses the target's RDMA region */
     bool relay;             /* runs through the packet relay (relay.h) */
+    unsigned links;         /* datagram protocols: tester links the case needs ('links N'; 0: 1) */
     uint32_t flags;         /* the module's own directives (VI/TCP: segments,
                                level-optional; CF_VITCP_CASE_*) */
     bool advisory;          /* the first requirement is a project decision on what the draft

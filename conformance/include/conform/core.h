@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
 #include "conform/case.h"
@@ -42,6 +43,16 @@ void cf_stop_connector(pid_t pid);
  * written); the tester is the client unless passive. false: no capture. */
 struct vn_tcp_flow;
 bool cf_capture_flow_open(struct cf_engine *e, int fd, bool passive, struct vn_tcp_flow *flow);
+
+/* Datagram protocols (C47): tester link n's UDP socket, non-blocking,
+ * bound where e->links[n] says; where the link sends in *to (*to_len 0:
+ * nowhere, a link that only listens). fd, or -1 with the reason. */
+int cf_dgram_open(struct cf_engine *e, unsigned n, struct sockaddr_storage *to, socklen_t *to_len, char *why,
+                  size_t whylen);
+/* Record one datagram of link socket fd in e->capture as UDP between the
+ * real addresses: out (the tester sent it to peer) or in (peer sent it). */
+void cf_capture_datagram(struct cf_engine *e, int fd, const struct sockaddr *peer, socklen_t peer_len, bool out,
+                         const uint8_t *data, size_t len);
 
 /* A result for case c before it runs: verdict pass, its requirements,
  * protocol and level. */

@@ -57,6 +57,21 @@ struct cf_engine {
     int relay_active, relay_passive;
     char relay_why_active[400], relay_why_passive[400];
     int relay_listen_fd;         /* passive cases: the tester's listener behind the relay */
+    /* Datagram protocols (C47): the tester's links. Link 0 sends to
+     * host:port; every link binds to bind_host:bind_port when set (a node
+     * under test whose peers are configured must know the tester's
+     * addresses), else to any port. */
+    struct cf_link {
+        bool set;                /* --link N=... given (link 0: always usable) */
+        char bind_host[64];      /* "" : any address */
+        char bind_port[16];      /* "" : any port */
+        char host[256], port[16]; /* where the link sends; "" (link 0: host/port) */
+        /* an Ethernet link (--link N=eth:IF[,MAC]): raw frames of the
+         * module's Ethertype on interface eth_if, to eth_dst (default
+         * broadcast) */
+        char eth_if[16];
+        uint8_t eth_dst[6];
+    } links[CF_MAX_LINKS];
     /* Each registered module's settings and per-run state (protocol.h
      * state_init, set_option), by its place in cf_protocols. */
     _Alignas(max_align_t) unsigned char proto_state[CF_PROTOCOLS_MAX][CF_PROTO_STATE_MAX];
@@ -65,6 +80,10 @@ struct cf_engine {
 /* Defaults; then parse "HOST:PORT" ("[v6]:PORT" too). Returns 0 or -1. */
 void cf_engine_init(struct cf_engine *e);
 int cf_engine_set_target(struct cf_engine *e, const char *host_port);
+
+/* "N=[ADDR:]PORT[,HOST:PORT]", "N=,HOST:PORT" or "N=eth:IF[,MAC]": tester
+ * link N of a datagram protocol (C47). 0, or -1 with the reason. */
+int cf_engine_set_link(struct cf_engine *e, const char *spec, char *why, size_t whylen);
 
 /* A module's state in the engine (protocol.h); NULL for a protocol not
  * registered. */

@@ -77,6 +77,12 @@ struct cf_option {
     bool takes_value;
 };
 
+/* How a protocol's messages travel (C47): a byte stream over a TCP
+ * connection (VI/TCP, IFT, WARP), or one message per UDP datagram (EEP,
+ * P1). A datagram module's session is fed one whole datagram per call;
+ * its cases may use several tester links (link=N, `--link N=...`). */
+enum cf_transport { CF_TRANSPORT_STREAM, CF_TRANSPORT_DATAGRAM };
+
 #define CF_PROTOCOLS_MAX 8       /* registered modules */
 #define CF_PROTO_STATE_MAX 512   /* bytes of a module's settings and per-run state in the engine */
 
@@ -92,6 +98,8 @@ struct conform_protocol {
     const char *req_prefix;     /* catalog prefix its cases' IDs start with: "VITCP-" */
     uint16_t default_port;
     const char *cases_subdir;   /* its folder below the cases folder ("" for the top) */
+    enum cf_transport transport; /* default (0): a TCP stream */
+    uint16_t ethertype;          /* datagram protocols: its Ethertype on an Ethernet link (0: none) */
 
     /* Vocabulary of the case language. */
     int (*type_by_name)(const char *name);          /* -1 unknown */
@@ -136,6 +144,9 @@ struct conform_protocol {
                          struct cf_rx_verdict *v);
     /* The target closed its side: what is left open (a partial message). */
     void (*session_finish)(void *session, struct cf_rx_verdict *v);
+    /* Datagram protocols, optional: the next datagram fed came in on an
+     * Ethernet link (frames may be padded after the message) or not. */
+    void (*session_carrier)(void *session, bool ethernet);
     /* Optional: an expect waited in vain and the target is silent but
      * open. What the session holds back because only later bytes would
      * settle it (IFT: a frame's CRC layout) is judged now as if the

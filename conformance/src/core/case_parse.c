@@ -153,6 +153,21 @@ static int parse_value(struct parser *p, int field, const char *v, bool *rel, in
     return 0;
 }
 
+/* link=N of a datagram protocol's step (C47): 1 taken, 0 not link=, -1 bad. */
+static int parse_link_arg(struct parser *p, struct cf_step *st, const char *tok)
+{
+    if (strncmp(tok, "link=", 5) != 0)
+        return 0;
+    if (p->proto->transport != CF_TRANSPORT_DATAGRAM)
+        return fail(p, "link= is for datagram protocols; %s runs over one TCP connection", p->proto->title);
+    int64_t n;
+    if (cf_parse_number(tok + 5, &n) < 0 || n < 0 || n >= CF_MAX_LINKS)
+        return fail(p, "link= takes a tester link 0..%d", CF_MAX_LINKS - 1);
+    st->link = (unsigned)n;
+    st->link_set = true;
+    return 1;
+}
+
 /* The module's own send arguments (a bare word, or name=value): 1 taken,
  * 0 not the module's, -1 bad. */
 static int module_send_arg(struct parser *p, struct cf_step *st, const char *tok)
@@ -174,7 +189,12 @@ static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
     /* How the bytes go to the socket (the generic runner's, any protocol):
      * split=N cuts them into writes of N bytes, hold writes them together
      * with the next send's. */
+    int linked = parse_link_arg(p, st, tok);
+    if (linked != 0)
+        return linked < 0 ? -1 : 0;
     if (strcmp(tok, "hold") == 0 || strncmp(tok, "split=", 6) == 0) {
+        if (p->proto->transport == CF_TRANSPORT_DATAGRAM)
+            return fail(p, "'%s': a datagram is sent whole, one message each", tok);
         if (!p->proto->encode)
             return fail(p, "'%s' is the generic runner's; %s runs its cases itself", tok, p->proto->title);
         if (tok[0] == 'h') {
@@ -244,6 +264,9 @@ static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
 
 static int parse_expect_arg(struct parser *p, struct cf_step *st, const char *tok)
 {
+    int linked = parse_link_arg(p, st, tok);
+    if (linked != 0)
+        return linked < 0 ? -1 : 0;
     if (strcmp(tok, "if-open") == 0) { /* C44: the target may close instead (its choice) */
         if (st->kind != CF_STEP_EXPECT)
             return fail(p, "'if-open' belongs to expect and await");
@@ -400,6 +423,16 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         c->advisory = true;
         return 0;
     }
+    if (strcmp(kw, "links") == 0) {
+        int64_t n;
+        if (p->proto->transport != CF_TRANSPORT_DATAGRAM)
+            return fail(p, "'links' is for datagram protocols; %s runs over one TCP connection", p->proto->title);
+        if (ntok != 2 || cf_parse_number(tok[1], &n) < 0 || n < 1 || n > CF_MAX_LINKS)
+            return fail(p, "'links' takes the number of tester links, 1..%d", CF_MAX_LINKS);
+        c->links = (unsigned)n;
+        p->stepped = true; /* the protocol may no longer change */
+        return 0;
+    }
     if (strcmp(kw, "needs") == 0) {
         if (ntok != 2 || strcmp(tok[1], "region") != 0)
             return fail(p, "'needs' takes 'region'");
@@ -440,7 +473,20 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
     if (strcmp(kw, "connect") == 0) st->kind = CF_STEP_CONNECT;
     else if (strcmp(kw, "accept") == 0) st->kind = CF_STEP_ACCEPT;
     else if (strcmp(kw, "close") == 0) st->kind = CF_STEP_CLOSE;
-    else if (strcmp(kw, "expect-close") == 0 || strcmp(kw, "expect-open") == 0 ||
+    else if (strcmp(kw, "expect-nothing") == 0) {
+        st->kind = CF_STEP_EXPECT_NOTHING;
+        for (int i = 1; i < ntok; i++) {
+            int64_t v;
+            int linked = parse_link_arg(p, st, tok[i]);
+            if (linked < 0)
+                return -1;
+            if (linked)
+                continue;
+            if (cf_parse_number(tok[i], &v) < 0 || v < 0 || v > 600000)
+                return fail(p, "'expect-nothing' takes milliseconds and link=N");
+            st->wait_ms = (unsigned)v;
+        }
+    } else if (strcmp(kw, "expect-close") == 0 || strcmp(kw, "expect-open") == 0 ||
              strcmp(kw, "wait") == 0) {
         st->kind = kw[0] == 'w' ? CF_STEP_WAIT
                    : kw[7] == 'c' ? CF_STEP_EXPECT_CLOSE : CF_STEP_EXPECT_OPEN;
@@ -539,6 +585,25 @@ int cf_case_parse(const char *text, const char *file, struct cf_case *out, char 
                                                  "passive one"
                                                : "'connect'/'accept' only as the first step");
         }
+    for (unsigned i = 0; i < out->nsteps; i++) {
+        const struct cf_step *st = &out->steps[i];
+        bool has_close = st->kind == CF_STEP_CLOSE || st->kind == CF_STEP_EXPECT_CLOSE ||
+                         st->kind == CF_STEP_EXPECT_OPEN;
+        if (out->proto->transport == CF_TRANSPORT_DATAGRAM && (st->kind == CF_STEP_ACCEPT || out->passive)) {
+            p.line = st->line;
+            return fail(&p, "a datagram protocol has no role passive (what the node sends comes in on the tester's "
+                            "links)");
+        }
+        if (out->proto->transport == CF_TRANSPORT_DATAGRAM && has_close) {
+            p.line = st->line;
+            return fail(&p, "a datagram protocol has no connection to close (use expect-nothing)");
+        }
+        unsigned links = out->links ? out->links : 1;
+        if (st->link_set && st->link >= links) {
+            p.line = st->line;
+            return fail(&p, "link=%u needs 'links %u' (or more) in the header", st->link, st->link + 1);
+        }
+    }
     for (unsigned i = 0; i < out->nsteps; i++)
         if (out->steps[i].req == VW_REQ_NONE)
             out->steps[i].req = out->reqs[0];

@@ -24,10 +24,12 @@ static const char usage_list[] =
     "vitcp-conform list [--json] [--protocol VITCP|IFT|EEP|WARP|VIA] [--level LEVEL] [--cases DIR]\n";
 static const char usage_run[] =
     "vitcp-conform run [--target HOST:PORT] [--listen PORT [--connect-cmd CMD]]\n"
-    "                         [--protocol vitcp|warp|ift] [--cases DIR] [--only SEL]... [--skip SEL]...\n"
+    "                         [--protocol vitcp|warp|ift|eep] [--cases DIR] [--only SEL]... [--skip SEL]...\n"
     "                         [--json FILE] [--junit FILE] [--capture FILE] [--discriminator D]\n"
     "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN]\n"
     "                         [--no-relay | --relay-all] [--no-capture] [--quiet] [--iscsi]\n"
+    "                         [--link N=[ADDR:]PORT[,HOST:PORT]|N=eth:IF[,MAC]]... [--eep-address A]\n"
+    "                         [--eep-router] [--eep-chain]\n"
     "  --target runs the active cases (the tester connects); --listen the passive ones (role passive:\n"
     "  the implementation connects; CMD is started for each case, {host} and {port} replaced by where to).\n"
     "  Packet-level cases (loss, retransmission, urgent pointers) run through a packet relay from a\n"
@@ -41,7 +43,14 @@ static const char usage_run[] =
     "  --protocol runs that protocol's cases only (default vitcp; a case names its protocol with a\n"
     "  'protocol NAME' line, VI/TCP's when it has none; other protocols' cases are in DIR/NAME/).\n"
     "  --iscsi (protocol warp): the target is in iSCSI mode (warp-peer --iscsi); run the WARP iSCSI\n"
-    "  cases only (without it, the echo cases only).\n";
+    "  cases only (without it, the echo cases only).\n"
+    "  Datagram protocols (eep: UDP, one message per datagram) send from tester links: link 0 to\n"
+    "  --target, bound where --link 0=[ADDR:]PORT says (else any port); --link 1=[ADDR:]PORT[,HOST:PORT]\n"
+    "  is the far side of a router under test (cases with 'links 2' need it); --link N=eth:IF[,MAC] is\n"
+    "  raw Ethernet on IF (root), --link 0=eth:IF instead of --target. --eep-address A: the EEP\n"
+    "  address of the node under test (default 0x000010); --eep-router: it is a router, run the router\n"
+    "  cases; --eep-chain: two routers in a row, run the chain cases (without either, the end-node\n"
+    "  cases).\n";
 static const char usage_lint[] =
     "vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
     "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
@@ -240,7 +249,8 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             return usage_error(err, "unexpected argument '%s' for run", a);
         static const char *const with_value[] = {"--target", "--cases", "--only", "--skip", "--json",
                                                   "--junit", "--capture", "--slack",
-                                                  "--listen", "--connect-cmd", "--region", "--protocol"};
+                                                  "--listen", "--connect-cmd", "--region", "--protocol",
+                                                  "--link"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known |= strcmp(a, with_value[k]) == 0;
@@ -269,8 +279,13 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         } else if (strcmp(a, "--protocol") == 0) {
             const struct conform_protocol *pr = cf_protocol_find(v);
             if (!pr)
-                return usage_error(err, "unknown --protocol '%s' (vitcp, warp, ift)", v);
+                return usage_error(err, "unknown --protocol '%s' (vitcp, warp, ift, eep)", v);
             e.protocol = pr;
+        } else if (strcmp(a, "--link") == 0) {
+            char why[200];
+            if (cf_engine_set_link(&e, v, why, sizeof why) < 0)
+                return usage_error(err, "%s", why);
+            have_target |= e.have_target; /* --link 0=eth:IF: the target is on that interface */
         } else if (strcmp(a, "--cases") == 0) cases_dir = v;
         else if (strcmp(a, "--json") == 0) json = v;
         else if (strcmp(a, "--junit") == 0) junit = v;

@@ -84,6 +84,86 @@ int cf_engine_set_target(struct cf_engine *e, const char *hp)
     return 0;
 }
 
+/* Split "HOST:PORT" / "[V6]:PORT" / "PORT" (host_ok: a bare port is
+ * allowed, the host left empty). 0 or -1. */
+static int split_host_port(const char *hp, bool bare_port_ok, char *host, size_t hostcap, char *port, size_t portcap)
+{
+    const char *colon, *h = hp;
+    size_t hl;
+    if (hp[0] == '[') {
+        const char *close = strchr(hp, ']');
+        if (!close || close[1] != ':')
+            return -1;
+        h = hp + 1;
+        hl = (size_t)(close - h);
+        colon = close + 1;
+    } else if ((colon = strrchr(hp, ':')) != NULL) {
+        hl = (size_t)(colon - hp);
+    } else if (bare_port_ok) {
+        hl = 0;
+        colon = hp - 1;
+    } else {
+        return -1;
+    }
+    if ((hl == 0 && !bare_port_ok) || hl >= hostcap)
+        return -1;
+    char *end;
+    long port_n = strtol(colon + 1, &end, 10);
+    if (!colon[1] || *end || port_n < (bare_port_ok ? 0 : 1) || port_n > 65535)
+        return -1;
+    memcpy(host, h, hl);
+    host[hl] = 0;
+    snprintf(port, portcap, "%ld", port_n);
+    return 0;
+}
+
+int cf_engine_set_link(struct cf_engine *e, const char *spec, char *why, size_t whylen)
+{
+    char *end;
+    long n = strtol(spec, &end, 10);
+    if (end == spec || *end != '=' || n < 0 || n >= CF_MAX_LINKS) {
+        snprintf(why, whylen, "bad --link '%s' (N=[ADDR:]PORT[,HOST:PORT], N 0..%d)", spec, CF_MAX_LINKS - 1);
+        return -1;
+    }
+    struct cf_link l;
+    memset(&l, 0, sizeof l);
+    l.set = true;
+    if (strncmp(end + 1, "eth:", 4) == 0) {
+        /* an Ethernet link: interface, optional destination MAC */
+        const char *ifn = end + 5, *comma = strchr(ifn, ',');
+        size_t il = comma ? (size_t)(comma - ifn) : strlen(ifn);
+        unsigned m[6];
+        char tail;
+        memset(l.eth_dst, 0xFF, sizeof l.eth_dst);
+        if (il == 0 || il >= sizeof l.eth_if ||
+            (comma && (sscanf(comma + 1, "%x:%x:%x:%x:%x:%x%c", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &tail) != 6 ||
+                       m[0] > 255 || m[1] > 255 || m[2] > 255 || m[3] > 255 || m[4] > 255 || m[5] > 255))) {
+            snprintf(why, whylen, "bad --link '%s' (N=eth:IF[,MAC])", spec);
+            return -1;
+        }
+        memcpy(l.eth_if, ifn, il);
+        l.eth_if[il] = 0;
+        for (int i = 0; comma && i < 6; i++)
+            l.eth_dst[i] = (uint8_t)m[i];
+        e->links[n] = l;
+        if (n == 0)
+            e->have_target = true; /* the interface is where the target is */
+        return 0;
+    }
+    const char *bind = end + 1, *comma = strchr(bind, ',');
+    char part[300];
+    size_t bl = comma ? (size_t)(comma - bind) : strlen(bind);
+    if (bl >= sizeof part || (bl == 0 && !comma) ||
+        (bl && (memcpy(part, bind, bl), part[bl] = 0,
+                split_host_port(part, true, l.bind_host, sizeof l.bind_host, l.bind_port, sizeof l.bind_port) < 0)) ||
+        (comma && split_host_port(comma + 1, false, l.host, sizeof l.host, l.port, sizeof l.port) < 0)) {
+        snprintf(why, whylen, "bad --link '%s' (N=[ADDR:]PORT[,HOST:PORT], N 0..%d)", spec, CF_MAX_LINKS - 1);
+        return -1;
+    }
+    e->links[n] = l;
+    return 0;
+}
+
 void cf_result_init(struct cf_result *res, const struct cf_case *c)
 {
     memset(res, 0, sizeof *res);

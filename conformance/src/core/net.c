@@ -9,6 +9,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -207,8 +209,124 @@ bool cf_relay_ready_passive(struct cf_engine *e)
     return true;
 }
 
+/* Resolve host:port for a datagram socket (family: AF_UNSPEC or the one
+ * wanted). 0, or -1 with the reason. */
+static int resolve_dgram(const char *host, const char *port, int family, bool passive,
+                         struct sockaddr_storage *out, socklen_t *out_len, char *why, size_t whylen)
+{
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = family;
+    hints.ai_socktype = SOCK_DGRAM;
+    hints.ai_flags = passive ? AI_PASSIVE : 0;
+    int rc = getaddrinfo(host && host[0] ? host : NULL, port && port[0] ? port : "0", &hints, &ai);
+    if (rc != 0 || !ai || ai->ai_addrlen > sizeof *out) {
+        snprintf(why, whylen, "cannot resolve %s:%s: %s", host && host[0] ? host : "*", port && port[0] ? port : "0",
+                 rc ? gai_strerror(rc) : "no address");
+        if (ai)
+            freeaddrinfo(ai);
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    memcpy(out, ai->ai_addr, ai->ai_addrlen);
+    *out_len = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    return 0;
+}
+
+/* An Ethernet link: a packet socket for the module's Ethertype on the
+ * link's interface (root or CAP_NET_RAW), sending to its MAC. */
+static int eth_open(struct cf_engine *e, unsigned n, struct sockaddr_storage *to, socklen_t *to_len, char *why,
+                    size_t whylen)
+{
+    const struct cf_link *l = &e->links[n];
+    uint16_t type = e->protocol->ethertype;
+    if (!type) {
+        snprintf(why, whylen, "%s has no Ethertype: link %u cannot be Ethernet", e->protocol->title, n);
+        return -1;
+    }
+    unsigned idx = if_nametoindex(l->eth_if);
+    if (!idx) {
+        snprintf(why, whylen, "tester link %u: no interface %s", n, l->eth_if);
+        return -1;
+    }
+    int fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(type));
+    if (fd < 0) {
+        snprintf(why, whylen, "tester link %u: a packet socket: %s (raw Ethernet needs root or CAP_NET_RAW)", n,
+                 strerror(errno));
+        return -1;
+    }
+    struct sockaddr_ll sll;
+    memset(&sll, 0, sizeof sll);
+    sll.sll_family = AF_PACKET;
+    sll.sll_protocol = htons(type);
+    sll.sll_ifindex = (int)idx;
+    if (bind(fd, (struct sockaddr *)&sll, sizeof sll) < 0) {
+        snprintf(why, whylen, "tester link %u cannot bind to %s: %s", n, l->eth_if, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    sll.sll_halen = 6;
+    memcpy(sll.sll_addr, l->eth_dst, 6);
+    memset(to, 0, sizeof *to);
+    memcpy(to, &sll, sizeof sll);
+    *to_len = sizeof sll;
+    return fd;
+}
+
+int cf_dgram_open(struct cf_engine *e, unsigned n, struct sockaddr_storage *to, socklen_t *to_len, char *why,
+                  size_t whylen)
+{
+    *to_len = 0;
+    if (n >= CF_MAX_LINKS || (n > 0 && !e->links[n].set)) {
+        snprintf(why, whylen, "tester link %u is not configured (run --link %u=[ADDR:]PORT[,HOST:PORT])", n, n);
+        return -1;
+    }
+    const struct cf_link *l = &e->links[n];
+    if (l->eth_if[0])
+        return eth_open(e, n, to, to_len, why, whylen);
+    const char *host = l->host[0] ? l->host : n == 0 ? e->host : "";
+    const char *port = l->port[0] ? l->port : n == 0 ? e->port : "";
+    int family = AF_UNSPEC;
+    if (host[0]) {
+        if (resolve_dgram(host, port, AF_UNSPEC, false, to, to_len, why, whylen) < 0)
+            return -1;
+        family = to->ss_family;
+    }
+    struct sockaddr_storage local;
+    socklen_t local_len;
+    if (resolve_dgram(l->bind_host, l->bind_port, family == AF_UNSPEC ? AF_INET : family, true, &local, &local_len,
+                      why, whylen) < 0)
+        return -1;
+    int fd = socket(local.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(why, whylen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    if (bind(fd, (struct sockaddr *)&local, local_len) < 0) {
+        snprintf(why, whylen, "tester link %u cannot bind %s:%s: %s", n, l->bind_host[0] ? l->bind_host : "*",
+                 l->bind_port[0] ? l->bind_port : "0", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen)
 {
+    if (e->protocol->transport == CF_TRANSPORT_DATAGRAM) {
+        /* no connection to try: every configured link can be opened */
+        for (unsigned n = 0; n < CF_MAX_LINKS; n++) {
+            if (n > 0 && !e->links[n].set)
+                continue;
+            struct sockaddr_storage to;
+            socklen_t tl;
+            int fd = cf_dgram_open(e, n, &to, &tl, why, whylen);
+            if (fd < 0)
+                return -1;
+            close(fd);
+        }
+        return 0;
+    }
     int fd = cf_connect_target(e, e->slack_ms, why, whylen);
     if (fd < 0)
         return -1;

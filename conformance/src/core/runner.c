@@ -6,6 +6,11 @@
  * (framing, decoding, the rules on what was received: a rule broken
  * anywhere fails the case with its ID), and expects compare the decoded
  * messages field by field through the module's accessor.
+ *
+ * A datagram module (protocol.h transport, C47) runs here too: 'connect'
+ * opens the tester's links (UDP sockets, engine.h links), every send is one
+ * datagram out of its link, every datagram that comes in on any link is one
+ * call of the session, and expects may name the link they listen on.
  */
 #include "conform/core.h"
 #include "conform/relay.h"
@@ -29,6 +34,7 @@
 struct gmsg {
     struct cf_msg m;
     unsigned frame;
+    unsigned link; /* datagram protocols: the tester link it came in on */
 };
 
 struct grun {
@@ -41,8 +47,14 @@ struct grun {
     int fd;
     bool closed, decided;
     struct timespec deadline;
-    struct gmsg queue[GQUEUE_MAX];
-    unsigned qhead, qcount;
+    struct gmsg queue[GQUEUE_MAX]; /* in arrival order */
+    unsigned qcount;
+    /* datagram protocols: the tester's links */
+    bool dgram;
+    int lfd[CF_MAX_LINKS];
+    struct sockaddr_storage lto[CF_MAX_LINKS];
+    socklen_t lto_len[CF_MAX_LINKS];
+    unsigned cur_link;
     struct gmsg last; /* the message the last expect/await matched */
     bool have_last;
     uint8_t *held;    /* bytes of sends with 'hold', written with the next send's */
@@ -85,14 +97,32 @@ static void msg_release(struct grun *r, struct gmsg *g)
 static void on_message(void *ctx, const struct cf_msg *m)
 {
     struct grun *r = ctx;
-    struct gmsg g = {*m, r->e->capture ? (unsigned)vn_pcap_frames(r->e->capture) : 0};
+    struct gmsg g = {*m, r->e->capture ? (unsigned)vn_pcap_frames(r->e->capture) : 0, r->cur_link};
     if (r->qcount == GQUEUE_MAX) {
         msg_release(r, &g);
         gdecide(r, CF_FAIL, r->c->reqs[0], "more than %d %ss of the target not expected by the case",
                 GQUEUE_MAX, r->p->unit);
         return;
     }
-    r->queue[(r->qhead + r->qcount++) % GQUEUE_MAX] = g;
+    r->queue[r->qcount++] = g;
+}
+
+/* Take the queued message i out of the queue into *out. */
+static void queue_take(struct grun *r, unsigned i, struct gmsg *out)
+{
+    *out = r->queue[i];
+    memmove(&r->queue[i], &r->queue[i + 1], (r->qcount - i - 1) * sizeof r->queue[0]);
+    r->qcount--;
+}
+
+/* The first queued message an expect on st may take (its link, if it
+ * names one), or -1. */
+static int queue_first(const struct grun *r, const struct cf_step *st)
+{
+    for (unsigned i = 0; i < r->qcount; i++)
+        if (!st->link_set || r->queue[i].link == st->link)
+            return (int)i;
+    return -1;
 }
 
 /* A rule the target broke in what the session saw fails the case. */
@@ -104,8 +134,60 @@ static void judge_rx(struct grun *r)
 
 /* Read what the target sends for up to ms (or until something arrives
  * when stop_on_message). */
+/* Datagram protocols: read every link for up to ms (or until a message
+ * arrives when stop_on_message); each datagram is one call of the session. */
+static void pump_dgram(struct grun *r, int ms, bool stop_on_message)
+{
+    struct timespec until = cf_after_ms((unsigned)ms);
+    while (!r->decided) {
+        int left = cf_ms_until(until), dl = cf_ms_until(r->deadline);
+        if (dl < left)
+            left = dl;
+        struct pollfd pf[CF_MAX_LINKS];
+        unsigned which[CF_MAX_LINKS], n = 0;
+        for (unsigned k = 0; k < CF_MAX_LINKS; k++)
+            if (r->lfd[k] >= 0) {
+                pf[n] = (struct pollfd){r->lfd[k], POLLIN, 0};
+                which[n++] = k;
+            }
+        if (n == 0)
+            return;
+        int got_n = poll(pf, n, left);
+        if (got_n < 0 && errno == EINTR)
+            continue;
+        if (got_n <= 0)
+            return;
+        unsigned before = r->qcount;
+        for (unsigned i = 0; i < n && !r->decided; i++) {
+            if (!(pf[i].revents & (POLLIN | POLLERR)))
+                continue;
+            static uint8_t buf[65536];
+            struct sockaddr_storage from;
+            socklen_t fl = sizeof from;
+            ssize_t got = recvfrom(pf[i].fd, buf, sizeof buf, MSG_TRUNC, (struct sockaddr *)&from, &fl);
+            if (got < 0)
+                continue; /* EAGAIN, or an ICMP error of an earlier send (port unreachable) */
+            size_t len = (size_t)got > sizeof buf ? sizeof buf : (size_t)got;
+            cf_capture_datagram(r->e, pf[i].fd, (struct sockaddr *)&from, fl, false, buf, len);
+            r->cur_link = which[i];
+            if (r->p->session_carrier)
+                r->p->session_carrier(r->session, r->e->links[which[i]].eth_if[0] != 0);
+            r->p->session_feed(r->session, buf, len, on_message, r, &r->rx);
+            judge_rx(r);
+        }
+        if (stop_on_message && r->qcount > before)
+            return;
+        if (cf_ms_until(until) == 0)
+            return;
+    }
+}
+
 static void pump(struct grun *r, int ms, bool stop_on_message)
 {
+    if (r->dgram) {
+        pump_dgram(r, ms, stop_on_message);
+        return;
+    }
     struct timespec until = cf_after_ms((unsigned)ms);
     while (!r->closed && !r->decided) {
         int left = cf_ms_until(until), dl = cf_ms_until(r->deadline);
@@ -183,8 +265,36 @@ static void keep_echo(struct grun *r, const struct cf_encoded *enc)
 /* Write one encoded message the way the step says: after the held bytes,
  * in writes of st->split bytes (each its own TCP segment: TCP_NODELAY, and
  * a pause of 2 ms between them), or held for the next send (hold). */
+/* Datagram protocols: the message as one datagram out of the step's link. */
+static int put_datagram(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc)
+{
+    unsigned k = st->link;
+    if (r->lfd[k] < 0 || r->lto_len[k] == 0) {
+        errno = EDESTADDRREQ;
+        return -1;
+    }
+    for (;;) {
+        ssize_t w = sendto(r->lfd[k], enc->bytes, enc->len, 0, (struct sockaddr *)&r->lto[k], r->lto_len[k]);
+        if (w < 0 && (errno == EINTR || errno == ECONNREFUSED))
+            continue; /* ECONNREFUSED: an ICMP error of an earlier send, reported now */
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd pf = {r->lfd[k], POLLOUT, 0};
+            if (poll(&pf, 1, cf_ms_until(r->deadline)) <= 0)
+                return -1;
+            continue;
+        }
+        if (w < 0)
+            return -1;
+        break;
+    }
+    cf_capture_datagram(r->e, r->lfd[k], (struct sockaddr *)&r->lto[k], r->lto_len[k], true, enc->bytes, enc->len);
+    return 0;
+}
+
 static int put_bytes(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc)
 {
+    if (r->dgram)
+        return put_datagram(r, st, enc);
     uint8_t *all = realloc(r->held, r->held_len + enc->len + 1);
     if (!all) {
         errno = ENOMEM;
@@ -245,9 +355,15 @@ static void do_send(struct grun *r, const struct cf_step *st)
                 r->p->session_sent(r->session, &enc);
         }
         free(enc.bytes);
+        if (rc < 0 && r->dgram && errno == EDESTADDRREQ) {
+            /* the case's or the command line's mistake, not the target's */
+            gdecide(r, CF_SKIP, VW_REQ_NONE, "link %u has nowhere to send (run --link %u=[ADDR:]PORT,HOST:PORT)",
+                    st->link, st->link);
+            return;
+        }
         if (rc < 0) {
-            gdecide(r, CF_FAIL, st->req, "sending the %s %s failed: %s (the target closed?)",
-                    r->p->type_name(st->type), r->p->unit, strerror(errno));
+            gdecide(r, CF_FAIL, st->req, "sending the %s %s failed: %s (%s)", r->p->type_name(st->type), r->p->unit,
+                    strerror(errno), r->dgram ? "the link's interface is down?" : "the target closed?");
             return;
         }
     }
@@ -318,12 +434,13 @@ static void do_expect(struct grun *r, const struct cf_step *st)
 {
     struct timespec until = cf_after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
     for (;;) {
-        while (r->qcount && !r->decided) {
-            struct gmsg *g = &r->queue[r->qhead];
+        int at;
+        while ((at = queue_first(r, st)) >= 0 && !r->decided) {
+            struct gmsg got;
+            queue_take(r, (unsigned)at, &got);
+            struct gmsg *g = &got;
             char why[400];
             int rc = matches(r, st, &g->m, why, sizeof why);
-            r->qhead = (r->qhead + 1) % GQUEUE_MAX;
-            r->qcount--;
             if (rc == 0) {
                 if (r->e->capture)
                     cf_result_add_frame(r->res, g->frame);
@@ -332,7 +449,10 @@ static void do_expect(struct grun *r, const struct cf_step *st)
             }
             if (!st->skip_other) {
                 msg_release(r, g);
-                gdecide(r, CF_FAIL, st->req, "%s", why);
+                if (r->dgram && st->link_set)
+                    gdecide(r, CF_FAIL, st->req, "on link %u: %s", st->link, why);
+                else
+                    gdecide(r, CF_FAIL, st->req, "%s", why);
                 return;
             }
             msg_release(r, g);
@@ -358,9 +478,12 @@ static void do_expect(struct grun *r, const struct cf_step *st)
                 if (r->decided)
                     return;
             }
-            gdecide(r, CF_TIMEOUT, st->req, "no %s%s%s within %u ms",
+            char where[32] = "";
+            if (r->dgram && st->link_set)
+                snprintf(where, sizeof where, " on link %u", st->link);
+            gdecide(r, CF_TIMEOUT, st->req, "no %s%s%s%s within %u ms",
                     st->type == CF_TYPE_ANY ? "" : r->p->type_name(st->type), st->type == CF_TYPE_ANY ? "" : " ",
-                    r->p->unit, st->wait_ms ? st->wait_ms : r->e->slack_ms);
+                    r->p->unit, where, st->wait_ms ? st->wait_ms : r->e->slack_ms);
             return;
         }
         pump(r, left, true);
@@ -379,6 +502,63 @@ static void do_check(struct grun *r, const struct cf_step *st)
     gdecide(r, st->kind == CF_STEP_ONLY_IF ? CF_NOT_APPLICABLE : CF_FAIL, st->req, "%s", why);
 }
 
+/* expect-nothing: no message (on the step's link) is queued or arrives
+ * within the wait (a drop). */
+static void expect_nothing(struct grun *r, const struct cf_step *st)
+{
+    unsigned ms = st->wait_ms ? st->wait_ms : r->e->slack_ms;
+    struct timespec until = cf_after_ms(ms);
+    for (;;) {
+        int at = queue_first(r, st);
+        if (at >= 0) {
+            char got[200], where[32] = "";
+            r->p->describe(&r->queue[at].m, got, sizeof got);
+            if (r->dgram)
+                snprintf(where, sizeof where, " on link %u", r->queue[at].link);
+            if (r->e->capture)
+                cf_result_add_frame(r->res, r->queue[at].frame);
+            gdecide(r, CF_FAIL, st->req, "the target sent %s%s where nothing was expected within %u ms", got, where,
+                    ms);
+            return;
+        }
+        if (r->decided || r->closed || cf_ms_until(until) == 0 || cf_ms_until(r->deadline) == 0)
+            return;
+        pump(r, cf_ms_until(until), true);
+    }
+}
+
+/* Datagram protocols: open the tester's links (the case's 'links N'; one
+ * not configured skips the case) and the session. */
+static void end_connection(struct grun *r);
+
+static void open_links(struct grun *r)
+{
+    /* a later 'connect' starts over: new sockets, a new session */
+    end_connection(r);
+    for (unsigned k = 0; k < CF_MAX_LINKS; k++)
+        if (r->lfd[k] >= 0) {
+            close(r->lfd[k]);
+            r->lfd[k] = -1;
+        }
+    unsigned need = r->c->links ? r->c->links : 1;
+    for (unsigned k = 0; k < need && !r->decided; k++) {
+        char why[300];
+        if (k > 0 && !r->e->links[k].set) {
+            gdecide(r, CF_SKIP, VW_REQ_NONE, "the case needs tester link %u (run --link %u=[ADDR:]PORT[,HOST:PORT])",
+                    k, k);
+            return;
+        }
+        r->lfd[k] = cf_dgram_open(r->e, k, &r->lto[k], &r->lto_len[k], why, sizeof why);
+        if (r->lfd[k] < 0) {
+            gdecide(r, CF_SKIP, VW_REQ_NONE, "%s", why);
+            return;
+        }
+    }
+    r->session = r->p->session_new(r->c);
+    if (!r->session)
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
+}
+
 /* A second 'connect' (or 'accept') in one case (C44): the connection so
  * far ends (FIN), what it left unread is dropped, and the new connection
  * gets a new session; a rule the old one broke has decided already. */
@@ -392,8 +572,8 @@ static void end_connection(struct grun *r)
     }
     r->flow_on = false;
     for (unsigned i = 0; i < r->qcount; i++)
-        msg_release(r, &r->queue[(r->qhead + i) % GQUEUE_MAX]);
-    r->qhead = r->qcount = 0;
+        msg_release(r, &r->queue[i]);
+    r->qcount = 0;
     if (r->have_last)
         msg_release(r, &r->last);
     r->have_last = false;
@@ -477,6 +657,11 @@ static void run_steps(struct grun *r)
         switch (st->kind) {
         case CF_STEP_CONNECT: {
             char why[300];
+            if (r->dgram) {
+                open_links(r);
+                break;
+            }
+            r->fd = cf_connect_target(r->e, r->e->slack_ms, why, sizeof why);
             end_connection(r);
             r->fd = r->via_relay ? cf_connect_relayed(r->e, r->e->slack_ms, why, sizeof why)
                                  : cf_connect_target(r->e, r->e->slack_ms, why, sizeof why);
@@ -509,7 +694,7 @@ static void run_steps(struct grun *r)
             if (r->qcount && !r->decided) {
                 /* what an expect did not take: the target answered instead of closing */
                 char got[200];
-                r->p->describe(&r->queue[r->qhead].m, got, sizeof got);
+                r->p->describe(&r->queue[0].m, got, sizeof got);
                 gdecide(r, CF_FAIL, st->req, "the target sent %s instead of closing the connection", got);
             } else if (!r->closed)
                 gdecide(r, CF_FAIL, st->req, "the target did not close the connection within %u ms", ms);
@@ -533,9 +718,37 @@ static void run_steps(struct grun *r)
         case CF_STEP_ACCEPT:
             do_accept(r, st);
             break;
+        case CF_STEP_EXPECT_NOTHING:
+            expect_nothing(r, st);
+            break;
         }
     }
     r->step = NULL;
+}
+
+/* Datagram protocols: the links stay open a moment after the case and what
+ * still comes in is read and left unjudged, so that a late datagram of
+ * this case (a router's second piece of a message) is not taken for the
+ * next case's on the same port (C47). */
+#define GDRAIN_MS 150
+static void drain_links(struct grun *r)
+{
+    struct timespec until = cf_after_ms(GDRAIN_MS);
+    for (;;) {
+        struct pollfd pf[CF_MAX_LINKS];
+        nfds_t n = 0;
+        for (unsigned k = 0; k < CF_MAX_LINKS; k++)
+            if (r->lfd[k] >= 0)
+                pf[n++] = (struct pollfd){r->lfd[k], POLLIN, 0};
+        int left = cf_ms_until(until);
+        if (n == 0 || left == 0 || poll(pf, n, left) <= 0)
+            return;
+        for (nfds_t i = 0; i < n; i++)
+            if (pf[i].revents & (POLLIN | POLLERR)) {
+                uint8_t byte;
+                (void)recv(pf[i].fd, &byte, sizeof byte, MSG_TRUNC);
+            }
+    }
 }
 
 /* After a relay case (C46): its real packets go into the run's capture, and
@@ -578,21 +791,31 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
     r->p = c->proto;
     r->res = res;
     r->fd = -1;
+    r->dgram = c->proto->transport == CF_TRANSPORT_DATAGRAM;
+    for (unsigned k = 0; k < CF_MAX_LINKS; k++)
+        r->lfd[k] = -1;
     r->rx.req = VW_REQ_NONE;
     r->deadline = cf_after_ms(c->timeout_ms);
-    if (c->from_capture || c->needs_region || (c->relay && c->passive))
-        gdecide(r, CF_SKIP, VW_REQ_NONE, "%s cases run only scripted, without a region, and through the "
-                "relay only active (the generic runner)", c->proto->title);
-    else if ((c->relay || e->relay_all) && !c->passive && !cf_relay_ready_active(e))
+    if ((c->from_capture && !c->proto->load_capture_case) || c->needs_region || (c->relay && c->passive) ||
+        (c->relay && r->dgram))
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "%s cases run only scripted (or from a capture the module loads as "
+                "steps), without a region, and through the relay only active and over TCP (the generic runner)",
+                c->proto->title);
+    else if ((c->relay || e->relay_all) && !c->passive && !r->dgram && !cf_relay_ready_active(e))
         gdecide(r, CF_SKIP, VW_REQ_NONE, "needs the packet relay: %s", e->relay_why_active);
     else {
-        if ((c->relay || e->relay_all) && !c->passive) {
+        if ((c->relay || e->relay_all) && !c->passive && !r->dgram) {
             r->via_relay = true;
             r->deadline = cf_after_ms(c->timeout_ms); /* setting up the relay is not the case's time */
             cf_relay_begin(e->relay, c->packet, c->npacket);
         }
         run_steps(r);
     }
+    if (r->dgram)
+        drain_links(r);
+    for (unsigned k = 0; k < CF_MAX_LINKS; k++)
+        if (r->lfd[k] >= 0)
+            close(r->lfd[k]);
     end_connection(r);
     if (r->child)
         cf_stop_connector(r->child);
@@ -605,6 +828,8 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
 
 int cf_generic_check_alive(struct cf_engine *e, char *why, size_t whylen)
 {
+    if (e->protocol->transport == CF_TRANSPORT_DATAGRAM)
+        return 0; /* no connection to try; a datagram module probes with a message of its own */
     int fd = cf_connect_target(e, e->slack_ms, why, whylen);
     if (fd < 0)
         return -1;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <strings.h>
 
+#include "conform/proto/eep.h"
 #include "conform/proto/vitcp.h"
 #include "conform/proto/warp.h"
 #include "conform/proto/ift.h"
@@ -14,6 +15,7 @@ const struct conform_protocol *const cf_protocols[] = {
     &cf_proto_vitcp, /* the first is the default */
     &cf_proto_warp,
     &cf_proto_ift,
+    &cf_proto_eep,
     NULL,
 };
 

@@ -1427,6 +1427,11 @@ static void run_steps(struct run *r)
         }
         case CF_STEP_EXPECT_CLOSE: do_expect_close(r, st); break;
         case CF_STEP_EXPECT_OPEN: do_expect_open(r, st); break;
+        case CF_STEP_EXPECT_NOTHING:
+            /* the generic runner's step (datagram protocols' drops, C47) */
+            decide(r, CF_SKIP, VW_REQ_NONE, "'expect-nothing' is the generic runner's; VI/TCP's runner "
+                   "has expect-open");
+            break;
         case CF_STEP_CLOSE:
             shutdown(r->fd, SHUT_WR);
             if (r->flow_on)

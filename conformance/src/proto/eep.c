@@ -1,0 +1,1082 @@
+/* The PacketWay EEP module: the case vocabulary, the encoder
+ * (vw_eep_encode) and a session on the wire library's decoder
+ * (vw_eep_decode_on over a datagram, the rules lint applies) and router
+ * check (vw_eep_forward_check). EEP is message-based: the module runs over
+ * the core's datagram links (C47), one message per UDP datagram (P1). See
+ * conform/proto/eep.h and docs/conformance.md ("The EEP cases", C48). */
+#include "conform/proto/eep.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conform/case.h"
+#include "conform/core.h"
+#include "conform/engine.h"
+#include "conform/report.h"
+#include "vitcp/pcap_reader.h"
+#include "vitcp/pktway.h"
+
+/* Message types a case names: by PT, the P8 defaults (Other: any other PT;
+ * a send of Other needs pt=). */
+enum eep_type { ET_RRP, ET_ERR, ET_IPV4, ET_IPV6, ET_OTHER, ET_COUNT };
+static const char *const type_names[ET_COUNT] = {"RRP", "ERR", "IPv4", "IPv6", "Other"};
+
+enum eep_field {
+    EF_V, EF_P, EF_DT, EF_TE, EF_PT, EF_E, EF_PL, EF_DL, EF_H, EF_RZ, EF_SA, EF_EI, EF_PAYLOAD,
+    EF_ROUTES, EF_L2RH, EF_SYMBOLS, EF_OH, EF_OHM, EF_OT, EF_LEN, EF_DTKIND,
+    EF_PADFILL, EF_CUT, EF_EXTRA, EF_DIGEST, EF_COUNT
+};
+_Static_assert(EF_COUNT <= CF_MAX_FIELDS, "EEP fields fit a step");
+
+static const char *const field_names[EF_COUNT] = {
+    [EF_V] = "v", [EF_P] = "p", [EF_DT] = "dt", [EF_TE] = "te", [EF_PT] = "pt", [EF_E] = "e", [EF_PL] = "pl",
+    [EF_DL] = "dl", [EF_H] = "h", [EF_RZ] = "rz", [EF_SA] = "sa", [EF_EI] = "ei", [EF_PAYLOAD] = "payload",
+    [EF_ROUTES] = "routes", [EF_L2RH] = "l2rh", [EF_SYMBOLS] = "symbols", [EF_OH] = "oh", [EF_OHM] = "ohm",
+    [EF_OT] = "ot", [EF_LEN] = "len", [EF_DTKIND] = "dtkind", [EF_PADFILL] = "padfill", [EF_CUT] = "cut",
+    [EF_EXTRA] = "extra", [EF_DIGEST] = "digest",
+};
+
+/* dt=node / sa=node: the node under test's address (--eep-address),
+ * resolved when the message is built or compared. */
+#define EEP_SYM_NODE 0x1000000
+/* A case's 'router' directive (c->flags): it needs a node under test that
+ * routes (run --eep-router); its session judges every message that comes
+ * out as a router's copy of the tester's last one (vw_eep_forward_check). */
+#define EEP_CASE_ROUTER 0x1u
+/* 'chain': two routers in a row between the tester's links (run
+ * --eep-chain): what comes out has passed two routers; it is judged as the
+ * second router's copy of what the first one should have sent (C48). */
+#define EEP_CASE_CHAIN 0x2u
+/* 'udp-only': the case needs a datagram carrier (over Ethernet, bytes after
+ * a message without OH fields are link padding, P11); skipped on an
+ * Ethernet link 0. */
+#define EEP_CASE_UDP_ONLY 0x4u
+/* A capture case keeps the recorded node's address in c->flags' upper 24
+ * bits: a replayed message to it goes to the node under test instead. */
+#define EEP_CASE_REC_NODE_SHIFT 8
+/* A send's route= (st->str[0]) and oh= (st->str[1]) lists. */
+
+struct eep_settings {
+    uint32_t node;  /* --eep-address */
+    bool router;    /* --eep-router */
+    bool chain;     /* --eep-chain: two routers in a row */
+};
+_Static_assert(sizeof(struct eep_settings) <= CF_PROTO_STATE_MAX, "EEP settings fit the engine");
+
+/* The node's address for the run's sessions (set with the engine's state;
+ * one run at a time per process). */
+static uint32_t node_address = CF_EEP_NODE_DEFAULT;
+
+static int field_by_name(const char *name)
+{
+    for (int i = 0; i < EF_COUNT; i++)
+        if (strcmp(field_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static const char *field_name(unsigned f)
+{
+    return f < EF_COUNT ? field_names[f] : "?";
+}
+
+static int type_by_name(const char *name)
+{
+    for (int i = 0; i < ET_COUNT; i++)
+        if (strcmp(type_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static const char *type_name(unsigned type)
+{
+    return type < ET_COUNT ? type_names[type] : "?";
+}
+
+static unsigned type_of_pt(uint16_t pt)
+{
+    const struct vw_eep_types *t = &vw_eep_types_default;
+    return pt == t->pt_rrp ? ET_RRP : pt == t->pt_err ? ET_ERR : pt == t->pt_ipv4 ? ET_IPV4
+           : pt == t->pt_ipv6 ? ET_IPV6 : ET_OTHER;
+}
+
+static bool field_settable(unsigned f)
+{
+    return f < EF_COUNT && f != EF_ROUTES && f != EF_L2RH && f != EF_SYMBOLS && f != EF_OH && f != EF_OHM &&
+           f != EF_LEN && f != EF_DTKIND && f != EF_DIGEST;
+}
+
+static int parse_symbol(unsigned field, const char *text, int64_t *out, char *why, size_t whylen)
+{
+    if (field != EF_DT && field != EF_SA)
+        return 0;
+    if (strcmp(text, "node") == 0) *out = EEP_SYM_NODE;
+    else if (strcmp(text, "hey-you") == 0) *out = VW_EEP_ADDR_HEY_YOU;
+    else if (strcmp(text, "broadcast") == 0) *out = VW_EEP_ADDR_BROADCAST;
+    else {
+        snprintf(why, whylen, "%s= takes a number, node, hey-you or broadcast", field_names[field]);
+        return -1;
+    }
+    return 1;
+}
+
+static uint32_t resolve_addr(int64_t v)
+{
+    return v == EEP_SYM_NODE ? node_address : (uint32_t)v & 0xFFFFFFu;
+}
+
+/* "0a0b..." into bytes: count, or -1. */
+static int hex_bytes(const char *s, size_t n, uint8_t *out, size_t cap)
+{
+    if (n % 2 || n / 2 > cap)
+        return -1;
+    for (size_t i = 0; i < n; i += 2) {
+        if (!isxdigit((unsigned char)s[i]) || !isxdigit((unsigned char)s[i + 1]))
+            return -1;
+        char b[3] = {s[i], s[i + 1], 0};
+        out[i / 2] = (uint8_t)strtoul(b, NULL, 16);
+    }
+    return (int)(n / 2);
+}
+
+#define EEP_MAX_RECORDS 8
+#define EEP_RECORD_DATA 32
+
+struct route_list {
+    struct vw_eep_route_enc r[EEP_MAX_RECORDS];
+    uint8_t data[EEP_MAX_RECORDS][EEP_RECORD_DATA];
+    size_t n;
+};
+
+struct oh_list {
+    struct vw_eep_oh_enc o[EEP_MAX_RECORDS];
+    uint8_t data[EEP_MAX_RECORDS][EEP_RECORD_DATA];
+    size_t n;
+};
+
+/* One route= item: "l2rh:HEX" or "sym:TYPE[:HEX]". 0 or -1. */
+static int parse_route(const char *s, size_t n, struct route_list *l)
+{
+    if (l->n == EEP_MAX_RECORDS)
+        return -1;
+    struct vw_eep_route_enc *r = &l->r[l->n];
+    memset(r, 0, sizeof *r);
+    char item[80];
+    if (n >= sizeof item)
+        return -1;
+    memcpy(item, s, n);
+    item[n] = 0;
+    int len;
+    if (strncmp(item, "l2rh:", 5) == 0) {
+        r->kind = VW_EEP_ROUTE_L2RH;
+        len = hex_bytes(item + 5, strlen(item + 5), l->data[l->n], EEP_RECORD_DATA);
+    } else if (strncmp(item, "sym:", 4) == 0) {
+        r->kind = VW_EEP_ROUTE_SYMBOL;
+        char *end;
+        unsigned long t = strtoul(item + 4, &end, 0);
+        if (end == item + 4 || t > 0xFFFFFu || (*end && *end != ':'))
+            return -1;
+        r->symbol_type = (uint32_t)t;
+        len = *end ? hex_bytes(end + 1, strlen(end + 1), l->data[l->n], EEP_RECORD_DATA) : 0;
+    } else {
+        return -1;
+    }
+    if (len < 0)
+        return -1;
+    r->data = l->data[l->n];
+    r->data_len = (size_t)len;
+    l->n++;
+    return 0;
+}
+
+/* One oh= item: "mTYPE:LEN" (mandatory) or "oTYPE:LEN" (optional), LEN
+ * pattern bytes. 0 or -1. */
+static int parse_oh(const char *s, size_t n, struct oh_list *l)
+{
+    if (l->n == EEP_MAX_RECORDS || n < 4 || (s[0] != 'm' && s[0] != 'o'))
+        return -1;
+    char item[40];
+    if (n >= sizeof item)
+        return -1;
+    memcpy(item, s, n);
+    item[n] = 0;
+    char *end;
+    unsigned long type = strtoul(item + 1, &end, 0), len;
+    if (end == item + 1 || *end != ':' || type > VW_EEP_OH_TYPE_MASK)
+        return -1;
+    char *end2;
+    len = strtoul(end + 1, &end2, 0);
+    if (end2 == end + 1 || *end2 || len > EEP_RECORD_DATA)
+        return -1;
+    struct vw_eep_oh_enc *o = &l->o[l->n];
+    memset(o, 0, sizeof *o);
+    o->mandatory = item[0] == 'm';
+    o->type = (uint8_t)type;
+    for (size_t i = 0; i < len; i++)
+        l->data[l->n][i] = (uint8_t)(0xA0u + i);
+    o->data = l->data[l->n];
+    o->data_len = len;
+    l->n++;
+    return 0;
+}
+
+/* Parse a comma list with fn into a scratch list: 0 or -1. */
+static int parse_list(const char *s, int (*fn)(const char *, size_t, void *), void *list)
+{
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        if (n == 0 || fn(s, n, list) < 0)
+            return -1;
+        s += n + (s[n] == ',');
+    }
+    return 0;
+}
+
+static int route_item(const char *s, size_t n, void *l) { return parse_route(s, n, l); }
+static int oh_item(const char *s, size_t n, void *l) { return parse_oh(s, n, l); }
+
+/* route= and oh= append to the send's lists (one per argument). */
+static int append_arg(char *dst, size_t cap, const char *v)
+{
+    size_t have = strlen(dst), n = strlen(v);
+    if (have + (have ? 1 : 0) + n + 1 > cap)
+        return -1;
+    if (have)
+        dst[have++] = ',';
+    memcpy(dst + have, v, n + 1);
+    return 0;
+}
+
+static int parse_send_arg(struct cf_step *st, const char *name, const char *v, char *why, size_t whylen)
+{
+    bool route = strcmp(name, "route") == 0, oh = strcmp(name, "oh") == 0;
+    if (!route && !oh)
+        return 0;
+    if (!v) {
+        snprintf(why, whylen, "%s= needs a value", name);
+        return -1;
+    }
+    char *dst = st->str[route ? 0 : 1];
+    if (append_arg(dst, sizeof st->str[0], v) < 0) {
+        snprintf(why, whylen, "too many %s= values (at most %zu characters)", name, sizeof st->str[0] - 1);
+        return -1;
+    }
+    /* check the syntax now: a case author's error, not a verdict */
+    struct route_list rl;
+    struct oh_list ol;
+    memset(&rl, 0, sizeof rl);
+    memset(&ol, 0, sizeof ol);
+    if (route ? parse_list(dst, route_item, &rl) < 0 : parse_list(dst, oh_item, &ol) < 0) {
+        snprintf(why, whylen,
+                 route ? "route= takes l2rh:HEX or sym:TYPE[:HEX] (at most %d records of %d bytes)"
+                       : "oh= takes mTYPE:LEN or oTYPE:LEN (T=1 mandatory / optional, at most %d fields of %d bytes)",
+                 EEP_MAX_RECORDS, EEP_RECORD_DATA);
+        return -1;
+    }
+    return 1;
+}
+
+static uint16_t pt_of_type(unsigned type)
+{
+    const struct vw_eep_types *t = &vw_eep_types_default;
+    switch (type) {
+    case ET_RRP: return t->pt_rrp;
+    case ET_ERR: return t->pt_err;
+    case ET_IPV4: return t->pt_ipv4;
+    case ET_IPV6: return t->pt_ipv6;
+    default: return 0;
+    }
+}
+
+/* Fill the padding bytes of a built message with b (padfill=N): the data
+ * block's last PL bytes and each record's and OH field's bytes after its
+ * data. */
+static void fill_padding(uint8_t *buf, size_t len, uint8_t b)
+{
+    struct vw_eep_msg m;
+    if (vw_eep_decode_on(buf, len, VW_EEP_CARRIER_DATAGRAM, &m, NULL) != VW_REQ_NONE)
+        return;
+    size_t pos = 0;
+    struct vw_eep_route r;
+    while (vw_eep_route_next(m.routes, m.routes_len, &pos, &r) == 1) {
+        size_t used = (r.data - buf) + r.data_len;
+        for (size_t i = used; i < r.offset + r.record_len && i < len; i++)
+            buf[i] = b;
+    }
+    pos = 0;
+    struct vw_eep_oh o;
+    while (m.oh && vw_eep_oh_next(m.oh, m.oh_len, &pos, &o) == 1) {
+        size_t used = (size_t)(o.data - buf) + o.data_len;
+        for (size_t i = used; i < o.offset + o.field_len && i < len; i++)
+            buf[i] = b;
+    }
+    for (size_t i = m.db_offset + m.data_len; i < m.db_offset + m.db_len && i < len; i++)
+        buf[i] = b;
+}
+
+struct eep_session {
+    const struct cf_case *c; /* its case (a capture case's recorded messages) */
+    bool router;       /* the case's 'router': judge what comes out as copies */
+    bool chain;        /* the case's 'chain': through two routers */
+    enum vw_eep_carrier carrier; /* of the next datagram fed (UDP unless an Ethernet link) */
+    uint8_t *sent;     /* the tester's last message */
+    size_t sent_len;
+    struct vw_eep_msg sent_msg;
+    bool sent_ok;
+    /* the rules the tester's last message itself breaks (a router's copy
+     * inherits them: not the router's fault), and whether the router can
+     * see an error in it (its copy's LSbit, P17) */
+    enum vw_req sent_errs[VW_FINDINGS_MAX];
+    unsigned n_sent_errs;
+    unsigned datagrams;
+};
+
+static int encode(void *session, const struct cf_step *st, const int64_t *vals, struct cf_encoded *out,
+                  char *why, size_t whylen)
+{
+    const struct eep_session *ses = session;
+    if (st->cap_pdu) {
+        /* a capture case: the recorded message, byte for byte */
+        const struct cf_case *c = ses ? ses->c : NULL;
+        if (!c || !c->blob || st->pdu_off > c->blob_len || st->pdu_len > c->blob_len - st->pdu_off) {
+            snprintf(why, whylen, "the captured message is not in the case");
+            return -1;
+        }
+        out->bytes = malloc(st->pdu_len ? st->pdu_len : 1);
+        if (!out->bytes) {
+            snprintf(why, whylen, "out of memory");
+            return -1;
+        }
+        memcpy(out->bytes, c->blob + st->pdu_off, st->pdu_len);
+        out->len = st->pdu_len;
+        /* addressed to the recorded node: to the node under test now */
+        uint32_t rec = c->flags >> EEP_CASE_REC_NODE_SHIFT;
+        struct vw_eep_msg m;
+        if (rec && vw_eep_decode_on(out->bytes, out->len, VW_EEP_CARRIER_DATAGRAM, &m, NULL) == VW_REQ_NONE &&
+            m.hdr.dt == rec) {
+            out->bytes[m.hdr_offset + 1] = (uint8_t)(node_address >> 16);
+            out->bytes[m.hdr_offset + 2] = (uint8_t)(node_address >> 8);
+            out->bytes[m.hdr_offset + 3] = (uint8_t)node_address;
+        }
+        out->payload_off = out->payload_len = 0;
+        out->msg_offset = 0;
+        return 0;
+    }
+#define VAL(f, d) (st->set[f] ? vals[f] : (int64_t)(d))
+    if (st->type == ET_OTHER && !st->set[EF_PT]) {
+        snprintf(why, whylen, "a send of Other needs pt=");
+        return -1;
+    }
+    size_t plen = (size_t)VAL(EF_PAYLOAD, 0), otlen = (size_t)VAL(EF_OT, 0);
+    size_t cut = (size_t)VAL(EF_CUT, 0), extra = (size_t)VAL(EF_EXTRA, 0);
+    if (otlen > 4096 || extra > 4096 || cut > 65536) {
+        snprintf(why, whylen, "ot=, extra= take 0..4096 bytes, cut= 0..65536");
+        return -1;
+    }
+    uint8_t *payload = malloc(plen + otlen + 1);
+    if (!payload) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < plen; i++)
+        payload[i] = cf_pattern_byte(i, st->fill);
+    for (size_t i = 0; i < otlen; i++)
+        payload[plen + i] = (uint8_t)(0x50u + i);
+    struct route_list rl;
+    struct oh_list ol;
+    memset(&rl, 0, sizeof rl);
+    memset(&ol, 0, sizeof ol);
+    parse_list(st->str[0], route_item, &rl); /* checked when parsed */
+    parse_list(st->str[1], oh_item, &ol);
+    uint32_t sa_default = st->link + 1u; /* the tester's address on its link: 1, 2, ... */
+    struct vw_eep_enc enc;
+    vw_eep_enc_init(&enc, resolve_addr(VAL(EF_DT, EEP_SYM_NODE)), resolve_addr(VAL(EF_SA, sa_default)),
+                    st->set[EF_PT] ? (uint16_t)vals[EF_PT] : pt_of_type(st->type), payload, plen);
+    enc.hdr.version = (uint8_t)(VAL(EF_V, 0) & 3);
+    enc.hdr.priority = (uint8_t)(VAL(EF_P, 0) & 0x3F);
+    enc.hdr.te = (uint16_t)VAL(EF_TE, 0);
+    enc.hdr.endian = (uint8_t)(VAL(EF_E, 0) & 0xF);
+    enc.hdr.rz = (uint8_t)(VAL(EF_RZ, 0) & 0x7F);
+    if (st->set[EF_DL] || st->set[EF_PL]) {
+        enc.keep_lengths = true;
+        enc.hdr.dl = (uint32_t)VAL(EF_DL, (plen + 7) / 8) & VW_EEP_DL_MAX;
+        enc.hdr.pl = (uint8_t)(VAL(EF_PL, (8 - plen % 8) % 8) & 7);
+    }
+    if (st->set[EF_H]) {
+        enc.keep_h = true;
+        enc.hdr.h = vals[EF_H] != 0;
+    }
+    enc.routes = rl.r;
+    enc.n_routes = rl.n;
+    enc.oh = ol.o;
+    enc.n_oh = ol.n;
+    enc.ot = otlen ? payload + plen : NULL;
+    enc.ot_len = otlen;
+    enc.ei = (uint64_t)VAL(EF_EI, 0);
+    size_t n = vw_eep_encoded_len(&enc);
+    out->bytes = malloc(n + extra + 1);
+    if (!out->bytes || vw_eep_encode(&enc, out->bytes, n) != n) {
+        snprintf(why, whylen, "the EEP encoder cannot write this message (%zu data bytes)", plen);
+        free(payload);
+        return -1;
+    }
+    free(payload);
+    if (st->set[EF_PADFILL])
+        fill_padding(out->bytes, n, (uint8_t)vals[EF_PADFILL]);
+    memset(out->bytes + n, 0, extra);
+    n += extra;
+    n = cut < n ? n - cut : 0;
+    out->len = n;
+    /* the data block's bytes, for data=echo */
+    size_t db = vw_eep_encoded_len(&(struct vw_eep_enc){.routes = rl.r, .n_routes = rl.n, .oh = ol.o,
+                                                         .n_oh = ol.n}) - VW_EEP_TAIL_LEN;
+    out->payload_off = db <= n ? db : n;
+    out->payload_len = plen <= n - out->payload_off ? plen : n - out->payload_off;
+    out->msg_offset = 0;
+    return 0;
+#undef VAL
+}
+
+/* ------------------------------------------------------------ session */
+
+struct eep_decoded {
+    struct vw_eep_msg m;
+};
+
+
+static void *session_new(const struct cf_case *c)
+{
+    struct eep_session *s = calloc(1, sizeof *s);
+    if (s) {
+        s->c = c;
+        s->router = (c->flags & (EEP_CASE_ROUTER | EEP_CASE_CHAIN)) != 0;
+        s->chain = (c->flags & EEP_CASE_CHAIN) != 0;
+        s->carrier = VW_EEP_CARRIER_DATAGRAM;
+    }
+    return s;
+}
+
+static void session_free(void *session)
+{
+    struct eep_session *s = session;
+    free(s->sent);
+    free(s);
+}
+
+static void session_sent(void *session, const struct cf_encoded *enc)
+{
+    struct eep_session *s = session;
+    free(s->sent);
+    s->sent_ok = false;
+    s->sent = malloc(enc->len ? enc->len : 1);
+    if (!s->sent)
+        return;
+    memcpy(s->sent, enc->bytes, enc->len);
+    s->sent_len = enc->len;
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    s->sent_ok = vw_eep_decode_on(s->sent, s->sent_len, VW_EEP_CARRIER_DATAGRAM, &s->sent_msg, &fs) ==
+                 VW_REQ_NONE;
+    s->n_sent_errs = 0;
+    for (unsigned i = 0; i < fs.count && s->n_sent_errs < VW_FINDINGS_MAX; i++)
+        if (fs.item[i].severity == VW_SEV_ERROR)
+            s->sent_errs[s->n_sent_errs++] = fs.item[i].req;
+}
+
+static bool sent_breaks(const struct eep_session *s, enum vw_req req)
+{
+    for (unsigned i = 0; i < s->n_sent_errs; i++)
+        if (s->sent_errs[i] == req)
+            return true;
+    return false;
+}
+
+/* A router's copy of the tester's last message: same DT, SA and PT (what
+ * a router must not change; a copy changed there is a message of its
+ * own, judged as such). */
+static bool is_copy(const struct eep_session *s, const struct vw_eep_msg *m)
+{
+    return s->sent_ok && m->hdr.dt == s->sent_msg.hdr.dt && m->hdr.sa == s->sent_msg.hdr.sa &&
+           m->hdr.pt == s->sent_msg.hdr.pt;
+}
+
+/* A copy that carries only part of the tester's data block: the router
+ * split the message (P17). */
+static bool is_piece(const struct eep_session *s, const struct vw_eep_msg *m)
+{
+    const struct vw_eep_msg *o = &s->sent_msg;
+    if (m->data_len == 0 || m->data_len >= o->data_len)
+        return false;
+    for (size_t at = 0; at + m->data_len <= o->data_len; at += 8)
+        if (memcmp(o->data + at, m->data, m->data_len) == 0)
+            return true;
+    return false;
+}
+
+/* The first error finding names the rule (warnings and notes do not fail). */
+static void take_findings(struct cf_rx_verdict *v, const struct vw_findings *fs, unsigned nth, const char *what)
+{
+    for (unsigned i = 0; i < fs->count && v->req == VW_REQ_NONE; i++)
+        if (fs->item[i].severity == VW_SEV_ERROR) {
+            v->req = fs->item[i].req;
+            snprintf(v->detail, sizeof v->detail, "datagram %u%s: %s", nth, what, fs->item[i].detail);
+        }
+}
+
+static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
+                         struct cf_rx_verdict *v)
+{
+    struct eep_session *s = session;
+    unsigned nth = ++s->datagrams;
+    uint8_t *copy = malloc(len ? len : 1);
+    struct eep_decoded *dec = malloc(sizeof *dec);
+    if (!copy || !dec) {
+        free(copy);
+        free(dec);
+        return;
+    }
+    memcpy(copy, data, len);
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    enum vw_req err = vw_eep_decode_on(copy, len, s->carrier, &dec->m, &fs);
+    bool copy_of_sent = s->router && err == VW_REQ_NONE && is_copy(s, &dec->m);
+    if (copy_of_sent) {
+        /* what the tester's message itself broke is no rule of the router's */
+        struct vw_findings own;
+        vw_findings_clear(&own);
+        for (unsigned i = 0; i < fs.count; i++)
+            if (!sent_breaks(s, fs.item[i].req))
+                vw_findings_add(&own, fs.item[i].req, fs.item[i].severity, fs.item[i].offset, fs.item[i].length,
+                                "%s", fs.item[i].detail);
+        fs = own;
+    }
+    take_findings(v, &fs, nth, "");
+    if (err != VW_REQ_NONE) {
+        if (v->req == VW_REQ_NONE) {
+            v->req = err;
+            snprintf(v->detail, sizeof v->detail, "datagram %u (%zu bytes) cannot be decoded as an EEP message", nth,
+                     len);
+        }
+        free(copy);
+        free(dec);
+        return;
+    }
+    if (copy_of_sent && is_piece(s, &dec->m) && v->req == VW_REQ_NONE) {
+        v->req = VW_REQ_EEP_1B_NO_SAR;
+        snprintf(v->detail, sizeof v->detail, "datagram %u: a copy carries %zu of the tester's %zu data bytes: the "
+                 "router split the message", nth, dec->m.data_len, s->sent_msg.data_len);
+    }
+    enum vw_eep_link_state link = s->n_sent_errs ? VW_EEP_LINK_DAMAGED : VW_EEP_LINK_CLEAN;
+    if (copy_of_sent && !s->chain) {
+        struct vw_findings fw;
+        vw_findings_clear(&fw);
+        vw_eep_forward_check(s->sent, &s->sent_msg, copy, &dec->m, link, &fw);
+        take_findings(v, &fw, nth, " (the router's copy of the tester's last message)");
+    } else if (copy_of_sent && s->sent_msg.routes_len == 0) {
+        /* two routers: what the first should have sent (its TAIL
+         * forwarded), against what the second sent */
+        uint8_t *mid = malloc(s->sent_len);
+        struct vw_eep_msg mid_msg;
+        if (mid) {
+            memcpy(mid, s->sent, s->sent_len);
+            uint64_t ei = vw_eep_tail_forward(s->sent_msg.ei, link == VW_EEP_LINK_DAMAGED);
+            for (int i = 7; i >= 0; i--, ei >>= 8)
+                mid[s->sent_msg.tail_offset + (size_t)i] = (uint8_t)ei;
+            if (vw_eep_decode_on(mid, s->sent_len, VW_EEP_CARRIER_DATAGRAM, &mid_msg, NULL) == VW_REQ_NONE) {
+                struct vw_findings fw;
+                vw_findings_clear(&fw);
+                vw_eep_forward_check(mid, &mid_msg, copy, &dec->m, link, &fw);
+                take_findings(v, &fw, nth, " (the second router's copy of the tester's last message)");
+            }
+            free(mid);
+        }
+    }
+    struct cf_msg m = {0};
+    m.type = type_of_pt(dec->m.hdr.pt);
+    m.raw = copy;
+    m.len = len;
+    m.payload = dec->m.data;
+    m.payload_len = dec->m.data_len;
+    m.decoded = dec;
+    sink(ctx, &m);
+}
+
+static void session_carrier(void *session, bool ethernet)
+{
+    struct eep_session *s = session;
+    s->carrier = ethernet ? VW_EEP_CARRIER_LINK : VW_EEP_CARRIER_DATAGRAM;
+}
+
+static void session_finish(void *session, struct cf_rx_verdict *v)
+{
+    (void)session, (void)v; /* a datagram is whole: nothing is left open */
+}
+
+static void msg_free(struct cf_msg *m)
+{
+    free((void *)m->raw);
+    free(m->decoded);
+    m->raw = NULL;
+    m->decoded = NULL;
+}
+
+/* FNV-1a of a data block (32 bits): a capture case compares the data
+ * of the target's answers with the recorded ones through it. */
+static int64_t data_digest(const uint8_t *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
+static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
+{
+    const struct vw_eep_msg *d = &((const struct eep_decoded *)m->decoded)->m;
+    switch (field) {
+    case EF_V: *v = d->hdr.version; return true;
+    case EF_P: *v = d->hdr.priority; return true;
+    case EF_DT: *v = d->hdr.dt == node_address ? EEP_SYM_NODE : d->hdr.dt; return true;
+    case EF_TE: *v = d->hdr.te; return true;
+    case EF_PT: *v = d->hdr.pt; return true;
+    case EF_E: *v = d->hdr.endian; return true;
+    case EF_PL: *v = d->hdr.pl; return true;
+    case EF_DL: *v = d->hdr.dl; return true;
+    case EF_H: *v = d->hdr.h; return true;
+    case EF_RZ: *v = d->hdr.rz; return true;
+    case EF_SA: *v = d->hdr.sa == node_address ? EEP_SYM_NODE : d->hdr.sa; return true;
+    case EF_EI: *v = (int64_t)d->ei; return true;
+    case EF_PAYLOAD: *v = (int64_t)d->data_len; return true;
+    case EF_ROUTES: *v = d->n_l2rh + d->n_symbols; return true;
+    case EF_L2RH: *v = d->n_l2rh; return true;
+    case EF_SYMBOLS: *v = d->n_symbols; return true;
+    case EF_OH: *v = d->n_oh; return true;
+    case EF_OHM: *v = d->n_oh_mandatory; return true;
+    case EF_OT: *v = (int64_t)d->ot_len; return true;
+    case EF_LEN: *v = (int64_t)m->len; return true;
+    case EF_DTKIND: *v = vw_eep_dt_kind(d->hdr.dt); return true;
+    case EF_DIGEST: *v = data_digest(d->data, d->data_len); return true;
+    default: return false;
+    }
+}
+
+static void describe(const struct cf_msg *m, char *out, size_t n)
+{
+    const struct vw_eep_msg *d = &((const struct eep_decoded *)m->decoded)->m;
+    snprintf(out, n, "%s pt=0x%04x te=0x%04x dt=0x%06x sa=0x%06x v=%u routes=%u payload=%zu ei=0x%llx (%zu bytes)",
+             type_name(m->type), d->hdr.pt, d->hdr.te, d->hdr.dt, d->hdr.sa, d->hdr.version,
+             d->n_l2rh + d->n_symbols, d->data_len, (unsigned long long)d->ei, m->len);
+}
+
+static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen)
+{
+    bool chain = strcmp(tok[0], "chain") == 0, udp = strcmp(tok[0], "udp-only") == 0;
+    if (!chain && !udp && strcmp(tok[0], "router") != 0)
+        return 0;
+    if (ntok != 1) {
+        snprintf(why, whylen, "'%s' takes nothing", tok[0]);
+        return -1;
+    }
+    c->flags |= chain ? EEP_CASE_CHAIN : udp ? EEP_CASE_UDP_ONLY : EEP_CASE_ROUTER;
+    return 1;
+}
+
+static void state_init(void *state)
+{
+    struct eep_settings *s = state;
+    memset(s, 0, sizeof *s);
+    s->node = CF_EEP_NODE_DEFAULT;
+    node_address = s->node;
+}
+
+static const struct cf_option run_options[] = {
+    {"--eep-address", true},
+    {"--eep-router", false},
+    {"--eep-chain", false},
+    {NULL, false},
+};
+
+static int set_option(void *state, const char *name, const char *value, char *why, size_t whylen)
+{
+    struct eep_settings *s = state;
+    if (strcmp(name, "--eep-router") == 0 || strcmp(name, "--eep-chain") == 0) {
+        s->router = true;
+        s->chain |= name[6] == 'c';
+        return 0;
+    }
+    char *end;
+    unsigned long a = value ? strtoul(value, &end, 0) : 0;
+    if (!value || !*value || *end || a == 0 || a >= 0x800000ul || a >= VW_EEP_ADDR_HEY_YOU) {
+        snprintf(why, whylen, "bad --eep-address '%s' (a physical address 1..0x7FFFFD)", value ? value : "");
+        return -1;
+    }
+    if (a == 1 || a == 2) {
+        snprintf(why, whylen, "--eep-address %s: 1 and 2 are the tester's addresses on links 0 and 1 (C48)", value);
+        return -1;
+    }
+    s->node = (uint32_t)a;
+    node_address = s->node;
+    return 0;
+}
+
+/* The router cases need a node that routes between the tester's links,
+ * the others an end node: `run --protocol eep --eep-router` runs the
+ * first, without it the others. */
+static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+{
+    const struct eep_settings *s = cf_engine_state(e, c->proto);
+    bool chain_case = (c->flags & EEP_CASE_CHAIN) != 0;
+    bool router_case = (c->flags & EEP_CASE_ROUTER) != 0 || chain_case;
+    if (s && (s->router != router_case || s->chain != chain_case)) {
+        res->verdict = CF_SKIP;
+        cf_result_set_message(res, "%s: %s", c->file,
+                              chain_case ? "a case for two routers in a row (run --eep-chain)"
+                              : router_case ? "a router case: it needs one router under test (run --eep-router)"
+                              : "an end-node case: --eep-router and --eep-chain run the router cases only");
+        return;
+    }
+    if ((c->flags & EEP_CASE_UDP_ONLY) && e->links[0].eth_if[0]) {
+        res->verdict = CF_SKIP;
+        cf_result_set_message(res, "%s: a UDP case: over Ethernet bytes after the message are link padding (P11)",
+                              c->file);
+        return;
+    }
+    if (s)
+        node_address = s->node;
+    cf_generic_run_case(e, c, res);
+}
+
+/* After a hostile case: the node still answers a Hey-You on link 0 (an
+ * end node; a router is probed by its own cases). */
+static int check_alive(struct cf_engine *e, char *why, size_t whylen)
+{
+    const struct eep_settings *s = cf_engine_state(e, &cf_proto_eep);
+    if (s && s->router)
+        return 0;
+    struct cf_case *c = calloc(1, sizeof *c);
+    if (!c)
+        return 0;
+    char err[300];
+    int rc = cf_case_parse("protocol eep\ncase eep-alive\nrequire EEP-6C-LOCAL-ONLY\ntimeout 5000\n"
+                           "connect\nsend RRP dt=hey-you payload=8\nexpect *\n", "<survival probe>", c, err, sizeof err);
+    struct cf_result res;
+    if (rc == 0) {
+        /* alive when it answers at all: what the answer breaks is the
+         * cases' business, not the survival's */
+        cf_result_init(&res, c);
+        cf_generic_run_case(e, c, &res);
+        rc = res.verdict == CF_TIMEOUT || res.verdict == CF_SKIP ? -1 : 0;
+        if (rc < 0)
+            snprintf(why, whylen, "a Hey-You! was not answered: %.200s", res.message);
+    }
+    free(c);
+    return rc == 0 ? 0 : -1;
+}
+
+/* ------------------------------------------------------- capture cases */
+
+/* NAME.meta beside NAME.pcapng (or .pcap): a recorded EEP exchange (UDP or
+ * Ethernet) replayed against the node under test (C49). The side that
+ * sent the first EEP message is the tester: its messages are sent again
+ * byte for byte; each message of the other side becomes an expect of its
+ * type, DT, SA (the recorded node's address, 'node N' in the metadata, is
+ * matched as the node under test's), TE, records, data length and data
+ * digest; at the end nothing more may come (what the recording shows
+ * unanswered stays unanswered). */
+struct cap_load {
+    struct cf_case *c;
+    size_t cap;
+    uint32_t rec_node;
+    bool paced;       /* 'paced': the recording waited for each answer */
+    bool have_tester;
+    uint8_t tester_key[24];
+    bool full;
+    char err[160];
+};
+
+static void cap_key(const struct vn_datagram *dg, bool src, uint8_t key[24])
+{
+    memset(key, 0, 24);
+    if (dg->kind == VN_DGRAM_ETH) {
+        const uint8_t *mac = src ? dg->src_mac : dg->dst_mac;
+        if (mac)
+            memcpy(key, mac, 6);
+        return;
+    }
+    const struct vn_endpoint *ep = src ? &dg->src : &dg->dst;
+    memcpy(key, &ep->ip, sizeof ep->ip < 20 ? sizeof ep->ip : 20);
+    key[22] = (uint8_t)(ep->port >> 8);
+    key[23] = (uint8_t)ep->port;
+}
+
+static void cap_add_match(struct cf_step *st, unsigned field, int64_t value)
+{
+    if (st->nmatch == CF_MAX_MATCHES)
+        return;
+    struct cf_match *m = &st->match[st->nmatch++];
+    memset(m, 0, sizeof *m);
+    m->field = field;
+    m->op = CF_OP_EQ;
+    m->value = value;
+}
+
+static void cap_datagram(void *ctx, const struct vn_datagram *dg)
+{
+    struct cap_load *L = ctx;
+    struct cf_case *c = L->c;
+    uint8_t key[24], peer[24];
+    cap_key(dg, true, key);
+    cap_key(dg, false, peer);
+    /* EEP by its Ethertype or port, and once the tester is known only what
+     * it sent or was sent (other traffic in the capture is not the case's) */
+    bool eep = dg->kind == VN_DGRAM_ETH ? dg->ethertype == VW_EEP_ETHERTYPE
+               : L->have_tester ? memcmp(key, L->tester_key, sizeof key) == 0 ||
+                                      memcmp(peer, L->tester_key, sizeof peer) == 0
+                                : dg->src.port == VW_EEP_UDP_PORT || dg->dst.port == VW_EEP_UDP_PORT;
+    if (!eep || L->full || L->err[0] || dg->truncated)
+        return;
+    struct vw_eep_msg m;
+    enum vw_eep_carrier carrier = dg->kind == VN_DGRAM_ETH ? VW_EEP_CARRIER_LINK : VW_EEP_CARRIER_DATAGRAM;
+    bool decoded = vw_eep_decode_on(dg->data, dg->len, carrier, &m, NULL) == VW_REQ_NONE;
+    if (!L->have_tester) {
+        memcpy(L->tester_key, key, sizeof key);
+        L->have_tester = true;
+    }
+    bool from_tester = memcmp(key, L->tester_key, sizeof key) == 0;
+    if (c->nsteps + 2 >= CF_MAX_STEPS) {
+        L->full = true;
+        return;
+    }
+    if (from_tester && L->paced && c->nsteps > 1 && c->steps[c->nsteps - 1].kind == CF_STEP_SEND) {
+        /* a paced recording shows the last message unanswered: so it
+         * stays (under the rule of that message's frame) */
+        struct cf_step *quiet = &c->steps[c->nsteps++];
+        memset(quiet, 0, sizeof *quiet);
+        quiet->kind = CF_STEP_EXPECT_NOTHING;
+        quiet->wait_ms = 300;
+        quiet->line = c->steps[c->nsteps - 2].line;
+        quiet->req = c->reqs[0];
+    }
+    struct cf_step *st = &c->steps[c->nsteps];
+    memset(st, 0, sizeof *st);
+    st->line = (unsigned)dg->frame;
+    st->req = c->reqs[0];
+    st->cap_pdu = c->nsteps;
+    if (from_tester) {
+        /* the recorded bytes, appended to the blob */
+        if (c->blob_len + dg->len > L->cap) {
+            size_t ncap = (L->cap ? L->cap * 2 : 4096) + dg->len;
+            uint8_t *grown = realloc(c->blob, ncap);
+            if (!grown) {
+                snprintf(L->err, sizeof L->err, "out of memory");
+                return;
+            }
+            c->blob = grown;
+            L->cap = ncap;
+        }
+        memcpy(c->blob + c->blob_len, dg->data, dg->len);
+        st->kind = CF_STEP_SEND;
+        st->type = decoded ? type_of_pt(m.hdr.pt) : ET_OTHER;
+        st->pdu_off = c->blob_len;
+        st->pdu_len = dg->len;
+        c->blob_len += dg->len;
+    } else {
+        if (!decoded)
+            return; /* what the recorded node sent broken is not the target's to repeat */
+        st->kind = CF_STEP_EXPECT;
+        st->type = type_of_pt(m.hdr.pt);
+        cap_add_match(st, EF_DT, m.hdr.dt == L->rec_node ? EEP_SYM_NODE : (int64_t)m.hdr.dt);
+        cap_add_match(st, EF_SA, m.hdr.sa == L->rec_node ? EEP_SYM_NODE : (int64_t)m.hdr.sa);
+        cap_add_match(st, EF_TE, m.hdr.te);
+        cap_add_match(st, EF_ROUTES, m.n_l2rh + m.n_symbols);
+        cap_add_match(st, EF_PAYLOAD, (int64_t)m.data_len);
+        /* an ERR quotes the message it answers, whose DT the replay may
+         * have changed (to the node under test's): its length only */
+        if (m.hdr.pt != vw_eep_types_default.pt_err)
+            cap_add_match(st, EF_DIGEST, data_digest(m.data, m.data_len));
+    }
+    c->nsteps++;
+}
+
+static bool is_capture_meta(const char *name)
+{
+    (void)name;
+    return true; /* every NAME.meta in cases/eep/ is an EEP capture case */
+}
+
+static int load_capture_case(const char *meta_path, struct cf_case *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->proto = &cf_proto_eep;
+    out->from_capture = true;
+    snprintf(out->file, sizeof out->file, "%s", meta_path);
+    FILE *f = fopen(meta_path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open", meta_path);
+        return -1;
+    }
+    struct cap_load L;
+    memset(&L, 0, sizeof L);
+    L.c = out;
+    L.rec_node = CF_EEP_NODE_DEFAULT;
+    /* 'frame N ID': the step of frame N checks rule ID; 'nothing-else ID':
+     * the final silence does */
+    enum { FRAME_REQS = 32 };
+    unsigned long frame_no[FRAME_REQS];
+    enum vw_req frame_req[FRAME_REQS], last_req = VW_REQ_NONE;
+    unsigned nframe = 0;
+    char line[512];
+    unsigned lineno = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char *key = strtok(line, " \t\r\n");
+        if (!key)
+            continue;
+        char *rest = strtok(NULL, "\r\n");
+        while (rest && (*rest == ' ' || *rest == '\t'))
+            rest++;
+        if (!rest || !*rest) {
+            snprintf(err, errlen, "%s:%u: '%s' needs a value", meta_path, lineno, key);
+            rc = -1;
+        } else if (strcmp(key, "case") == 0) {
+            snprintf(out->id, sizeof out->id, "%s", rest);
+        } else if (strcmp(key, "title") == 0) {
+            snprintf(out->title, sizeof out->title, "%s", rest);
+        } else if (strcmp(key, "section") == 0) {
+            snprintf(out->section, sizeof out->section, "%s", rest);
+        } else if (strcmp(key, "node") == 0) {
+            char *end;
+            unsigned long a = strtoul(rest, &end, 0);
+            if (*end || a == 0 || a >= VW_EEP_ADDR_HEY_YOU) {
+                snprintf(err, errlen, "%s:%u: node takes the recorded node's physical address", meta_path, lineno);
+                rc = -1;
+            }
+            L.rec_node = (uint32_t)a;
+        } else if (strcmp(key, "require") == 0) {
+            for (char *id = strtok(rest, " \t"); id && rc == 0; id = strtok(NULL, " \t")) {
+                enum vw_req r = vw_req_by_id(id);
+                if (r == VW_REQ_NONE || strncmp(id, "EEP-", 4) != 0 || out->nreqs == CF_MAX_REQS) {
+                    snprintf(err, errlen, "%s:%u: '%s' is not an EEP requirement ID (or too many)", meta_path,
+                             lineno, id);
+                    rc = -1;
+                } else {
+                    out->reqs[out->nreqs++] = r;
+                }
+            }
+        } else if (strcmp(key, "frame") == 0 || strcmp(key, "nothing-else") == 0) {
+            char *end = rest;
+            unsigned long fno = key[0] == 'f' ? strtoul(rest, &end, 10) : 0;
+            while (*end == ' ' || *end == '\t')
+                end++;
+            enum vw_req r = vw_req_by_id(end);
+            if (r == VW_REQ_NONE || (key[0] == 'f' && (fno == 0 || end == rest || nframe == FRAME_REQS))) {
+                snprintf(err, errlen, "%s:%u: '%s' takes %san EEP requirement ID", meta_path, lineno, key,
+                         key[0] == 'f' ? "a frame number and " : "");
+                rc = -1;
+            } else if (key[0] == 'f') {
+                frame_no[nframe] = fno;
+                frame_req[nframe++] = r;
+            } else {
+                last_req = r;
+            }
+        } else if (strcmp(key, "paced") == 0 && strcmp(rest, "yes") == 0) {
+            L.paced = true;
+        } else if (strcmp(key, "verdict") == 0 && strcmp(rest, "fail") == 0) {
+            out->expect_fail = true;
+        } else {
+            snprintf(err, errlen, "%s:%u: unknown line '%s' (case, title, section, require, node, frame, "
+                     "nothing-else, paced yes, verdict fail)",
+                     meta_path, lineno, key);
+            rc = -1;
+        }
+    }
+    fclose(f);
+    if (rc == 0 && (!out->id[0] || !out->nreqs)) {
+        snprintf(err, errlen, "%s: needs 'case ID' and 'require ID...'", meta_path);
+        rc = -1;
+    }
+    char pcap[sizeof out->file + 8];
+    size_t n = strlen(meta_path);
+    if (rc == 0) {
+        snprintf(pcap, sizeof pcap, "%.*s.pcapng", (int)(n - 5), meta_path);
+        if (!cf_is_regular_file(pcap))
+            snprintf(pcap, sizeof pcap, "%.*s.pcap", (int)(n - 5), meta_path);
+        struct cf_step *st = &out->steps[out->nsteps++];
+        memset(st, 0, sizeof *st);
+        st->kind = CF_STEP_CONNECT;
+        st->req = out->reqs[0];
+        struct vn_reader_callbacks cb = {.datagram = cap_datagram, .ctx = &L};
+        char rerr[200];
+        if (vn_pcap_read(pcap, &cb, NULL, NULL, rerr, sizeof rerr) < 0) {
+            snprintf(err, errlen, "%s: %s", pcap, rerr);
+            rc = -1;
+        } else if (L.err[0] || L.full) {
+            snprintf(err, errlen, "%s: %s", pcap, L.err[0] ? L.err : "more messages than a case holds");
+            rc = -1;
+        } else if (out->nsteps == 1) {
+            snprintf(err, errlen, "%s: no EEP message (UDP port %u or Ethertype 0x%04X)", pcap, VW_EEP_UDP_PORT,
+                     VW_EEP_ETHERTYPE);
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        out->flags |= L.rec_node << EEP_CASE_REC_NODE_SHIFT;
+        for (unsigned i = 1; i < out->nsteps; i++)
+            for (unsigned k = 0; k < nframe; k++)
+                if (out->steps[i].line == frame_no[k])
+                    out->steps[i].req = frame_req[k];
+        /* nothing the recording does not show: a dropped message stays unanswered */
+        struct cf_step *st = &out->steps[out->nsteps++];
+        memset(st, 0, sizeof *st);
+        st->kind = CF_STEP_EXPECT_NOTHING;
+        st->wait_ms = 500;
+        st->req = last_req != VW_REQ_NONE ? last_req : out->reqs[0];
+        out->timeout_ms = 2000u * out->nsteps + 2000u;
+    } else {
+        cf_case_free(out);
+    }
+    return rc;
+}
+
+const struct conform_protocol cf_proto_eep = {
+    .name = "eep",
+    .title = "PacketWay EEP",
+    .unit = "message",
+    .req_prefix = "EEP-",
+    .default_port = VW_EEP_UDP_PORT,
+    .cases_subdir = "eep",
+    .transport = CF_TRANSPORT_DATAGRAM,
+    .ethertype = VW_EEP_ETHERTYPE,
+    .type_by_name = type_by_name,
+    .type_name = type_name,
+    .field_by_name = field_by_name,
+    .field_name = field_name,
+    .field_settable = field_settable,
+    .max_payload = 60000,
+    .parse_symbol = parse_symbol,
+    .parse_directive = parse_directive,
+    .parse_send_arg = parse_send_arg,
+    .state_init = state_init,
+    .run_options = run_options,
+    .set_option = set_option,
+    .run_case = run_case,
+    .check_alive = check_alive,
+    .encode = encode,
+    .session_new = session_new,
+    .session_free = session_free,
+    .session_feed = session_feed,
+    .session_finish = session_finish,
+    .session_sent = session_sent,
+    .session_carrier = session_carrier,
+    .load_capture_case = load_capture_case,
+    .is_capture_meta = is_capture_meta,
+    .msg_free = msg_free,
+    .field_value = field_value,
+    .describe = describe,
+};
