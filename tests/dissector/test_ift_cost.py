@@ -3,6 +3,7 @@ segment, not again on the second pass (issue 22). Counted, not timed: the
 helper fragcount_preload.so counts tshark's calls to fragment_add_seq_next per
 frame (see packet-ift.c, ift_call_ddp_rdmap)."""
 import os
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -21,14 +22,21 @@ class IftSendReassemblyWork(unittest.TestCase):
             raise RuntimeError("build vitcp-trafgen and fragcount_preload first (%s, %s)" % (TRAFGEN, FRAGCOUNT))
         cls.tmp = tempfile.mkdtemp(prefix="vitcp-ift-cost-")
         os.chmod(cls.tmp, 0o777)  # tshark runs as nobody and writes the count here
+        # tshark runs as nobody, who may not read the build tree (a clone
+        # under /root): preload a copy from the shared folder
+        cls.fragcount = os.path.join(cls.tmp, "fragcount_preload.so")
+        shutil.copy(FRAGCOUNT, cls.fragcount)
+        os.chmod(cls.fragcount, 0o755)
         cls.cap = os.path.join(cls.tmp, "ift.pcap")
         subprocess.run([TRAFGEN, "--seed", "1", "-q", "--no-meta", "--count", str(SENDS), "-w", cls.cap,
                         "ift-session"], check=True, capture_output=True)
 
     def count(self, *args):
         out = os.path.join(self.tmp, "count-%d.txt" % len(os.listdir(self.tmp)))
-        preload = ":".join(p for p in (os.environ.get("VITCP_PRELOAD", ""), FRAGCOUNT) if p)
+        preload = ":".join(p for p in (os.environ.get("VITCP_PRELOAD", ""), self.fragcount) if p)
         tsharklib.run(self.cap, list(args), env_extra={"LD_PRELOAD": preload, "VITCP_FRAGCOUNT_OUT": out})
+        if not os.path.exists(out):
+            self.fail("tshark wrote no count: %s was not preloaded" % self.fragcount)
         with open(out) as f:
             fields = dict(kv.split("=") for kv in f.read().split())
         return {k: int(v) for k, v in fields.items()}
