@@ -189,4 +189,9 @@ const struct conform_protocol *cf_protocol_default(void);
 /* "vitcp, warp": the registered names, for messages. */
 const char *cf_protocol_names(void);
 
+/* A module's vocabulary tables (field and type names): the index of name in
+ * names[0..count), or -1; the name at index i, or "?" past the table. */
+int cf_name_index(const char *const *names, unsigned count, const char *name);
+const char *cf_name_at(const char *const *names, unsigned count, unsigned i);
+
 #endif

@@ -71,28 +71,22 @@ static uint32_t node_address = CF_EEP_NODE_DEFAULT;
 
 static int field_by_name(const char *name)
 {
-    for (int i = 0; i < EF_COUNT; i++)
-        if (strcmp(field_names[i], name) == 0)
-            return i;
-    return -1;
+    return cf_name_index(field_names, EF_COUNT, name);
 }
 
 static const char *field_name(unsigned f)
 {
-    return f < EF_COUNT ? field_names[f] : "?";
+    return cf_name_at(field_names, EF_COUNT, f);
 }
 
 static int type_by_name(const char *name)
 {
-    for (int i = 0; i < ET_COUNT; i++)
-        if (strcmp(type_names[i], name) == 0)
-            return i;
-    return -1;
+    return cf_name_index(type_names, ET_COUNT, name);
 }
 
 static const char *type_name(unsigned type)
 {
-    return type < ET_COUNT ? type_names[type] : "?";
+    return cf_name_at(type_names, ET_COUNT, type);
 }
 
 static unsigned type_of_pt(uint16_t pt)

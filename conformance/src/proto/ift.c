@@ -72,28 +72,22 @@ static uint16_t last_vtag[2];
 
 static int field_by_name(const char *name)
 {
-    for (int i = 0; i < F_COUNT; i++)
-        if (strcmp(field_names[i], name) == 0)
-            return i;
-    return -1;
+    return cf_name_index(field_names, F_COUNT, name);
 }
 
 static const char *field_name(unsigned f)
 {
-    return f < F_COUNT ? field_names[f] : "?";
+    return cf_name_at(field_names, F_COUNT, f);
 }
 
 static int type_by_name(const char *name)
 {
-    for (int i = 0; i < IT_COUNT; i++)
-        if (strcmp(type_names[i], name) == 0)
-            return i;
-    return -1;
+    return cf_name_index(type_names, IT_COUNT, name);
 }
 
 static const char *type_name(unsigned type)
 {
-    return type < IT_COUNT ? type_names[type] : "?";
+    return cf_name_at(type_names, IT_COUNT, type);
 }
 
 static bool field_settable(unsigned f)

@@ -63,15 +63,12 @@ _Static_assert(sizeof(struct warp_settings) <= CF_PROTO_STATE_MAX, "WARP setting
 
 static int field_by_name(const char *name)
 {
-    for (int i = 0; i < WF_COUNT; i++)
-        if (strcmp(field_names[i], name) == 0)
-            return i;
-    return -1;
+    return cf_name_index(field_names, WF_COUNT, name);
 }
 
 static const char *field_name(unsigned f)
 {
-    return f < WF_COUNT ? field_names[f] : "?";
+    return cf_name_at(field_names, WF_COUNT, f);
 }
 
 static int type_by_name(const char *name)

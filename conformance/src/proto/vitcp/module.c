@@ -23,15 +23,12 @@ static const char *const field_names[CF_F_COUNT] = {
 
 const char *cf_field_name(enum cf_field f)
 {
-    return (unsigned)f < CF_F_COUNT ? field_names[f] : "?";
+    return cf_name_at(field_names, CF_F_COUNT, (unsigned)f);
 }
 
 int cf_field_by_name(const char *name)
 {
-    for (int i = 0; i < CF_F_COUNT; i++)
-        if (strcmp(field_names[i], name) == 0)
-            return i;
-    return -1;
+    return cf_name_index(field_names, CF_F_COUNT, name);
 }
 
 static const char *field_name(unsigned f)
