@@ -86,6 +86,18 @@ static void error_ack(struct conn *c, uint32_t msg, uint16_t code)
     c->close_now = true;
 }
 
+/* Idle, with a receive descriptor posted again: a NOP tells the tester
+ * (VITCP-3.2-NOP-SUFFICIENT); a stale count stays stale (the fault). */
+static void credit_nop(struct conn *c)
+{
+    if (c->p->fault != MINI_FAULT_STALE_RX_POSTED)
+        c->rx_posted++;
+    struct vw_vitcp_enc enc;
+    data_hdr(c, &enc, VW_VITCP_NOP);
+    enc.hdr.msg_num = c->next_msg - 1;
+    send_seg(c, &enc);
+}
+
 static void refuse(struct conn *c, unsigned type)
 {
     struct vw_vitcp_enc enc;
@@ -276,6 +288,8 @@ static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
         memcpy(c->region + (seg->rdma.addr - REGION_ADDR) + seg->hdr.data_offset, seg->payload, seg->payload_len);
         if (seg->hdr.flags & VW_VITCP_FLAG_EOM)
             c->last_ok = seg->hdr.msg_num;
+        if ((seg->hdr.flags & (VW_VITCP_FLAG_EOM | VW_VITCP_FLAG_IDV)) == (VW_VITCP_FLAG_EOM | VW_VITCP_FLAG_IDV))
+            credit_nop(c); /* immediate data took a receive descriptor: post it again and say so */
         return;
     case VW_VITCP_RDMA_READ_REQ: {
         if (c->nreads >= PEER_WINDOW)

@@ -112,7 +112,8 @@ static void each_fault_fails_exactly_its_rule(void **state)
         {MINI_FAULT_NO_UTE, "VITCP-3.6-BAD-CRC-ACK-UTE", NULL, false},
         /* serving a read past its own window: A13, the draft limits only the requester */
         {MINI_FAULT_READ_OVERRUN, "VITCP-2.2.2.2.6-READ-WINDOW-EXCESS", NULL, true},
-        {MINI_FAULT_STALE_RX_POSTED, "VITCP-3.3-DFC-ADVERTISE", NULL, false},
+        /* a count that never rises also leaves an idle peer's NOPs without news */
+        {MINI_FAULT_STALE_RX_POSTED, "VITCP-3.3-DFC-ADVERTISE", "VITCP-3.2-NOP-SUFFICIENT", false},
         {MINI_FAULT_URGENT, "VITCP-3.7-URGENT-ONLY-IF-OFFERED", NULL, false},
         {MINI_FAULT_READ_WRONG_MSG, "VITCP-3.2-RESP-MSG-NUM", NULL, false},
         {MINI_FAULT_IGNORE_DFC, "VITCP-3.2-DFC-DELAY", NULL, false},

@@ -38,6 +38,7 @@ BIG_MESSAGE_CASES = {"multi-segment-echo", "multi-segment-immediate"}  # a 65536
 READ_CASES = {"rdma-write-readback", "rdma-read-interleave", "read-past-window", "rr-read-bad-handle"}
 RD_ONLY_CASES = {"nop-ignored-fields", "bad-crc-reliable-delivery", "txerr-reliable-delivery"}
 RR_ONLY_CASES = {"rr-write-bad-handle", "rr-read-bad-handle", "rr-bad-crc-ute"}
+WRITE_CASES = {"rr-write-bad-handle", "nop-credit-update"}  # need RDMA Write enabled
 
 MATRIX = [
     (["no-crc"], CRC_CASES),                                  # 3.6: MAY contain the CRC option
@@ -46,7 +47,7 @@ MATRIX = [
     (["crc-on-reject"], set()),                               # V6: Segment Length 28
     (["offer-urgent"], set()),                                # 3.7: either end may
     (["read-window=1"], {"rdma-read-interleave"}),            # two reads at once need 2
-    (["no-rdma"], READ_CASES | {"rr-write-bad-handle"}),      # 3.3: enables independent
+    (["no-rdma"], READ_CASES | WRITE_CASES),      # 3.3: enables independent
     (["credits=1"], set()),                                   # C11 no longer wants 2
     (["dfc"], set()),                                         # 3.3: the target is flow-controlled
     (["level=rd"], RR_ONLY_CASES),                            # VIA 2.5: fewer levels
@@ -54,7 +55,7 @@ MATRIX = [
     (["level=u"], RD_ONLY_CASES | RR_ONLY_CASES | {"rdma-write-readback", "rdma-read-interleave",
                                                    "read-past-window", "active-read-window"}),
     (["no-crc", "seg-size=1400", "mtu=32768", "offer-urgent"], CRC_CASES | BIG_MESSAGE_CASES),
-    (["no-rdma", "credits=1", "read-window=1", "crc-on-reject"], READ_CASES | {"rr-write-bad-handle"}),
+    (["no-rdma", "credits=1", "read-window=1", "crc-on-reject"], READ_CASES | WRITE_CASES),
     (["level=rr", "seg-size=1400", "no-crc", "credits=1"], RD_ONLY_CASES | CRC_CASES),
     (["dfc", "credits=1", "level=rr"], RD_ONLY_CASES),
 ]

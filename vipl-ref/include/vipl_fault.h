@@ -37,7 +37,8 @@
     X(URGENT_BSD, "urgent-bsd", "VITCP-3.7-URGENT-RFC1122", "designates each segment's first byte as urgent the BSD way (pointer one past it)") \
     X(URGENT_MID, "urgent-mid", "VITCP-3.7-URGENT-FIRST-BYTE", "designates a byte inside each segment as urgent") \
     X(URGENT_UNOFFERED, "urgent-unoffered", "VITCP-3.7-URGENT-ONLY-IF-OFFERED", "designates urgent data although the peer never sent the Urgent Marker option") \
-    X(KEEP_MALFORMED_OPEN, "keep-malformed-open", "VITCP-4-MALFORMED-CLOSE", "ignores a malformed or unexpected first segment and keeps TCP open")
+    X(KEEP_MALFORMED_OPEN, "keep-malformed-open", "VITCP-4-MALFORMED-CLOSE", "ignores a malformed or unexpected first segment and keeps TCP open") \
+    X(NO_CREDIT_NOP, "no-credit-nop", "VITCP-3.2-NOP-SUFFICIENT", "when idle, never sends a NOP to tell a flow-controlled peer of reposted receives")
 
 enum vipl_fault {
     VIPL_FAULT_NONE = 0,

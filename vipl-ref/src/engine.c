@@ -818,7 +818,7 @@ bool vi_advert_due(struct vipl_vi *vi)
     /* V17: a NOP tells a flow-controlled peer about new receives only when
      * what it last heard covers at most half of what is posted (an outgoing
      * data segment carries the count anyway). */
-    if (!vi->peer_dfc || vi->adv_sent == vi->rx_posted)
+    if (!vi->peer_dfc || vi->adv_sent == vi->rx_posted || fault(vi) == VIPL_FAULT_NO_CREDIT_NOP)
         return false;
     int16_t peer_credit = (int16_t)(uint16_t)(vi->adv_sent - vi->peer_consumed);
     uint32_t posted = vi->rq.tail - vi->rq.next;
