@@ -53,7 +53,13 @@ RELAY_CASES = {
     "ift-relay-place-again",
 }
 ACTIVE_CASES |= RELAY_CASES
+# Capture cases (NAME.meta + NAME.pcapng, I19): recorded by
+# scripts/record-ift-captures.sh, replayed with the target as B or as A.
+CAPTURE_ACTIVE = {"ift-capture-exchange", "ift-capture-bad-crc"}
+CAPTURE_PASSIVE = {"ift-capture-listen"}
+ACTIVE_CASES |= CAPTURE_ACTIVE
 PASSIVE_CASES = {"ift-listen-phase0", "ift-listen-wait-phase1", "ift-listen-r-disagree", "ift-listen-bad-phase"}
+PASSIVE_CASES |= CAPTURE_PASSIVE
 IFT_CASES = ACTIVE_CASES | PASSIVE_CASES
 
 # Not applicable against a default ift-peer: they need a target in DDP mode.
@@ -306,6 +312,49 @@ class IftSuite(unittest.TestCase):
                 self.assertEqual(c["failed_requirement"], rid, c["message"])
             self.assertIn(says, c["message"])
         self.assertIn(rc, (0, 1), text)  # a SHOULD's failure does not fail the run; no usage error
+
+    def test_capture_cases_load_and_reject_damage(self):
+        """I19: `show` compiles each IFT capture case into steps (the target's
+        answers as recorded, with their digests); a damaged recording or meta
+        is a load error that names the file, never a crash or a case."""
+        d = os.path.join(CASES, "ift")
+        metas = sorted(f for f in os.listdir(d) if f.endswith(".meta"))
+        self.assertGreaterEqual(len(metas), 2)
+        for m in metas:
+            p = subprocess.run([CONFORM, "show", os.path.join(d, m)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("protocol ift", p.stdout)
+            self.assertRegex(p.stdout, r"expect +Ind \(as recorded")
+            self.assertRegex(p.stdout, r"send +Ind \(recorded")
+        out = subprocess.run([CONFORM, "show", os.path.join(d, "400-capture-exchange.meta")],
+                             stdout=subprocess.PIPE, text=True).stdout
+        self.assertRegex(out, r"expect +ReadResp .*payload=3000 digest=\d+ \[IFT-6-DELIVERS-IN-ORDER\]")
+        self.assertRegex(out, r"only-if +Ind r=1 hc=1 pc=1")
+        with tempfile.TemporaryDirectory() as t:
+            os.mkdir(os.path.join(t, "ift"))
+            src = os.path.join(d, "400-capture-exchange")
+            with open(src + ".pcapng", "rb") as f:
+                blob = f.read()
+            with open(src + ".meta") as f:
+                meta = f.read()
+            bad = {
+                "cut.meta": (meta, blob[:len(blob) * 2 // 3], "400"),
+                "junk.meta": (meta, b"\x0a\x0d\x0d\x0a" + b"\xff" * 60, "junk"),
+                "word.meta": (meta + "frobnicate yes\n", blob, "unknown line"),
+                "id.meta": (meta + "frame 9 VITCP-3.2-VERSION\n", blob, "IFT requirement ID"),
+            }
+            for name, (text, pcap, says) in bad.items():
+                with open(os.path.join(t, "ift", name), "w") as f:
+                    f.write(text)
+                with open(os.path.join(t, "ift", name[:-5] + ".pcapng"), "wb") as f:
+                    f.write(pcap)
+                p = subprocess.run([CONFORM, "show", os.path.join(t, "ift", name)], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+                self.assertEqual(p.returncode, 2, (name, p.stdout, p.stderr))
+                self.assertIn(name[:-5], p.stderr)
+                if name != "cut.meta":
+                    self.assertIn(says, p.stderr)
 
     def test_protocol_selects_the_cases(self):
         peer = Peer()
