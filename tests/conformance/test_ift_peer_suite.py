@@ -53,13 +53,20 @@ RELAY_CASES = {
     "ift-relay-place-again",
 }
 ACTIVE_CASES |= RELAY_CASES
+# The same through the relay with the target as A (listen mode, C53).
+RELAY_PASSIVE = {
+    "ift-relay-listen-in-order", "ift-relay-listen-sp0-no-speculation", "ift-relay-listen-false-hcrc",
+    "ift-relay-listen-false-vtag", "ift-relay-listen-false-hsize", "ift-relay-listen-false-pcrc",
+    "ift-relay-listen-no-overwrite", "ift-relay-listen-place-again",
+}
 # Capture cases (NAME.meta + NAME.pcapng, I19): recorded by
 # scripts/record-ift-captures.sh, replayed with the target as B or as A.
 CAPTURE_ACTIVE = {"ift-capture-exchange", "ift-capture-bad-crc"}
 CAPTURE_PASSIVE = {"ift-capture-listen"}
 ACTIVE_CASES |= CAPTURE_ACTIVE
 PASSIVE_CASES = {"ift-listen-phase0", "ift-listen-wait-phase1", "ift-listen-r-disagree", "ift-listen-bad-phase"}
-PASSIVE_CASES |= CAPTURE_PASSIVE
+PASSIVE_CASES |= CAPTURE_PASSIVE | RELAY_PASSIVE
+RELAY_CASES |= RELAY_PASSIVE
 IFT_CASES = ACTIVE_CASES | PASSIVE_CASES
 
 # Not applicable against a default ift-peer: they need a target in DDP mode.
@@ -158,9 +165,10 @@ def run_active(peer_args, extra=(), relay=False):
         peer.stop()
 
 
-def run_passive(client_args, extra=()):
+def run_passive(client_args, extra=(), relay=False):
+    """relay: the listen-mode relay cases run too (C53); else --no-relay."""
     cmd = " ".join([PEER, "--connect", "{host}:{port}"] + CLIENT_OPS + list(client_args))
-    return conform(["--listen", "0", "--connect-cmd", cmd], extra)
+    return conform(["--listen", "0", "--connect-cmd", cmd], list(extra) + ([] if relay else ["--no-relay"]))
 
 
 def faults():
@@ -198,8 +206,8 @@ class IftSuite(unittest.TestCase):
         # the relay needs root (CI runs the tests as root); else its cases are skipped with the reason
         self.check_report(rep, junit, text, ACTIVE_CASES, DEFAULT_NA, relay_ran=os.geteuid() == 0)
         self.assertEqual(rc, 0, text)
-        rc, rep, junit, text = run_passive([])
-        self.check_report(rep, junit, text, PASSIVE_CASES, set())
+        rc, rep, junit, text = run_passive([], relay=True)
+        self.check_report(rep, junit, text, PASSIVE_CASES, set(), relay_ran=os.geteuid() == 0)
         self.assertEqual(rc, 0, text)
 
     def test_every_choice_passes(self):
