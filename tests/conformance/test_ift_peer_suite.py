@@ -283,6 +283,28 @@ class IftSuite(unittest.TestCase):
                 self.assertNotEqual(r["status"], "", rid)
                 self.assertTrue(r["reason"], rid)
 
+    def test_catalog_names_real_cases(self):
+        """Every wire/catalog/ift.def entry checked actively names its
+        case(s) in its "how checked" text ("vitcp-conform cases ift-..."),
+        and every case a text names exists and tests that entry (vitcp-conform
+        list: the cases that name the ID), so the links cannot rot."""
+        p = subprocess.run([CONFORM, "list", "--json", "--protocol", "ift", "--cases", CASES],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
+        reqs = json.loads(p.stdout)["requirements"]
+        every_case = set().union(*(r["cases"] for r in reqs))
+        self.assertEqual(every_case, IFT_CASES)
+        active = 0
+        for r in reqs:
+            named = re.search(r"vitcp-conform cases? ([a-z0-9, -]+)", r["reason"])
+            if r["status"].startswith("active"):
+                active += 1
+                self.assertTrue(named, "%s is checked actively but its text names no case" % r["id"])
+            if named:
+                for cid in [c.strip() for c in named.group(1).split(",")]:
+                    self.assertIn(cid, every_case, "%s names case %s, which does not exist" % (r["id"], cid))
+                    self.assertIn(cid, r["cases"], "%s names %s, which does not test it" % (r["id"], cid))
+        self.assertGreaterEqual(active, 40)
+
     def test_generic_runner_features_fail_what_differs(self):
         """if-open makes a refused offer not applicable, but never excuses a
         message that differs; a later connect opens a new session; a relay
