@@ -16,8 +16,13 @@ generic step runner.
    RELATED. Every case is failed by some fault or listed in NO_FAULT_FAILS
    with the reason.
 3. The IFT requirements no case tests are listed with the reason by
-   `vitcp-conform list --protocol ift` (NOT_ACTIVE below is what it shows).
+   `vitcp-conform list --protocol ift` (NOT_ACTIVE below is what it shows);
+   every catalog entry checked actively names its cases, and those cases
+   exist and test it.
 4. `--protocol ift` selects only IFT cases.
+5. The capture cases (NAME.meta + NAME.pcapng, I19) load, and a damaged
+   recording or meta is a load error; they run with the others in 1 and 2,
+   as do the listen-mode relay cases (C53).
 
 Environment: IFT_PEER, VITCP_CONFORM (programs), VITCP_CASES (case folder).
 """
