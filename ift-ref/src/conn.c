@@ -334,6 +334,9 @@ static void on_indication(struct conn *c, const struct vw_ift_pdu *pdu, enum vw_
         c->eof = true;
         return;
     }
+    /* the reaction faults (I20): B answers what it must refuse */
+    if (!c->is_a && fatal == VW_REQ_IFT_4_2_IND_CRC && o->fault == FAULT_ANSWER_BAD_IND_CRC)
+        fatal = VW_REQ_NONE;
     if (fatal != VW_REQ_NONE) {
         fail(c, fatal, "%s", fatal == VW_REQ_IFT_4_2_IND_CRC      ? "bad indication CRC: closed (I8)"
                              : fatal == VW_REQ_IFT_4_1_MAGIC       ? "bad magic: closed (I8)"
@@ -342,7 +345,10 @@ static void on_indication(struct conn *c, const struct vw_ift_pdu *pdu, enum vw_
     }
     /* errors in the indication itself (Version 0, BC version of a version 1, phase) */
     for (unsigned i = 0; i < fs.count; i++)
-        if (fs.item[i].severity == VW_SEV_ERROR && fs.item[i].req != VW_REQ_IFT_4_2_BC_VERSION_REJECT) {
+        if (fs.item[i].severity == VW_SEV_ERROR && fs.item[i].req != VW_REQ_IFT_4_2_BC_VERSION_REJECT &&
+            !(!c->is_a && fs.item[i].req == VW_REQ_IFT_4_2_VERSION && o->fault == FAULT_ANSWER_VERSION_0) &&
+            !(!c->is_a && fs.item[i].req == VW_REQ_IFT_4_2_PHASE && o->fault == FAULT_ANSWER_PHASE_1) &&
+            !(!c->is_a && fs.item[i].req == VW_REQ_IFT_4_2_IND_CRC && o->fault == FAULT_ANSWER_BAD_IND_CRC)) {
             fail(c, fs.item[i].req, "%s", fs.item[i].detail);
             return;
         }

@@ -25,7 +25,10 @@
     X(EARLY_FRAMES, "early-frames", "IFT-4.2-FRAMES-AFTER-PHASE1", "--connect: frames right after phase 0, before phase 1 arrived (VTag 0)") \
     X(ANSWER_INCOMPATIBLE, "answer-incompatible", "IFT-4.2-BC-VERSION-REJECT", "reacts: B answers an indication with BC Version above 1 instead of closing") \
     X(IGNORE_R_DISAGREE, "ignore-r-disagree", "IFT-4.2-R-AGREE", "reacts: the connection goes on when the R bits disagree") \
-    X(PLACE_BAD_FRAMES, "place-bad-frames", "IFT-5.1-NO-DATA-AFTER-ERROR", "reacts: frames with a wrong VTag or a bad CRC are placed, echoed or answered")
+    X(PLACE_BAD_FRAMES, "place-bad-frames", "IFT-5.1-NO-DATA-AFTER-ERROR", "reacts: frames with a wrong VTag or a bad CRC are placed, echoed or answered") \
+    X(ANSWER_VERSION_0, "answer-version-0", "IFT-4.2-VERSION", "reacts: B answers a Version 0 indication instead of closing") \
+    X(ANSWER_BAD_IND_CRC, "answer-bad-ind-crc", "IFT-4.2-IND-CRC", "reacts: B does not check the indication's CRC (a bad one, or CRC-32, is answered)") \
+    X(ANSWER_PHASE_1, "answer-phase-1", "IFT-4.2-PHASE", "reacts: B answers a phase 1 indication where phase 0 is due")
 
 enum ift_fault {
     FAULT_NONE = 0,

@@ -16,8 +16,13 @@ generic step runner.
    RELATED. Every case is failed by some fault or listed in NO_FAULT_FAILS
    with the reason.
 3. The IFT requirements no case tests are listed with the reason by
-   `vitcp-conform list --protocol ift` (NOT_ACTIVE below is what it shows).
+   `vitcp-conform list --protocol ift` (NOT_ACTIVE below is what it shows);
+   every catalog entry checked actively names its cases, and those cases
+   exist and test it.
 4. `--protocol ift` selects only IFT cases.
+5. The capture cases (NAME.meta + NAME.pcapng, I19) load, and a damaged
+   recording or meta is a load error; they run with the others in 1 and 2,
+   as do the listen-mode relay cases (C53).
 
 Environment: IFT_PEER, VITCP_CONFORM (programs), VITCP_CASES (case folder).
 """
@@ -53,7 +58,20 @@ RELAY_CASES = {
     "ift-relay-place-again",
 }
 ACTIVE_CASES |= RELAY_CASES
+# The same through the relay with the target as A (listen mode, C53).
+RELAY_PASSIVE = {
+    "ift-relay-listen-in-order", "ift-relay-listen-sp0-no-speculation", "ift-relay-listen-false-hcrc",
+    "ift-relay-listen-false-vtag", "ift-relay-listen-false-hsize", "ift-relay-listen-false-pcrc",
+    "ift-relay-listen-no-overwrite", "ift-relay-listen-place-again",
+}
+# Capture cases (NAME.meta + NAME.pcapng, I19): recorded by
+# scripts/record-ift-captures.sh, replayed with the target as B or as A.
+CAPTURE_ACTIVE = {"ift-capture-exchange", "ift-capture-bad-crc"}
+CAPTURE_PASSIVE = {"ift-capture-listen"}
+ACTIVE_CASES |= CAPTURE_ACTIVE
 PASSIVE_CASES = {"ift-listen-phase0", "ift-listen-wait-phase1", "ift-listen-r-disagree", "ift-listen-bad-phase"}
+PASSIVE_CASES |= CAPTURE_PASSIVE | RELAY_PASSIVE
+RELAY_CASES |= RELAY_PASSIVE
 IFT_CASES = ACTIVE_CASES | PASSIVE_CASES
 
 # Not applicable against a default ift-peer: they need a target in DDP mode.
@@ -67,13 +85,13 @@ CLIENT_OPS = ["--read", "16", "--timeout", "2000"]
 UNCAUGHT = {}
 
 # Cases no fault fails, and why (the test checks the list is exactly that).
+# The refusals 081, 083, 084 and 087 are failed by the reaction faults
+# answer-version-0, answer-bad-ind-crc and answer-phase-1 (I20).
 NO_FAULT_FAILS = {
-    "ift-version-0": "a reaction (I15); ift-peer has no fault that answers a Version 0 indication",
-    "ift-bad-magic": "a reaction; ift-peer has no fault that answers a bad magic",
-    "ift-bad-ind-crc": "a reaction; ift-peer has no fault that answers a bad indication CRC",
-    "ift-ind-crc32-refused": "a reaction; ift-peer has no fault that takes CRC-32 for CRC-32C",
-    "ift-phase-1-first": "a reaction (I15); ift-peer has no fault that answers a phase 1 first",
-    "ift-frame-before-indication": "a reaction; ift-peer has no fault that takes a frame for an indication",
+    "ift-bad-magic": "a reaction (I20); ift-peer's framer knows an indication by its magic and stops before its "
+                     "decoder sees one without it, so no fault of it can answer a bad magic",
+    "ift-frame-before-indication": "a reaction (I20); ift-peer's framer cannot take a frame for an indication: "
+                                   "a fault that answered one would first have to read 64 bytes of a frame as one",
 }
 
 for _c in RELAY_CASES:
@@ -83,6 +101,8 @@ for _c in RELAY_CASES:
 
 # Other IDs a fault legitimately makes a case fail with, and why.
 RELATED = {
+    # a receiver that does not check the indication's CRC takes CRC-32 too (084)
+    "answer-bad-ind-crc": {"IFT-5.1-CRC32C"},
 }
 
 # What the fault/choice runs of each kind need.
@@ -152,9 +172,10 @@ def run_active(peer_args, extra=(), relay=False):
         peer.stop()
 
 
-def run_passive(client_args, extra=()):
+def run_passive(client_args, extra=(), relay=False):
+    """relay: the listen-mode relay cases run too (C53); else --no-relay."""
     cmd = " ".join([PEER, "--connect", "{host}:{port}"] + CLIENT_OPS + list(client_args))
-    return conform(["--listen", "0", "--connect-cmd", cmd], extra)
+    return conform(["--listen", "0", "--connect-cmd", cmd], list(extra) + ([] if relay else ["--no-relay"]))
 
 
 def faults():
@@ -192,8 +213,8 @@ class IftSuite(unittest.TestCase):
         # the relay needs root (CI runs the tests as root); else its cases are skipped with the reason
         self.check_report(rep, junit, text, ACTIVE_CASES, DEFAULT_NA, relay_ran=os.geteuid() == 0)
         self.assertEqual(rc, 0, text)
-        rc, rep, junit, text = run_passive([])
-        self.check_report(rep, junit, text, PASSIVE_CASES, set())
+        rc, rep, junit, text = run_passive([], relay=True)
+        self.check_report(rep, junit, text, PASSIVE_CASES, set(), relay_ran=os.geteuid() == 0)
         self.assertEqual(rc, 0, text)
 
     def test_every_choice_passes(self):
@@ -269,6 +290,28 @@ class IftSuite(unittest.TestCase):
                 self.assertNotEqual(r["status"], "", rid)
                 self.assertTrue(r["reason"], rid)
 
+    def test_catalog_names_real_cases(self):
+        """Every wire/catalog/ift.def entry checked actively names its
+        case(s) in its "how checked" text ("vitcp-conform cases ift-..."),
+        and every case a text names exists and tests that entry (vitcp-conform
+        list: the cases that name the ID), so the links cannot rot."""
+        p = subprocess.run([CONFORM, "list", "--json", "--protocol", "ift", "--cases", CASES],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
+        reqs = json.loads(p.stdout)["requirements"]
+        every_case = set().union(*(r["cases"] for r in reqs))
+        self.assertEqual(every_case, IFT_CASES)
+        active = 0
+        for r in reqs:
+            named = re.search(r"vitcp-conform cases? ([a-z0-9, -]+)", r["reason"])
+            if r["status"].startswith("active"):
+                active += 1
+                self.assertTrue(named, "%s is checked actively but its text names no case" % r["id"])
+            if named:
+                for cid in [c.strip() for c in named.group(1).split(",")]:
+                    self.assertIn(cid, every_case, "%s names case %s, which does not exist" % (r["id"], cid))
+                    self.assertIn(cid, r["cases"], "%s names %s, which does not test it" % (r["id"], cid))
+        self.assertGreaterEqual(active, 40)
+
     def test_generic_runner_features_fail_what_differs(self):
         """if-open makes a refused offer not applicable, but never excuses a
         message that differs; a later connect opens a new session; a relay
@@ -306,6 +349,49 @@ class IftSuite(unittest.TestCase):
                 self.assertEqual(c["failed_requirement"], rid, c["message"])
             self.assertIn(says, c["message"])
         self.assertIn(rc, (0, 1), text)  # a SHOULD's failure does not fail the run; no usage error
+
+    def test_capture_cases_load_and_reject_damage(self):
+        """I19: `show` compiles each IFT capture case into steps (the target's
+        answers as recorded, with their digests); a damaged recording or meta
+        is a load error that names the file, never a crash or a case."""
+        d = os.path.join(CASES, "ift")
+        metas = sorted(f for f in os.listdir(d) if f.endswith(".meta"))
+        self.assertGreaterEqual(len(metas), 2)
+        for m in metas:
+            p = subprocess.run([CONFORM, "show", os.path.join(d, m)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("protocol ift", p.stdout)
+            self.assertRegex(p.stdout, r"expect +Ind \(as recorded")
+            self.assertRegex(p.stdout, r"send +Ind \(recorded")
+        out = subprocess.run([CONFORM, "show", os.path.join(d, "400-capture-exchange.meta")],
+                             stdout=subprocess.PIPE, text=True).stdout
+        self.assertRegex(out, r"expect +ReadResp .*payload=3000 digest=\d+ \[IFT-6-DELIVERS-IN-ORDER\]")
+        self.assertRegex(out, r"only-if +Ind r=1 hc=1 pc=1")
+        with tempfile.TemporaryDirectory() as t:
+            os.mkdir(os.path.join(t, "ift"))
+            src = os.path.join(d, "400-capture-exchange")
+            with open(src + ".pcapng", "rb") as f:
+                blob = f.read()
+            with open(src + ".meta") as f:
+                meta = f.read()
+            bad = {
+                "cut.meta": (meta, blob[:len(blob) * 2 // 3], "400"),
+                "junk.meta": (meta, b"\x0a\x0d\x0d\x0a" + b"\xff" * 60, "junk"),
+                "word.meta": (meta + "frobnicate yes\n", blob, "unknown line"),
+                "id.meta": (meta + "frame 9 VITCP-3.2-VERSION\n", blob, "IFT requirement ID"),
+            }
+            for name, (text, pcap, says) in bad.items():
+                with open(os.path.join(t, "ift", name), "w") as f:
+                    f.write(text)
+                with open(os.path.join(t, "ift", name[:-5] + ".pcapng"), "wb") as f:
+                    f.write(pcap)
+                p = subprocess.run([CONFORM, "show", os.path.join(t, "ift", name)], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+                self.assertEqual(p.returncode, 2, (name, p.stdout, p.stderr))
+                self.assertIn(name[:-5], p.stderr)
+                if name != "cut.meta":
+                    self.assertIn(says, p.stderr)
 
     def test_protocol_selects_the_cases(self):
         peer = Peer()

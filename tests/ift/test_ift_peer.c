@@ -1091,7 +1091,8 @@ static void test_every_fault_is_visible(void **state)
     unsigned nfaults = 0;
     static const char *const client_side[] = {"rdma-hdr-in-header", "early-frames"};
     static const char *const reactions[] = {"answer-incompatible", "ignore-r-disagree", "place-bad-frames",
-                                            "fixed-vtag"};
+                                            "fixed-vtag", "answer-version-0", "answer-bad-ind-crc",
+                                            "answer-phase-1"};
     for (char *save, *line = strtok_r(lp.text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char name[64], id[64];
         assert_int_equal(sscanf(line, "%63s %63s", name, id), 2);
@@ -1164,6 +1165,21 @@ static void test_every_fault_is_visible(void **state)
                 char *lint = rec_lint(&rec);
                 assert_int_equal(strstr(lint, "error IFT-4.2-BC-VERSION-REJECT (") != NULL, faulty);
                 free(lint);
+            } else if (strncmp(name, "answer-", 7) == 0) {
+                /* I20: B answers an indication it must refuse (Version 0, a bad CRC, phase 1 first) */
+                raw_init(&r, connect_port(t.port), true, &rec, 0x3131, VW_IFT_FLAG_R);
+                struct vw_ift_ind_enc e;
+                vw_ift_ind_enc_init(&e, strcmp(name, "answer-phase-1") == 0 ? 1 : 0, r.vtag, true, true);
+                e.flags |= VW_IFT_FLAG_R;
+                if (strcmp(name, "answer-version-0") == 0)
+                    e.version = 0;
+                if (strcmp(name, "answer-bad-ind-crc") == 0)
+                    e.crc = VW_IFT_CRC_BAD;
+                uint8_t ind[VW_IFT_IND_LEN];
+                assert_int_equal(vw_ift_ind_encode(&e, ind, sizeof ind), VW_IFT_IND_LEN);
+                raw_send(&r, ind, sizeof ind);
+                raw_pump(&r, 3000, NULL, 0);
+                assert_int_equal(r.got_ind, faulty); /* the fault answers; the control closes */
             } else if (strcmp(name, "ignore-r-disagree") == 0) {
                 bool answered = raw_negotiate(&r, t.port, &rec, VW_IFT_FLAG_HC);
                 assert_true(answered);
@@ -1202,7 +1218,7 @@ static void test_every_fault_is_visible(void **state)
             target_stop(&t);
         }
     }
-    assert_int_equal(nfaults, 17);
+    assert_int_equal(nfaults, 20);
     proc_free(&lp);
 }
 

@@ -38,7 +38,7 @@ struct cf_step;
 struct cf_result;
 struct cf_engine;
 
-#define CF_MAX_FIELDS 32  /* field indices a module defines are below this */
+#define CF_MAX_FIELDS 40  /* field indices a module defines are below this */
 #define CF_MSG_NO_TYPE 0xFFu
 
 /* One message the target sent, decoded by the module's session. */

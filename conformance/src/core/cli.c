@@ -479,7 +479,20 @@ static int cmd_show(int argc, char **argv, FILE *out, FILE *err)
         return CF_EXIT_USAGE;
     }
     char msg[512];
-    const struct conform_protocol *pr = NULL; /* the module with capture cases (VI/TCP's) */
+    /* the module whose cases folder holds the meta (cases/ift/NAME.meta:
+     * IFT's), else the first with capture cases it describes (VI/TCP's) */
+    const struct conform_protocol *pr = NULL;
+    const char *slash = strrchr(argv[2], '/');
+    if (slash) {
+        const char *dir = slash;
+        while (dir > argv[2] && dir[-1] != '/')
+            dir--;
+        for (const struct conform_protocol *const *p = cf_protocols; *p && !pr; p++)
+            if ((*p)->load_capture_case && (*p)->describe_capture_case && (*p)->cases_subdir &&
+                (*p)->cases_subdir[0] && strlen((*p)->cases_subdir) == (size_t)(slash - dir) &&
+                strncmp(dir, (*p)->cases_subdir, (size_t)(slash - dir)) == 0)
+                pr = *p;
+    }
     for (const struct conform_protocol *const *p = cf_protocols; *p && !pr; p++)
         if ((*p)->load_capture_case && (*p)->describe_capture_case)
             pr = *p;

@@ -610,17 +610,20 @@ static void do_accept(struct grun *r, const struct cf_step *st)
         return;
     }
     end_connection(r);
+    /* through the relay the tester listens in its namespace (C53) */
+    int lfd = r->via_relay ? r->e->relay_listen_fd : r->e->listen_fd;
     for (;;) { /* anything left from an earlier case's implementation is stale */
-        struct pollfd p = {r->e->listen_fd, POLLIN, 0};
+        struct pollfd p = {lfd, POLLIN, 0};
         if (poll(&p, 1, 0) <= 0)
             break;
-        int stale = accept(r->e->listen_fd, NULL, NULL);
+        int stale = accept(lfd, NULL, NULL);
         if (stale < 0)
             break;
         close(stale);
     }
     if (r->e->connect_cmd[0] && !r->child) {
-        r->child = cf_spawn_connector(r->e, "127.0.0.1", why, sizeof why);
+        r->child = cf_spawn_connector(r->e, r->via_relay ? cf_relay_tester_addr(r->e->relay) : "127.0.0.1", why,
+                                      sizeof why);
         if (r->child < 0) {
             r->child = 0;
             gdecide(r, CF_FAIL, st->req, "%s", why);
@@ -629,19 +632,20 @@ static void do_accept(struct grun *r, const struct cf_step *st)
     }
     unsigned wait = st->wait_ms ? st->wait_ms : r->e->accept_ms;
     int left = cf_ms_until(r->deadline);
-    struct pollfd p = {r->e->listen_fd, POLLIN, 0};
+    struct pollfd p = {lfd, POLLIN, 0};
     if (poll(&p, 1, (int)wait < left ? (int)wait : left) <= 0) {
         gdecide(r, CF_TIMEOUT, st->req, "the implementation did not connect to port %u within %u ms",
                 r->e->listen_port, wait);
         return;
     }
-    r->fd = accept4(r->e->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    r->fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (r->fd < 0) {
         gdecide(r, CF_FAIL, st->req, "accept: %s", strerror(errno));
         return;
     }
     cf_tune_socket(r->fd);
-    r->flow_on = cf_capture_flow_open(r->e, r->fd, true, &r->flow);
+    /* through the relay, the capture gets the real packets afterwards */
+    r->flow_on = !r->via_relay && cf_capture_flow_open(r->e, r->fd, true, &r->flow);
     start_session(r, st);
 }
 
@@ -796,15 +800,16 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
         r->lfd[k] = -1;
     r->rx.req = VW_REQ_NONE;
     r->deadline = cf_after_ms(c->timeout_ms);
-    if ((c->from_capture && !c->proto->load_capture_case) || c->needs_region || (c->relay && c->passive) ||
-        (c->relay && r->dgram))
+    if ((c->from_capture && !c->proto->load_capture_case) || c->needs_region || (c->relay && r->dgram))
         gdecide(r, CF_SKIP, VW_REQ_NONE, "%s cases run only scripted (or from a capture the module loads as "
-                "steps), without a region, and through the relay only active and over TCP (the generic runner)",
+                "steps), without a region, and through the relay only over TCP (the generic runner)",
                 c->proto->title);
-    else if ((c->relay || e->relay_all) && !c->passive && !r->dgram && !cf_relay_ready_active(e))
-        gdecide(r, CF_SKIP, VW_REQ_NONE, "needs the packet relay: %s", e->relay_why_active);
+    else if ((c->relay || e->relay_all) && !r->dgram &&
+             !(c->passive ? cf_relay_ready_passive(e) : cf_relay_ready_active(e)))
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "needs the packet relay: %s",
+                c->passive ? e->relay_why_passive : e->relay_why_active);
     else {
-        if ((c->relay || e->relay_all) && !c->passive && !r->dgram) {
+        if ((c->relay || e->relay_all) && !r->dgram) {
             r->via_relay = true;
             r->deadline = cf_after_ms(c->timeout_ms); /* setting up the relay is not the case's time */
             cf_relay_begin(e->relay, c->packet, c->npacket);

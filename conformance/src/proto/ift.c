@@ -17,6 +17,7 @@
 #include "vitcp/checksum.h"
 #include "vitcp/ift.h"
 #include "vitcp/ift_stream.h"
+#include "vitcp/pcap_reader.h"
 
 /* Message types: RDMAP opcodes in RDMA mode (both R set), then the
  * indication and the DDP mode's segments (the second DDP byte the ULP's). */
@@ -26,7 +27,7 @@ enum ift_field {
     F_MAGIC, F_VERSION, F_BC, F_PH, F_R, F_HC, F_PC, F_IH, F_IP, F_SP, F_SM, F_RM, F_RSVD, F_VTAG, F_CRC,
     F_VTAGDUP,
     F_HSIZE, F_PSIZE, F_T, F_L, F_RV, F_OP, F_STAG, F_TO, F_ROFF, F_QN, F_MSN, F_MO, F_PAYLOAD, F_FILL,
-    F_SIZE, F_SSTAG, F_COUNT
+    F_SIZE, F_SSTAG, F_DIGEST, F_COUNT
 };
 _Static_assert(F_COUNT <= CF_MAX_FIELDS, "IFT fields fit a step");
 
@@ -36,7 +37,7 @@ static const char *const field_names[F_COUNT] = {
     [F_RSVD] = "rsvd", [F_VTAG] = "vtag", [F_CRC] = "crc", [F_VTAGDUP] = "vtagdup", [F_HSIZE] = "hsize",
     [F_PSIZE] = "psize", [F_T] = "t", [F_L] = "l", [F_RV] = "rv", [F_OP] = "op", [F_STAG] = "stag",
     [F_TO] = "to", [F_ROFF] = "roff", [F_QN] = "qn", [F_MSN] = "msn", [F_MO] = "mo", [F_PAYLOAD] = "payload",
-    [F_FILL] = "fill", [F_SIZE] = "size", [F_SSTAG] = "sstag",
+    [F_FILL] = "fill", [F_SIZE] = "size", [F_SSTAG] = "sstag", [F_DIGEST] = "digest",
 };
 
 static const char *const type_names[IT_COUNT] = {
@@ -92,7 +93,7 @@ static const char *type_name(unsigned type)
 
 static bool field_settable(unsigned f)
 {
-    return f < F_COUNT && f != F_CRC && f != F_VTAGDUP && f != F_FILL;
+    return f < F_COUNT && f != F_CRC && f != F_VTAGDUP && f != F_FILL && f != F_DIGEST;
 }
 
 static int crc_word(const char *v)
@@ -179,6 +180,7 @@ struct reasm {
 };
 
 struct ift_session {
+    const struct cf_case *c;   /* its case (a capture case's recorded PDUs) */
     struct vw_ift_nego nego;   /* side 0 the tester, side 1 the target */
     struct vw_ift_reader reader;
     bool dead;                 /* the target's direction cannot be framed any more */
@@ -191,6 +193,13 @@ struct ift_session {
     unsigned pend_qn;
     size_t pend_len;
     struct reasm untagged, tagged;
+    /* a capture case (I19): the target's last Read Request, whose sink a
+     * replayed Read Response goes to, and the recorded TO of that
+     * response's first segment */
+    bool have_rr;
+    struct vw_rdmap_read_req rr;
+    bool rr_base_set;
+    uint64_t rr_base;
     cf_msg_sink sink;
     void *ctx;
     struct cf_rx_verdict *v;
@@ -217,10 +226,10 @@ static void take_findings(struct ift_session *s, const struct vw_findings *fs, u
 
 static void *session_new(const struct cf_case *c)
 {
-    (void)c;
     struct ift_session *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
+    s->c = c;
     vw_ift_nego_init(&s->nego);
     vw_ift_reader_init(&s->reader, &s->nego, 1, VW_IFT_READ_LIMIT_MAX);
     s->tx_hc = s->tx_pc = true;
@@ -287,6 +296,13 @@ static void reasm_flush(struct ift_session *s, struct reasm *a)
 {
     if (!a->on)
         return;
+    /* a Read Request in segments (frag): its RDMAP header from the whole payload */
+    if (a->rx.rdma && !a->rx.ddp.tagged && a->rx.ddp.rdmap_opcode == VW_RDMAP_READ_REQUEST && !a->rx.has_rr &&
+        (a->rx.has_rr = vw_rdmap_read_req_decode(a->data, a->len, &a->rx.rr))) {
+        s->have_rr = true;
+        s->rr = a->rx.rr;
+        s->rr_base_set = false;
+    }
     deliver_msg(s, frame_type(&a->rx), &a->rx, a->first, a->rx.first_len, a->data, a->len);
     reasm_drop(a);
 }
@@ -333,6 +349,11 @@ static void on_frame(struct ift_session *s, const uint8_t *raw, size_t len, cons
     }
     if (rx.rdma && !rx.ddp.tagged && rx.ddp.rdmap_opcode == VW_RDMAP_READ_REQUEST)
         rx.has_rr = vw_rdmap_read_req_decode(pl, pn, &rx.rr);
+    if (rx.has_rr) { /* where a replayed Read Response goes (I19) */
+        s->have_rr = true;
+        s->rr = rx.rr;
+        s->rr_base_set = false;
+    }
     struct reasm *a = rx.ddp.tagged ? &s->tagged : &s->untagged;
     bool continues = a->on && (rx.ddp.tagged ? a->rx.ddp.stag == rx.ddp.stag && a->rx.ddp.to + a->len == rx.ddp.to
                                              : a->rx.ddp.qn == rx.ddp.qn && a->rx.ddp.msn == rx.ddp.msn &&
@@ -687,11 +708,16 @@ static int encode_frame(struct ift_session *s, const struct cf_step *st, const i
     return 0;
 }
 
+static int encode_captured(struct ift_session *s, const struct cf_step *st, struct cf_encoded *out, char *why,
+                           size_t whylen);
+
 static int encode(void *session, const struct cf_step *st, const int64_t *vals, struct cf_encoded *out, char *why,
                   size_t whylen)
 {
     struct ift_session *s = session;
     s->pend_ind = s->pend_frame = false;
+    if (st->cap_pdu)
+        return encode_captured(s, st, out, why, whylen);
     if (st->type == IT_IND)
         return encode_ind(s, st, vals, out, why, whylen);
     return encode_frame(s, st, vals, out, why, whylen);
@@ -729,6 +755,16 @@ static void msg_free(struct cf_msg *m)
     m->raw = NULL;
     m->decoded = NULL;
 }
+
+/* FNV-1a (32 bits) of a message's payload: a capture case compares the
+ * target's answers with the recorded ones through it (I19). */
+static uint32_t fnv_add(uint32_t h, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+#define FNV_START 2166136261u
 
 /* The pattern a payload is (cf_pattern_byte with fill F, from byte 0), or -1. */
 static int64_t payload_fill(const struct ift_rx *rx)
@@ -790,6 +826,7 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
     case F_FILL: *v = payload_fill(rx); return true;
     case F_SIZE: *v = rx->rr.size; return rx->has_rr;
     case F_SSTAG: *v = rx->rr.src_stag; return rx->has_rr;
+    case F_DIGEST: *v = fnv_add(FNV_START, rx->payload, rx->payload_len); return true;
     default: return false;
     }
 }
@@ -810,6 +847,597 @@ static void describe(const struct cf_msg *m, char *out, size_t n)
     else
         snprintf(out, n, "%s qn=%u msn=%u mo=%u%s payload=%zu (%u segments)", type_name(m->type), h->qn, h->msn,
                  h->mo, h->last ? " L" : "", rx->payload_len, rx->segments);
+}
+
+/* ------------------------------------------------------- capture cases */
+
+/* NAME.meta beside NAME.pcapng (or .pcap): a recorded IFT connection
+ * replayed against the target (I19). The tester plays the recorded node A
+ * (the side that opened the TCP connection) or, with 'role passive', node
+ * B while the target connects as A (listen mode, C44). Its PDUs go out
+ * again: indications byte for byte, frames rebuilt with the target's VTag
+ * of this connection (a recorded wrong VTag stays wrong), the recorded
+ * CRCs' layout and rightness, tagged offsets into the recorded target's
+ * region moved into this target's region (run --region), and a Read
+ * Response to the sink of the target's Read Request. The other side's PDUs
+ * become expects: an indication's phase, Version, BC Version, CRC and
+ * reserved bits as recorded (each under its rule), its flags as recorded
+ * where the meta's 'choice' line does not leave them to the target (then
+ * a difference makes the case not applicable); each message (reassembled
+ * up to L) its type, queue and MSN or STag and TO, length and data digest
+ * (a Read Request its size and source STag). Then nothing more may come
+ * ('ends open'), or the target must close ('ends close'). */
+
+/* The blob starts with the recorded target's region: address (8 bytes),
+ * STag (4), then the replayed PDUs. */
+#define CAP_HDR 16
+
+struct cap_acc {        /* a target's message in progress (per tagged/untagged) */
+    bool on;
+    struct vw_ddp_hdr first;
+    bool is_rr;                 /* a Read Request: its header from the first bytes */
+    uint8_t head[VW_RDMAP_READ_REQ_HDR_LEN];
+    uint32_t digest;
+    size_t len;
+};
+
+struct cap_load {
+    struct cf_case *c;
+    size_t cap;
+    bool passive;
+    int tester;                 /* nego side of the tester: 0 (A, the connecting side) or 1 */
+    struct vw_ift_nego nego;    /* side 0: the side that opened the connection */
+    struct vw_ift_reader reader[2];
+    struct cap_acc acc[2];      /* [tagged] */
+    bool choice[F_COUNT];       /* indication flags the target may choose */
+    uint64_t rec_addr;
+    uint32_t rec_stag;
+    bool conn_seen;
+    unsigned conn;
+    uint64_t frame;             /* the frame that carried the bytes being read */
+    bool after_tester_ind;      /* the next expect follows the tester's indication */
+    bool full;
+    char err[200];
+};
+
+struct cap_side {
+    struct cap_load *L;
+    int side;
+};
+
+static void cap_match(struct cf_step *st, unsigned field, int64_t value)
+{
+    if (st->nmatch == CF_MAX_MATCHES)
+        return;
+    struct cf_match *m = &st->match[st->nmatch++];
+    memset(m, 0, sizeof *m);
+    m->field = field;
+    m->op = CF_OP_EQ;
+    m->value = value;
+}
+
+static void cap_req(struct cf_case *c, enum vw_req r)
+{
+    for (unsigned i = 0; i < c->nreqs; i++)
+        if (c->reqs[i] == r)
+            return;
+    if (c->nreqs < CF_MAX_REQS)
+        c->reqs[c->nreqs++] = r;
+}
+
+static struct cf_step *cap_step(struct cap_load *L, enum cf_step_kind kind, enum vw_req req)
+{
+    struct cf_case *c = L->c;
+    if (c->nsteps + 2 >= CF_MAX_STEPS) {
+        L->full = true;
+        return NULL;
+    }
+    struct cf_step *st = &c->steps[c->nsteps++];
+    memset(st, 0, sizeof *st);
+    st->kind = kind;
+    st->line = (unsigned)L->frame;
+    st->req = req;
+    return st;
+}
+
+static bool cap_blob(struct cap_load *L, const uint8_t *p, size_t n)
+{
+    struct cf_case *c = L->c;
+    if (c->blob_len + n > L->cap) {
+        size_t ncap = (L->cap ? L->cap * 2 : 4096) + n;
+        uint8_t *g = realloc(c->blob, ncap);
+        if (!g) {
+            snprintf(L->err, sizeof L->err, "out of memory");
+            return false;
+        }
+        c->blob = g;
+        L->cap = ncap;
+    }
+    memcpy(c->blob + c->blob_len, p, n);
+    c->blob_len += n;
+    return true;
+}
+
+/* A whole message of the target's: one expect. */
+static void cap_expect_msg(struct cap_load *L, struct cap_acc *a, bool rdma)
+{
+    const struct vw_ddp_hdr *h = &a->first;
+    unsigned type = rdma && h->rdmap_opcode < IT_IND ? h->rdmap_opcode : h->tagged ? IT_TAGGED : IT_UNTAGGED;
+    struct cf_step *st = cap_step(L, CF_STEP_EXPECT, L->c->reqs[0]);
+    if (!st)
+        return;
+    /* a target whose policy refuses the tester's recorded offer may close
+     * instead (the scripted cases' if-open, C44) */
+    st->na_if_closed = L->after_tester_ind;
+    L->after_tester_ind = false;
+    st->type = type;
+    st->cap_pdu = L->c->nsteps;
+    cap_match(st, F_T, h->tagged);
+    if (h->tagged) {
+        cap_match(st, F_STAG, h->stag);
+        cap_match(st, F_TO, (int64_t)h->to);
+    } else {
+        cap_match(st, F_QN, h->qn);
+        cap_match(st, F_MSN, h->msn);
+    }
+    cap_match(st, F_PAYLOAD, (int64_t)a->len);
+    struct vw_rdmap_read_req rr;
+    if (a->is_rr && vw_rdmap_read_req_decode(a->head, a->len < sizeof a->head ? a->len : sizeof a->head, &rr)) { /* its sink is the target's business, its source the tester's region */
+        cap_match(st, F_SIZE, rr.size);
+        cap_match(st, F_SSTAG, rr.src_stag);
+    } else {
+        cap_match(st, F_DIGEST, a->digest);
+    }
+    memset(a, 0, sizeof *a);
+}
+
+static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, bool is_ind)
+{
+    struct cap_side *sd = ctx;
+    struct cap_load *L = sd->L;
+    struct cf_case *c = L->c;
+    int side = sd->side;
+    bool tester = side == L->tester;
+    if (L->full || L->err[0])
+        return false;
+    if (!L->nego.ind_seen[side] || is_ind) {
+        struct vw_ift_ind ind;
+        if (vw_ift_ind_decode(raw, len, &ind, NULL) != VW_REQ_NONE) {
+            snprintf(L->err, sizeof L->err, "frame %llu: an indication that cannot be parsed at stream offset %llu",
+                     (unsigned long long)L->frame, (unsigned long long)off);
+            return false;
+        }
+        vw_ift_nego_indication(&L->nego, side, &ind, NULL);
+        if (tester) {
+            struct cf_step *st = cap_step(L, CF_STEP_SEND, c->reqs[0]);
+            if (!st)
+                return false;
+            st->type = IT_IND;
+            st->cap_pdu = c->nsteps;
+            st->pdu_off = c->blob_len;
+            st->pdu_len = len;
+            L->after_tester_ind = true;
+            return cap_blob(L, raw, len);
+        }
+        /* the answer as recorded: each field under its own rule */
+        struct cf_step *st = cap_step(L, CF_STEP_EXPECT, VW_REQ_IFT_4_2_PHASE);
+        if (!st)
+            return false;
+        st->type = IT_IND;
+        st->cap_pdu = c->nsteps;
+        st->na_if_closed = true; /* a target whose policy refuses the offer may close */
+        L->after_tester_ind = false;
+        cap_match(st, F_PH, vw_ift_ind_phase(&ind));
+        cap_req(c, VW_REQ_IFT_4_2_PHASE);
+        static const struct {
+            unsigned f;
+            enum vw_req req;
+        } checks[] = {{F_MAGIC, VW_REQ_IFT_4_INDICATION_FIRST}, {F_VERSION, VW_REQ_IFT_4_2_VERSION},
+                      {F_BC, VW_REQ_IFT_4_2_BC_VERSION_SET}, {F_CRC, VW_REQ_IFT_4_2_IND_CRC},
+                      {F_RSVD, VW_REQ_IFT_4_2_RESERVED_ZERO}};
+        int64_t vals[] = {ind.magic, ind.version, ind.bc_version, ind.crc_ok, !ind.reserved_zero};
+        for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+            struct cf_step *ck = cap_step(L, CF_STEP_CHECK, checks[i].req);
+            if (!ck)
+                return false;
+            ck->type = IT_IND;
+            cap_match(ck, checks[i].f, vals[i]);
+            cap_req(c, checks[i].req);
+        }
+        static const struct {
+            unsigned f;
+            uint32_t bit;
+        } flags[] = {{F_R, VW_IFT_FLAG_R}, {F_HC, VW_IFT_FLAG_HC}, {F_PC, VW_IFT_FLAG_PC}, {F_IH, VW_IFT_FLAG_IH},
+                     {F_IP, VW_IFT_FLAG_IP}, {F_SP, VW_IFT_FLAG_SP}, {F_SM, VW_IFT_FLAG_SM}, {F_RM, VW_IFT_FLAG_RM}};
+        struct cf_step *strict = NULL, *chosen = NULL;
+        for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+            struct cf_step **into = L->choice[flags[i].f] ? &chosen : &strict;
+            if (!*into && !(*into = cap_step(L, L->choice[flags[i].f] ? CF_STEP_ONLY_IF : CF_STEP_CHECK,
+                                             VW_REQ_IFT_4_2_PHASE)))
+                return false;
+            (*into)->type = IT_IND;
+            cap_match(*into, flags[i].f, (ind.flags & flags[i].bit) != 0);
+        }
+        return true;
+    }
+    struct vw_ift_frame_mode announced = {0}, carried;
+    vw_ift_nego_mode(&L->nego, side, &announced);
+    struct vw_ift_frame fr;
+    if (vw_ift_frame_decode_as_sent(raw, len, &announced, &fr, &carried, NULL) != VW_REQ_NONE) {
+        snprintf(L->err, sizeof L->err, "frame %llu: a frame that cannot be framed at stream offset %llu",
+                 (unsigned long long)L->frame, (unsigned long long)off);
+        return false;
+    }
+    bool rdma = vw_ift_nego_rdma(&L->nego);
+    if (tester) {
+        struct cf_step *st = cap_step(L, CF_STEP_SEND, c->reqs[0]);
+        if (!st)
+            return false;
+        st->type = fr.ddp_decoded ? (rdma && fr.ddp_hdr.rdmap_opcode < IT_IND ? fr.ddp_hdr.rdmap_opcode
+                                     : fr.ddp_hdr.tagged ? IT_TAGGED : IT_UNTAGGED)
+                                  : IT_UNTAGGED;
+        st->cap_pdu = c->nsteps;
+        st->pdu_off = c->blob_len;
+        st->pdu_len = len;
+        if (announced.check_vtag && fr.vtag != announced.vtag)
+            st->opts |= O_BADVTAG; /* recorded wrong: replayed wrong */
+        return cap_blob(L, raw, len);
+    }
+    if (!fr.ddp_decoded) { /* no RFC 5041 header: a message of its own */
+        struct cap_acc a = {.on = true, .digest = fnv_add(FNV_START, fr.payload, fr.payload_size),
+                            .len = fr.payload_size};
+        cap_expect_msg(L, &a, false);
+        return !L->full;
+    }
+    struct cap_acc *a = &L->acc[fr.ddp_hdr.tagged];
+    if (!a->on) {
+        a->on = true;
+        a->first = fr.ddp_hdr;
+        a->digest = FNV_START;
+        a->is_rr = rdma && !fr.ddp_hdr.tagged && fr.ddp_hdr.rdmap_opcode == VW_RDMAP_READ_REQUEST;
+    }
+    for (size_t i = 0; a->len + i < sizeof a->head && i < fr.payload_size; i++)
+        a->head[a->len + i] = fr.payload[i];
+    a->digest = fnv_add(a->digest, fr.payload, fr.payload_size);
+    a->len += fr.payload_size;
+    if (fr.ddp_hdr.last)
+        cap_expect_msg(L, a, rdma);
+    return !L->full;
+}
+
+static void cap_tcp(void *ctx, const struct vn_tcp_event *ev)
+{
+    struct cap_load *L = ctx;
+    if (!L->conn_seen) {
+        L->conn_seen = true;
+        L->conn = ev->conn;
+    }
+    if (ev->conn != L->conn || L->full || L->err[0])
+        return; /* the first connection is the case's */
+    if (ev->kind == VN_TCP_GAP) {
+        snprintf(L->err, sizeof L->err, "frame %llu: %zu bytes the capture missed", (unsigned long long)ev->frame,
+                 ev->len);
+        return;
+    }
+    if (ev->kind != VN_TCP_DATA)
+        return;
+    int side = ev->dir == VN_C2S ? 0 : 1;
+    struct cap_side sd = {L, side};
+    L->frame = ev->frame;
+    enum vw_ift_read_status rs = vw_ift_reader_feed(&L->reader[side], ev->data, ev->len, cap_pdu, &sd);
+    if (rs != VW_IFT_READ_OK && rs != VW_IFT_READ_STOPPED && !L->err[0])
+        snprintf(L->err, sizeof L->err, "frame %llu: the %s side's bytes cannot be read as IFT (status %d)",
+                 (unsigned long long)ev->frame, side == 0 ? "connecting" : "accepting", (int)rs);
+}
+
+static bool is_capture_meta(const char *name)
+{
+    (void)name;
+    return true; /* every NAME.meta in cases/ift/ is an IFT capture case */
+}
+
+static int load_capture_case(const char *meta_path, struct cf_case *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->proto = &cf_proto_ift;
+    out->from_capture = true;
+    snprintf(out->file, sizeof out->file, "%s", meta_path);
+    FILE *f = fopen(meta_path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open", meta_path);
+        return -1;
+    }
+    struct cap_load *L = calloc(1, sizeof *L);
+    if (!L) {
+        fclose(f);
+        snprintf(err, errlen, "%s: out of memory", meta_path);
+        return -1;
+    }
+    L->c = out;
+    L->rec_addr = 0x10000000u; /* I16: ift-peer's default region */
+    L->rec_stag = 1;
+    enum { FRAME_REQS = 32 };
+    unsigned long frame_no[FRAME_REQS];
+    enum vw_req frame_req[FRAME_REQS], last_req = VW_REQ_NONE;
+    unsigned nframe = 0;
+    bool ends_close = false;
+    char line[512];
+    unsigned lineno = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char *key = strtok(line, " \t\r\n");
+        if (!key)
+            continue;
+        char *rest = strtok(NULL, "\r\n");
+        while (rest && (*rest == ' ' || *rest == '\t'))
+            rest++;
+        if (!rest || !*rest) {
+            snprintf(err, errlen, "%s:%u: '%s' needs a value", meta_path, lineno, key);
+            rc = -1;
+        } else if (strcmp(key, "case") == 0) {
+            snprintf(out->id, sizeof out->id, "%s", rest);
+        } else if (strcmp(key, "title") == 0) {
+            snprintf(out->title, sizeof out->title, "%s", rest);
+        } else if (strcmp(key, "section") == 0) {
+            snprintf(out->section, sizeof out->section, "%s", rest);
+        } else if (strcmp(key, "role") == 0 && (strcmp(rest, "passive") == 0 || strcmp(rest, "active") == 0)) {
+            L->passive = rest[0] == 'p';
+        } else if (strcmp(key, "ends") == 0 && (strcmp(rest, "close") == 0 || strcmp(rest, "open") == 0)) {
+            ends_close = rest[0] == 'c';
+        } else if (strcmp(key, "region") == 0) {
+            unsigned long long a;
+            unsigned long s;
+            char tail;
+            if (sscanf(rest, "%lli %li %c", (long long *)&a, (long *)&s, &tail) != 2 || s > 0xFFFFFFFFul) {
+                snprintf(err, errlen, "%s:%u: region takes the recorded target's region address and STag",
+                         meta_path, lineno);
+                rc = -1;
+            }
+            L->rec_addr = a;
+            L->rec_stag = (uint32_t)s;
+        } else if (strcmp(key, "choice") == 0) {
+            for (char *fl = strtok(rest, " \t"); fl && rc == 0; fl = strtok(NULL, " \t")) {
+                int fi = field_by_name(fl);
+                if (fi != F_R && fi != F_HC && fi != F_PC && fi != F_IH && fi != F_IP && fi != F_SP && fi != F_SM &&
+                    fi != F_RM) {
+                    snprintf(err, errlen, "%s:%u: choice takes indication flags (r hc pc ih ip sp sm rm), not '%s'",
+                             meta_path, lineno, fl);
+                    rc = -1;
+                } else {
+                    L->choice[fi] = true;
+                }
+            }
+        } else if (strcmp(key, "require") == 0) {
+            for (char *id = strtok(rest, " \t"); id && rc == 0; id = strtok(NULL, " \t")) {
+                enum vw_req r = vw_req_by_id(id);
+                if (r == VW_REQ_NONE || strncmp(id, "IFT-", 4) != 0 || out->nreqs == CF_MAX_REQS) {
+                    snprintf(err, errlen, "%s:%u: '%s' is not an IFT requirement ID (or too many)", meta_path,
+                             lineno, id);
+                    rc = -1;
+                } else {
+                    cap_req(out, r);
+                }
+            }
+        } else if (strcmp(key, "frame") == 0 || strcmp(key, "nothing-else") == 0) {
+            char *end = rest;
+            unsigned long fno = key[0] == 'f' ? strtoul(rest, &end, 10) : 0;
+            while (*end == ' ' || *end == '\t')
+                end++;
+            enum vw_req r = vw_req_by_id(end);
+            if (r == VW_REQ_NONE || strncmp(end, "IFT-", 4) != 0 ||
+                (key[0] == 'f' && (fno == 0 || end == rest || nframe == FRAME_REQS))) {
+                snprintf(err, errlen, "%s:%u: '%s' takes %san IFT requirement ID", meta_path, lineno, key,
+                         key[0] == 'f' ? "a frame number and " : "");
+                rc = -1;
+            } else if (key[0] == 'f') {
+                frame_no[nframe] = fno;
+                frame_req[nframe++] = r;
+            } else {
+                last_req = r;
+            }
+        } else if (strcmp(key, "verdict") == 0 && strcmp(rest, "fail") == 0) {
+            out->expect_fail = true;
+        } else {
+            snprintf(err, errlen, "%s:%u: unknown line '%s' (case, title, section, require, role, choice, region, "
+                     "frame, nothing-else, ends, verdict fail)", meta_path, lineno, key);
+            rc = -1;
+        }
+    }
+    fclose(f);
+    if (rc == 0 && (!out->id[0] || !out->nreqs)) {
+        snprintf(err, errlen, "%s: needs 'case ID' and 'require ID...'", meta_path);
+        rc = -1;
+    }
+    if (rc == 0) {
+        char pcap[sizeof out->file + 8];
+        size_t n = strlen(meta_path);
+        snprintf(pcap, sizeof pcap, "%.*s.pcapng", (int)(n - 5), meta_path);
+        if (!cf_is_regular_file(pcap))
+            snprintf(pcap, sizeof pcap, "%.*s.pcap", (int)(n - 5), meta_path);
+        out->passive = L->passive;
+        L->tester = L->passive ? 1 : 0;
+        vw_ift_nego_init(&L->nego);
+        vw_ift_reader_init(&L->reader[0], &L->nego, 0, VW_IFT_READ_LIMIT_MAX);
+        vw_ift_reader_init(&L->reader[1], &L->nego, 1, VW_IFT_READ_LIMIT_MAX);
+        uint8_t hdr[CAP_HDR] = {0};
+        for (int i = 0; i < 8; i++)
+            hdr[i] = (uint8_t)(L->rec_addr >> (8 * i));
+        for (int i = 0; i < 4; i++)
+            hdr[8 + i] = (uint8_t)(L->rec_stag >> (8 * i));
+        struct cf_step *st = cap_blob(L, hdr, sizeof hdr) ? cap_step(L, L->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT,
+                                                                     out->reqs[0])
+                                                          : NULL;
+        struct vn_reader_callbacks cb = {.tcp = cap_tcp, .ctx = L};
+        char rerr[200];
+        if (!st) {
+            snprintf(err, errlen, "%s: out of memory", meta_path);
+            rc = -1;
+        } else if (vn_pcap_read(pcap, &cb, NULL, NULL, rerr, sizeof rerr) < 0) {
+            snprintf(err, errlen, "%s: %s", pcap, rerr);
+            rc = -1;
+        } else {
+            for (int side = 0; side < 2 && !L->err[0] && !L->full; side++) {
+                struct cap_side sd = {L, side};
+                vw_ift_reader_finish(&L->reader[side], cap_pdu, &sd);
+            }
+            if (L->err[0] || L->full) {
+                snprintf(err, errlen, "%s: %s", pcap, L->err[0] ? L->err : "more PDUs than a case holds");
+                rc = -1;
+            } else if (!L->nego.ind_seen[0] || !L->nego.ind_seen[1]) {
+                snprintf(err, errlen, "%s: no IFT connection with both indications", pcap);
+                rc = -1;
+            }
+        }
+        vw_ift_reader_free(&L->reader[0]);
+        vw_ift_reader_free(&L->reader[1]);
+    }
+    if (rc == 0) {
+        for (unsigned i = 1; i < out->nsteps; i++)
+            for (unsigned k = 0; k < nframe; k++)
+                if (out->steps[i].line == frame_no[k] && out->steps[i].kind == CF_STEP_EXPECT)
+                    out->steps[i].req = frame_req[k];
+        for (unsigned k = 0; k < nframe; k++)
+            cap_req(out, frame_req[k]);
+        /* the end as recorded: the target closes, or sends nothing more */
+        struct cf_step *st = &out->steps[out->nsteps++];
+        memset(st, 0, sizeof *st);
+        st->kind = ends_close ? CF_STEP_EXPECT_CLOSE : CF_STEP_EXPECT_NOTHING;
+        st->wait_ms = ends_close ? 0 : 500;
+        st->req = last_req != VW_REQ_NONE ? last_req : out->reqs[0];
+        st->line = out->steps[out->nsteps - 2].line;
+        if (last_req != VW_REQ_NONE)
+            cap_req(out, last_req);
+        out->timeout_ms = 1000u * out->nsteps + 4000u;
+    } else {
+        cf_case_free(out);
+    }
+    free(L);
+    return rc;
+}
+
+static void describe_capture_case(FILE *out, const struct cf_case *c)
+{
+    static const char *const kinds[] = {"connect", "send", "expect", "expect-close", "expect-open", "close",
+                                        "wait", "accept", "check", "only-if", "expect-nothing"};
+    fprintf(out, "case %s (%s, protocol ift, role %s): %u steps%s\n", c->id, c->file,
+            c->passive ? "passive" : "active", c->nsteps, c->expect_fail ? ", expected verdict fail" : "");
+    for (unsigned i = 0; i < c->nsteps; i++) {
+        const struct cf_step *st = &c->steps[i];
+        fprintf(out, "  %2u %-14s", i, st->kind < sizeof kinds / sizeof kinds[0] ? kinds[st->kind] : "?");
+        if (st->kind == CF_STEP_SEND || st->kind == CF_STEP_EXPECT || st->kind == CF_STEP_CHECK ||
+            st->kind == CF_STEP_ONLY_IF)
+            fprintf(out, " %s", type_name(st->type));
+        if (st->kind == CF_STEP_SEND && st->cap_pdu)
+            fprintf(out, " (recorded, frame %u, %zu bytes%s)", st->line, st->pdu_len,
+                    (st->opts & O_BADVTAG) ? ", wrong VTag" : "");
+        else if (st->cap_pdu)
+            fprintf(out, " (as recorded in frame %u)", st->line);
+        for (unsigned k = 0; k < st->nmatch; k++)
+            fprintf(out, " %s=%lld", field_name(st->match[k].field), (long long)st->match[k].value);
+        if (st->na_if_closed)
+            fputs(" if-open", out);
+        if (st->wait_ms)
+            fprintf(out, " %u ms", st->wait_ms);
+        fprintf(out, " [%s]\n", vw_req_id(st->req));
+    }
+}
+
+/* A recorded PDU of the tester's, replayed (I19): an indication byte for
+ * byte; a frame rebuilt for this connection. */
+static int encode_captured(struct ift_session *s, const struct cf_step *st, struct cf_encoded *out, char *why,
+                           size_t whylen)
+{
+    const struct cf_case *c = s->c;
+    if (!c || !c->blob || c->blob_len < CAP_HDR || st->pdu_off > c->blob_len ||
+        st->pdu_len > c->blob_len - st->pdu_off) {
+        snprintf(why, whylen, "the captured PDU is not in the case");
+        return -1;
+    }
+    const uint8_t *raw = c->blob + st->pdu_off;
+    size_t len = st->pdu_len;
+    struct vw_ift_frame_mode announced = {.hc = s->tx_hc, .pc = s->tx_pc}, carried;
+    struct vw_ift_frame fr;
+    if (st->type == IT_IND || vw_ift_frame_decode_as_sent(raw, len, &announced, &fr, &carried, NULL) != VW_REQ_NONE) {
+        out->bytes = malloc(len ? len : 1);
+        if (!out->bytes) {
+            snprintf(why, whylen, "out of memory");
+            return -1;
+        }
+        memcpy(out->bytes, raw, len);
+        out->len = len;
+        out->payload_off = out->payload_len = 0;
+        out->msg_offset = CF_MSG_NO_ECHO;
+        s->pend_ind = st->type == IT_IND;
+        return 0;
+    }
+    uint64_t rec_addr = 0;
+    uint32_t rec_stag = 0;
+    for (int i = 7; i >= 0; i--)
+        rec_addr = rec_addr << 8 | c->blob[i];
+    for (int i = 3; i >= 0; i--)
+        rec_stag = rec_stag << 8 | c->blob[8 + i];
+    bool rdma = vw_ift_nego_rdma(&s->nego);
+    uint8_t *payload = malloc(fr.payload_size + 1u);
+    if (!payload) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    memcpy(payload, fr.payload, fr.payload_size);
+    const uint8_t *hdr = fr.ddp;
+    size_t hlen = fr.header_size;
+    uint8_t ddp[VW_DDP_UNTAGGED_HDR_LEN];
+    struct vw_ddp_hdr h = fr.ddp_hdr;
+    if (fr.ddp_decoded) {
+        if (h.tagged && rdma && h.rdmap_opcode == VW_RDMAP_READ_RESPONSE && s->have_rr) {
+            /* to the sink of the target's own Read Request */
+            if (!s->rr_base_set) {
+                s->rr_base = h.to;
+                s->rr_base_set = true;
+            }
+            h.to = s->rr.sink_to + (h.to - s->rr_base);
+            h.stag = s->rr.sink_stag;
+        } else if (h.tagged && h.stag == rec_stag) {
+            h.to = region.addr + (h.to - rec_addr);
+            h.stag = region.stag;
+        }
+        struct vw_rdmap_read_req rr;
+        if (!h.tagged && rdma && h.rdmap_opcode == VW_RDMAP_READ_REQUEST &&
+            vw_rdmap_read_req_decode(payload, fr.payload_size, &rr) && rr.src_stag == rec_stag) {
+            rr.src_to = region.addr + (rr.src_to - rec_addr);
+            rr.src_stag = region.stag;
+            vw_rdmap_read_req_encode(&rr, payload, fr.payload_size);
+        }
+        if (vw_ddp_encode(&h, ddp, sizeof ddp) == hlen)
+            hdr = ddp;
+    }
+    uint16_t peer_vtag = s->nego.ind_seen[1] ? s->nego.ind[1].vtag : 0;
+    struct vw_ift_frame_enc fe;
+    vw_ift_frame_enc_init(&fe, (st->opts & O_BADVTAG) ? (uint16_t)(peer_vtag ^ 1u) : peer_vtag, carried.hc,
+                          carried.pc, hdr, hlen, payload, fr.payload_size);
+    fe.hdr_crc = fr.has_hdr_crc && !fr.hdr_crc_ok ? VW_IFT_CRC_BAD : VW_IFT_CRC_GOOD;
+    fe.payload_crc = fr.has_payload_crc && !fr.payload_crc_ok ? VW_IFT_CRC_BAD : VW_IFT_CRC_GOOD;
+    size_t n = vw_ift_frame_encoded_len(&fe);
+    out->bytes = malloc(n ? n : 1);
+    if (!out->bytes || !n || vw_ift_frame_encode(&fe, out->bytes, n) != n) {
+        free(payload);
+        snprintf(why, whylen, "the recorded frame cannot be rebuilt");
+        return -1;
+    }
+    free(payload);
+    out->len = n;
+    out->payload_off = VW_IFT_FRAME_HDR_LEN + hlen + (carried.hc ? VW_IFT_CRC_LEN : 0u);
+    out->payload_len = fr.payload_size;
+    out->msg_offset = !fr.ddp_decoded || h.tagged ? 0 : h.mo;
+    s->pend_frame = fr.ddp_decoded;
+    s->pend_untagged = !h.tagged;
+    s->pend_last = h.last;
+    s->pend_qn = h.qn;
+    s->pend_len = fr.payload_size;
+    return 0;
 }
 
 /* The region of the case that runs: --region, else ift-peer's default (I16). */
@@ -848,4 +1476,7 @@ const struct conform_protocol cf_proto_ift = {
     .field_value = field_value,
     .describe = describe,
     .run_case = run_case,
+    .load_capture_case = load_capture_case,
+    .describe_capture_case = describe_capture_case,
+    .is_capture_meta = is_capture_meta,
 };
