@@ -14,6 +14,7 @@ import concurrent.futures
 import json
 import os
 import re
+import socket
 import subprocess
 import tempfile
 import threading
@@ -27,21 +28,26 @@ FAILED = ("fail", "timeout")
 
 
 class Process:
-    """One program under test, its output (stdout and stderr) collected line
-    by line in `lines` by a thread. The constructor returns once a line
-    matches the regular expression `ready` (then self.ready_line), or stops
-    the program and raises RuntimeError when it exits or `timeout` seconds
-    pass first."""
+    """One program under test, its output (stdout and stderr) in `lines`:
+    read line by line from a pipe by a thread, or with to_file=True written
+    to a temporary file (a write to it never blocks the program, however
+    busy the test is) and read from there. The constructor returns once a
+    line matches the regular expression `ready` (then self.ready_line), or
+    stops the program and raises RuntimeError when it exits or `timeout`
+    seconds pass first."""
 
-    def __init__(self, argv, ready, name=None, timeout=10, stdin=False):
+    def __init__(self, argv, ready, name=None, timeout=10, stdin=False, to_file=False):
         self.name = name or os.path.basename(argv[0])
+        self.log = tempfile.NamedTemporaryFile(mode="w+", prefix="peer-", suffix=".log") if to_file else None
         self.proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE if stdin else None,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     stdout=self.log or subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True, errors="replace")
-        self.lines = []
+        self._lines = []
         self.cond = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        self.reader = None
+        if not to_file:
+            self.reader = threading.Thread(target=self._read, daemon=True)
+            self.reader.start()
         self.stopped = False
         try:
             self.ready_line = self.wait_for(ready, timeout)
@@ -52,30 +58,43 @@ class Process:
     def _read(self):
         for line in self.proc.stdout:
             with self.cond:
-                self.lines.append(line.rstrip("\n"))
+                self._lines.append(line.rstrip("\n"))
                 self.cond.notify_all()
+
+    @property
+    def lines(self):
+        """What it printed so far, a string a line."""
+        if self.log and not self.stopped:
+            with open(self.log.name, errors="replace") as f:
+                return f.read().splitlines()
         with self.cond:
-            self.cond.notify_all()
+            return list(self._lines)
 
     def wait_for(self, pattern, timeout=10):
         """The first line matching `pattern`, waiting at most `timeout` seconds."""
         end = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                line = next((l for l in self.lines if re.search(pattern, l)), None)
-                if line is not None:
-                    return line
-                if time.monotonic() > end or self.proc.poll() is not None:
-                    raise RuntimeError("%s did not start:\n%s" % (self.name, "\n".join(self.lines)))
-                self.cond.wait(0.2)
+        while True:
+            exited = self.proc.poll() is not None
+            if exited and self.reader:
+                self.reader.join(2)  # what it printed before it exited
+            line = next((l for l in self.lines if re.search(pattern, l)), None)
+            if line is not None:
+                return line
+            if exited or time.monotonic() > end:
+                raise RuntimeError("%s did not start:\n%s" % (self.name, "\n".join(self.lines)))
+            if self.reader:
+                with self.cond:
+                    self.cond.wait(0.2)
+            else:
+                time.sleep(0.05)
 
     def output(self):
         """Everything it printed so far, one line each."""
-        with self.cond:
-            return "".join(l + "\n" for l in self.lines)
+        return "".join(l + "\n" for l in self.lines)
 
     def stop(self):
-        """SIGTERM, then SIGKILL after 10 s; its exit status (negative: the signal)."""
+        """SIGTERM, then SIGKILL after 10 s; its exit status (negative: the
+        signal). Its output stays in `lines`; the temporary file is removed."""
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -84,12 +103,28 @@ class Process:
                 self.proc.kill()
                 self.proc.wait(10)
         if not self.stopped:
+            if self.reader:
+                self.reader.join(10)
+                self.proc.stdout.close()
+            else:
+                self._lines = self.lines
             self.stopped = True
-            self.reader.join(10)
-            self.proc.stdout.close()
+            if self.log:
+                self.log.close()
             if self.proc.stdin:
                 self.proc.stdin.close()
         return self.proc.returncode
+
+
+def free_port(kind=socket.SOCK_STREAM):
+    """A port of 127.0.0.1 free a moment ago (TCP, or kind=socket.SOCK_DGRAM)."""
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def free_udp_port():
+    return free_port(socket.SOCK_DGRAM)
 
 
 def port_of(line):
@@ -182,6 +217,19 @@ def fault_runs(jobs, one, workers):
     for job, outcome in zip(jobs, parallel(one, jobs, workers)):
         results.setdefault(job[0] if isinstance(job, tuple) else job, []).append(outcome)
     return results
+
+
+def check_protocol_selects(test, protocol, rep, text, cases, conform=None):
+    """rep (text): a run without --protocol, --only VITCP-3.2-VERSION, against
+    the peer: only VI/TCP cases ran. With --protocol P the same selection
+    matches no case of P: a usage error."""
+    test.assertTrue(rep["cases"])
+    test.assertTrue(all(c["protocol"] == "vitcp" for c in rep["cases"]), text)
+    p = subprocess.run([conform or CONFORM, "run", "--target", "127.0.0.1:1", "--protocol", protocol, "--cases",
+                        cases, "--only", "VITCP-3.2-VERSION"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=60)
+    test.assertEqual(p.returncode, 2, p.stderr)
+    test.assertIn("matches no case", p.stderr)
 
 
 def check_faults(test, faults, results, all_cases, related, uncaught, no_fault_fails, rc_ok=None,

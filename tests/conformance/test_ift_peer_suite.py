@@ -23,7 +23,6 @@ Environment: IFT_PEER, VITCP_CONFORM (programs), VITCP_CASES (case folder).
 """
 import os
 import re
-import subprocess
 import tempfile
 import unittest
 
@@ -239,13 +238,7 @@ class IftSuite(unittest.TestCase):
                                                                                  "--no-survival"], protocol=None)
         finally:
             peer.stop()
-        self.assertTrue(rep["cases"])
-        self.assertTrue(all(c["protocol"] == "vitcp" for c in rep["cases"]), text)
-        p = subprocess.run([CONFORM, "run", "--target", "127.0.0.1:1", "--protocol", "ift", "--cases", CASES,
-                            "--only", "VITCP-3.2-VERSION"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
-        self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn("matches no case", p.stderr)
+        peerlib.check_protocol_selects(self, "ift", rep, text, CASES, conform=CONFORM)
 
 
 if __name__ == "__main__":

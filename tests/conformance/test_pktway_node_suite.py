@@ -36,12 +36,12 @@ Environment: PKTWAY_NODE, VITCP_CONFORM (programs), VITCP_CASES (case folder).
 import json
 import os
 import re
-import socket
 import subprocess
 import tempfile
 import unittest
 
 import peerlib
+from peerlib import free_udp_port
 
 NODE = os.environ.get("PKTWAY_NODE", "")
 CONFORM = os.environ.get("VITCP_CONFORM", "")
@@ -114,14 +114,6 @@ RELATED = {
     "keep-symbol": {"EEP-5-HR-CONSUMES-L2RH"},
     "keep-l2rh": {"EEP-5-SYMBOL-CONSUMED"},
 }
-
-
-def free_udp_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Node(peerlib.Process):
