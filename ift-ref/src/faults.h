@@ -8,6 +8,8 @@
 #ifndef IFT_PEER_FAULTS_H
 #define IFT_PEER_FAULTS_H
 
+#include "vitcp/fault_table.h"
+
 #define IFT_FAULTS(X) \
     X(BAD_MAGIC, "bad-magic", "IFT-4-INDICATION-FIRST", "the indication's magic is 0x52444451: the stream does not start with an indication") \
     X(VERSION_0, "version-0", "IFT-4.2-VERSION", "the indication carries Version 0") \
@@ -38,10 +40,8 @@ enum ift_fault {
     FAULT_COUNT
 };
 
-/* Name ("bad-magic") or requirement ID to fault; FAULT_NONE if unknown. */
-enum ift_fault ift_fault_by_name(const char *name);
-const char *ift_fault_name(enum ift_fault f); /* "none" for FAULT_NONE */
-const char *ift_fault_req_id(enum ift_fault f);
-const char *ift_fault_what(enum ift_fault f);
+/* By name ("bad-magic") or requirement ID (FAULT_NONE if unknown), the accessors
+ * and the --list-faults printer, over the rows above (vitcp/fault_table.h). */
+FAULT_TABLE_DECLARE(ift, enum ift_fault);
 
 #endif

@@ -440,8 +440,7 @@ int main(int argc, char **argv)
             }
             break;
         case 'l':
-            for (unsigned f = 1; f < FAULT_COUNT; f++)
-                printf("%s %s\n", ift_fault_name((enum ift_fault)f), ift_fault_req_id((enum ift_fault)f));
+            ift_fault_list(stdout);
             return tool_stdout_check("ift-peer");
         case 'F':
             if (parse_list(optarg, flag_names, flag_bits, 8, &bits))

@@ -8,6 +8,8 @@
 #ifndef PKTWAY_NODE_FAULTS_H
 #define PKTWAY_NODE_FAULTS_H
 
+#include "vitcp/fault_table.h"
+
 #define PN_FAULTS(X) \
     X(EI_NONZERO, "ei-nonzero", "EEP-10-EI-SOURCE-ZERO", "messages this node originates carry EI 1") \
     X(RZ_NONZERO, "rz-nonzero", "EEP-6J-RZ-ZERO", "messages this node originates carry RZ 0x7F") \
@@ -43,10 +45,9 @@ enum pn_fault {
     PN_FAULT_COUNT
 };
 
-/* Name ("no-shift") or requirement ID to fault; PN_FAULT_NONE if unknown. */
-enum pn_fault pn_fault_by_name(const char *name);
-const char *pn_fault_name(enum pn_fault f); /* "none" for PN_FAULT_NONE */
-const char *pn_fault_req_id(enum pn_fault f);
-const char *pn_fault_what(enum pn_fault f);
+/* By name ("no-shift") or requirement ID (PN_FAULT_NONE if unknown), the
+ * accessors and the --list-faults printer, over the rows above
+ * (vitcp/fault_table.h). */
+FAULT_TABLE_DECLARE(pn, enum pn_fault);
 
 #endif

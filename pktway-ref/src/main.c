@@ -558,8 +558,7 @@ int main(int argc, char **argv)
             }
             break;
         case 'l':
-            for (unsigned f = 1; f < PN_FAULT_COUNT; f++)
-                printf("%s %s\n", pn_fault_name((enum pn_fault)f), pn_fault_req_id((enum pn_fault)f));
+            pn_fault_list(stdout);
             return stdout_check();
         case 'h': usage(stdout); return stdout_check();
         default:

@@ -25,6 +25,8 @@ import threading
 import json
 import unittest
 
+from peerlib import free_udp_port
+
 CONFORM = os.environ.get("VITCP_CONFORM", "")
 NODE = 0x10
 
@@ -73,14 +75,6 @@ class Responder:
         self.stop = True
         self.thread.join(5)
         self.sock.close()
-
-
-def free_udp_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 CASES = {

@@ -26,16 +26,12 @@ generic step runner.
 
 Environment: IFT_PEER, VITCP_CONFORM (programs), VITCP_CASES (case folder).
 """
-import concurrent.futures
-import json
 import os
 import re
-import subprocess
 import tempfile
-import threading
-import time
 import unittest
-import xml.etree.ElementTree as ET
+
+import peerlib
 
 PEER = os.environ.get("IFT_PEER", "")
 CONFORM = os.environ.get("VITCP_CONFORM", "")
@@ -110,56 +106,19 @@ def is_client_fault(name):
     return name in ("rdma-hdr-in-header", "early-frames")
 
 
-class Peer:
+class Peer(peerlib.Process):
     """One ift-peer target (node B) on a free port of the loopback."""
 
     def __init__(self, *args, all_addresses=False):
         bind = [] if all_addresses else ["--bind", "127.0.0.1"]
-        self.proc = subprocess.Popen([PEER, "--listen", "0"] + bind + list(args),
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines = []
-        self.cond = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        end = time.time() + 10
-        with self.cond:
-            while not any("event=listening" in l for l in self.lines):
-                if time.time() > end or self.proc.poll() is not None:
-                    raise RuntimeError("ift-peer did not start:\n" + "\n".join(self.lines))
-                self.cond.wait(0.2)
-            line = next(l for l in self.lines if "event=listening" in l)
-        self.port = int(re.search(r"port=(\d+)", line).group(1))
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.cond:
-                self.lines.append(line.rstrip("\n"))
-                self.cond.notify_all()
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            status = self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            status = self.proc.wait()
-        self.reader.join(10)
-        self.proc.stdout.close()
-        return status
+        super().__init__([PEER, "--listen", "0"] + bind + list(args), r"event=listening", name="ift-peer")
+        self.port = peerlib.port_of(self.ready_line)
 
 
 def conform(mode_args, extra=(), protocol="ift", cases=None):
     """vitcp-conform run: (exit status, JSON report, JUnit root, text)."""
-    with tempfile.TemporaryDirectory() as d:
-        js, ju = os.path.join(d, "r.json"), os.path.join(d, "r.xml")
-        cmd = [CONFORM, "run"] + list(mode_args) + ["--cases", cases or CASES, "--json", js, "--junit", ju,
-                                                    "--no-capture"] + \
-            (["--protocol", protocol] if protocol else []) + list(extra)
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=240)
-        with open(js) as f:
-            report = json.load(f)
-        junit = ET.parse(ju).getroot()
-    return p.returncode, report, junit, p.stdout + p.stderr
+    args = list(mode_args) + ["--no-capture"] + (["--protocol", protocol] if protocol else []) + list(extra)
+    return peerlib.conform_run(args, cases or CASES, junit=True, timeout=240, conform=CONFORM)
 
 
 def run_active(peer_args, extra=(), relay=False):
@@ -179,31 +138,23 @@ def run_passive(client_args, extra=(), relay=False):
 
 
 def faults():
-    out = subprocess.run([PEER, "--list-faults"], stdout=subprocess.PIPE, text=True, check=True).stdout
-    return dict(l.split() for l in out.splitlines())
+    return peerlib.list_faults(PEER)
 
 
 def choices():
-    out = subprocess.run([PEER, "--list-choices"], stdout=subprocess.PIPE, text=True, check=True).stdout
-    names = [l.split()[0] for l in out.splitlines() if l.strip()]
-    return [n.replace("=N", "=16") for n in names]
+    return [n.replace("=N", "=16") for n in peerlib.list_choices(PEER)]
 
 
 class IftSuite(unittest.TestCase):
     def check_report(self, rep, junit, text, expected, not_applicable=None, relay_ran=False):
-        by_id = {c["id"]: c for c in rep["cases"]}
-        self.assertEqual(set(by_id), expected, text)
-        for c in rep["cases"]:
+        def allowed(c):
             if c["id"] in RELAY_CASES and not relay_ran:
-                ok = ("skip",)
-            elif not_applicable is None:
-                ok = ("pass", "not-applicable")
-            else:
-                ok = ("not-applicable",) if c["id"] in not_applicable else ("pass",)
-            self.assertIn(c["verdict"], ok, "%s: %s" % (c["id"], c["message"]))
-            self.assertEqual(c["protocol"], "ift")
-            self.assertTrue(all(r.startswith("IFT-") for r in c["requirements"]), c)
-        self.assertEqual(rep["summary"]["protocol"], "ift")
+                return ("skip",)
+            if not_applicable is None:
+                return ("pass", "not-applicable")
+            return ("not-applicable",) if c["id"] in not_applicable else ("pass",)
+
+        peerlib.check_report(self, rep, text, "ift", expected, allowed)
         classes = {tc.get("classname") for tc in junit.iter("testcase")}
         self.assertTrue(classes and all(c.startswith("ift.") for c in classes), classes)
         self.assertIn("] ift ", text)
@@ -224,8 +175,7 @@ class IftSuite(unittest.TestCase):
         def one(choice):
             return run_active(["--choice", choice]), run_passive(["--choice", choice])
 
-        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
-            results = dict(zip(names, pool.map(one, names)))
+        results = dict(zip(names, peerlib.parallel(one, names, 3)))
         for choice, ((rc, rep, junit, text), (prc, prep, pjunit, ptext)) in results.items():
             with self.subTest(choice=choice):
                 self.check_report(rep, junit, text, ACTIVE_CASES)
@@ -241,46 +191,20 @@ class IftSuite(unittest.TestCase):
         table = faults()
         self.assertGreaterEqual(len(table), 17)
 
-        def one(fault):
-            if is_client_fault(fault):
-                return [run_passive(["--fault", fault], ["--slack", "800"])]
-            return [run_active(["--fault", fault], ["--slack", "800"]),
-                    run_passive(["--fault", fault], ["--slack", "800"])]
+        def one(job):
+            fault, kind = job
+            return (run_passive if kind == "passive" else run_active)(["--fault", fault], ["--slack", "800"])
 
-        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
-            results = dict(zip(table, pool.map(one, table)))
-        failed_by_some = set()
-        for fault, runs in results.items():
-            with self.subTest(fault=fault):
-                rid = table[fault]
-                caught = []
-                for rc, rep, _, text in runs:
-                    failing = [c for c in rep["cases"] if c["verdict"] in ("fail", "timeout")]
-                    failed_by_some |= {c["id"] for c in failing}
-                    for c in failing:
-                        self.assertIn(c["failed_requirement"], {rid} | RELATED.get(fault, set()),
-                                      "%s: %s %s" % (fault, c["id"], c["message"]))
-                    caught += [c["id"] for c in failing
-                               if c["failed_requirement"] == rid and rid in c["requirements"]]
-                if fault in UNCAUGHT:
-                    self.assertEqual(caught, [], "%s is in UNCAUGHT but %s catch it" % (fault, caught))
-                    continue
-                self.assertTrue(caught, "%s (%s) fails no case naming it:\n%s" %
-                                (fault, rid, "\n".join(r[3] for r in runs)))
-        self.assertEqual(IFT_CASES - failed_by_some, set(NO_FAULT_FAILS),
-                         "cases no fault fails must be listed in NO_FAULT_FAILS, and only those")
+        jobs = [(f, k) for f in table for k in (("passive",) if is_client_fault(f) else ("active", "passive"))]
+        results = peerlib.fault_runs(jobs, one, 3)
+        peerlib.check_faults(self, table, results, IFT_CASES, RELATED, UNCAUGHT, NO_FAULT_FAILS)
 
     def test_cases_name_catalog_ids_and_list_shows_the_rest(self):
-        p = subprocess.run([CONFORM, "list", "--json", "--protocol", "ift", "--cases", CASES],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
-        reqs = {r["id"]: r for r in json.loads(p.stdout)["requirements"]}
+        reqs = {r["id"]: r for r in peerlib.list_requirements("ift", CASES, conform=CONFORM)}
         self.assertGreaterEqual(len(reqs), 40)
         named = set()
-        for d, _, files in os.walk(os.path.join(CASES, "ift")):
-            for f in files:
-                if f.endswith(".case"):
-                    with open(os.path.join(d, f)) as fh:
-                        named |= set(re.findall(r"IFT-[A-Z0-9.-]*[A-Z0-9]", fh.read()))
+        for text in peerlib.case_texts(os.path.join(CASES, "ift")):
+            named |= set(re.findall(r"IFT-[A-Z0-9.-]*[A-Z0-9]", text))
         self.assertFalse(named - set(reqs), "cases name IDs outside the catalog")
         for rid in named:
             self.assertTrue(reqs[rid]["status"].startswith("active"), "%s: %s" % (rid, reqs[rid]["status"]))
@@ -400,13 +324,7 @@ class IftSuite(unittest.TestCase):
                                                                                  "--no-survival"], protocol=None)
         finally:
             peer.stop()
-        self.assertTrue(rep["cases"])
-        self.assertTrue(all(c["protocol"] == "vitcp" for c in rep["cases"]), text)
-        p = subprocess.run([CONFORM, "run", "--target", "127.0.0.1:1", "--protocol", "ift", "--cases", CASES,
-                            "--only", "VITCP-3.2-VERSION"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
-        self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn("matches no case", p.stderr)
+        peerlib.check_protocol_selects(self, "ift", rep, text, CASES, conform=CONFORM)
 
 
 if __name__ == "__main__":

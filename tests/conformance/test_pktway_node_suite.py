@@ -33,16 +33,15 @@ table: 1 and 3 behind interface 0, 2 and 3 and Hey-You! behind interface 1
 
 Environment: PKTWAY_NODE, VITCP_CONFORM (programs), VITCP_CASES (case folder).
 """
-import concurrent.futures
 import json
 import os
 import re
-import socket
 import subprocess
 import tempfile
-import threading
-import time
 import unittest
+
+import peerlib
+from peerlib import free_udp_port
 
 NODE = os.environ.get("PKTWAY_NODE", "")
 CONFORM = os.environ.get("VITCP_CONFORM", "")
@@ -117,55 +116,14 @@ RELATED = {
 }
 
 
-def free_udp_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Node:
+class Node(peerlib.Process):
     """One pktway-node on the loopback (its UDP ports from its event lines)."""
 
     def __init__(self, *args, addr="0x10", prefix=()):
-        self.proc = subprocess.Popen(list(prefix) + [NODE, "--addr", addr] + list(args), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines = []
-        self.cond = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        end = time.time() + 10
-        with self.cond:
-            while not any(l.startswith("event=ready") for l in self.lines):
-                if time.time() > end or self.proc.poll() is not None:
-                    self.cond.release()
-                    try:
-                        self.stop()
-                    finally:
-                        self.cond.acquire()
-                    raise RuntimeError("pktway-node did not start:\n" + "\n".join(self.lines))
-                self.cond.wait(0.2)
-            self.ports = [int(m.group(1)) for m in (re.search(r"kind=udp local=[0-9.]+:(\d+)", l)
-                                                     for l in self.lines if l.startswith("event=interface")) if m]
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.cond:
-                self.lines.append(line.rstrip("\n"))
-                self.cond.notify_all()
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            status = self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            status = self.proc.wait()
-        self.reader.join(10)
-        self.proc.stdout.close()
-        self.proc.stdin.close()
-        return status
+        super().__init__(list(prefix) + [NODE, "--addr", addr] + list(args), r"^event=ready", name="pktway-node",
+                         stdin=True)
+        self.ports = [int(m.group(1)) for m in (re.search(r"kind=udp local=[0-9.]+:(\d+)", l)
+                                                 for l in self.lines if l.startswith("event=interface")) if m]
 
 
 def end_node(*extra):
@@ -216,14 +174,10 @@ class Pair:
 
 def run(args, *extra, capture=None):
     """vitcp-conform run: (exit status, JSON report, text)."""
-    with tempfile.TemporaryDirectory() as d:
-        js = os.path.join(d, "r.json")
-        cmd = [CONFORM, "run", "--protocol", "eep", "--cases", CASES, "--json", js, "--slack", "1000"] + \
-            (["--capture", capture] if capture else ["--no-capture"]) + list(args) + list(extra)
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=240)
-        with open(js) as f:
-            report = json.load(f)
-    return p.returncode, report, p.stdout + p.stderr
+    rc, report, _, text = peerlib.conform_run(["--protocol", "eep", "--slack", "1000"] +
+                                              (["--capture", capture] if capture else ["--no-capture"]) +
+                                              list(args) + list(extra), CASES, conform=CONFORM)
+    return rc, report, text
 
 
 class Netns:
@@ -280,15 +234,9 @@ class EepSuite(unittest.TestCase):
             rc, rep, text = run(args, capture=capture)
         finally:
             node.stop()
-        by_id = {c["id"]: c for c in rep["cases"]}
-        self.assertEqual(set(by_id), EEP_CASES, text)
-        for c in rep["cases"]:
-            want = "pass" if c["id"] in expect_pass else "skip"
-            self.assertEqual(c["verdict"], want, "%s: %s" % (c["id"], c["message"]))
-            self.assertEqual(c["protocol"], "eep")
-            self.assertTrue(all(r.startswith("EEP-") for r in c["requirements"]), c)
+        peerlib.check_report(self, rep, text, "eep", EEP_CASES,
+                             lambda c: ("pass",) if c["id"] in expect_pass else ("skip",))
         self.assertEqual(rc, 0, text)
-        self.assertEqual(rep["summary"]["protocol"], "eep")
         self.assertNotIn("Sanitizer", text)
         return node
 
@@ -390,59 +338,33 @@ class EepSuite(unittest.TestCase):
         self.assertRegex(log, r"event=forwarded .*records=1 consumed=1")
 
     def test_each_fault_fails_a_case_under_its_id(self):
-        faults = dict(l.split()[:2] for l in subprocess.run([NODE, "--list-faults"], stdout=subprocess.PIPE,
-                                                             text=True, check=True).stdout.splitlines())
+        faults = peerlib.list_faults(NODE, strict=False)
 
         def one(job):
             fault, start = job
             node, args = start("--fault", fault)
             try:
-                return run(args)
+                rc, rep, text = run(args)
+                return rc, rep, None, text
             finally:
                 node.stop()
 
         jobs = [(f, router if f in ROUTER_FAULTS else end_node) for f in faults] + \
             [(f, router) for f in BOTH_FAULTS] + [(f, chain) for f in CHAIN_FAULTS]
-        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            outcomes = list(pool.map(one, jobs))
-        results = {}
-        for (fault, _), (rc, rep, text) in zip(jobs, outcomes):
-            if fault in results:  # a fault run against both: the cases of both runs
-                prc, prep, ptext = results[fault]
-                rep = {"cases": prep["cases"] + rep["cases"]}
-                rc, text = max(rc, prc), ptext + text
-            results[fault] = (rc, rep, text)
+        results = peerlib.fault_runs(jobs, one, 2)
         print("\n".join("%s: %s" % (f, ", ".join("%s(%s)" % (c["id"], c["failed_requirement"])
-                                                   for c in r[1]["cases"] if c["verdict"] in ("fail", "timeout")))
-                        for f, r in sorted(results.items())))
-        failed_by_some = set()
-        for fault, (rc, rep, text) in results.items():
-            with self.subTest(fault=fault):
-                rid = faults[fault]
-                failing = [c for c in rep["cases"] if c["verdict"] in ("fail", "timeout")]
-                # a case counts as failed by a fault when it fails under the
-                # fault's own rule (or a RELATED one) and names that rule
-                # (odd-length and sa-logical, which break every message,
-                # fail every case under a rule most do not name)
-                failed_by_some |= {c["id"] for c in failing if c["failed_requirement"] in c["requirements"]}
-                for c in failing:
-                    self.assertIn(c["failed_requirement"], {rid} | RELATED.get(fault, set()),
-                                  "%s: %s %s" % (fault, c["id"], c["message"]))
-                caught = [c["id"] for c in failing if c["failed_requirement"] == rid and rid in c["requirements"]]
-                if fault in UNCAUGHT:
-                    print("fault %s not caught: %s" % (fault, UNCAUGHT[fault]))
-                    self.assertEqual(caught, [], "%s is in UNCAUGHT but %s catch it" % (fault, caught))
-                    continue
-                self.assertTrue(caught, "%s (%s) fails no case naming it:\n%s" % (fault, rid, text))
-                # exit status 1 when a MUST-class rule failed, else 0 (SHOULD, IMPLIED, ...)
-                self.assertIn(rc, (0, 1), text)
-        self.assertEqual(EEP_CASES - failed_by_some, set(NO_FAULT_FAILS),
-                         "cases no fault fails must be listed in NO_FAULT_FAILS, and only those")
+                                                   for r in runs for c in peerlib.failing(r[1])))
+                        for f, runs in sorted(results.items())))
+        # a case counts as failed by a fault when it fails under the
+        # fault's own rule (or a RELATED one) and names that rule
+        # (odd-length and sa-logical, which break every message,
+        # fail every case under a rule most do not name);
+        # exit status 1 when a MUST-class rule failed, else 0 (SHOULD, IMPLIED, ...)
+        peerlib.check_faults(self, faults, results, EEP_CASES, RELATED, UNCAUGHT, NO_FAULT_FAILS, rc_ok=(0, 1),
+                             counts=lambda c: c["failed_requirement"] in c["requirements"])
 
     def test_catalog_active_entries_are_covered(self):
-        p = subprocess.run([CONFORM, "list", "--json", "--protocol", "EEP", "--cases", CASES],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
-        reqs = json.loads(p.stdout)["requirements"]
+        reqs = peerlib.list_requirements("EEP", CASES, conform=CONFORM)
         self.assertGreaterEqual(len(reqs), 58)
         for r in reqs:
             if "active" in r["checks"]:

@@ -23,11 +23,11 @@ that makes these choices.
 
 Runs are independent and run in parallel (VIPL_SUITE_JOBS, default 6).
 """
-import concurrent.futures
 import os
 import time
 import unittest
 
+import peerlib
 import test_vipl_peer_suite as suite
 
 JOBS = int(os.environ.get("VIPL_SUITE_JOBS", "6"))
@@ -71,10 +71,7 @@ def peer_args(choices):
 class VIPLPeerChoices(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        for what, path in (("VIPL_PEER", suite.PEER), ("VITCP_CONFORM", suite.CONFORM),
-                           ("VITCP_CASES", suite.CASES)):
-            if not path or not os.path.exists(path):
-                raise RuntimeError("%s must name the built program or case folder (got %r)" % (what, path))
+        peerlib.require_paths(VIPL_PEER=suite.PEER, VITCP_CONFORM=suite.CONFORM, VITCP_CASES=suite.CASES)
 
     def test_bad_choices_are_refused(self):
         import subprocess
@@ -94,8 +91,7 @@ class VIPLPeerChoices(unittest.TestCase):
         t0 = time.monotonic()
         runs = [(choices, expected, ()) for choices, expected in MATRIX]
         runs.append((RELAY_ALL, next(e for c, e in MATRIX if c == RELAY_ALL), ("--relay-all",)))
-        with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
-            results = list(pool.map(lambda r: suite.run_suite(peer_args(r[0]), r[2]), runs))
+        results = peerlib.parallel(lambda r: suite.run_suite(peer_args(r[0]), r[2]), runs, JOBS)
         problems = []
         for (choices, expected, extra), (rc, report, text, log, status) in zip(runs, results):
             name = " ".join(peer_args(choices) + list(extra))

@@ -18,16 +18,17 @@ parallel: they mostly wait on the network.
 Environment: VIPL_PEER, VITCP_CONFORM (programs), VITCP_CASES (case folder),
 VIPL_SUITE_JOBS (parallel runs, default 6).
 """
-import concurrent.futures
 import json
 import os
 import re
 import shlex
-import socket
 import subprocess
 import tempfile
 import time
 import unittest
+
+import peerlib
+from peerlib import free_port
 
 PEER = os.environ.get("VIPL_PEER", "")
 CONFORM = os.environ.get("VITCP_CONFORM", "")
@@ -79,49 +80,27 @@ RELATED = {
 RUN_SECONDS = {}
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Peer:
-    """One vipl-peer on a free port, its event lines in a temporary file."""
+    """One vipl-peer on a free port (it listens on the port it is given: a
+    port taken in between is tried again, five times)."""
 
     def __init__(self, args):
-        self.log = tempfile.NamedTemporaryFile(mode="w+", prefix="vipl-peer-", suffix=".log")
         for attempt in range(5):
             self.port = free_port()
-            self.proc = subprocess.Popen([PEER, "--port", str(self.port)] + args,
-                                         stdout=self.log, stderr=subprocess.STDOUT)
-            if self._wait_listening():
+            try:
+                # its event lines to a file, as they always went (a write to a pipe can block it)
+                self.process = peerlib.Process([PEER, "--port", str(self.port)] + args, r"event=listening",
+                                               name="vipl-peer %s" % " ".join(args), timeout=15, to_file=True)
                 return
-            self.stop()
-        raise RuntimeError("vipl-peer %s did not start:\n%s" % (" ".join(args), self.output()))
-
-    def _wait_listening(self):
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            if "event=listening" in self.output():
-                return True
-            if self.proc.poll() is not None:
-                return False
-            time.sleep(0.05)
-        return False
+            except RuntimeError as e:
+                error = e
+        raise error
 
     def output(self):
-        with open(self.log.name) as f:
-            return f.read()
+        return self.process.output()
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return self.process.stop()
 
 
 def region_of(log):
@@ -177,12 +156,7 @@ def describe(cases):
 
 
 def list_faults():
-    out = subprocess.run([PEER, "--list-faults"], stdout=subprocess.PIPE, text=True, check=True).stdout
-    faults = []
-    for line in out.splitlines():
-        name, rid = line.split()
-        faults.append((name, rid))
-    return faults
+    return list(peerlib.list_faults(PEER).items())
 
 
 class VIPLPeerReadMode(unittest.TestCase):
@@ -223,9 +197,7 @@ class VIPLPeerReadMode(unittest.TestCase):
 class VIPLPeerSuite(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        for what, path in (("VIPL_PEER", PEER), ("VITCP_CONFORM", CONFORM), ("VITCP_CASES", CASES)):
-            if not path or not os.path.exists(path):
-                raise RuntimeError("%s must name the built program or case folder (got %r)" % (what, path))
+        peerlib.require_paths(VIPL_PEER=PEER, VITCP_CONFORM=CONFORM, VITCP_CASES=CASES)
 
     def test_normal_mode_passes_every_case(self):
         rc, report, text, log, status = run_suite([])
@@ -310,8 +282,7 @@ class VIPLPeerSuite(unittest.TestCase):
         self.assertGreaterEqual(len(faults), 20)
         names = {n for n, _ in faults}
         self.assertEqual(set(UNCAUGHT) - names, set(), "UNCAUGHT names faults vipl-peer does not have")
-        with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
-            results = dict(zip(faults, pool.map(lambda f: run_suite(["--fault", f[0]]), faults)))
+        results = dict(zip(faults, peerlib.parallel(lambda f: run_suite(["--fault", f[0]]), faults, JOBS)))
         problems = []
         for (name, rid), (rc, report, text, log, status) in results.items():
             mine = []

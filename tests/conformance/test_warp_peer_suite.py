@@ -25,16 +25,13 @@ generic step runner.
 
 Environment: WARP_PEER, VITCP_CONFORM (programs), VITCP_CASES (case folder).
 """
-import concurrent.futures
-import json
 import os
 import re
 import subprocess
 import tempfile
-import threading
-import time
 import unittest
-import xml.etree.ElementTree as ET
+
+import peerlib
 
 PEER = os.environ.get("WARP_PEER", "")
 CONFORM = os.environ.get("VITCP_CONFORM", "")
@@ -83,63 +80,31 @@ def iscsi_fault(name):
     return name.startswith("iscsi-") or name.startswith("keep-iscsi-")
 
 
-class Peer:
+class Peer(peerlib.Process):
     """One warp-peer on a free port of the loopback."""
 
     def __init__(self, *args, all_addresses=False):
         # the relay reaches the target at its own address (198.18.0.0/15): it must listen on all
         bind = [] if all_addresses else ["--bind", "127.0.0.1"]
-        self.proc = subprocess.Popen([PEER, "--port", "0"] + bind + list(args),
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines = []
-        self.cond = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        end = time.time() + 10
-        with self.cond:
-            while not any("event=listening" in l for l in self.lines):
-                if time.time() > end or self.proc.poll() is not None:
-                    raise RuntimeError("warp-peer did not start:\n" + "\n".join(self.lines))
-                self.cond.wait(0.2)
-            line = next(l for l in self.lines if "event=listening" in l)
-        self.port = int(re.search(r"port=(\d+)", line).group(1))
-        reg = next(l for l in self.lines if "event=region" in l)
-        m = re.search(r"addr=0x([0-9a-f]+) handle=(\d+) len=(\d+)", reg)
-        # the format of vitcp-conform run --region: hex address, hex handle, decimal length
-        self.region = "%s:%x:%s" % (m.group(1), int(m.group(2)), m.group(3))
-        self.address_based = "based=address" in reg
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.cond:
-                self.lines.append(line.rstrip("\n"))
-                self.cond.notify_all()
-
-    def stop(self):
-        self.proc.terminate()
+        super().__init__([PEER, "--port", "0"] + bind + list(args), r"event=listening", name="warp-peer")
         try:
-            status = self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            status = self.proc.wait()
-        self.reader.join(10)
-        self.proc.stdout.close()
-        return status
+            self.port = peerlib.port_of(self.ready_line)
+            reg = next(l for l in self.lines if "event=region" in l)
+            m = re.search(r"addr=0x([0-9a-f]+) handle=(\d+) len=(\d+)", reg)
+            # the format of vitcp-conform run --region: hex address, hex handle, decimal length
+            self.region = "%s:%x:%s" % (m.group(1), int(m.group(2)), m.group(3))
+            self.address_based = "based=address" in reg
+        except BaseException:
+            self.stop()
+            raise
 
 
 def run(peer, *extra, protocol="warp", relay=False, capture=None):
     """vitcp-conform run against peer: (exit status, JSON report, JUnit root, text).
     relay: the relay cases may run (else --no-relay); capture: write the run's capture there."""
-    with tempfile.TemporaryDirectory() as d:
-        js, ju = os.path.join(d, "r.json"), os.path.join(d, "r.xml")
-        cmd = [CONFORM, "run", "--target", "127.0.0.1:%d" % peer.port, "--cases", CASES,
-               "--json", js, "--junit", ju] + (["--capture", capture] if capture else ["--no-capture"]) + \
-            (["--protocol", protocol] if protocol else []) + ([] if relay else ["--no-relay"]) + list(extra)
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
-        with open(js) as f:
-            report = json.load(f)
-        junit = ET.parse(ju).getroot()
-    return p.returncode, report, junit, p.stdout + p.stderr
+    args = ["--target", "127.0.0.1:%d" % peer.port] + (["--capture", capture] if capture else ["--no-capture"]) + \
+        (["--protocol", protocol] if protocol else []) + ([] if relay else ["--no-relay"]) + list(extra)
+    return peerlib.conform_run(args, CASES, junit=True, timeout=120, conform=CONFORM)
 
 
 def tcp_segments(path):
@@ -187,19 +152,13 @@ class WarpSuite(unittest.TestCase):
             rc, rep, junit, text = run(peer, *run_args, relay=relay)
         finally:
             peer.stop()
-        by_id = {c["id"]: c for c in rep["cases"]}
-        self.assertEqual(set(by_id), WARP_CASES, text)
-        for c in rep["cases"]:
-            want = "pass" if c["id"] in expect_pass else "skip"
-            self.assertEqual(c["verdict"], want, "%s: %s" % (c["id"], c["message"]))
-            self.assertEqual(c["protocol"], "warp")
-            self.assertTrue(all(r.startswith("WARP-") for r in c["requirements"]), c)
+        by_id = peerlib.check_report(self, rep, text, "warp", WARP_CASES,
+                                     lambda c: ("pass",) if c["id"] in expect_pass else ("skip",))
         self.assertEqual({i for i, c in by_id.items() if c["verdict"] == "skip"}, expect_skip)
         for i in expect_skip & RELAY_CASES:
             if not by_id[i]["message"].endswith("--iscsi runs the iSCSI cases only"):
                 self.assertIn("needs the packet relay: ", by_id[i]["message"])
         self.assertEqual(rc, 0, text)
-        self.assertEqual(rep["summary"]["protocol"], "warp")
         classes = {tc.get("classname") for tc in junit.iter("testcase")}
         self.assertTrue(classes and all(c.startswith("warp.") for c in classes), classes)
         self.assertIn("] warp ", text)
@@ -290,8 +249,7 @@ class WarpSuite(unittest.TestCase):
         self.check_clean_run(["--iscsi"], ["--iscsi"], ISCSI_CASES, ECHO_CASES)
 
     def test_each_fault_fails_a_case_under_its_id(self):
-        faults = dict(l.split() for l in subprocess.run([PEER, "--list-faults"], stdout=subprocess.PIPE,
-                                                          text=True, check=True).stdout.splitlines())
+        faults = peerlib.list_faults(PEER)
 
         def one(fault):
             iscsi = iscsi_fault(fault)
@@ -302,40 +260,16 @@ class WarpSuite(unittest.TestCase):
             finally:
                 peer.stop()
 
-        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-            results = dict(zip(faults, pool.map(one, faults)))
-        failed_by_some = set()
-        for fault, (rc, rep, _, text) in results.items():
-            with self.subTest(fault=fault):
-                rid = faults[fault]
-                failing = [c for c in rep["cases"] if c["verdict"] in ("fail", "timeout")]
-                failed_by_some |= {c["id"] for c in failing}
-                for c in failing:
-                    self.assertIn(c["failed_requirement"], {rid} | RELATED.get(fault, set()),
-                                  "%s: %s %s" % (fault, c["id"], c["message"]))
-                caught = [c["id"] for c in failing if c["failed_requirement"] == rid and rid in c["requirements"]]
-                if fault in UNCAUGHT:
-                    print("fault %s not caught: %s" % (fault, UNCAUGHT[fault]))
-                    self.assertEqual(caught, [], "%s is in UNCAUGHT but %s catch it" % (fault, caught))
-                    continue
-                self.assertTrue(caught, "%s (%s) fails no case naming it:\n%s" % (fault, rid, text))
-                self.assertEqual(rc, 1, text)
-        self.assertEqual(WARP_CASES - failed_by_some, set(NO_FAULT_FAILS),
-                         "cases no fault fails must be listed in NO_FAULT_FAILS, and only those")
+        results = peerlib.fault_runs(list(faults), one, 4)
+        peerlib.check_faults(self, faults, results, WARP_CASES, RELATED, UNCAUGHT, NO_FAULT_FAILS, rc_ok=(1,))
 
     def test_catalog_claims_name_real_cases(self):
-        p = subprocess.run([CONFORM, "list", "--json", "--protocol", "WARP", "--cases", CASES],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
-        reqs = json.loads(p.stdout)["requirements"]
+        reqs = peerlib.list_requirements("WARP", CASES, conform=CONFORM)
         self.assertGreaterEqual(len(reqs), 58)
         case_reqs = {}
-        for d, _, files in os.walk(os.path.join(CASES, "warp")):
-            for f in files:
-                if f.endswith(".case"):
-                    with open(os.path.join(d, f)) as fh:
-                        text = fh.read()
-                    cid = re.search(r"^case\s+(\S+)", text, re.M).group(1)
-                    case_reqs[cid] = set(re.findall(r"WARP-[A-Z0-9.-]*[A-Z0-9]", text))
+        for text in peerlib.case_texts(os.path.join(CASES, "warp")):
+            cid = re.search(r"^case\s+(\S+)", text, re.M).group(1)
+            case_reqs[cid] = set(re.findall(r"WARP-[A-Z0-9.-]*[A-Z0-9]", text))
         self.assertEqual(set(case_reqs), WARP_CASES)
         for r in reqs:
             named = re.search(r"vitcp-conform cases? ([a-z0-9, -]+)", r["reason"])
@@ -391,17 +325,11 @@ class WarpSuite(unittest.TestCase):
         finally:
             peer.stop()
         # without --protocol the VI/TCP cases are selected: a WARP target fails them, no WARP case runs
-        self.assertTrue(rep["cases"])
-        self.assertTrue(all(c["protocol"] == "vitcp" for c in rep["cases"]), text)
+        peerlib.check_protocol_selects(self, "warp", rep, text, CASES, conform=CONFORM)
         p = subprocess.run([CONFORM, "run", "--target", "127.0.0.1:1", "--protocol", "sctp"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.assertEqual(p.returncode, 2)
         self.assertIn("vitcp-conform: unknown --protocol 'sctp'", p.stderr)
-        p = subprocess.run([CONFORM, "run", "--target", "127.0.0.1:1", "--protocol", "warp", "--cases", CASES,
-                            "--only", "VITCP-3.2-VERSION"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
-        self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn("matches no case", p.stderr)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@
 #ifndef WARP_PEER_FAULTS_H
 #define WARP_PEER_FAULTS_H
 
+#include "vitcp/fault_table.h"
+
 #define WARP_FAULTS(X) \
     X(BAD_ADLER, "bad-adler", "WARP-A-ADLER-VALID", "every chunk's Adler-32 has every bit inverted") \
     X(SHORT_CHUNK_LEN, "short-chunk-len", "WARP-A-CHUNK-LEN", "Chunk length under the type's header plus Adler-32") \
@@ -50,10 +52,8 @@ enum warp_fault {
     FAULT_COUNT
 };
 
-/* Name ("bad-adler") or requirement ID to fault; FAULT_NONE if unknown. */
-enum warp_fault warp_fault_by_name(const char *name);
-const char *warp_fault_name(enum warp_fault f);   /* "none" for FAULT_NONE */
-const char *warp_fault_req_id(enum warp_fault f);
-const char *warp_fault_what(enum warp_fault f);
+/* By name ("bad-adler") or requirement ID (FAULT_NONE if unknown), the accessors
+ * and the --list-faults printer, over the rows above (vitcp/fault_table.h). */
+FAULT_TABLE_DECLARE(warp, enum warp_fault);
 
 #endif

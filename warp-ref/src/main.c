@@ -346,8 +346,7 @@ int main(int argc, char **argv)
             }
             break;
         case 'l':
-            for (unsigned f = 1; f < FAULT_COUNT; f++)
-                printf("%s %s\n", warp_fault_name((enum warp_fault)f), warp_fault_req_id((enum warp_fault)f));
+            warp_fault_list(stdout);
             return tool_stdout_check("warp-peer");
         case 'F':
             if (parse_num(optarg, 1, TX_FRAG_MAX, &v))
