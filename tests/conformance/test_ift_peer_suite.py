@@ -27,8 +27,10 @@ generic step runner.
 Environment: IFT_PEER, VITCP_CONFORM (programs), VITCP_CASES (case folder).
 """
 import os
+import json
 import re
 import tempfile
+import subprocess
 import unittest
 
 import peerlib
