@@ -1047,6 +1047,7 @@ const struct conform_protocol cf_proto_eep = {
     .cases_subdir = "eep",
     .transport = CF_TRANSPORT_DATAGRAM,
     .ethertype = VW_EEP_ETHERTYPE,
+    .topology_options = {NULL, "--eep-router", "--eep-chain"},
     .type_by_name = type_by_name,
     .type_name = type_name,
     .field_by_name = field_by_name,
