@@ -58,7 +58,7 @@ END_CASES = {
 ROUTER_CASES = {
     "eep-router-forwards", "eep-router-ei-msb", "eep-router-leading-l2rh", "eep-router-symbols-mixed",
     "eep-router-symbol-consumed", "eep-router-local-only", "eep-router-path-mtu", "eep-router-no-sar",
-    "eep-router-unreachable", "eep-router-error-lsbit", "eep-router-rz-unchanged",
+    "eep-router-unreachable", "eep-router-error-lsbit", "eep-router-rz-unchanged", "eep-capture-router",
 }
 CHAIN_CASES = {"eep-chain-shift", "eep-chain-msb", "eep-chain-lsbit"}
 EEP_CASES = END_CASES | ROUTER_CASES | CHAIN_CASES
@@ -90,8 +90,9 @@ NO_FAULT_FAILS = {
 
 # Other IDs a fault legitimately makes a case fail with, and why.
 RELATED = {
-    # the capture case's ERR step compares the TE too, under the ERR's rule
-    "wrong-te": {"EEP-6E-ERR-TO-SA"},
+    # the capture cases' ERR steps compare the TE too, under the ERR's rule
+    # (the router's capture case: under the path MTU's, whose ERR it is)
+    "wrong-te": {"EEP-6E-ERR-TO-SA", "EEP-1B-PATH-MTU"},
     # the node leaves 4 bytes off every message it sends: the shortest
     # (24 bytes: header and TAIL) cannot be decoded at all
     "odd-length": {"EEP-4A-TRUNCATED"},
