@@ -15,7 +15,9 @@ datagram links (C47, C48).
    failed by some fault under a rule the case names, or listed in
    NO_FAULT_FAILS with the reason.
 3. The catalog: every EEP entry whose check kind is active is covered by a
-   case (`vitcp-conform list --json`: no active entry NOT COVERED).
+   case (`vitcp-conform list --json`: no active entry NOT COVERED) and its
+   "how checked" text names its cases ("vitcp-conform cases eep-..."),
+   each of which exists and names the entry's ID.
 4. The capture of a clean end-node run holds the UDP messages of both
    sides, and `vitcp-conform lint` finds no error in it but the tester's
    two malformed messages.
@@ -441,14 +443,30 @@ class EepSuite(unittest.TestCase):
         self.assertEqual(EEP_CASES - failed_by_some, set(NO_FAULT_FAILS),
                          "cases no fault fails must be listed in NO_FAULT_FAILS, and only those")
 
-    def test_catalog_active_entries_are_covered(self):
+    def test_catalog_active_entries_name_their_cases(self):
         p = subprocess.run([CONFORM, "list", "--json", "--protocol", "EEP", "--cases", CASES],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
         reqs = json.loads(p.stdout)["requirements"]
         self.assertGreaterEqual(len(reqs), 58)
+        # every case (scripts and capture cases' metadata) and the IDs it names
+        case_reqs = {}
+        for f in os.listdir(os.path.join(CASES, "eep")):
+            if f.endswith((".case", ".meta")):
+                with open(os.path.join(CASES, "eep", f)) as fh:
+                    text = fh.read()
+                cid = re.search(r"^case\s+(\S+)", text, re.M).group(1)
+                case_reqs[cid] = set(re.findall(r"EEP-[A-Z0-9-]*[A-Z0-9]", text))
+        self.assertEqual(set(case_reqs), EEP_CASES)
         for r in reqs:
+            # the "how checked" text names the cases that check it
+            named = re.search(r"vitcp-conform cases? ([a-z0-9, -]+)", r["reason"])
             if "active" in r["checks"]:
                 self.assertTrue(r["status"].startswith("active ("), "%s: %s" % (r["id"], r["status"]))
+                self.assertTrue(named, "%s is active but its text names no case" % r["id"])
+            if named:
+                for cid in [c.strip() for c in named.group(1).split(",")]:
+                    self.assertIn(cid, case_reqs, "%s claims case %s" % (r["id"], cid))
+                    self.assertIn(r["id"], case_reqs[cid], "%s claims %s, which does not name it" % (r["id"], cid))
         self.assertFalse([r["id"] for r in reqs if r["status"] == "NOT COVERED"])
 
 
