@@ -274,7 +274,8 @@ static bool hop_back(const struct pn_config *cfg, uint32_t sa, unsigned in_if, c
 static void send_err(const struct pn_config *cfg, unsigned in_if, const struct pn_hop *from, const uint8_t *buf,
                      const struct vw_eep_msg *m, uint16_t te, struct pn_result *res)
 {
-    if (cfg->fault == PN_FAULT_NO_ERR || m->hdr.pt == cfg->types.pt_err || !sa_answerable(m->hdr.sa))
+    bool to_zero = cfg->fault == PN_FAULT_ERR_TO_SA_ZERO && m->hdr.sa == VW_EEP_ADDR_UNDEFINED && from;
+    if (cfg->fault == PN_FAULT_NO_ERR || m->hdr.pt == cfg->types.pt_err || (!sa_answerable(m->hdr.sa) && !to_zero))
         return;
     struct pn_hop hop;
     if (!hop_back(cfg, m->hdr.sa, in_if, from, &hop))
@@ -469,6 +470,8 @@ void pn_handle(const struct pn_config *cfg, unsigned in_if, const struct pn_hop 
         if (fs.item[i].severity == VW_SEV_ERROR)
             res->error_seen = true;
     res->records = m->n_l2rh + m->n_symbols;
+    if (cfg->fault == PN_FAULT_DROP_MIXED && m->n_l2rh && m->n_symbols)
+        return verdict(res, PN_DROPPED, vw_req_id(VW_REQ_EEP_5B_SYMBOLS_MIXED));
 
     /* The leading symbols and the first L2RH (P13). */
     size_t pos = 0, l2rh_at = 0, l2rh_end = 0;
