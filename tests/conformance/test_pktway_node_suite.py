@@ -40,6 +40,7 @@ import concurrent.futures
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import tempfile
@@ -348,6 +349,47 @@ class EepSuite(unittest.TestCase):
         self.assertGreater(full["summary"]["eep_messages"], 20, lint.stdout[:500])
         errors = [i["requirement"] for i in full["issues"] if i["severity"] == "error"]
         self.assertEqual(errors, ["EEP-6H-DL-FITS"], lint.stdout[:3000])  # the tester's cut message (061)
+
+    def test_topology_removed_on_signals(self):
+        """Killed (SIGKILL, SIGTERM, SIGINT) while its two nodes run, the
+        tester leaves nothing: no veth end, no node process, no log file."""
+        if os.geteuid() != 0:
+            self.skipTest("the topology needs root")
+        for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
+            with self.subTest(signal=sig), tempfile.TemporaryDirectory() as d:
+                mark = "0.0%d%d" % (os.getpid(), sig)  # sleep adds its arguments: 300.0...
+                p = subprocess.Popen([CONFORM, "run", "--protocol", "eep", "--cases", CASES, "--no-capture",
+                                      "--topology", "chain", "--node-ready", "^never", "--node-wait", "60",
+                                      "--node-cmd", "exec sleep 300 %s1" % mark,
+                                      "--node-cmd", "exec sleep 300 %s2" % mark],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, TMPDIR=d))
+                ends = {"vce%dt0" % (p.pid % 10000000), "vce%dt1" % (p.pid % 10000000)}
+                end = time.time() + 20
+                while time.time() < end and not (ends <= tester_ends() and len(self.procs(mark)) == 2):
+                    time.sleep(0.1)
+                self.assertEqual(len(self.procs(mark)), 2, "both nodes run")
+                self.assertLessEqual(ends, tester_ends())
+                p.send_signal(sig)
+                self.assertEqual(p.wait(20), -sig)
+                end = time.time() + 10
+                while time.time() < end and (self.procs(mark) or ends & tester_ends()):
+                    time.sleep(0.1)
+                self.assertEqual(self.procs(mark), [])
+                self.assertEqual(ends & tester_ends(), set())
+                self.assertEqual(os.listdir(d), [])
+
+    @staticmethod
+    def procs(mark):
+        """The node processes (sleep 300 MARK1, MARK2) of one run."""
+        found = []
+        for pid in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    if f.read().startswith(b"sleep\x00300\x00" + mark.encode()):
+                        found.append(pid)
+            except (OSError, ValueError):
+                pass
+        return found
 
     def test_topology_skips_without_namespaces(self):
         """Where no namespace can be made (here: run as nobody), every case

@@ -15,7 +15,8 @@
  * node's own), {macN} its MAC, {peerN} the MAC at the other end of that
  * interface (the tester's or the other node's). The command runs under
  * /bin/sh -c in its own process group; its output (stdout and stderr) goes
- * to a log file. The node is ready when a line of its log matches
+ * to a log file (--node-log, else a temporary one unlinked at once and read
+ * through its descriptor). The node is ready when a line of its log matches
  * --node-ready (POSIX extended regex), within --node-wait seconds; without
  * --node-ready, when it still runs half a second after its start.
  *
@@ -69,7 +70,7 @@ int cf_topology_expand(enum cf_topo_kind k, unsigned node, const char *tmpl, cha
 struct cf_topology *cf_topology_open(const struct cf_topology_spec *spec, struct cf_engine *e, bool *env_failed,
                                      char *why, size_t whylen);
 /* End the nodes (SIGTERM, up to 5 s, SIGKILL), remove what is left, the
- * temporary logs. NULL is fine. */
+ * descriptors of the logs. NULL is fine. */
 void cf_topology_close(struct cf_topology *t);
 
 #endif

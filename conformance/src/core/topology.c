@@ -29,7 +29,6 @@ struct topo_node {
     pid_t pid; /* also its process group; 0: none */
     int log_fd;
     char log_path[4096];
-    bool log_temp;
     bool ready;
 };
 
@@ -330,14 +329,11 @@ static int node_spawn(struct topo_node *nd, const char *cmd, int *go_fd, bool *e
 static void log_tail(const struct topo_node *nd, char *out, size_t n)
 {
     snprintf(out, n, "(no output)");
-    int fd = open(nd->log_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
+    int fd = nd->log_fd;
     struct stat st;
     char buf[512];
     off_t from = fstat(fd, &st) == 0 && st.st_size > (off_t)sizeof buf - 1 ? st.st_size - (off_t)sizeof buf + 1 : 0;
     ssize_t r = pread(fd, buf, sizeof buf - 1, from);
-    close(fd);
     if (r <= 0)
         return;
     buf[r] = 0;
@@ -351,13 +347,9 @@ static void log_tail(const struct topo_node *nd, char *out, size_t n)
 /* Does a line of the log match? */
 static bool log_matches(const struct topo_node *nd, const regex_t *re)
 {
-    int fd = open(nd->log_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
     char *buf = malloc(LOG_SCAN_MAX + 1);
     bool hit = false;
-    ssize_t r = buf ? read(fd, buf, LOG_SCAN_MAX) : -1;
-    close(fd);
+    ssize_t r = buf ? pread(nd->log_fd, buf, LOG_SCAN_MAX, 0) : -1;
     if (r > 0) {
         buf[r] = 0;
         for (char *line = buf; line && *line && !hit;) {
@@ -379,7 +371,10 @@ static int open_log(struct topo_node *nd, const char *path, unsigned n, char *wh
         snprintf(nd->log_path, sizeof nd->log_path, "%s/vitcp-conform-node%u-XXXXXX", dir && *dir ? dir : "/tmp",
                  n);
         nd->log_fd = mkostemp(nd->log_path, O_CLOEXEC | O_APPEND);
-        nd->log_temp = nd->log_fd >= 0;
+        /* read through the descriptor only: the name goes at once, so
+         * nothing is left even when the tester is killed */
+        if (nd->log_fd >= 0)
+            unlink(nd->log_path);
     } else {
         const char *brace = strstr(path, "{n}");
         if (brace)
@@ -388,7 +383,7 @@ static int open_log(struct topo_node *nd, const char *path, unsigned n, char *wh
             snprintf(nd->log_path, sizeof nd->log_path, "%s.%u", path, n);
         else
             snprintf(nd->log_path, sizeof nd->log_path, "%s", path);
-        nd->log_fd = open(nd->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+        nd->log_fd = open(nd->log_path, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     }
     if (nd->log_fd < 0) {
         snprintf(why, whylen, "cannot create the node's log %s: %s", nd->log_path, strerror(errno));
@@ -479,8 +474,6 @@ void cf_topology_close(struct cf_topology *t)
     for (unsigned i = 0; i < t->nnodes; i++) {
         if (t->node[i].log_fd >= 0)
             close(t->node[i].log_fd);
-        if (t->node[i].log_temp)
-            unlink(t->node[i].log_path);
     }
     if (t->handlers)
         for (unsigned i = 0; i < 3; i++)
