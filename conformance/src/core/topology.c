@@ -76,12 +76,12 @@ static unsigned node_ifaces(enum cf_topo_kind k)
  * I 02:00:00:00:ee:(N+1)I: fixed, as each pair is a link of its own. */
 static void tester_mac(unsigned link, char *out, size_t n)
 {
-    snprintf(out, n, "02:00:00:00:ee:0%u", link);
+    snprintf(out, n, "02:00:00:00:ee:0%c", (char)('0' + link % 10u));
 }
 
 static void node_mac(unsigned node, unsigned iface, char *out, size_t n)
 {
-    snprintf(out, n, "02:00:00:00:ee:%u%u", node + 1, iface);
+    snprintf(out, n, "02:00:00:00:ee:%c%c", (char)('1' + node % 9u), (char)('0' + iface % 10u));
 }
 
 /* The MAC at the other end of node's interface iface. */
