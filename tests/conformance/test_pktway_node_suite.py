@@ -84,8 +84,6 @@ UNCAUGHT = {
 NO_FAULT_FAILS = {
     "eep-not-whole-words-dropped": "a fault that takes a datagram past its last word would break EEP-1B-8B-WORDS, "
                                    "which odd-length already names (one fault per rule)",
-    "eep-truncated-dropped": "pktway-node has no fault that takes a message cut short (its send specs cannot make "
-                             "one for the fault's own test either)",
     "eep-chain-msb": "the second router must leave an MSbit-set TAIL unshifted, which no-shift does too; a fault "
                      "that shifts it anyway would break EEP-10-EI-SHIFT, which no-shift already names",
 }
