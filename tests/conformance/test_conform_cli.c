@@ -266,11 +266,11 @@ static void topology_template_and_options(void **state)
     char out[256], why[200];
     assert_int_equal(cf_topology_expand(CF_TOPO_END, 0, "n --iface {if0} --peer 1={peer0} m={mac0}", out,
                                         sizeof out, why, sizeof why), 0);
-    assert_string_equal(out, "n --iface eep0 --peer 1=02:00:00:00:ee:00 m=02:00:00:00:ee:10");
+    assert_string_equal(out, "n --iface veth0 --peer 1=02:00:00:00:ee:00 m=02:00:00:00:ee:10");
     /* a chain: node 0's interface 1 faces node 1's interface 0 */
     assert_int_equal(cf_topology_expand(CF_TOPO_CHAIN, 0, "{if1} {peer1} {peer0}", out, sizeof out, why, sizeof why),
                      0);
-    assert_string_equal(out, "eep1 02:00:00:00:ee:20 02:00:00:00:ee:00");
+    assert_string_equal(out, "veth1 02:00:00:00:ee:20 02:00:00:00:ee:00");
     assert_int_equal(cf_topology_expand(CF_TOPO_CHAIN, 1, "{mac0} {peer0} {peer1}", out, sizeof out, why, sizeof why),
                      0);
     assert_string_equal(out, "02:00:00:00:ee:20 02:00:00:00:ee:11 02:00:00:00:ee:01");

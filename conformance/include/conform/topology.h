@@ -11,7 +11,7 @@
  *
  * Each node is started from its command template (--node-cmd, given once,
  * or twice for a chain: node 0's, node 1's) with placeholders replaced:
- * {ifN} the node's interface N (always "eep0", "eep1": the namespace is the
+ * {ifN} the node's interface N (always "veth0", "veth1": the namespace is the
  * node's own), {macN} its MAC, {peerN} the MAC at the other end of that
  * interface (the tester's or the other node's). The command runs under
  * /bin/sh -c in its own process group; its output (stdout and stderr) goes

@@ -108,7 +108,7 @@ int cf_topology_expand(enum cf_topo_kind k, unsigned node, const char *tmpl, cha
             char word[8] = "";
             if (sscanf(p, "{%7[a-z]%u}%n", word, &i, &len) == 2 && len > 0 && i < node_ifaces(k)) {
                 if (strcmp(word, "if") == 0)
-                    snprintf(val, sizeof val, "eep%u", i);
+                    snprintf(val, sizeof val, "veth%u", i);
                 else if (strcmp(word, "mac") == 0)
                     node_mac(node, i, val, sizeof val);
                 else if (strcmp(word, "peer") == 0)
@@ -406,7 +406,7 @@ static int make_pairs(struct cf_topology *t, char *why, size_t whylen)
         char tmac[24], nmac[24], nif[16];
         tester_mac(l, tmac, sizeof tmac);
         node_mac(nd, ifc, nmac, sizeof nmac);
-        snprintf(nif, sizeof nif, "eep%u", ifc);
+        snprintf(nif, sizeof nif, "veth%u", ifc);
         char near[IF_NAMESIZE];
         snprintf(near, sizeof near, "vce%ut%c", (unsigned)getpid() % 10000000u, l ? '1' : '0');
         char *add[] = {"ip", "link", "add", near, "address", tmac, "type", "veth", "peer", "name", nif,
@@ -422,8 +422,8 @@ static int make_pairs(struct cf_topology *t, char *why, size_t whylen)
         char m01[24], m10[24];
         node_mac(0, 1, m01, sizeof m01);
         node_mac(1, 0, m10, sizeof m10);
-        char *add[] = {"ip", "link", "add", "eep1", "address", m01, "netns", pid_text[0], "type", "veth", "peer",
-                       "name", "eep0", "address", m10, "netns", pid_text[1], NULL};
+        char *add[] = {"ip", "link", "add", "veth1", "address", m01, "netns", pid_text[0], "type", "veth", "peer",
+                       "name", "veth0", "address", m10, "netns", pid_text[1], NULL};
         if (run_ip(add, why, whylen) < 0)
             return -1;
     }
