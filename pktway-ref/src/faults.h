@@ -35,7 +35,10 @@
     X(ACCEPT_LOGICAL, "accept-logical", "EEP-6C-LOGICAL", "receiving: a message to any logical address is delivered") \
     X(ACCEPT_MANDATORY, "accept-mandatory", "EEP-7-MANDATORY-UNKNOWN", "receiving: a message with an unknown mandatory OH is delivered, no ERR") \
     X(DROP_OPTIONAL, "drop-optional", "EEP-7-OPTIONAL-MAY-DROP", "receiving: a message with an unknown optional OH is dropped") \
-    X(DROP_RZ, "drop-rz", "EEP-6J-RZ-IGNORED", "receiving: a message with RZ not 0 is dropped")
+    X(DROP_RZ, "drop-rz", "EEP-6J-RZ-IGNORED", "receiving: a message with RZ not 0 is dropped") \
+    X(ERR_TO_SA_ZERO, "err-to-sa-zero", "EEP-6C-DT-UNDEFINED", "an ERR also goes to a message with SA 0 (back where it came from), addressed to the undefined address 0") \
+    X(DROP_MIXED, "drop-mixed", "EEP-5B-SYMBOLS-MIXED", "receiving: a message whose records mix symbols and L2RHs is dropped") \
+    X(ANSWER_CUT, "answer-cut", "EEP-4A-TRUNCATED", "receiving: a Hey-You! cut short in its data block is answered with the data there is")
 
 enum pn_fault {
     PN_FAULT_NONE = 0,

@@ -274,7 +274,8 @@ static bool hop_back(const struct pn_config *cfg, uint32_t sa, unsigned in_if, c
 static void send_err(const struct pn_config *cfg, unsigned in_if, const struct pn_hop *from, const uint8_t *buf,
                      const struct vw_eep_msg *m, uint16_t te, struct pn_result *res)
 {
-    if (cfg->fault == PN_FAULT_NO_ERR || m->hdr.pt == cfg->types.pt_err || !sa_answerable(m->hdr.sa))
+    bool to_zero = cfg->fault == PN_FAULT_ERR_TO_SA_ZERO && m->hdr.sa == VW_EEP_ADDR_UNDEFINED && from;
+    if (cfg->fault == PN_FAULT_NO_ERR || m->hdr.pt == cfg->types.pt_err || (!sa_answerable(m->hdr.sa) && !to_zero))
         return;
     struct pn_hop hop;
     if (!hop_back(cfg, m->hdr.sa, in_if, from, &hop))
@@ -443,6 +444,26 @@ static void unreachable(const struct pn_config *cfg, unsigned in_if, const struc
     send_err(cfg, in_if, from, buf, m, cfg->types.te_err_unknown_dest, res);
 }
 
+/* The fault answer-cut: a Hey-You! whose data block runs past its end
+ * (its header decoded, nothing after it) answered with the whole words
+ * there are after the header, as if they were its data. */
+static void answer_cut(const struct pn_config *cfg, unsigned in_if, const struct pn_hop *from, const uint8_t *buf,
+                       size_t len, const struct vw_eep_msg *m, struct pn_result *res)
+{
+    size_t at = m->hdr_offset + VW_EEP_HDR_LEN;
+    struct pn_hop hop;
+    if (at > len || !sa_answerable(m->hdr.sa) || !hop_back(cfg, m->hdr.sa, in_if, from, &hop))
+        return verdict(res, PN_DROPPED, vw_req_id(VW_REQ_EEP_6H_DL_FITS));
+    size_t avail = (len - at) / VW_EEP_WORD * VW_EEP_WORD;
+    struct vw_eep_enc enc;
+    vw_eep_enc_init(&enc, m->hdr.sa, cfg->addr, m->hdr.pt, buf + at, avail);
+    uint8_t *out = arena_take(res, vw_eep_encoded_len(&enc) + 64);
+    size_t n = out ? originate(cfg, &enc, out, vw_eep_encoded_len(&enc) + 64) : 0;
+    verdict(res, PN_DELIVERED, "fault");
+    if (n && n <= cfg->if_mtu[hop.ifx])
+        add_out(res, &hop, "answer", out, n);
+}
+
 void pn_handle(const struct pn_config *cfg, unsigned in_if, const struct pn_hop *from, const uint8_t *buf,
                size_t len, struct pn_result *res)
 {
@@ -462,6 +483,8 @@ void pn_handle(const struct pn_config *cfg, unsigned in_if, const struct pn_hop 
     enum vw_eep_carrier carrier = cfg->if_kind[in_if] == PN_IF_UDP ? VW_EEP_CARRIER_DATAGRAM : VW_EEP_CARRIER_LINK;
     struct vw_eep_msg *m = &res->msg;
     enum vw_req rc = vw_eep_decode_on(buf, len, carrier, m, &fs);
+    if (rc == VW_REQ_EEP_6H_DL_FITS && cfg->fault == PN_FAULT_ANSWER_CUT && m->hdr.dt == VW_EEP_ADDR_HEY_YOU)
+        return answer_cut(cfg, in_if, from, buf, len, m, res);
     if (rc != VW_REQ_NONE)
         return verdict(res, PN_DROPPED, vw_req_id(rc));
     res->decoded = true;
@@ -469,6 +492,8 @@ void pn_handle(const struct pn_config *cfg, unsigned in_if, const struct pn_hop 
         if (fs.item[i].severity == VW_SEV_ERROR)
             res->error_seen = true;
     res->records = m->n_l2rh + m->n_symbols;
+    if (cfg->fault == PN_FAULT_DROP_MIXED && m->n_l2rh && m->n_symbols)
+        return verdict(res, PN_DROPPED, vw_req_id(VW_REQ_EEP_5B_SYMBOLS_MIXED));
 
     /* The leading symbols and the first L2RH (P13). */
     size_t pos = 0, l2rh_at = 0, l2rh_end = 0;
@@ -582,6 +607,7 @@ int pn_spec_parse(const char *text, struct pn_spec *spec, char *err, size_t errl
     spec->data_len = 0;
     spec->ifx = -1;
     spec->count = 1;
+    spec->cut = 0;
     spec->have_to = false;
     spec->to[0] = 0;
     const char *s = text;
@@ -637,6 +663,8 @@ int pn_spec_parse(const char *text, struct pn_spec *spec, char *err, size_t errl
             NUM(UINT64_MAX, spec->ei);
         } else if (!strcmp(key, "if")) {
             NUM(PN_MAX_IFS - 1, spec->ifx);
+        } else if (!strcmp(key, "cut")) {
+            NUM(PN_MSG_MAX, spec->cut);
         } else if (!strcmp(key, "count")) {
             NUM(1000000, spec->count);
             if (spec->count == 0)
@@ -736,6 +764,11 @@ size_t pn_spec_build(const struct pn_config *cfg, const struct pn_spec *spec, ui
         snprintf(err, errlen, "the message does not fit (%zu bytes at most)", cap);
         return 0;
     }
+    if (spec->cut >= n) {
+        snprintf(err, errlen, "cut=%zu leaves nothing of the %zu-byte message", spec->cut, n);
+        return 0;
+    }
+    n -= spec->cut;
     if (spec->ifx >= (int)cfg->n_ifs) {
         snprintf(err, errlen, "no interface %d", spec->ifx);
         return 0;

@@ -151,6 +151,7 @@ struct pn_spec {
     bool have_to;
     char to[64];            /* the next hop's text, parsed when sending */
     unsigned long count;
+    size_t cut;             /* bytes left off the end (a message cut short) */
 };
 
 /* Parse a send spec: comma-separated key=value (docs/pktway-node.md). 0, or

@@ -15,6 +15,7 @@
 #include "conform/case.h"
 #include "conform/proto/vitcp.h"
 #include "conform/cli.h"
+#include "conform/topology.h"
 #include "vitcp/catalog.h"
 
 struct captured {
@@ -255,6 +256,63 @@ static void help_wins_and_unknown_help_exits_2(void **state)
     assert_string_equal(c.out, "");
     assert_non_null(strstr(c.err, "unknown command 'frobnicate'"));
     captured_free(&c);
+}
+
+/* run --topology (C54): the command template's placeholders, per node and
+ * topology, and the option mistakes refused before anything is made. */
+static void topology_template_and_options(void **state)
+{
+    (void)state;
+    char out[256], why[200];
+    assert_int_equal(cf_topology_expand(CF_TOPO_END, 0, "n --iface {if0} --peer 1={peer0} m={mac0}", out,
+                                        sizeof out, why, sizeof why), 0);
+    assert_string_equal(out, "n --iface veth0 --peer 1=02:00:00:00:ee:00 m=02:00:00:00:ee:10");
+    /* a chain: node 0's interface 1 faces node 1's interface 0 */
+    assert_int_equal(cf_topology_expand(CF_TOPO_CHAIN, 0, "{if1} {peer1} {peer0}", out, sizeof out, why, sizeof why),
+                     0);
+    assert_string_equal(out, "veth1 02:00:00:00:ee:20 02:00:00:00:ee:00");
+    assert_int_equal(cf_topology_expand(CF_TOPO_CHAIN, 1, "{mac0} {peer0} {peer1}", out, sizeof out, why, sizeof why),
+                     0);
+    assert_string_equal(out, "02:00:00:00:ee:20 02:00:00:00:ee:11 02:00:00:00:ee:01");
+    /* an end node has one interface; unknown words and braces are refused */
+    assert_int_equal(cf_topology_expand(CF_TOPO_END, 0, "{if1}", out, sizeof out, why, sizeof why), -1);
+    assert_non_null(strstr(why, "unknown placeholder at '{if1}'"));
+    assert_int_equal(cf_topology_expand(CF_TOPO_ROUTER, 0, "{ip0}", out, sizeof out, why, sizeof why), -1);
+    assert_int_equal(cf_topology_expand(CF_TOPO_ROUTER, 0, "{if0", out, sizeof out, why, sizeof why), -1);
+    assert_int_equal(cf_topology_expand(CF_TOPO_ROUTER, 0, "{if0}", out, 4, why, sizeof why), -1);
+    enum cf_topo_kind k;
+    assert_int_equal(cf_topology_kind_parse("chain", &k), 0);
+    assert_int_equal(k, CF_TOPO_CHAIN);
+    assert_int_equal(cf_topology_nodes(k), 2);
+    assert_int_equal(cf_topology_kind_parse("ring", &k), -1);
+
+    static const struct { const char *args[6]; const char *says; } bad[] = {
+        {{"--topology", "ring"}, "unknown --topology 'ring'"},
+        {{"--topology", "end", "--target", "127.0.0.1:9"}, "no --target, --link or --listen"},
+        {{"--topology", "end", "--protocol", "vitcp"}, "protocol vitcp has no Ethernet links"},
+        {{"--node-cmd", "x", "--target", "127.0.0.1:9"}, "need --topology"},
+        {{"--topology", "end", "--node-wait", "0"}, "bad --node-wait '0'"},
+        {{"--topology", "chain", "--node-cmd", "a"}, "needs 2 --node-cmd (given 1)"},
+        {{"--topology", "end", "--node-cmd", "a", "--node-ready", "("}, "bad --node-ready '('"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *argv[16] = {"vitcp-conform", "run", "--cases", CONFORM_CASES_DIR, "--no-capture"};
+        int argc = 5;
+        for (int a = 0; a < 6 && bad[i].args[a]; a++)
+            argv[argc++] = bad[i].args[a];
+        bool proto = false;
+        for (int a = 5; a < argc; a++)
+            proto |= strcmp(argv[a], "--protocol") == 0;
+        if (!proto) {
+            argv[argc++] = "--protocol";
+            argv[argc++] = "eep";
+        }
+        struct captured c = run_cli(argc, argv);
+        assert_int_equal(c.rc, CF_EXIT_USAGE);
+        if (!strstr(c.err, bad[i].says))
+            fail_msg("%s: wanted '%s' in: %s", bad[i].args[0], bad[i].says, c.err);
+        captured_free(&c);
+    }
 }
 
 static void unreachable_target_exits_2(void **state)
@@ -540,6 +598,7 @@ int main(void)
         cmocka_unit_test(every_subcommand_has_its_own_help),
         cmocka_unit_test(help_wins_and_unknown_help_exits_2),
         cmocka_unit_test(unreachable_target_exits_2),
+        cmocka_unit_test(topology_template_and_options),
         cmocka_unit_test(case_scripts_with_mistakes_are_refused),
         cmocka_unit_test(case_script_parses_fields_and_tags),
         cmocka_unit_test(case_script_parses_choices),

@@ -15,15 +15,18 @@ datagram links (C47, C48).
    failed by some fault under a rule the case names, or listed in
    NO_FAULT_FAILS with the reason.
 3. The catalog: every EEP entry whose check kind is active is covered by a
-   case (`vitcp-conform list --json`: no active entry NOT COVERED).
+   case (`vitcp-conform list --json`: no active entry NOT COVERED) and its
+   "how checked" text names its cases ("vitcp-conform cases eep-..."),
+   each of which exists and names the entry's ID.
 4. The capture of a clean end-node run holds the UDP messages of both
    sides, and `vitcp-conform lint` finds no error in it but the tester's
    two malformed messages.
-5. Over raw Ethernet (root: veth pairs to a network namespace the test
-   creates and always removes; skipped with the reason otherwise): the end
-   node on its end passes every end-node case but the UDP-only one, with
-   the tester on `--link 0=eth:IF`; a router between two pairs every
-   router case (`--link 0=eth:IF0 --link 1=eth:IF1`).
+5. Over raw Ethernet, in the network vitcp-conform makes itself (`run
+   --topology end|router|chain --node-cmd ...`, C54: a namespace per node,
+   veth pairs to the tester, all removed; every case skipped with the
+   reason where no namespace can be made, e.g. not root): the end node
+   passes every end-node case but the UDP-only one, a router every router
+   case, two routers in a row every chain case; nothing is left behind.
 
 The router topology: tester link 0 (EEP address 1) - router interface 0;
 router interface 1 (MTU 512) - tester link 1 (EEP address 2). Its peer
@@ -36,8 +39,10 @@ Environment: PKTWAY_NODE, VITCP_CONFORM (programs), VITCP_CASES (case folder).
 import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
+import time
 import unittest
 
 import peerlib
@@ -56,7 +61,7 @@ END_CASES = {
 ROUTER_CASES = {
     "eep-router-forwards", "eep-router-ei-msb", "eep-router-leading-l2rh", "eep-router-symbols-mixed",
     "eep-router-symbol-consumed", "eep-router-local-only", "eep-router-path-mtu", "eep-router-no-sar",
-    "eep-router-unreachable", "eep-router-error-lsbit", "eep-router-rz-unchanged",
+    "eep-router-unreachable", "eep-router-error-lsbit", "eep-router-rz-unchanged", "eep-capture-router",
 }
 CHAIN_CASES = {"eep-chain-shift", "eep-chain-msb", "eep-chain-lsbit"}
 EEP_CASES = END_CASES | ROUTER_CASES | CHAIN_CASES
@@ -77,25 +82,26 @@ UNCAUGHT = {
 
 # Cases no fault fails, and why (the test checks the list is exactly that).
 NO_FAULT_FAILS = {
-    "eep-records-consumed": "pktway-node has no end-node fault that keeps or chokes on a record (keep-l2rh and "
-                            "keep-symbol are a router's)",
-    "eep-sa-zero-no-err": "no fault sends an ERR to SA 0 (no-err sends none at all)",
-    "eep-not-whole-words-dropped": "pktway-node has no fault that takes a malformed message",
-    "eep-truncated-dropped": "pktway-node has no fault that takes a malformed message",
-    "eep-chain-msb": "the second router must leave an MSbit-set TAIL unshifted, which no-shift does too; no fault "
-                     "shifts it anyway",
+    "eep-not-whole-words-dropped": "a fault that takes a datagram past its last word would break EEP-1B-8B-WORDS, "
+                                   "which odd-length already names (one fault per rule)",
+    "eep-chain-msb": "the second router must leave an MSbit-set TAIL unshifted, which no-shift does too; a fault "
+                     "that shifts it anyway would break EEP-10-EI-SHIFT, which no-shift already names",
 }
 
 # Other IDs a fault legitimately makes a case fail with, and why.
 RELATED = {
-    # the capture case's ERR step compares the TE too, under the ERR's rule
-    "wrong-te": {"EEP-6E-ERR-TO-SA"},
+    # the capture cases' ERR steps compare the TE too, under the ERR's rule
+    # (the router's capture case: under the path MTU's, whose ERR it is)
+    "wrong-te": {"EEP-6E-ERR-TO-SA", "EEP-1B-PATH-MTU"},
     # the node leaves 4 bytes off every message it sends: the shortest
     # (24 bytes: header and TAIL) cannot be decoded at all
     "odd-length": {"EEP-4A-TRUNCATED"},
     # the end node's ERR is missing: the case that wants the ERR before
     # anything else times out under the delivery rule it checks
     "no-err": {"EEP-7-MANDATORY-UNKNOWN", "EEP-1B-PATH-MTU"},
+    # the recorded exchange's fifth message mixes a symbol and an L2RH: its
+    # echo is missing (under the rule of that frame)
+    "drop-mixed": {"EEP-5-SYMBOL-CONSUMED"},
     # a delivered message with a mandatory OH causes no ERR either
     "accept-mandatory": {"EEP-6E-ERR-TO-SA"},
     # a dropped optional-OH message is also a dropped padded one (the
@@ -180,51 +186,26 @@ def run(args, *extra, capture=None):
     return rc, report, text
 
 
-class Netns:
-    """A network namespace with the far ends of `pairs` veth pairs; the near
-    ends stay here, with MACs 02:00:00:00:ee:0N (far: ...:1N). Removed (and
-    with it the pairs) by close, whatever happened."""
+def eth_run(topology, node_cmds, log, capture=None):
+    """vitcp-conform run --topology: the tester makes the namespaces and
+    veth pairs itself and starts the node(s) in them (C54)."""
+    args = ["--topology", topology, "--node-ready", "^event=ready", "--node-log", log]
+    for c in node_cmds:
+        args += ["--node-cmd", c]
+    return run(args, capture=capture)
 
-    def __init__(self, pairs=1):
-        Netns.remove_stale()
-        tag = "%d" % os.getpid()
-        self.ns = "cfeep" + tag
-        self.near = ["vcf%de%s" % (i, tag) for i in range(pairs)]
-        self.far = ["vcf%dn%s" % (i, tag) for i in range(pairs)]
-        self.near_mac = ["02:00:00:00:ee:0%d" % i for i in range(pairs)]
-        cmds = [["ip", "netns", "add", self.ns]]
-        for i in range(pairs):
-            cmds += [["ip", "link", "add", self.near[i], "address", self.near_mac[i], "type", "veth", "peer", "name",
-                      self.far[i], "address", "02:00:00:00:ee:1%d" % i, "netns", self.ns],
-                     ["ip", "link", "set", self.near[i], "up"],
-                     ["ip", "netns", "exec", self.ns, "ip", "link", "set", self.far[i], "up"]]
-        try:
-            for c in cmds:
-                p = subprocess.run(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=20)
-                if p.returncode != 0:
-                    raise OSError("%s: %s" % (" ".join(c), p.stdout.strip()))
-        except Exception:
-            self.close()
-            raise
 
-    @staticmethod
-    def remove_stale():
-        """The namespaces (and near ends) of an earlier run that was killed
-        before it could remove them: its process is gone."""
-        listed = subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, timeout=20).stdout
-        for pid in re.findall(r"^cfeep(\d+)\b", listed, re.M):
-            if not os.path.exists("/proc/%s" % pid):
-                subprocess.run(["ip", "netns", "del", "cfeep" + pid], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, timeout=20)
-                for i in range(2):
-                    subprocess.run(["ip", "link", "del", "vcf%de%s" % (i, pid)], stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, timeout=20)
+def tester_ends():
+    """The tester-side veth ends of --topology runs that exist now."""
+    out = subprocess.run(["ip", "-o", "link"], stdout=subprocess.PIPE, text=True).stdout
+    return set(re.findall(r"^\d+: (vce\d+t[01])\b", out, re.M))
 
-    def close(self):
-        subprocess.run(["ip", "netns", "del", self.ns], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
-        for near in self.near:
-            subprocess.run(["ip", "link", "del", near], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
+
+END_NODE_CMD = "%s --addr 0x10 --iface {if0} --echo" % NODE
+ROUTER_CMD = ("%s --addr 0x10 --router --iface {if0} --iface {if1} --peer 1={peer0}@0 --peer 3={peer0}@0 "
+              "--peer 2={peer1}@1 --peer 3={peer1}@1 --peer hey-you={peer1}@1 --mtu 1:512" % NODE)
+CHAIN_CMDS = ["%s --addr 0x10 --router --iface {if0} --iface {if1} --peer 1={peer0}@0 --peer 2={peer1}@1" % NODE,
+              "%s --addr 0x11 --router --iface {if0} --iface {if1} --peer 1={peer0}@0 --peer 2={peer1}@1" % NODE]
 
 
 class EepSuite(unittest.TestCase):
@@ -260,59 +241,125 @@ class EepSuite(unittest.TestCase):
             self.assertEqual(sorted(i["requirement"] for i in errors), ["EEP-1B-8B-WORDS", "EEP-6H-DL-FITS"],
                              lint.stdout[:3000])
 
-    def netns(self, pairs):
-        if os.geteuid() != 0:
-            self.skipTest("raw Ethernet in a network namespace needs root")
-        try:
-            return Netns(pairs)
-        except OSError as e:
-            self.skipTest("no network namespace with veth pairs here: %s" % e)
+    def eth_suite(self, topology, node_cmds, expect_pass, capture=None):
+        """Run the cases over raw Ethernet in a topology vitcp-conform makes;
+        skipped (by vitcp-conform, with the reason) where it cannot make
+        namespaces. Returns (report, the nodes' log lines)."""
+        before = tester_ends()
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "node.log")
+            rc, rep, text = eth_run(topology, node_cmds, log, capture=capture)
+            lines = []
+            for f in sorted(os.listdir(d)):
+                if f.startswith("node.log"):
+                    with open(os.path.join(d, f)) as fh:
+                        lines += fh.read().splitlines()
+        self.assertEqual(rep["summary"]["target"], "topology " + topology, text)
+        if all(c["verdict"] == "skip" for c in rep["cases"]):
+            self.assertEqual(rc, 0, text)
+            reasons = {c["message"] for c in rep["cases"]}
+            self.assertEqual(len(reasons), 1, reasons)
+            self.skipTest(reasons.pop())
+        # nothing left behind: the tester's veth ends are gone with the nodes
+        self.assertEqual(tester_ends() - before, set())
+        by_id = {c["id"]: c for c in rep["cases"]}
+        self.assertEqual(set(by_id), EEP_CASES, text)
+        for cid, c in by_id.items():
+            want = "pass" if cid in expect_pass else "skip"
+            self.assertEqual(c["verdict"], want, "%s: %s" % (cid, c["message"]))
+        self.assertEqual(rc, 0, text)
+        self.assertNotIn("Sanitizer", text)
+        return rep, lines
 
     def test_router_over_ethernet(self):
-        net = self.netns(2)
-        try:
-            m0, m1 = net.near_mac
-            node = Node("--router", "--iface", net.far[0], "--iface", net.far[1], "--peer", "1=%s@0" % m0,
-                        "--peer", "3=%s@0" % m0, "--peer", "2=%s@1" % m1, "--peer", "3=%s@1" % m1,
-                        "--peer", "hey-you=%s@1" % m1, "--mtu", "1:512", prefix=("ip", "netns", "exec", net.ns))
-            try:
-                rc, rep, text = run(["--link", "0=eth:%s" % net.near[0], "--link", "1=eth:%s" % net.near[1],
-                                     "--eep-router"])
-            finally:
-                node.stop()
-        finally:
-            net.close()
-        self.assertNotIn(net.ns, subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, text=True).stdout)
-        by_id = {c["id"]: c for c in rep["cases"]}
-        for cid in ROUTER_CASES:
-            self.assertEqual(by_id[cid]["verdict"], "pass", "%s: %s" % (cid, by_id[cid]["message"]))
-        self.assertEqual(rc, 0, text)
+        rep, lines = self.eth_suite("router", [ROUTER_CMD], ROUTER_CASES)
+        log = "\n".join(lines)
+        self.assertRegex(log, r"event=ready .*role=router.*interfaces=2")
+        self.assertRegex(log, r"event=refused .*reason=EEP-1B-PATH-MTU")
+
+    def test_chain_over_ethernet(self):
+        """Two routers in a row over raw Ethernet (tester - A - B - tester):
+        both forward each chain case's message once."""
+        rep, lines = self.eth_suite("chain", CHAIN_CMDS, CHAIN_CASES)
+        self.assertEqual(len([l for l in lines if l.startswith("event=ready")]), 2, lines)
+        self.assertEqual(len([l for l in lines if l.startswith("event=forwarded")]), 2 * len(CHAIN_CASES), lines)
 
     def test_end_node_over_ethernet(self):
-        net = self.netns(1)
-        try:
-            node = Node("--iface", net.far[0], "--echo", prefix=("ip", "netns", "exec", net.ns))
-            try:
-                with tempfile.TemporaryDirectory() as d:
-                    cap = os.path.join(d, "eth.pcapng")
-                    rc, rep, text = run(["--link", "0=eth:%s" % net.near[0]], capture=cap)
-                    lint = subprocess.run([CONFORM, "lint", "--json", cap], stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, text=True, timeout=60)
-            finally:
-                node.stop()
-        finally:
-            net.close()
-        self.assertNotIn(net.ns, subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, text=True).stdout)
-        by_id = {c["id"]: c for c in rep["cases"]}
-        for cid in END_CASES:
-            want = "skip" if cid == "eep-not-whole-words-dropped" else "pass"
-            self.assertEqual(by_id[cid]["verdict"], want, "%s: %s" % (cid, by_id[cid]["message"]))
-        self.assertEqual(rc, 0, text)
+        with tempfile.TemporaryDirectory() as d:
+            cap = os.path.join(d, "eth.pcapng")
+            rep, lines = self.eth_suite("end", [END_NODE_CMD], END_CASES - {"eep-not-whole-words-dropped"},
+                                        capture=cap)
+            lint = subprocess.run([CONFORM, "lint", "--json", cap], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, timeout=60)
         full = json.loads(lint.stdout)
         # the frames are Ethernet (Ethertype 0x88B5), both sides' messages
         self.assertGreater(full["summary"]["eep_messages"], 20, lint.stdout[:500])
         errors = [i["requirement"] for i in full["issues"] if i["severity"] == "error"]
         self.assertEqual(errors, ["EEP-6H-DL-FITS"], lint.stdout[:3000])  # the tester's cut message (061)
+
+    def test_topology_removed_on_signals(self):
+        """Killed (SIGKILL, SIGTERM, SIGINT) while its two nodes run, the
+        tester leaves nothing: no veth end, no node process, no log file."""
+        if os.geteuid() != 0:
+            self.skipTest("the topology needs root")
+        for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
+            with self.subTest(signal=sig), tempfile.TemporaryDirectory() as d:
+                mark = "0.0%d%d" % (os.getpid(), sig)  # sleep adds its arguments: 300.0...
+                p = subprocess.Popen([CONFORM, "run", "--protocol", "eep", "--cases", CASES, "--no-capture",
+                                      "--topology", "chain", "--node-ready", "^never", "--node-wait", "60",
+                                      "--node-cmd", "exec sleep 300 %s1" % mark,
+                                      "--node-cmd", "exec sleep 300 %s2" % mark],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ, TMPDIR=d))
+                ends = {"vce%dt0" % (p.pid % 10000000), "vce%dt1" % (p.pid % 10000000)}
+                end = time.time() + 20
+                while time.time() < end and not (ends <= tester_ends() and len(self.procs(mark)) == 2):
+                    time.sleep(0.1)
+                self.assertEqual(len(self.procs(mark)), 2, "both nodes run")
+                self.assertLessEqual(ends, tester_ends())
+                p.send_signal(sig)
+                self.assertEqual(p.wait(20), -sig)
+                end = time.time() + 10
+                while time.time() < end and (self.procs(mark) or ends & tester_ends()):
+                    time.sleep(0.1)
+                self.assertEqual(self.procs(mark), [])
+                self.assertEqual(ends & tester_ends(), set())
+                self.assertEqual(os.listdir(d), [])
+
+    @staticmethod
+    def procs(mark):
+        """The node processes (sleep 300 MARK1, MARK2) of one run."""
+        found = []
+        for pid in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    if f.read().startswith(b"sleep\x00300\x00" + mark.encode()):
+                        found.append(pid)
+            except (OSError, ValueError):
+                pass
+        return found
+
+    def test_topology_skips_without_namespaces(self):
+        """Where no namespace can be made (here: run as nobody), every case
+        is skipped with the reason, and the node is never started."""
+        if os.geteuid() != 0:
+            rc, rep, text = eth_run("end", ["touch /nonexistent-dir/started"], os.devnull)
+        else:
+            with tempfile.TemporaryDirectory() as d:
+                os.chmod(d, 0o777)
+                js, mark = os.path.join(d, "r.json"), os.path.join(d, "started")
+                p = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", CONFORM, "run",
+                                    "--protocol", "eep", "--cases", CASES, "--json", js, "--no-capture",
+                                    "--topology", "end", "--node-cmd", "touch " + mark],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+                rc, text = p.returncode, p.stdout + p.stderr
+                with open(js) as f:
+                    rep = json.load(f)
+                self.assertFalse(os.path.exists(mark))
+        self.assertEqual(rc, 0, text)
+        self.assertEqual({c["id"] for c in rep["cases"]}, EEP_CASES)
+        for c in rep["cases"]:
+            self.assertEqual(c["verdict"], "skip")
+            self.assertIn("--topology end: cannot create a network namespace", c["message"])
 
     def test_capture_case_replays_to_another_address(self):
         """The recorded node was 0x10; replayed to a node 0x22 (--eep-address),
@@ -363,12 +410,28 @@ class EepSuite(unittest.TestCase):
         peerlib.check_faults(self, faults, results, EEP_CASES, RELATED, UNCAUGHT, NO_FAULT_FAILS, rc_ok=(0, 1),
                              counts=lambda c: c["failed_requirement"] in c["requirements"])
 
-    def test_catalog_active_entries_are_covered(self):
+    def test_catalog_active_entries_name_their_cases(self):
         reqs = peerlib.list_requirements("EEP", CASES, conform=CONFORM)
         self.assertGreaterEqual(len(reqs), 58)
+        # every case (scripts and capture cases' metadata) and the IDs it names
+        case_reqs = {}
+        for f in os.listdir(os.path.join(CASES, "eep")):
+            if f.endswith((".case", ".meta")):
+                with open(os.path.join(CASES, "eep", f)) as fh:
+                    text = fh.read()
+                cid = re.search(r"^case\s+(\S+)", text, re.M).group(1)
+                case_reqs[cid] = set(re.findall(r"EEP-[A-Z0-9-]*[A-Z0-9]", text))
+        self.assertEqual(set(case_reqs), EEP_CASES)
         for r in reqs:
+            # the "how checked" text names the cases that check it
+            named = re.search(r"vitcp-conform cases? ([a-z0-9, -]+)", r["reason"])
             if "active" in r["checks"]:
                 self.assertTrue(r["status"].startswith("active ("), "%s: %s" % (r["id"], r["status"]))
+                self.assertTrue(named, "%s is active but its text names no case" % r["id"])
+            if named:
+                for cid in [c.strip() for c in named.group(1).split(",")]:
+                    self.assertIn(cid, case_reqs, "%s claims case %s" % (r["id"], cid))
+                    self.assertIn(r["id"], case_reqs[cid], "%s claims %s, which does not name it" % (r["id"], cid))
         self.assertFalse([r["id"] for r in reqs if r["status"] == "NOT COVERED"])
 
 

@@ -303,6 +303,11 @@ FAULTS = {
     "accept-mandatory": ("B", "dt=2,pt=0x800,moh=3:01,len=8", (), [("B", r"^event=delivered .*oh=1"), ("!B", r"kind=err")]),
     "drop-optional": ("B", "dt=2,pt=0x800,oh=3:01,len=8", (), [("B", r"^event=dropped .*reason=EEP-7-OPTIONAL-MAY-DROP")]),
     "drop-rz": ("B", "dt=2,pt=0x800,rz=1,len=8", (), [("B", r"^event=dropped .*reason=EEP-6J-RZ-IGNORED")]),
+    "err-to-sa-zero": ("B", "dt=2,sa=0,pt=0x800,moh=3:01,len=8", (), [("B", r"^event=sent .*kind=err .*dt=0x000000")]),
+    # the router answers a Hey-You! itself; cut short, only with the fault
+    "answer-cut": ("R", "dt=hey-you,pt=1,len=32,cut=16", (), [("R", r"^event=sent .*kind=answer")]),
+    "drop-mixed": ("B", "dt=2,pt=0x800,l2rh=01,sym=5,l2rh=,len=8", (),
+                   [("B", r"^event=dropped .*reason=EEP-5B-SYMBOLS-MIXED")]),
 }
 
 

@@ -31,6 +31,9 @@ struct cf_engine {
     struct vn_pcap_writer *capture; /* NULL: no recording */
     bool check_survival;         /* after hostile cases, try a fresh connection */
     bool have_target;            /* active cases run (set by cf_engine_set_target) */
+    /* Every case is skipped with this reason (run --topology where no
+     * namespace can be made, C54); "" : cases run. */
+    char skip_all[400];
     /* The target's RDMA region given on the command line (--region); a
      * module may also learn it from the target (VI/TCP: an announcement, C8). */
     bool region_set;

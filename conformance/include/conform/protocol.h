@@ -100,6 +100,10 @@ struct conform_protocol {
     const char *cases_subdir;   /* its folder below the cases folder ("" for the top) */
     enum cf_transport transport; /* default (0): a TCP stream */
     uint16_t ethertype;          /* datagram protocols: its Ethertype on an Ethernet link (0: none) */
+    /* run --topology end|router|chain (topology.h, C54): the module's run
+     * flag (run_options) that says which kind of node is under test, by
+     * topology; NULL: nothing to say. */
+    const char *topology_options[3];
 
     /* Vocabulary of the case language. */
     int (*type_by_name)(const char *name);          /* -1 unknown */

@@ -15,6 +15,7 @@
 #include "conform/core.h"
 #include "conform/lint.h"
 #include "conform/report.h"
+#include "conform/topology.h"
 #include "vitcp/pcap_writer.h"
 
 /* The usage, one text per subcommand (without the leading "usage: " or its
@@ -29,7 +30,8 @@ static const char usage_run[] =
     "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN]\n"
     "                         [--no-relay | --relay-all] [--no-capture] [--quiet] [--iscsi]\n"
     "                         [--link N=[ADDR:]PORT[,HOST:PORT]|N=eth:IF[,MAC]]... [--eep-address A]\n"
-    "                         [--eep-router] [--eep-chain]\n"
+    "                         [--eep-router] [--eep-chain] [--topology end|router|chain --node-cmd CMD...\n"
+    "                         [--node-ready REGEX] [--node-wait SEC] [--node-log FILE]]\n"
     "  --target runs the active cases (the tester connects); --listen the passive ones (role passive:\n"
     "  the implementation connects; CMD is started for each case, {host} and {port} replaced by where to).\n"
     "  Packet-level cases (loss, retransmission, urgent pointers) run through a packet relay from a\n"
@@ -50,7 +52,14 @@ static const char usage_run[] =
     "  raw Ethernet on IF (root), --link 0=eth:IF instead of --target. --eep-address A: the EEP\n"
     "  address of the node under test (default 0x000010); --eep-router: it is a router, run the router\n"
     "  cases; --eep-chain: two routers in a row, run the chain cases (without either, the end-node\n"
-    "  cases).\n";
+    "  cases).\n"
+    "  --topology (eep) makes the network itself (root): the node(s) under test each in a network\n"
+    "  namespace of its own, veth pairs to the tester's links (router: links 0 and 1; chain: two\n"
+    "  routers in a row), removed at the end. CMD starts a node (a chain: two --node-cmd, in order),\n"
+    "  {if0} {if1} replaced by its interfaces, {mac0} {mac1} by their MACs, {peer0} {peer1} by the\n"
+    "  MACs at their other ends; it is ready when a line of its output matches REGEX (within SEC\n"
+    "  seconds, default 10), or after 0.5 s without --node-ready. Its output goes to FILE ({n}: the\n"
+    "  node's number). Where no namespace can be made, every case is skipped with the reason.\n";
 static const char usage_lint[] =
     "vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
     "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
@@ -237,7 +246,8 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     const char *cases_dir = cf_default_cases_dir(), *json = NULL, *junit = NULL, *capture = NULL, *listen_port = NULL;
     const char *only[MAX_SELECTORS + 1] = {0}, *skip[MAX_SELECTORS + 1] = {0};
     size_t nonly = 0, nskip = 0;
-    bool have_target = false, quiet = false, no_capture = false;
+    bool have_target = false, quiet = false, no_capture = false, have_topology = false, have_link = false;
+    struct cf_topology_spec topo = {0};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v;
         if (strcmp(a, "--quiet") == 0) { quiet = true; continue; }
@@ -250,7 +260,8 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         static const char *const with_value[] = {"--target", "--cases", "--only", "--skip", "--json",
                                                   "--junit", "--capture", "--slack",
                                                   "--listen", "--connect-cmd", "--region", "--protocol",
-                                                  "--link"};
+                                                  "--link", "--topology", "--node-cmd", "--node-ready",
+                                                  "--node-wait", "--node-log"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known |= strcmp(a, with_value[k]) == 0;
@@ -286,6 +297,22 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             if (cf_engine_set_link(&e, v, why, sizeof why) < 0)
                 return usage_error(err, "%s", why);
             have_target |= e.have_target; /* --link 0=eth:IF: the target is on that interface */
+            have_link = true;
+        } else if (strcmp(a, "--topology") == 0) {
+            if (cf_topology_kind_parse(v, &topo.kind) < 0)
+                return usage_error(err, "unknown --topology '%s' (end, router, chain)", v);
+            have_topology = true;
+        } else if (strcmp(a, "--node-cmd") == 0) {
+            if (topo.ncmd == CF_TOPO_NODES_MAX)
+                return usage_error(err, "too many --node-cmd (a chain has two nodes)%s", "");
+            topo.node_cmd[topo.ncmd++] = v;
+        } else if (strcmp(a, "--node-ready") == 0) topo.ready_regex = v;
+        else if (strcmp(a, "--node-log") == 0) topo.log_path = v;
+        else if (strcmp(a, "--node-wait") == 0) {
+            unsigned long sec;
+            if (!parse_uint(v, 600, &sec) || sec == 0)
+                return usage_error(err, "bad --node-wait '%s' (seconds, 1..600)", v);
+            topo.wait_ms = (unsigned)sec * 1000u;
         } else if (strcmp(a, "--cases") == 0) cases_dir = v;
         else if (strcmp(a, "--json") == 0) json = v;
         else if (strcmp(a, "--junit") == 0) junit = v;
@@ -323,6 +350,21 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             if (is_only) only[nonly++] = v;
             else skip[nskip++] = v;
         }
+    }
+    if (have_topology) {
+        /* the tester makes the links itself (C54) */
+        if (have_target || have_link || listen_port)
+            return usage_error(err, "--topology makes the tester's links itself: no --target, --link or --listen%s",
+                               "");
+        if (e.protocol->transport != CF_TRANSPORT_DATAGRAM || !e.protocol->ethertype)
+            return usage_error(err, "--topology: protocol %s has no Ethernet links", e.protocol->name);
+        const char *flag = e.protocol->topology_options[topo.kind];
+        char why[200] = "";
+        if (flag && cf_engine_set_option(&e, flag, NULL, NULL, why, sizeof why) < 0)
+            return usage_error(err, "%s", why);
+        have_target = e.have_target = true; /* on the links the topology makes */
+    } else if (topo.ncmd || topo.ready_regex || topo.log_path || topo.wait_ms) {
+        return usage_error(err, "--node-cmd, --node-ready, --node-wait and --node-log need --topology%s", "");
     }
     if (!have_target && !listen_port)
         return usage_error(err, "run needs --target HOST:PORT or --listen PORT%s", "");
@@ -373,12 +415,30 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         cf_case_set_free(&set);
         return CF_EXIT_USAGE;
     }
-    if ((have_target && cf_engine_probe(&e, msg, sizeof msg) < 0) ||
+    struct cf_topology *net = NULL;
+    if (have_topology) {
+        bool env_failed = false;
+        char why[sizeof e.skip_all - 40];
+        net = cf_topology_open(&topo, &e, &env_failed, why, sizeof why);
+        if (!net && env_failed) {
+            /* no namespaces here: every case is skipped, with the reason */
+            snprintf(e.skip_all, sizeof e.skip_all, "--topology %s: %s", cf_topology_kind_name(topo.kind), why);
+            fprintf(err, "vitcp-conform: %s\n", e.skip_all);
+        } else if (!net) {
+            fprintf(err, "vitcp-conform: --topology %s: %s\n", cf_topology_kind_name(topo.kind), why);
+            run_outputs_abandon(&outs);
+            cf_case_set_free(&set);
+            cf_engine_close(&e);
+            return CF_EXIT_USAGE;
+        }
+    }
+    if ((have_target && !e.skip_all[0] && cf_engine_probe(&e, msg, sizeof msg) < 0) ||
         (listen_port && cf_engine_listen(&e, listen_port, msg, sizeof msg) < 0)) {
         fprintf(err, "vitcp-conform: %s\n", msg);
         run_outputs_abandon(&outs);
         cf_case_set_free(&set);
         cf_engine_close(&e);
+        cf_topology_close(net);
         return CF_EXIT_USAGE;
     }
     struct vn_pcap_writer *w = outs.writer;
@@ -389,6 +449,9 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         snprintf(rep.capture, sizeof rep.capture, "%s", capture);
     snprintf(rep.protocol, sizeof rep.protocol, "%s", e.protocol->name);
     cf_engine_run_suite(&e, &set, only, skip, &rep, quiet ? NULL : err);
+    cf_topology_close(net); /* the nodes end before the reports are written */
+    if (have_topology)
+        snprintf(rep.target, sizeof rep.target, "topology %s", cf_topology_kind_name(topo.kind));
     if (w && vn_pcap_close(w) < 0)
         fprintf(err, "vitcp-conform: writing %s failed\n", capture);
     if (!quiet)

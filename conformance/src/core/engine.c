@@ -193,6 +193,12 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
     struct timespec start = cf_now();
     const struct conform_protocol *p = c->proto ? c->proto : cf_protocol_default();
     cf_result_init(res, c);
+    if (e->skip_all[0]) {
+        res->verdict = CF_SKIP;
+        snprintf(res->message, sizeof res->message, "%s", e->skip_all);
+        res->seconds = cf_seconds_since(start);
+        return;
+    }
     (p->run_case ? p->run_case : cf_generic_run_case)(e, c, res);
     if (c->expect_fail) {
         /* meta 'verdict fail': the replay must find the difference */

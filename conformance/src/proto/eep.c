@@ -15,6 +15,7 @@
 #include "conform/core.h"
 #include "conform/engine.h"
 #include "conform/report.h"
+#include "vitcp/frame.h"
 #include "vitcp/pcap_reader.h"
 #include "vitcp/pktway.h"
 
@@ -786,6 +787,11 @@ struct cap_load {
     bool paced;       /* 'paced': the recording waited for each answer */
     bool have_tester;
     uint8_t tester_key[24];
+    /* 'topology router': the tester's link 1 (where the router's copies
+     * go, 'link1 ADDR:PORT|MAC'); sends and expects name their link */
+    bool router;
+    bool have_link1;
+    uint8_t link1_key[24];
     bool full;
     char err[160];
 };
@@ -803,6 +809,38 @@ static void cap_key(const struct vn_datagram *dg, bool src, uint8_t key[24])
     memcpy(key, &ep->ip, sizeof ep->ip < 20 ? sizeof ep->ip : 20);
     key[22] = (uint8_t)(ep->port >> 8);
     key[23] = (uint8_t)ep->port;
+}
+
+/* A 'link1' value: "IPv4:PORT" or a MAC, as cap_key makes it. 0 or -1. */
+static int cap_parse_key(const char *text, uint8_t key[24])
+{
+    memset(key, 0, 24);
+    unsigned m[6];
+    char tail;
+    if (sscanf(text, "%x:%x:%x:%x:%x:%x%c", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &tail) == 6) {
+        for (int i = 0; i < 6; i++) {
+            if (m[i] > 255)
+                return -1;
+            key[i] = (uint8_t)m[i];
+        }
+        return 0;
+    }
+    char host[64];
+    unsigned long port;
+    const char *colon = strrchr(text, ':');
+    if (!colon || (size_t)(colon - text) >= sizeof host)
+        return -1;
+    memcpy(host, text, (size_t)(colon - text));
+    host[colon - text] = 0;
+    char *end;
+    port = strtoul(colon + 1, &end, 10);
+    struct vn_endpoint ep;
+    if (*end || end == colon + 1 || port == 0 || port > 65535 || vn_endpoint_set(&ep, host, (uint16_t)port) < 0)
+        return -1;
+    memcpy(key, &ep.ip, sizeof ep.ip < 20 ? sizeof ep.ip : 20);
+    key[22] = (uint8_t)(ep.port >> 8);
+    key[23] = (uint8_t)ep.port;
+    return 0;
 }
 
 static void cap_add_match(struct cf_step *st, unsigned field, int64_t value)
@@ -825,10 +863,12 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
     cap_key(dg, false, peer);
     /* EEP by its Ethertype or port, and once the tester is known only what
      * it sent or was sent (other traffic in the capture is not the case's) */
+    bool on_link1 = L->have_link1 && (memcmp(key, L->link1_key, sizeof key) == 0 ||
+                                      memcmp(peer, L->link1_key, sizeof peer) == 0);
     bool eep = dg->kind == VN_DGRAM_ETH ? dg->ethertype == VW_EEP_ETHERTYPE
                : L->have_tester ? memcmp(key, L->tester_key, sizeof key) == 0 ||
-                                      memcmp(peer, L->tester_key, sizeof peer) == 0
-                                : dg->src.port == VW_EEP_UDP_PORT || dg->dst.port == VW_EEP_UDP_PORT;
+                                      memcmp(peer, L->tester_key, sizeof peer) == 0 || on_link1
+                                : dg->src.port == VW_EEP_UDP_PORT || dg->dst.port == VW_EEP_UDP_PORT || on_link1;
     if (!eep || L->full || L->err[0] || dg->truncated)
         return;
     struct vw_eep_msg m;
@@ -838,14 +878,20 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
         memcpy(L->tester_key, key, sizeof key);
         L->have_tester = true;
     }
-    bool from_tester = memcmp(key, L->tester_key, sizeof key) == 0;
+    bool from_link1 = L->have_link1 && memcmp(key, L->link1_key, sizeof key) == 0;
+    bool from_tester = memcmp(key, L->tester_key, sizeof key) == 0 || from_link1;
+    if (L->router && !from_tester && memcmp(peer, L->tester_key, sizeof peer) != 0 &&
+        !(L->have_link1 && memcmp(peer, L->link1_key, sizeof peer) == 0))
+        return; /* between others: not the tester's */
     if (c->nsteps + 2 >= CF_MAX_STEPS) {
         L->full = true;
         return;
     }
-    if (from_tester && L->paced && c->nsteps > 1 && c->steps[c->nsteps - 1].kind == CF_STEP_SEND) {
+    if (from_tester && L->paced && c->nsteps > 1 && (c->steps[c->nsteps - 1].kind == CF_STEP_SEND || L->router)) {
         /* a paced recording shows the last message unanswered: so it
-         * stays (under the rule of that message's frame) */
+         * stays (under the rule of that message's frame); through a
+         * router, what it shows after the last message is all there was,
+         * on either link (under the rule of the last frame) */
         struct cf_step *quiet = &c->steps[c->nsteps++];
         memset(quiet, 0, sizeof *quiet);
         quiet->kind = CF_STEP_EXPECT_NOTHING;
@@ -858,6 +904,12 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
     st->line = (unsigned)dg->frame;
     st->req = c->reqs[0];
     st->cap_pdu = c->nsteps;
+    if (L->router) {
+        /* the link it was sent from, or came in on */
+        st->link_set = true;
+        st->link = from_tester ? (from_link1 ? 1u : 0u)
+                               : (L->have_link1 && memcmp(peer, L->link1_key, sizeof peer) == 0 ? 1u : 0u);
+    }
     if (from_tester) {
         /* the recorded bytes, appended to the blob */
         if (c->blob_len + dg->len > L->cap) {
@@ -979,13 +1031,22 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
             } else {
                 last_req = r;
             }
+        } else if (strcmp(key, "topology") == 0 && strcmp(rest, "router") == 0) {
+            L.router = true;
+        } else if (strcmp(key, "link1") == 0) {
+            if (cap_parse_key(rest, L.link1_key) < 0) {
+                snprintf(err, errlen, "%s:%u: link1 takes the recorded tester's link 1: IPv4:PORT or a MAC",
+                         meta_path, lineno);
+                rc = -1;
+            }
+            L.have_link1 = true;
         } else if (strcmp(key, "paced") == 0 && strcmp(rest, "yes") == 0) {
             L.paced = true;
         } else if (strcmp(key, "verdict") == 0 && strcmp(rest, "fail") == 0) {
             out->expect_fail = true;
         } else {
             snprintf(err, errlen, "%s:%u: unknown line '%s' (case, title, section, require, node, frame, "
-                     "nothing-else, paced yes, verdict fail)",
+                     "nothing-else, paced yes, verdict fail, topology router, link1)",
                      meta_path, lineno, key);
             rc = -1;
         }
@@ -994,6 +1055,14 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
     if (rc == 0 && (!out->id[0] || !out->nreqs)) {
         snprintf(err, errlen, "%s: needs 'case ID' and 'require ID...'", meta_path);
         rc = -1;
+    }
+    if (rc == 0 && L.router != L.have_link1) {
+        snprintf(err, errlen, "%s: 'topology router' and 'link1' go together", meta_path);
+        rc = -1;
+    }
+    if (L.router) {
+        out->flags |= EEP_CASE_ROUTER;
+        out->links = 2;
     }
     char pcap[sizeof out->file + 8];
     size_t n = strlen(meta_path);
@@ -1047,6 +1116,7 @@ const struct conform_protocol cf_proto_eep = {
     .cases_subdir = "eep",
     .transport = CF_TRANSPORT_DATAGRAM,
     .ethertype = VW_EEP_ETHERTYPE,
+    .topology_options = {NULL, "--eep-router", "--eep-chain"},
     .type_by_name = type_by_name,
     .type_name = type_name,
     .field_by_name = field_by_name,
