@@ -112,6 +112,60 @@ class ShortPayloadSize(unittest.TestCase):
         self.assertEqual(ts, lt)
 
 
+class ShortPayloadSizeAcrossSegments(unittest.TestCase):
+    """I13 wherever TCP cut the stream: the bytes after the short frame may
+    start in a later segment than the frame (at its first byte, after a cut
+    inside their own header, or after a frame reassembled from several
+    segments); both tools name the same frame under IFT-5.1-FRAME-LEN, in one
+    and in two passes."""
+
+    def run_case(self, name, payload, payload_size, cuts):
+        import struct
+        from ift_bytes import crc32c
+        good = frame(VB, ddp_tagged(), payload)
+        short = frame(VB, ddp_tagged(), payload, payload_size=payload_size, pc=False) + \
+            struct.pack("<I", crc32c(payload))
+        claimed = 6 + 14 + 4 + payload_size + 4
+        stream = good + short + good
+        c = agreed()
+        start = len(good)
+        for a, b in zip([0] + cuts, cuts + [len(stream)]):
+            c.send(0, stream[a:b])
+        c.close()
+        path = capture(name, c.frames)
+        lt, _ = lint(path)
+        lt = only(lt, "IFT-")
+        lost = [f for f, found in lt.items() if ("IFT-5.1-FRAME-LEN", "error") in found]
+        self.assertEqual(len(lost), 1, lt)
+        # the frame where the 6 header bytes after the short frame's claimed end are complete
+        last = start + claimed + 5
+        seg = sum(1 for cut in cuts if cut <= last)
+        self.assertEqual(lost[0], 8 + 2 * seg, (lt, cuts))   # handshake, two indications, then data and ACK
+        for two in (False, True):
+            ts, _ = tshark(path, "IFT-", two_pass=two)
+            self.assertEqual(ts, lt, "two_pass=%s cuts=%s" % (two, cuts))
+
+    def test_next_bytes_start_a_segment(self):
+        n = len(frame(VB, ddp_tagged(), PAYLOAD))
+        self.run_case("ift_short_seg.pcap", PAYLOAD, 4, [n + 32])
+
+    def test_cut_inside_the_next_bytes_header(self):
+        n = len(frame(VB, ddp_tagged(), PAYLOAD))
+        for k in (1, 3, 5):
+            self.run_case("ift_short_seg%d.pcap" % k, PAYLOAD, 4, [n + 32 + k])
+
+    def test_short_frame_cut_before_its_end(self):
+        n = len(frame(VB, ddp_tagged(), PAYLOAD))
+        self.run_case("ift_short_cut.pcap", PAYLOAD, 4, [n + 3, n + 20, n + 31])
+
+    def test_reassembled_frame_then_next_bytes_later(self):
+        big = bytes((i * 7 + 100) & 0xFF for i in range(3000))
+        n = len(frame(VB, ddp_tagged(), big))
+        mss = list(range(1448, 3 * n, 1448))
+        for ps in (1500, 2800):
+            self.run_case("ift_short_big%d.pcap" % ps, big, ps, [c for c in mss if c < 3 * n])
+
+
 class HeaderSize(unittest.TestCase):
     def test_header_size_not_the_ddp_header_is_an_error(self):
         c = agreed()
