@@ -137,7 +137,18 @@ struct feed_call {
     struct vw_warp_framer *f;
     vw_warp_chunk_cb cb;
     void *ctx;
+    const uint8_t *seg;      /* the caller's bytes (one TCP segment's) */
+    size_t seg_len;
 };
+
+/* W17: the bytes at hand from p, a chunk's start: to the end of the
+ * caller's segment when the chunk starts there, else what is buffered. */
+static size_t at_hand(const struct feed_call *call, const uint8_t *p, size_t buffered)
+{
+    if (p == call->f->buf)
+        return buffered;
+    return call->seg_len - (size_t)(p - call->seg);
+}
 
 static size_t chunk_len(void *owner, const uint8_t *p)
 {
@@ -150,6 +161,7 @@ static size_t chunk_len(void *owner, const uint8_t *p)
     }
     if (cl < min_len(p)) {
         f->error = VW_REQ_WARP_A_CHUNK_LEN;
+        f->payload_only = vw_warp_payload_only(p, at_hand(owner, p, f->have));
         return 0;
     }
     return cl;
@@ -163,6 +175,16 @@ static void deliver(void *owner, const uint8_t *raw, size_t len)
     struct vw_findings fs;
     vw_findings_clear(&fs);
     enum vw_req err = vw_warp_decode(raw, len, &chunk, &fs);
+    /* W17: a bad Adler-32 whose bytes read right with a payload-only Chunk
+     * length: no chunk here, framing is lost at its start. */
+    if ((err == VW_REQ_NONE || err == VW_REQ_WARP_A_TYPE_KNOWN) && !chunk.adler_ok) {
+        enum vw_warp_po po = vw_warp_payload_only(raw, at_hand(call, raw, len));
+        if (po != VW_WARP_PO_NO) {
+            f->payload_only = po;
+            f->error = VW_REQ_WARP_A_CHUNK_LEN;
+            return;
+        }
+    }
     if (err == VW_REQ_NONE)
         vw_warp_seq_check(&f->seq, &chunk, NULL, &fs);
     f->prev_bad_adler = (err == VW_REQ_NONE || err == VW_REQ_WARP_A_TYPE_KNOWN) && !chunk.adler_ok;
@@ -188,7 +210,7 @@ static const struct vw_gather_ops gather_ops = {chunk_len, deliver, stopped, no_
 enum vw_req vw_warp_framer_feed(struct vw_warp_framer *f, const uint8_t *data, size_t len,
                                 vw_warp_chunk_cb cb, void *ctx)
 {
-    struct feed_call call = {f, cb, ctx};
+    struct feed_call call = {f, cb, ctx, data, len};
     vw_gather_feed(&f->buf, &f->cap, &f->have, data, len, &gather_ops, &call);
     return f->error;
 }
