@@ -189,6 +189,51 @@ class MidStreamUpgrade(unittest.TestCase):
         lt, ts, issues = both("ift_upgrade.pcap", c.frames)
         self.assertEqual(ids(lt), {bad: {"IFT-5.1-HDR-CRC"}})
         self.assertEqual(ts, lt)
+        # I21: IFT from the indication's frame on; the ULP's frames stay out of IFT on a second pass too
+        path = capture("ift_upgrade.pcap", c.frames)
+        for two in (False, True):
+            ts, f = tshark(path, "IFT-", ["_ws.col.Protocol", "_ws.col.Info"], two_pass=two)
+            self.assertEqual(ts, lt)
+            self.assertEqual([f[4][0], f[6][0], f[8][0]], ["TCP", "TCP", "IFT"], "two-pass" if two else "one pass")
+            # IFT asked TCP for more of the ULP's bytes on the second pass before I21
+            self.assertNotIn("reassembled PDU", f[4][1] + f[6][1])
+
+
+class UpgradeOnAnotherProtocolsPort(unittest.TestCase):
+    """I21: on a TCP port Wireshark gives to another dissector (23, Telnet, which takes any bytes),
+    the port's dissector is asked before heuristics; TCP's "Try heuristic sub-dissectors first"
+    (tcp.try_heuristic_first) lets the IFT heuristic find the indication by its magic, the way the
+    plugin's documentation gives. Lint needs nothing."""
+
+    @classmethod
+    def setUpClass(cls):
+        c = Conversation(23)
+        c.send(0, b"HELLO ULP: let us upgrade\r\n")
+        c.send(1, b"OK upgrade\r\n")
+        cls.ind = c.send(0, indication(R | HC | PC, VA))
+        c.send(1, indication(PH | R | HC | PC, VB))
+        c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        cls.bad = c.send(1, frame(VA, ddp_tagged(), PAYLOAD, bad_hcrc=True))
+        c.rst(0)
+        cls.path = capture("ift_upgrade_telnet.pcap", c.frames)
+        lt, _ = lint(cls.path)
+        cls.lint = only(lt, "IFT-")
+
+    def test_lint_finds_it(self):
+        self.assertEqual(ids(self.lint), {self.bad: {"IFT-5.1-HDR-CRC"}})
+
+    def test_port_dissector_wins_by_default(self):
+        ts, f = tshark(self.path, "IFT-", ["_ws.col.Protocol"])
+        self.assertEqual(ts, {})
+        self.assertEqual(f[self.ind][0], "TELNET")
+
+    def test_heuristics_first_finds_it(self):
+        for two in (False, True):
+            ts, f = tshark(self.path, "IFT-", ["_ws.col.Protocol"], two_pass=two,
+                           extra_args=["-o", "tcp.try_heuristic_first:TRUE"])
+            self.assertEqual(ts, self.lint, "two-pass" if two else "one pass")
+            self.assertEqual([f[4][0], f[6][0], f[self.ind][0]], ["TELNET", "TELNET", "IFT"],
+                             "two-pass" if two else "one pass")
 
 
 class DdpMode(unittest.TestCase):
