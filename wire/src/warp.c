@@ -124,15 +124,23 @@ enum vw_warp_po vw_warp_payload_only(const uint8_t *p, size_t have)
     size_t body = hdr + cl; /* the chunk before its Adler-32, read as payload-only */
     if (have < body + VW_WARP_ADLER_LEN)
         return VW_WARP_PO_NO;
-    /* W2's reading first: a chunk it frames with a right Adler-32 is no other reading. */
+    /* W2's reading first: a chunk it frames with a right Adler-32 is no
+     * other reading. One pass: each Adler-32 here extends the one before
+     * (body > cl, as the header is never empty). */
+    uint32_t a;
     if (cl >= hdr + VW_WARP_ADLER_LEN) {
-        if (vw_get_be32(p + cl - VW_WARP_ADLER_LEN) == vw_adler32(p, cl - VW_WARP_ADLER_LEN))
+        a = vw_adler32(p, cl - VW_WARP_ADLER_LEN);
+        if (vw_get_be32(p + cl - VW_WARP_ADLER_LEN) == a)
             return VW_WARP_PO_NO;
+        a = vw_adler32_update(a, p + cl - VW_WARP_ADLER_LEN, VW_WARP_ADLER_LEN); /* all cl bytes */
         /* nor is one W15 names (the Adler-32 of the whole chunk follows it) */
-        if (have >= cl + 4 && vw_warp_len_without_adler(vw_adler32(p, cl), p + cl))
+        if (vw_warp_len_without_adler(a, p + cl))
             return VW_WARP_PO_NO;
+        a = vw_adler32_update(a, p + cl, body - cl);
+    } else {
+        a = vw_adler32(p, body);
     }
-    if (vw_get_be32(p + body) == vw_adler32(p, body))
+    if (vw_get_be32(p + body) == a)
         return VW_WARP_PO_ADLER;
     if (have >= body + VW_WARP_ADLER_LEN + 4 && header_parses(p + body + VW_WARP_ADLER_LEN))
         return VW_WARP_PO_NEXT;
