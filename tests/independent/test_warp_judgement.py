@@ -140,14 +140,22 @@ class PayloadOnlyLengthNamed(unittest.TestCase):
         body = struct.pack(">HH", ctype << 12 | flags, len(payload)) + hdr + payload
         return body + struct.pack(">I", zlib.adler32(body) ^ (0 if adler_ok else 0xFFFF))
 
-    def check(self, name, payload, reading, ctype=SEND, adler_ok=True, together=False):
+    def check(self, name, payload, reading, ctype=SEND, adler_ok=True, together=False, header_cut=0):
         c = Conversation(PORT)
-        c.send(0, chunk(SEND, L, 1, 0, b"ok"))
+        ok = chunk(SEND, L, 1, 0, b"ok")
         first = self.po(ctype, L, 2, 0, payload, adler_ok)
         second = self.po(SEND, L, 3, 0, b"more of the same")
-        if together:
+        if header_cut:
+            # the chunk's first word split across two segments: both tools read on from where TCP
+            # completes it, to the end of that segment
+            stream = ok + first + second
+            c.send(0, stream[:len(ok) + header_cut])
+            bad = c.send(0, stream[len(ok) + header_cut:])
+        elif together:
+            c.send(0, ok)
             bad = c.send(0, first + second)
         else:
+            c.send(0, ok)
             bad = c.send(0, first)
             c.send(0, second)
         c.send(1, chunk(SEND, L, 7, 0, b"reply"))
@@ -178,6 +186,10 @@ class PayloadOnlyLengthNamed(unittest.TestCase):
         # the Adler-32 is wrong either way, but the next chunk's header follows the payload-only chunk
         self.check("warp_po_next.pcap", b"p" * 40, "payload only: read so, a chunk header follows",
                    adler_ok=False, together=True)
+
+    def test_header_split_across_segments(self):
+        for cut in (1, 3):
+            self.check("warp_po_cut%d.pcap" % cut, b"p" * 40, "checks out", header_cut=cut)
 
     def test_w2_bad_adler_is_not_this_reading(self):
         c = Conversation(PORT)

@@ -719,6 +719,27 @@ static void test_warp_payload_only_reading(void **state)
     assert_int_equal(v.chunks, 0); /* the chunk W2 would read is not delivered */
     vw_warp_framer_free(&f);
     free(d);
+    /* its first word split across two feeds: read on to the end of the second, as TCP does for the plugin */
+    for (size_t cut = 1; cut < 4; cut++) {
+        assert_int_equal(vw_warp_framer_init(&f), 0);
+        uint8_t *a1 = exact(s, cut), *a2 = exact(s + cut, n - cut);
+        assert_int_equal(vw_warp_framer_feed(&f, a1, cut, NULL, NULL), VW_REQ_NONE);
+        assert_int_equal(vw_warp_framer_feed(&f, a2, n - cut, NULL, NULL), VW_REQ_WARP_A_CHUNK_LEN);
+        assert_int_equal(f.payload_only, VW_WARP_PO_ADLER);
+        vw_warp_framer_free(&f);
+        free(a1);
+        free(a2);
+    }
+    /* the chunk's bytes in two feeds after a whole first word: not at hand, W2's verdicts */
+    assert_int_equal(vw_warp_framer_init(&f), 0);
+    d = exact(s, 8);
+    assert_int_equal(vw_warp_framer_feed(&f, d, 8, NULL, NULL), VW_REQ_NONE);
+    free(d);
+    d = exact(s + 8, n - 8);
+    assert_int_equal(vw_warp_framer_feed(&f, d, n - 8, NULL, NULL), VW_REQ_NONE);
+    free(d);
+    assert_int_equal(f.payload_only, VW_WARP_PO_NO);
+    vw_warp_framer_free(&f);
     /* under the type's header (8 payload bytes): W2 cannot frame, the reading can */
     n = payload_only(s, hand_send(s, 0x01, 1, 0, pl, 8), 12, true);
     assert_int_equal(vw_warp_payload_only(s, n), VW_WARP_PO_ADLER);
