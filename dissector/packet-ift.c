@@ -583,13 +583,16 @@ static int dissect_ift(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void
     return tvb_captured_length(tvb);
 }
 
-/* Heuristic (I1): a TCP payload starting with the AI magic. */
+/* Heuristic (I1): a TCP payload starting with the AI magic. The
+ * connection is IFT from this frame on (I21): a ULP that upgrades
+ * mid-stream keeps its earlier frames, on every pass (set for the whole
+ * conversation, a second pass handed the ULP's bytes to IFT). */
 static gboolean dissect_ift_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
     if (tvb_captured_length(tvb) < 8 || !ift_is_ai(tvb, 0))
         return FALSE;
     conversation_t *conv = find_or_create_conversation(pinfo);
-    conversation_set_dissector(conv, ift_handle);
+    conversation_set_dissector_from_frame_number(conv, pinfo->num, ift_handle);
     dissect_ift(tvb, pinfo, tree, data);
     return TRUE;
 }

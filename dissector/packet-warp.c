@@ -114,12 +114,20 @@ struct warp_conv {
     gboolean prev_bad[2];
     guint32 prev_full[2];
     gboolean no_adler_pending[2];
+    /* W17: where framing was lost to a payload-only Chunk length (frame,
+     * raw offset of the chunk's start: every pass frames there the same),
+     * which evidence showed it, and whether the record is still to make. */
+    guint32 po_frame[2];
+    guint32 po_raw[2];
+    guint8 po_kind[2];
+    gboolean po_pending[2];
 };
 
 /* What the first pass concluded for one chunk. */
 struct warp_chunk_record {
     struct vw_warp_seq_pos pos;
     gboolean no_adler;         /* framing lost here to a Chunk length without the Adler-32 (W15) */
+    guint8 payload_only;       /* framing lost here to a Chunk length of the payload only (W17) */
     guint32 pdu;               /* number of its ULP PDU in its direction and type, from 1 */
     rule_findings_t findings;
 };
@@ -182,6 +190,22 @@ static guint get_warp_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, voi
         c->no_adler_pending[d] = TRUE;
         return (guint)tvb_reported_length_remaining(tvb, offset);
     }
+    /* W17: bytes that read right with a payload-only Chunk length (the
+     * same bytes at hand as lint's framer: to the end of this segment). */
+    guint32 raw_off = (guint32)(tvb_raw_offset(tvb) + offset);
+    if (c->po_frame[d] == pinfo->num && c->po_raw[d] == raw_off)
+        return (guint)tvb_reported_length_remaining(tvb, offset);
+    if (!PINFO_FD_VISITED(pinfo) && !c->lost_frame[d]) {
+        guint have = (guint)tvb_captured_length_remaining(tvb, offset);
+        enum vw_warp_po po = vw_warp_payload_only(tvb_get_ptr(tvb, offset, have), have);
+        if (po != VW_WARP_PO_NO) {
+            c->lost_frame[d] = c->po_frame[d] = pinfo->num;
+            c->po_raw[d] = raw_off;
+            c->po_kind[d] = (guint8)po;
+            c->po_pending[d] = TRUE;
+            return (guint)tvb_reported_length_remaining(tvb, offset);
+        }
+    }
     if (!warp_header_frameable(tvb, offset)) {
         if (!PINFO_FD_VISITED(pinfo) && !c->lost_frame[d])
             c->lost_frame[d] = pinfo->num;
@@ -210,6 +234,17 @@ static struct warp_chunk_record *warp_record(tvbuff_t *tvb, packet_info *pinfo, 
         rec->no_adler = TRUE;
         vw_findings_clear(&fs);
         vw_findings_add(&fs, VW_REQ_WARP_A_CHUNK_LEN, VW_SEV_ERROR, 0, 4, "%s", VW_WARP_NO_ADLER_TEXT);
+        rule_findings_keep(&rec->findings, &fs);
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_warp, tvb_raw_offset(tvb), rec);
+        return rec;
+    }
+    if (!PINFO_FD_VISITED(pinfo) && c->po_pending[d]) {
+        /* W17: no chunk here either; the reading is the finding. */
+        c->po_pending[d] = FALSE;
+        rec->payload_only = c->po_kind[d];
+        vw_findings_clear(&fs);
+        vw_findings_add(&fs, VW_REQ_WARP_A_CHUNK_LEN, VW_SEV_ERROR, 2, 2, "%s",
+                        vw_warp_payload_only_text((enum vw_warp_po)c->po_kind[d]));
         rule_findings_keep(&rec->findings, &fs);
         p_add_proto_data(wmem_file_scope(), pinfo, proto_warp, tvb_raw_offset(tvb), rec);
         return rec;
@@ -343,6 +378,13 @@ static int dissect_warp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
         proto_item_append_text(ti, ", %u bytes after a Chunk length without the Adler-32 [%s]", len,
                                vw_req_id(VW_REQ_WARP_A_CHUNK_LEN));
         col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[framing lost: length without Adler-32] Len=%u", len);
+        return tvb_captured_length(tvb);
+    }
+    if (rec->payload_only) {
+        rule_experts_add_all(&warp_rules, wt, pinfo, tvb, rec->findings.items, rec->findings.count);
+        proto_item_append_text(ti, ", %u bytes from a Chunk length of the payload only [%s]", len,
+                               vw_req_id(VW_REQ_WARP_A_CHUNK_LEN));
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[framing lost: length of the payload only] Len=%u", len);
         return tvb_captured_length(tvb);
     }
 

@@ -561,9 +561,10 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
             enum vw_req e = vw_warp_framer_feed(&lc->warp[sdir], ev->data, ev->len, on_warp, c);
             if (e != VW_REQ_NONE) {
                 lc->dead[sdir] = true;
+                const char *why = lc->warp[sdir].no_adler_reading ? VW_WARP_NO_ADLER_TEXT
+                                  : vw_warp_payload_only_text(lc->warp[sdir].payload_only);
                 add_issue(c, ev->frame, sdir, e, VW_SEV_ERROR, "WARP framing lost%s%s: the rest of this direction is not checked",
-                          lc->warp[sdir].no_adler_reading ? ": " : "",
-                          lc->warp[sdir].no_adler_reading ? VW_WARP_NO_ADLER_TEXT : "");
+                          why ? ": " : "", why ? why : "");
             }
             break;
         }

@@ -112,6 +112,60 @@ class ShortPayloadSize(unittest.TestCase):
         self.assertEqual(ts, lt)
 
 
+class ShortPayloadSizeAcrossSegments(unittest.TestCase):
+    """I13 wherever TCP cut the stream: the bytes after the short frame may
+    start in a later segment than the frame (at its first byte, after a cut
+    inside their own header, or after a frame reassembled from several
+    segments); both tools name the same frame under IFT-5.1-FRAME-LEN, in one
+    and in two passes."""
+
+    def run_case(self, name, payload, payload_size, cuts):
+        import struct
+        from ift_bytes import crc32c
+        good = frame(VB, ddp_tagged(), payload)
+        short = frame(VB, ddp_tagged(), payload, payload_size=payload_size, pc=False) + \
+            struct.pack("<I", crc32c(payload))
+        claimed = 6 + 14 + 4 + payload_size + 4
+        stream = good + short + good
+        c = agreed()
+        start = len(good)
+        for a, b in zip([0] + cuts, cuts + [len(stream)]):
+            c.send(0, stream[a:b])
+        c.close()
+        path = capture(name, c.frames)
+        lt, _ = lint(path)
+        lt = only(lt, "IFT-")
+        lost = [f for f, found in lt.items() if ("IFT-5.1-FRAME-LEN", "error") in found]
+        self.assertEqual(len(lost), 1, lt)
+        # the frame where the 6 header bytes after the short frame's claimed end are complete
+        last = start + claimed + 5
+        seg = sum(1 for cut in cuts if cut <= last)
+        self.assertEqual(lost[0], 8 + 2 * seg, (lt, cuts))   # handshake, two indications, then data and ACK
+        for two in (False, True):
+            ts, _ = tshark(path, "IFT-", two_pass=two)
+            self.assertEqual(ts, lt, "two_pass=%s cuts=%s" % (two, cuts))
+
+    def test_next_bytes_start_a_segment(self):
+        n = len(frame(VB, ddp_tagged(), PAYLOAD))
+        self.run_case("ift_short_seg.pcap", PAYLOAD, 4, [n + 32])
+
+    def test_cut_inside_the_next_bytes_header(self):
+        n = len(frame(VB, ddp_tagged(), PAYLOAD))
+        for k in (1, 3, 5):
+            self.run_case("ift_short_seg%d.pcap" % k, PAYLOAD, 4, [n + 32 + k])
+
+    def test_short_frame_cut_before_its_end(self):
+        n = len(frame(VB, ddp_tagged(), PAYLOAD))
+        self.run_case("ift_short_cut.pcap", PAYLOAD, 4, [n + 3, n + 20, n + 31])
+
+    def test_reassembled_frame_then_next_bytes_later(self):
+        big = bytes((i * 7 + 100) & 0xFF for i in range(3000))
+        n = len(frame(VB, ddp_tagged(), big))
+        mss = list(range(1448, 3 * n, 1448))
+        for ps in (1500, 2800):
+            self.run_case("ift_short_big%d.pcap" % ps, big, ps, [c for c in mss if c < 3 * n])
+
+
 class HeaderSize(unittest.TestCase):
     def test_header_size_not_the_ddp_header_is_an_error(self):
         c = agreed()
@@ -135,6 +189,51 @@ class MidStreamUpgrade(unittest.TestCase):
         lt, ts, issues = both("ift_upgrade.pcap", c.frames)
         self.assertEqual(ids(lt), {bad: {"IFT-5.1-HDR-CRC"}})
         self.assertEqual(ts, lt)
+        # I21: IFT from the indication's frame on; the ULP's frames stay out of IFT on a second pass too
+        path = capture("ift_upgrade.pcap", c.frames)
+        for two in (False, True):
+            ts, f = tshark(path, "IFT-", ["_ws.col.Protocol", "_ws.col.Info"], two_pass=two)
+            self.assertEqual(ts, lt)
+            self.assertEqual([f[4][0], f[6][0], f[8][0]], ["TCP", "TCP", "IFT"], "two-pass" if two else "one pass")
+            # IFT asked TCP for more of the ULP's bytes on the second pass before I21
+            self.assertNotIn("reassembled PDU", f[4][1] + f[6][1])
+
+
+class UpgradeOnAnotherProtocolsPort(unittest.TestCase):
+    """I21: on a TCP port Wireshark gives to another dissector (23, Telnet, which takes any bytes),
+    the port's dissector is asked before heuristics; TCP's "Try heuristic sub-dissectors first"
+    (tcp.try_heuristic_first) lets the IFT heuristic find the indication by its magic, the way the
+    plugin's documentation gives. Lint needs nothing."""
+
+    @classmethod
+    def setUpClass(cls):
+        c = Conversation(23)
+        c.send(0, b"HELLO ULP: let us upgrade\r\n")
+        c.send(1, b"OK upgrade\r\n")
+        cls.ind = c.send(0, indication(R | HC | PC, VA))
+        c.send(1, indication(PH | R | HC | PC, VB))
+        c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        cls.bad = c.send(1, frame(VA, ddp_tagged(), PAYLOAD, bad_hcrc=True))
+        c.rst(0)
+        cls.path = capture("ift_upgrade_telnet.pcap", c.frames)
+        lt, _ = lint(cls.path)
+        cls.lint = only(lt, "IFT-")
+
+    def test_lint_finds_it(self):
+        self.assertEqual(ids(self.lint), {self.bad: {"IFT-5.1-HDR-CRC"}})
+
+    def test_port_dissector_wins_by_default(self):
+        ts, f = tshark(self.path, "IFT-", ["_ws.col.Protocol"])
+        self.assertEqual(ts, {})
+        self.assertEqual(f[self.ind][0], "TELNET")
+
+    def test_heuristics_first_finds_it(self):
+        for two in (False, True):
+            ts, f = tshark(self.path, "IFT-", ["_ws.col.Protocol"], two_pass=two,
+                           extra_args=["-o", "tcp.try_heuristic_first:TRUE"])
+            self.assertEqual(ts, self.lint, "two-pass" if two else "one pass")
+            self.assertEqual([f[4][0], f[6][0], f[self.ind][0]], ["TELNET", "TELNET", "IFT"],
+                             "two-pass" if two else "one pass")
 
 
 class DdpMode(unittest.TestCase):

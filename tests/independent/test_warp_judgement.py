@@ -9,7 +9,7 @@ import struct
 import unittest
 import zlib
 
-from tcp_pcap import Conversation, capture, ids, lint, only, tshark
+from tcp_pcap import Conversation, capture, ids, lint, only, tshark, tsharklib
 
 PORT = 5997
 SEND, RDMA = 0, 1
@@ -127,6 +127,78 @@ class RejectedReadingsNamed(unittest.TestCase):
         self.assertEqual(ts, lt)
         _, issues = lint(path)
         self.assertTrue(any("leaves the Adler-32 out" in i["message"] for i in issues))
+
+
+class PayloadOnlyLengthNamed(unittest.TestCase):
+    """W17: a Chunk length that counts the payload only is named where the bytes show it (the
+    chunk's Adler-32 checks out read so, or a chunk header follows it), in both tools, at the
+    chunk's frame under WARP-A-CHUNK-LEN, in one and two passes; nothing after it is read."""
+
+    @staticmethod
+    def po(ctype, flags, a, b, payload, adler_ok=True):
+        hdr = struct.pack(">IQ", a, b) if ctype == RDMA else struct.pack(">II", a, b)
+        body = struct.pack(">HH", ctype << 12 | flags, len(payload)) + hdr + payload
+        return body + struct.pack(">I", zlib.adler32(body) ^ (0 if adler_ok else 0xFFFF))
+
+    def check(self, name, payload, reading, ctype=SEND, adler_ok=True, together=False, header_cut=0):
+        c = Conversation(PORT)
+        ok = chunk(SEND, L, 1, 0, b"ok")
+        first = self.po(ctype, L, 2, 0, payload, adler_ok)
+        second = self.po(SEND, L, 3, 0, b"more of the same")
+        if header_cut:
+            # the chunk's first word split across two segments: both tools read on from where TCP
+            # completes it, to the end of that segment
+            stream = ok + first + second
+            c.send(0, stream[:len(ok) + header_cut])
+            bad = c.send(0, stream[len(ok) + header_cut:])
+        elif together:
+            c.send(0, ok)
+            bad = c.send(0, first + second)
+        else:
+            c.send(0, ok)
+            bad = c.send(0, first)
+            c.send(0, second)
+        c.send(1, chunk(SEND, L, 7, 0, b"reply"))
+        c.close()
+        path = capture(name, c.frames)
+        lt, issues = lint(path)
+        lt = only(lt, "WARP-")
+        self.assertEqual(lt, {bad: {("WARP-A-CHUNK-LEN", "error")}})
+        self.assertTrue(any(reading in i["message"] for i in issues if i["frame"] == bad), issues)
+        for two in (False, True):
+            ts, f = tshark(path, "WARP-", ["_ws.col.Info"], two_pass=two)
+            self.assertEqual(ts, lt, "two-pass" if two else "one pass")
+            self.assertIn("[framing lost: length of the payload only]", f[bad][0])
+        msgs = tsharklib.run(path, ["-Y", "frame.number == %d" % bad, "-T", "fields", "-e", "_ws.expert.message"])
+        self.assertIn(reading, msgs)
+
+    def test_send_adler_reads_right(self):
+        self.check("warp_po_send.pcap", b"p" * 40, "payload only: read so, the chunk's Adler-32 checks out")
+
+    def test_length_under_the_header(self):
+        # 8 payload bytes: W2 cannot frame a Send of 8, the payload-only reading can
+        self.check("warp_po_short.pcap", b"p" * 8, "payload only: read so, the chunk's Adler-32 checks out")
+
+    def test_rdma_write(self):
+        self.check("warp_po_rdma.pcap", bytes(range(100)), "checks out", ctype=RDMA)
+
+    def test_next_header_parses(self):
+        # the Adler-32 is wrong either way, but the next chunk's header follows the payload-only chunk
+        self.check("warp_po_next.pcap", b"p" * 40, "payload only: read so, a chunk header follows",
+                   adler_ok=False, together=True)
+
+    def test_header_split_across_segments(self):
+        for cut in (1, 3):
+            self.check("warp_po_cut%d.pcap" % cut, b"p" * 40, "checks out", header_cut=cut)
+
+    def test_w2_bad_adler_is_not_this_reading(self):
+        c = Conversation(PORT)
+        bad = c.send(0, chunk(SEND, L, 1, 0, b"p" * 40, adler=1))
+        c.send(0, chunk(SEND, L, 2, 0, b"still framed"))
+        c.close()
+        lt, ts = both(capture("warp_po_none.pcap", c.frames))
+        self.assertEqual(ids(lt), {bad: {"WARP-A-ADLER-VALID"}})
+        self.assertEqual(ts, lt)
 
 
 if __name__ == "__main__":

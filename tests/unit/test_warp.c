@@ -680,6 +680,95 @@ static void test_rejected_readings_named(void **state)
     vw_warp_framer_free(&f);
 }
 
+/* W17: a Chunk length of the payload only, rewritten by hand over a hand-made
+ * chunk (the Adler-32 then recomputed over the same bytes, with zlib). */
+static size_t payload_only(uint8_t *s, size_t n, size_t hdr, bool adler_ok)
+{
+    s[2] = (uint8_t)((n - hdr - 4) >> 8);
+    s[3] = (uint8_t)(n - hdr - 4);
+    uLong a = adler32(adler32(0L, Z_NULL, 0), s, (uInt)(n - 4)) ^ (adler_ok ? 0u : 0xFFu);
+    s[n - 4] = (uint8_t)(a >> 24), s[n - 3] = (uint8_t)(a >> 16), s[n - 2] = (uint8_t)(a >> 8), s[n - 1] = (uint8_t)a;
+    return n;
+}
+
+static void test_warp_payload_only_reading(void **state)
+{
+    (void)state;
+    uint8_t s[256];
+    char pl[64];
+    memset(pl, 'p', sizeof pl);
+    /* a right chunk is no such reading, with or without bytes after it */
+    size_t n = hand_send(s, 0x01, 1, 0, pl, 40);
+    size_t m = n + hand_send(s + n, 0x01, 2, 0, pl, 8);
+    assert_int_equal(vw_warp_payload_only(s, m), VW_WARP_PO_NO);
+    assert_int_equal(vw_warp_payload_only(s, n), VW_WARP_PO_NO);
+    /* payload-only Send of 40: its Adler-32 checks out read so */
+    n = payload_only(s, hand_send(s, 0x01, 1, 0, pl, 40), 12, true);
+    assert_int_equal(vw_warp_payload_only(s, n), VW_WARP_PO_ADLER);
+    assert_int_equal(vw_warp_payload_only(s, n - 1), VW_WARP_PO_NO); /* not at hand */
+    assert_non_null(strstr(vw_warp_payload_only_text(VW_WARP_PO_ADLER), "payload only"));
+    assert_null(vw_warp_payload_only_text(VW_WARP_PO_NO));
+    /* the same framed for W2 decodes with a bad Adler-32 and the framer stops there */
+    uint8_t *d = exact(s, n);
+    struct vw_warp_framer f;
+    struct verdicts v;
+    assert_int_equal(vw_warp_framer_init(&f), 0);
+    memset(&v, 0, sizeof v);
+    assert_int_equal(vw_warp_framer_feed(&f, d, n, on_verdict, &v), VW_REQ_WARP_A_CHUNK_LEN);
+    assert_int_equal(f.payload_only, VW_WARP_PO_ADLER);
+    assert_int_equal(v.chunks, 0); /* the chunk W2 would read is not delivered */
+    vw_warp_framer_free(&f);
+    free(d);
+    /* its first word split across two feeds: read on to the end of the second, as TCP does for the plugin */
+    for (size_t cut = 1; cut < 4; cut++) {
+        assert_int_equal(vw_warp_framer_init(&f), 0);
+        uint8_t *a1 = exact(s, cut), *a2 = exact(s + cut, n - cut);
+        assert_int_equal(vw_warp_framer_feed(&f, a1, cut, NULL, NULL), VW_REQ_NONE);
+        assert_int_equal(vw_warp_framer_feed(&f, a2, n - cut, NULL, NULL), VW_REQ_WARP_A_CHUNK_LEN);
+        assert_int_equal(f.payload_only, VW_WARP_PO_ADLER);
+        vw_warp_framer_free(&f);
+        free(a1);
+        free(a2);
+    }
+    /* the chunk's bytes in two feeds after a whole first word: not at hand, W2's verdicts */
+    assert_int_equal(vw_warp_framer_init(&f), 0);
+    d = exact(s, 8);
+    assert_int_equal(vw_warp_framer_feed(&f, d, 8, NULL, NULL), VW_REQ_NONE);
+    free(d);
+    d = exact(s + 8, n - 8);
+    assert_int_equal(vw_warp_framer_feed(&f, d, n - 8, NULL, NULL), VW_REQ_NONE);
+    free(d);
+    assert_int_equal(f.payload_only, VW_WARP_PO_NO);
+    vw_warp_framer_free(&f);
+    /* under the type's header (8 payload bytes): W2 cannot frame, the reading can */
+    n = payload_only(s, hand_send(s, 0x01, 1, 0, pl, 8), 12, true);
+    assert_int_equal(vw_warp_payload_only(s, n), VW_WARP_PO_ADLER);
+    d = exact(s, n);
+    assert_int_equal(vw_warp_framer_init(&f), 0);
+    assert_int_equal(vw_warp_framer_feed(&f, d, n, NULL, NULL), VW_REQ_WARP_A_CHUNK_LEN);
+    assert_int_equal(f.payload_only, VW_WARP_PO_ADLER);
+    vw_warp_framer_free(&f);
+    free(d);
+    /* RDMA Write, Adler-32 wrong either way: named by the next header only */
+    n = payload_only(s, hand_rdma(s, 0x01, 9, 0, pl, 30), 16, false);
+    assert_int_equal(vw_warp_payload_only(s, n), VW_WARP_PO_NO);
+    m = n + hand_send(s + n, 0x01, 2, 0, pl, 4);
+    assert_int_equal(vw_warp_payload_only(s, m), VW_WARP_PO_NEXT);
+    s[n] |= 0x08; /* a reserved bit: no header */
+    assert_int_equal(vw_warp_payload_only(s, m), VW_WARP_PO_NO);
+    /* W15's reading (Adler-32 left out) is not this one */
+    n = hand_send(s, 0x01, 1, 0, pl, 40);
+    s[3] = (uint8_t)(n - 4);
+    uLong a = adler32(adler32(0L, Z_NULL, 0), s, (uInt)(n - 4));
+    s[n - 4] = (uint8_t)(a >> 24), s[n - 3] = (uint8_t)(a >> 16), s[n - 2] = (uint8_t)(a >> 8), s[n - 1] = (uint8_t)a;
+    m = n + hand_send(s + n, 0x01, 2, 0, pl, 4);
+    assert_int_equal(vw_warp_payload_only(s, m), VW_WARP_PO_NO);
+    /* unknown type, short input */
+    s[0] = 0x70;
+    assert_int_equal(vw_warp_payload_only(s, m), VW_WARP_PO_NO);
+    assert_int_equal(vw_warp_payload_only(s, 3), VW_WARP_PO_NO);
+}
+
 /* WARP-INTRO-NO-WARP-RETRANSMIT: a Send sent again with its SSN. */
 static void test_warp_does_not_retransmit(void **state)
 {
@@ -986,6 +1075,7 @@ int main(void)
         cmocka_unit_test(test_last_bit_missing),
         cmocka_unit_test(test_rejected_readings_named),
         cmocka_unit_test(test_warp_does_not_retransmit),
+        cmocka_unit_test(test_warp_payload_only_reading),
         cmocka_unit_test(test_region_find),
         cmocka_unit_test(test_iscsi_headers),
         cmocka_unit_test(test_iscsi_looks_like_pdu),

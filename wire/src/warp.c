@@ -102,6 +102,66 @@ bool vw_warp_len_without_adler(uint32_t full_adler, const uint8_t *p)
     return vw_get_be32(p) == full_adler;
 }
 
+/* A chunk header by the first word alone: known type, reserved bits zero,
+ * C only with L (W1). */
+static bool header_parses(const uint8_t *q)
+{
+    uint16_t word = vw_get_be16(q);
+    unsigned type = word >> VW_WARP_TYPE_SHIFT;
+    if (!vw_warp_type_hdr_len(type) || (word & VW_WARP_RSVD_MASK))
+        return false;
+    return !(word & VW_WARP_FLAG_C) || (word & VW_WARP_FLAG_L);
+}
+
+enum vw_warp_po vw_warp_payload_only(const uint8_t *p, size_t have)
+{
+    if (have < 4)
+        return VW_WARP_PO_NO;
+    size_t hdr = vw_warp_type_hdr_len(p[0] >> 4);
+    size_t cl = vw_warp_peek_chunk_len(p, have);
+    if (!hdr)
+        return VW_WARP_PO_NO;
+    size_t body = hdr + cl; /* the chunk before its Adler-32, read as payload-only */
+    if (have < body + VW_WARP_ADLER_LEN)
+        return VW_WARP_PO_NO;
+    /* W2's reading first: a chunk it frames with a right Adler-32 is no
+     * other reading. One pass: each Adler-32 here extends the one before
+     * (body > cl, as the header is never empty). */
+    uint32_t a;
+    if (cl >= hdr + VW_WARP_ADLER_LEN) {
+        a = vw_adler32(p, cl - VW_WARP_ADLER_LEN);
+        if (vw_get_be32(p + cl - VW_WARP_ADLER_LEN) == a)
+            return VW_WARP_PO_NO;
+        a = vw_adler32_update(a, p + cl - VW_WARP_ADLER_LEN, VW_WARP_ADLER_LEN); /* all cl bytes */
+        /* nor is one W15 names (the Adler-32 of the whole chunk follows it) */
+        if (vw_warp_len_without_adler(a, p + cl))
+            return VW_WARP_PO_NO;
+        a = vw_adler32_update(a, p + cl, body - cl);
+    } else {
+        a = vw_adler32(p, body);
+    }
+    if (vw_get_be32(p + body) == a)
+        return VW_WARP_PO_ADLER;
+    if (have >= body + VW_WARP_ADLER_LEN + 4 && header_parses(p + body + VW_WARP_ADLER_LEN))
+        return VW_WARP_PO_NEXT;
+    return VW_WARP_PO_NO;
+}
+
+const char *vw_warp_payload_only_text(enum vw_warp_po po)
+{
+    switch (po) {
+    case VW_WARP_PO_ADLER:
+        return "the Chunk length counts the payload only: read so, the chunk's Adler-32 checks out "
+               "(W2 counts header, payload and Adler-32); framing lost";
+    case VW_WARP_PO_NEXT:
+        return "the Chunk length counts the payload only: read so, a chunk header follows the chunk "
+               "(W2 counts header, payload and Adler-32); framing lost";
+    case VW_WARP_PO_NO:
+        break;
+    }
+    return NULL;
+}
+
 void vw_warp_enc_init(struct vw_warp_enc *enc, unsigned type, const uint8_t *payload,
                       size_t payload_len)
 {

@@ -137,7 +137,44 @@ struct feed_call {
     struct vw_warp_framer *f;
     vw_warp_chunk_cb cb;
     void *ctx;
+    const uint8_t *seg;      /* the caller's bytes (one TCP segment's) */
+    size_t seg_len;
+    size_t have0;            /* bytes the framer had buffered when the call began */
 };
+
+/* W17, once per chunk, when its first four bytes are known (where the
+ * plugin's PDU-length callback asks): do the bytes from the chunk's start
+ * to the end of the caller's segment read right with a payload-only Chunk
+ * length? A header gathered across segments was completed by this call
+ * (its first LEN bytes of the segment): those bytes follow the buffered
+ * header, copied behind it for the check (as TCP reassembles them for the
+ * plugin). */
+static enum vw_warp_po payload_only_at_start(struct feed_call *call, const uint8_t *p)
+{
+    struct vw_warp_framer *f = call->f;
+    if (f->po_checked)
+        return VW_WARP_PO_NO;
+    f->po_checked = true;
+    if (p != f->buf)
+        return vw_warp_payload_only(p, call->seg_len - (size_t)(p - call->seg));
+    size_t used = f->have - call->have0; /* header bytes taken from this segment */
+    if (call->have0 >= 4 || f->have != 4 || used > call->seg_len)
+        return VW_WARP_PO_NO;
+    size_t rest = call->seg_len - used;
+    size_t hdr = vw_warp_type_hdr_len(p[0] >> 4);
+    size_t most = hdr + vw_warp_peek_chunk_len(p, 4) + VW_WARP_ADLER_LEN + 4; /* all the check reads */
+    size_t n = 4 + rest < most ? 4 + rest : most;
+    if (!hdr || n < most - 4)
+        return VW_WARP_PO_NO; /* unknown type, or too few bytes at hand: no reading */
+    uint8_t *tmp = malloc(n);
+    if (tmp == NULL)
+        return VW_WARP_PO_NO;
+    memcpy(tmp, p, 4);
+    memcpy(tmp + 4, call->seg + used, n - 4);
+    enum vw_warp_po po = vw_warp_payload_only(tmp, n);
+    free(tmp);
+    return po;
+}
 
 static size_t chunk_len(void *owner, const uint8_t *p)
 {
@@ -145,6 +182,12 @@ static size_t chunk_len(void *owner, const uint8_t *p)
     size_t cl = vw_warp_peek_chunk_len(p, 4);
     if (f->prev_bad_adler && vw_warp_len_without_adler(f->prev_full_adler, p)) {
         f->no_adler_reading = true;
+        f->error = VW_REQ_WARP_A_CHUNK_LEN;
+        return 0;
+    }
+    enum vw_warp_po po = payload_only_at_start(owner, p);
+    if (po != VW_WARP_PO_NO) {
+        f->payload_only = po;
         f->error = VW_REQ_WARP_A_CHUNK_LEN;
         return 0;
     }
@@ -163,6 +206,7 @@ static void deliver(void *owner, const uint8_t *raw, size_t len)
     struct vw_findings fs;
     vw_findings_clear(&fs);
     enum vw_req err = vw_warp_decode(raw, len, &chunk, &fs);
+    f->po_checked = false; /* the next chunk's start is still to check (W17) */
     if (err == VW_REQ_NONE)
         vw_warp_seq_check(&f->seq, &chunk, NULL, &fs);
     f->prev_bad_adler = (err == VW_REQ_NONE || err == VW_REQ_WARP_A_TYPE_KNOWN) && !chunk.adler_ok;
@@ -188,7 +232,7 @@ static const struct vw_gather_ops gather_ops = {chunk_len, deliver, stopped, no_
 enum vw_req vw_warp_framer_feed(struct vw_warp_framer *f, const uint8_t *data, size_t len,
                                 vw_warp_chunk_cb cb, void *ctx)
 {
-    struct feed_call call = {f, cb, ctx};
+    struct feed_call call = {f, cb, ctx, data, len, f->have};
     vw_gather_feed(&f->buf, &f->cap, &f->have, data, len, &gather_ops, &call);
     return f->error;
 }

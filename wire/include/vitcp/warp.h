@@ -89,6 +89,21 @@ bool vw_warp_len_without_adler(uint32_t full_adler, const uint8_t *p);
     "the previous chunk's Adler-32 follows its Chunk length: that length leaves the Adler-32 out " \
     "(W2 counts header, payload and Adler-32); framing lost"
 
+/* W17: the other Chunk length W2 rejects, one that counts the payload only
+ * (a chunk is then header + length + 4 bytes). Given the bytes at hand from
+ * a chunk's start (have of them: in both tools, up to the end of the TCP
+ * segment that holds the chunk's start), says whether they show that
+ * reading: never while the W2 reading frames a chunk whose Adler-32 is
+ * right or W15's reading (Adler-32 left out) holds; VW_WARP_PO_ADLER when the Adler-32 after header + length bytes is
+ * theirs; VW_WARP_PO_NEXT when, short of that, a chunk header (known type,
+ * reserved bits zero, C only with L) follows that Adler-32's place. Reads
+ * at most the payload-only chunk and 4 bytes after it; the Adler-32 is
+ * computed only when the bytes reach that far. */
+enum vw_warp_po { VW_WARP_PO_NO, VW_WARP_PO_ADLER, VW_WARP_PO_NEXT };
+enum vw_warp_po vw_warp_payload_only(const uint8_t *p, size_t have);
+/* Detail text of that reading, for both tools (NULL for VW_WARP_PO_NO). */
+const char *vw_warp_payload_only_text(enum vw_warp_po po);
+
 /* How the encoder writes the Adler-32. */
 enum vw_warp_adler_write {
     VW_WARP_ADLER_GOOD,   /* correct, big-endian (W3) */

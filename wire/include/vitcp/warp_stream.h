@@ -65,6 +65,8 @@ struct vw_warp_framer {
     bool prev_bad_adler;     /* the last chunk's Adler-32 was bad ... */
     uint32_t prev_full_adler; /* ... and this is the Adler-32 of all its bytes (W15) */
     bool no_adler_reading;   /* framing was lost to a Chunk length without the Adler-32 (W15) */
+    enum vw_warp_po payload_only; /* framing was lost to a Chunk length of the payload only (W17) */
+    bool po_checked;         /* the current chunk's start was checked for that reading */
 };
 
 int vw_warp_framer_init(struct vw_warp_framer *f);
