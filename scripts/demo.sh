@@ -16,7 +16,9 @@
 #     prints each run's result line.
 #  6. PacketWay EEP: two end nodes and a router (pktway-node) exchange
 #     messages over loopback UDP; the router's recording of both hops is
-#     decoded by tshark with the plugin and linted clean.
+#     decoded by tshark with the plugin and linted clean; then vitcp-conform
+#     makes a network of its own (a namespace for the router, veth links,
+#     raw Ethernet) and runs the router cases against pktway-node.
 # Usage: scripts/demo.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:?usage: demo.sh BUILD_DIR}" && pwd)
@@ -171,5 +173,17 @@ tshark_vitcp -r "$eep" -Y pktway | head -20 || true
 step "6b. vitcp-conform lint of the PacketWay recording"
 "$conform" lint "$eep" | tail -3 || true
 
+step "6c. vitcp-conform makes the network itself: pktway-node as a router in a namespace of its own, a veth link to each side of the tester, raw Ethernet (Ethertype 0x88B5); the router cases, recorded"
+# run --topology (C54): the command template is the contract; {ifN} are the
+# node's interfaces, {peerN} the MACs at their other ends. Without root or
+# network namespaces every case is skipped with the reason.
+ethcap=$out/pktway-eth-router.pcapng
+"$conform" run --protocol eep --topology router --quiet --node-ready '^event=ready' \
+  --node-log "$out/pktway-eth-router.log" \
+  --node-cmd "$(printf '%q' "$node") --addr 0x10 --router --iface {if0} --iface {if1} --peer 1={peer0}@0 --peer 3={peer0}@0 --peer 2={peer1}@1 --peer 3={peer1}@1 --peer hey-you={peer1}@1 --mtu 1:512" \
+  --json "$out/conformance-eep-router.json" --capture "$ethcap" | tail -1 || true
+echo "... the recording (both hops of each message), decoded:"
+[ -s "$ethcap" ] && { tshark_vitcp -r "$ethcap" -Y pktway | head -8 || true; }
+
 echo
-echo "Demo outputs are in $out (captures, conformance.json, conformance.xml, conformance-warp-*.json, conformance-ift*.json, pktway-udp.pcap)."
+echo "Demo outputs are in $out (captures, conformance.json, conformance.xml, conformance-warp-*.json, conformance-ift*.json, conformance-eep-router.json, pktway-udp.pcap, pktway-eth-router.pcapng)."
