@@ -4,9 +4,14 @@ and tshark with the plugin both flag the mutated frame with the mutation's
 ID and nothing else at warning or above, give every frame the same IDs,
 and the mutation adds its ID to that one frame and nothing else to any
 frame (compared with the same scenario unmutated). A rule checked at note
-level (NOTED) is flagged as a note with no warning or error anywhere."""
+level (NOTED) is flagged as a note with no warning or error anywhere.
+
+Also: the EEP catalog entries checked passively that have no mutation are
+exactly the ones docs/trafgen.md lists with a reason (NO_MUTATION), so a
+new passive rule needs a mutation or a documented reason."""
 import json
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -16,6 +21,7 @@ import tsharklib
 BUILD = os.environ.get("VITCP_BUILD_DIR", "")
 TRAFGEN = os.path.join(BUILD, "trafgen", "vitcp-trafgen")
 CONFORM = os.path.join(BUILD, "conformance", "vitcp-conform")
+SOURCE = os.environ.get("VITCP_SOURCE_DIR", "")
 
 BREAKS = {
     "EEP-1B-8B-WORDS": "eep-frames",
@@ -44,6 +50,8 @@ NOTED = {
     "EEP-9-OT-UNSIZED", "EEP-7-MANDATORY-UNKNOWN", "EEP-5B-SYMBOL-PRIORITY", "EEP-6E-ERR-TE",
 }
 
+# The heading of docs/trafgen.md's list of EEP passive rules without a mutation.
+NO_MUTATION_HEADING = "EEP passive rules without a mutation"
 
 
 def lint_ids(path):
@@ -57,6 +65,17 @@ def lint_ids(path):
             if i["severity"] != "note":
                 serious.setdefault(i["frame"], set()).add(i["requirement"])
     return all_ids, serious
+
+
+def documented_no_mutation():
+    """IDs listed (as `- ID:` items) under NO_MUTATION_HEADING in docs/trafgen.md."""
+    with open(os.path.join(SOURCE, "docs", "trafgen.md")) as f:
+        text = f.read()
+    start = text.index(NO_MUTATION_HEADING)
+    section = text[start:]
+    end = re.search(r"\n#", section)
+    section = section[:end.start()] if end else section
+    return re.findall(r"^- (EEP-[A-Z0-9-]+[A-Z0-9]):", section, re.M)
 
 
 class TrafgenBreaksInLintAndPlugin(unittest.TestCase):
@@ -89,6 +108,18 @@ class TrafgenBreaksInLintAndPlugin(unittest.TestCase):
                 if list(added.values()) != [{rule}]:
                     problems.append("%s: IDs added to the unmutated capture's frames %s" % (path, added))
         self.assertEqual(problems, [])
+
+    def test_passive_rules_without_mutation_are_documented(self):
+        listing = subprocess.run([CONFORM, "list", "--json", "--protocol", "EEP"], capture_output=True, text=True,
+                                 check=True, timeout=60).stdout
+        passive = {r["id"] for r in json.loads(listing)["requirements"] if "passive" in r["checks"]}
+        mutations = subprocess.run([TRAFGEN, "--list-mutations"], capture_output=True, text=True, check=True,
+                                   timeout=60).stdout
+        mutated = {line.split()[0] for line in mutations.splitlines() if line.strip().startswith("EEP-")}
+        documented = documented_no_mutation()
+        self.assertEqual(len(documented), len(set(documented)), "an ID listed twice in docs/trafgen.md")
+        self.assertEqual(sorted(passive - mutated), sorted(documented))
+        self.assertEqual(set(BREAKS) - mutated, set())
 
 
 if __name__ == "__main__":
