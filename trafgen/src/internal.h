@@ -57,6 +57,8 @@ struct tg_pdu {
     const struct vw_eep_route_enc *eep_in_routes;
     size_t eep_in_n_routes;
     uint8_t eep_data[64];
+    struct vw_eep_route_enc eep_routes[2]; /* a mutation's copy of the records */
+    uint8_t eep_ot[16];                     /* a mutation's trailer bytes */
     struct vw_warp_enc warp;
     uint8_t opts[32];           /* room for mutated VI/TCP options */
     /* byte-level */

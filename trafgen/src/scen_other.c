@@ -255,9 +255,13 @@ static void run_eep_router(struct tg_gen *g)
 {
     static const uint8_t hop_bytes[5] = {3, 1, 4, 1, 5};
     static const struct vw_eep_route_enc route = {.kind = VW_EEP_ROUTE_L2RH, .data = hop_bytes, .data_len = 5};
+    /* A leading symbol alone: the router consumes it and forwards by the DT (5). */
+    static const struct vw_eep_route_enc symbol = {.kind = VW_EEP_ROUTE_SYMBOL, .symbol_type = 0x00042,
+                                                   .data = hop_bytes, .data_len = 3};
     for (unsigned i = 0; i < g->p->count; i++) {
         eep_hops(g, &route, 0x1, (uint16_t)(2 * i));                       /* an error one router back */
         eep_hops(g, &route, 0x8000000000000001ull, (uint16_t)(2 * i + 1)); /* MSbit set: no longer shifted */
+        eep_hops(g, &symbol, 0x2, (uint16_t)(0x100 + i));                 /* routed by a symbol */
     }
 }
 
@@ -331,6 +335,14 @@ static void ap_eep_symbol_draft_pad(struct tg_pdu *p, struct tg_rng *r)
     p->eep_grow_len = 3;
 }
 static bool eep_second_hop(const struct tg_pdu *p) { return p->eep_hop == 2; }
+static bool eep_second_hop_l2rh(const struct tg_pdu *p)
+{
+    return p->eep_hop == 2 && p->eep_in_n_routes && p->eep_in_routes[0].kind == VW_EEP_ROUTE_L2RH;
+}
+static bool eep_second_hop_symbol(const struct tg_pdu *p)
+{
+    return p->eep_hop == 2 && p->eep_in_n_routes && p->eep_in_routes[0].kind == VW_EEP_ROUTE_SYMBOL;
+}
 static void ap_eep_no_shift(struct tg_pdu *p, struct tg_rng *r)
 {
     (void)r; /* the router left the TAIL alone, or shifted one whose MSbit is set */
@@ -344,9 +356,72 @@ static void ap_eep_db_changed(struct tg_pdu *p, struct tg_rng *r)
 }
 static void ap_eep_l2rh_kept(struct tg_pdu *p, struct tg_rng *r)
 {
-    (void)r; /* the router forwarded the L2RH it routed by */
+    (void)r; /* the router forwarded the L2RH it routed by (or the symbol it consumed) */
     p->eep.routes = p->eep_in_routes;
     p->eep.n_routes = p->eep_in_n_routes;
+}
+
+/* Issue 19: a mutation for every EEP rule one message (or a router's
+ * copy) can break where a capture shows it. */
+static bool eep_routed(const struct tg_pdu *p)
+{
+    return p->eep_hop == 0 && p->eep.n_routes == 2 && p->eep.routes[1].kind == VW_EEP_ROUTE_SYMBOL;
+}
+static bool eep_oh_no_data(const struct tg_pdu *p) { return p->eep_has_oh && p->eep.data_len == 0; }
+static void ap_eep_dt_reserved(struct tg_pdu *p, struct tg_rng *r) { (void)r; p->eep.hdr.dt = 0xC00207u; }
+static void ap_eep_pl_no_data(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* PL 3 on a message without a data block */
+    p->eep.keep_lengths = true;
+    p->eep.hdr.dl = 0;
+    p->eep.hdr.pl = 3;
+}
+static void ap_eep_truncated(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* the message ends with its EEP header: no data block, no TAIL */
+    size_t at = eep_routes_before(&p->eep, p->eep.n_routes) + VW_EEP_HDR_LEN;
+    p->eep_cut_at = at;
+    p->eep_cut_len = vw_eep_encoded_len(&p->eep) - at;
+}
+static void ap_eep_ot_no_oh(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* two trailer words (the second not zero) without optional header fields */
+    memset(p->eep_ot, 0, 8);
+    memset(p->eep_ot + 8, 0x07, 8);
+    p->eep.ot = p->eep_ot;
+    p->eep.ot_len = 16;
+}
+static void ap_eep_ot_unsized(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* one trailer word behind optional header fields: no known OH type sizes it */
+    memset(p->eep_ot, 0x0B, 8);
+    p->eep.ot = p->eep_ot;
+    p->eep.ot_len = 8;
+}
+static void ap_eep_oh_mandatory(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* the first optional header field marked mandatory (T=1): no OH type is known (P8) */
+    p->eep_oh[0].mandatory = true;
+    p->eep.oh = p->eep_oh;
+}
+static void ap_eep_symbol_priority(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* the symbol with priority 3 (P4: senders use 0) */
+    memcpy(p->eep_routes, p->eep.routes, 2 * sizeof p->eep_routes[0]);
+    p->eep_routes[1].priority = 3;
+    p->eep.routes = p->eep_routes;
+}
+static void ap_eep_err_te(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* an ERR whose TE names no error of the enumeration (P8) */
+    p->eep.hdr.pt = 0x0002;
+    p->eep.hdr.te = 0x0999;
+}
+static void ap_eep_priority_changed(struct tg_pdu *p, struct tg_rng *r)
+{
+    (void)r; /* the router changed the EEP header's priority */
+    p->eep.hdr.priority = 5;
+    p->eep.data = p->eep_data;
 }
 
 /* ----------------------------------------------------------------- WARP */
@@ -420,7 +495,7 @@ const struct tg_scenario tg_other_scenarios[] = {
     {"ift-session", TG_IFT, "both adaption phases with HC/PC, untagged Sends and tagged RDMA writes in frames", run_ift_crc},
     {"ift-nocrc", TG_IFT, "the same without header and payload CRCs", run_ift_nocrc},
     {"eep-frames", TG_EEP, "EEP messages carrying IPv4/IPv6 packets: every PL, an L2RH and a symbol route, optional header fields", run_eep},
-    {"eep-router", TG_EEP, "both hops of EEP messages through a router (A -> router -> B): the L2RH consumed, the TAIL shifted, one with its MSbit set", run_eep_router},
+    {"eep-router", TG_EEP, "both hops of EEP messages through a router (A -> router -> B): the L2RH or a lone symbol consumed, the TAIL shifted, one with its MSbit set", run_eep_router},
     {"warp-session", TG_WARP, "WARP Send and RDMA chunks, multi-chunk ULP PDUs, both directions", run_warp},
 };
 const size_t tg_other_scenario_count = sizeof tg_other_scenarios / sizeof tg_other_scenarios[0];
@@ -455,7 +530,17 @@ const struct tg_mutation tg_other_mutations[] = {
     ME(EEP_5B_SYMBOL_LEN, eep_symbol_second, ap_eep_symbol_draft_pad, "symbol padded as the draft's formula says (3 bytes more than P4)"),
     ME(EEP_10_EI_SHIFT, eep_second_hop, ap_eep_no_shift, "router's copy with the TAIL not shifted (or shifted with its MSbit set)"),
     ME(EEP_8_DB_UNMODIFIED, eep_second_hop, ap_eep_db_changed, "router's copy with a data byte changed"),
-    ME(EEP_5_HR_CONSUMES_L2RH, eep_second_hop, ap_eep_l2rh_kept, "router's copy still carrying the L2RH it was routed by"),
+    ME(EEP_5_HR_CONSUMES_L2RH, eep_second_hop_l2rh, ap_eep_l2rh_kept, "router's copy still carrying the L2RH it was routed by"),
+    ME(EEP_6C_DT_KIND, eep_any, ap_eep_dt_reserved, "Destination-Type of the reserved kind 110x"),
+    ME(EEP_6G_PL_ZERO_NO_DATA, eep_oh_no_data, ap_eep_pl_no_data, "PL 3 with DL 0"),
+    ME(EEP_4A_TRUNCATED, eep_routed, ap_eep_truncated, "message cut after its EEP header (no data block, no TAIL)"),
+    ME(EEP_9_OT_NEEDS_OH, eep_db_padded, ap_eep_ot_no_oh, "two trailer words without optional header fields (h=0)"),
+    ME(EEP_9_OT_UNSIZED, eep_oh_no_data, ap_eep_ot_unsized, "a trailer word behind optional header fields (noted: no OH type sizes it)"),
+    ME(EEP_7_MANDATORY_UNKNOWN, eep_with_oh, ap_eep_oh_mandatory, "optional header field marked mandatory (noted: no OH type is known)"),
+    ME(EEP_5B_SYMBOL_PRIORITY, eep_routed, ap_eep_symbol_priority, "symbol with priority 3 (noted)"),
+    ME(EEP_6E_ERR_TE, eep_db_padded, ap_eep_err_te, "ERR packet with TE 0x0999 (noted: names no error)"),
+    ME(EEP_5_SYMBOL_CONSUMED, eep_second_hop_symbol, ap_eep_l2rh_kept, "router's copy still carrying the leading symbol it consumed"),
+    ME(EEP_4B_ONLY_TAIL_MODIFIED, eep_second_hop, ap_eep_priority_changed, "router's copy with the EEP header's priority changed"),
     MW(WARP_A_ADLER_VALID, warp_any, ap_warp_adler, "Adler-32 with every bit inverted"),
     MW(WARP_A_RSVD_ZERO, warp_any, ap_warp_rsvd, "reserved bits set"),
     MW(WARP_A_TYPE_KNOWN, warp_send_single_later, ap_warp_type, "single-chunk Send sent as unknown type 5"),
