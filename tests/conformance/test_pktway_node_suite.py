@@ -39,6 +39,7 @@ Environment: PKTWAY_NODE, VITCP_CONFORM (programs), VITCP_CASES (case folder).
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -347,11 +348,21 @@ class EepSuite(unittest.TestCase):
             with tempfile.TemporaryDirectory() as d:
                 os.chmod(d, 0o777)
                 js, mark = os.path.join(d, "r.json"), os.path.join(d, "started")
-                p = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", CONFORM, "run",
-                                    "--protocol", "eep", "--cases", CASES, "--json", js, "--no-capture",
+                # nobody cannot read a build tree under /root (the fresh-root
+                # CI's clone): run copies of the program and the cases
+                conform, cases = os.path.join(d, "vitcp-conform"), os.path.join(d, "cases")
+                shutil.copy(CONFORM, conform)
+                shutil.copytree(CASES, cases)
+                for top, dirs, files in os.walk(cases):
+                    os.chmod(top, 0o755)
+                    for f in files:
+                        os.chmod(os.path.join(top, f), 0o644)
+                p = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", conform, "run",
+                                    "--protocol", "eep", "--cases", cases, "--json", js, "--no-capture",
                                     "--topology", "end", "--node-cmd", "touch " + mark],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
                 rc, text = p.returncode, p.stdout + p.stderr
+                self.assertTrue(os.path.exists(js), text)
                 with open(js) as f:
                     rep = json.load(f)
                 self.assertFalse(os.path.exists(mark))
