@@ -31,6 +31,7 @@ struct vn_half {
     uint64_t hist_from;  /* bytes below this offset cannot be compared */
     bool fin;
     uint64_t fin_off;
+    bool fin_told;       /* VN_TCP_DIR_END sent for this direction */
 };
 
 struct vn_conn {
@@ -462,6 +463,18 @@ void vn_reasm_segment(struct vn_reasm *r, const struct vn_tcp_seg_in *s)
             advance_to(r, c, (enum vn_dir)!dir, (uint64_t)ao, s->frame, s->ts_usec);
         if (r->cb->ack && ao >= 0 && ao - (int64_t)peer->next_off < (1ll << 30))
             r->cb->ack(r->cb->ctx, c->index, dir, (uint64_t)ao, s->frame);
+    }
+    /* A direction whose bytes up to its FIN are all in has ended: what it
+     * left unfinished can never finish (an ACK above may have settled the
+     * peer's). */
+    for (int d = 0; d < 2; d++) {
+        struct vn_half *e = &c->h[d];
+        if (e->fin && !e->fin_told && e->next_off >= e->fin_off) {
+            e->fin_told = true;
+            struct vn_tcp_event ev = {.kind = VN_TCP_DIR_END, .frame = s->frame, .ts_usec = s->ts_usec,
+                                      .offset = e->fin_off};
+            event(r, c, (enum vn_dir)d, &ev);
+        }
     }
     if (c->h[0].fin && c->h[1].fin && c->h[0].next_off >= c->h[0].fin_off &&
         c->h[1].next_off >= c->h[1].fin_off)

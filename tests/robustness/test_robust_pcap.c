@@ -132,6 +132,11 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
     case VN_TCP_URGENT:
         c->urgent++;
         break;
+    case VN_TCP_DIR_END:
+        if (ev->offset > *next)
+            violation(c, "conn %u dir %u FIN at %llu before its bytes up to %llu", ev->conn, d,
+                      (unsigned long long)ev->offset, (unsigned long long)*next);
+        break;
     default:
         violation(c, "unknown event kind %d", (int)ev->kind);
     }

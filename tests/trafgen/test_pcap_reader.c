@@ -32,6 +32,9 @@ struct seen {
     uint64_t diff_offset;
     uint64_t diff_frame;
     enum vn_close_reason reason;
+    unsigned fins[2];        /* VN_TCP_DIR_END per direction */
+    uint64_t fin_offset[2];
+    bool fin_after_close;    /* a FIN reported after the CLOSE */
     uint64_t first_data_frame[2];
     struct vn_datagram dg[4];
     uint8_t dg_data[4][64];
@@ -74,6 +77,11 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
     case VN_TCP_CLOSE:
         s->closes++;
         s->reason = ev->reason;
+        break;
+    case VN_TCP_DIR_END:
+        s->fins[ev->dir]++;
+        s->fin_offset[ev->dir] = ev->offset;
+        s->fin_after_close |= s->closes > 0;
         break;
     case VN_TCP_URGENT:
         s->urgent++;
@@ -167,6 +175,12 @@ static void test_every_split_in_and_out_of_order(void **state)
             assert_int_equal(g->seen.opens, 1);
             assert_int_equal(g->seen.closes, 1);
             assert_int_equal(g->seen.reason, VN_CLOSE_FIN);
+            /* each direction's end, once, at its FIN's offset, before the close */
+            assert_int_equal(g->seen.fins[VN_C2S], 1);
+            assert_int_equal(g->seen.fins[VN_S2C], 1);
+            assert_int_equal(g->seen.fin_offset[VN_C2S], total);
+            assert_int_equal(g->seen.fin_offset[VN_S2C], 0);
+            assert_false(g->seen.fin_after_close);
             rig_free(g);
         }
     }
@@ -188,6 +202,7 @@ static void test_three_way_shuffle_with_overlap(void **state)
     assert_int_equal(g->seen.retx, 2); /* both overlaps, identical */
     assert_int_equal(g->seen.retx_diff, 0);
     assert_int_equal(g->seen.reason, VN_CLOSE_END_OF_CAPTURE);
+    assert_int_equal(g->seen.fins[VN_C2S] + g->seen.fins[VN_S2C], 0); /* no FIN was sent */
     rig_free(g);
 }
 
@@ -294,6 +309,29 @@ static void test_ipv6_vlan_both_directions_and_mid_stream_start(void **state)
     assert_int_equal(g->seen.closes, 1);
     assert_int_equal(g->seen.reason, VN_CLOSE_RST);
     assert_int_equal(g->seen.first_data_frame[VN_S2C], 4);
+    rig_free(g);
+}
+
+/* A direction ends at its FIN only once every byte before it is in: a FIN
+ * that overtakes its data is told when the data arrives; a direction that
+ * an RST ends gets no FIN event. */
+static void test_fin_told_when_the_direction_is_whole(void **state)
+{
+    (void)state;
+    struct rig *g = rig_new("10.0.0.1", "10.0.0.2", NULL);
+    assert_int_equal(vn_tcp_handshake(&g->flow), 0);
+    assert_int_equal(vn_tcp_send_at(&g->flow, VN_C2S, 100, pattern + 100, 50), 0);
+    assert_int_equal(vn_tcp_fin(&g->flow, VN_C2S), 0);
+    assert_int_equal(g->seen.fins[VN_C2S], 0); /* bytes 0-99 still missing */
+    assert_int_equal(vn_tcp_send_at(&g->flow, VN_C2S, 0, pattern, 100), 0);
+    assert_int_equal(g->seen.fins[VN_C2S], 1);
+    assert_int_equal(g->seen.fin_offset[VN_C2S], 150);
+    assert_int_equal(g->seen.closes, 0);
+    assert_int_equal(vn_tcp_rst(&g->flow, VN_S2C), 0);
+    assert_int_equal(g->seen.fins[VN_S2C], 0);
+    assert_int_equal(g->seen.fins[VN_C2S], 1);
+    assert_int_equal(g->seen.closes, 1);
+    assert_int_equal(g->seen.reason, VN_CLOSE_RST);
     rig_free(g);
 }
 
@@ -515,6 +553,7 @@ int main(void)
         cmocka_unit_test(test_gap_reported_by_ack_and_at_end),
         cmocka_unit_test(test_buffer_limit_turns_hole_into_gap),
         cmocka_unit_test(test_ipv6_vlan_both_directions_and_mid_stream_start),
+        cmocka_unit_test(test_fin_told_when_the_direction_is_whole),
         cmocka_unit_test(test_sequence_wrap),
         cmocka_unit_test(test_file_round_trip_with_datagrams),
         cmocka_unit_test(test_pcapng_file),

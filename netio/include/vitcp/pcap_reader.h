@@ -32,6 +32,9 @@ enum vn_tcp_event_kind {
     VN_TCP_CLOSE, /* connection over: both FINs, an RST, or the end of the capture */
     VN_TCP_URGENT, /* a segment with URG set: offset is its first byte's stream offset,
                       urgent its urgent pointer (sent before the segment's DATA) */
+    VN_TCP_DIR_END,   /* one direction ended: its FIN came and every byte before it was
+                     delivered or declared a gap (offset: the FIN's stream offset);
+                     once per direction, before the CLOSE that both FINs make */
 };
 
 enum vn_close_reason { VN_CLOSE_FIN, VN_CLOSE_RST, VN_CLOSE_END_OF_CAPTURE, VN_CLOSE_REUSED };
