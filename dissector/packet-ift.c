@@ -30,6 +30,7 @@
 #include "plugin_protos.h"
 #include "info_column.h"
 #include "rule_experts.h"
+#include "stream_end.h"
 #include "vitcp_dissector.h"
 
 
@@ -136,6 +137,7 @@ struct ift_conv {
     struct ift_side side[2];
     struct ift_send_msg *open_send[2]; /* first pass: the Send each direction is in */
     struct vw_ift_nego nego; /* the wire library's rule state, advanced on the first pass */
+    stream_end_t end;        /* I22: where each direction ends (first pass) */
 };
 
 /* What the first pass decided about one PDU, shown on every pass. */
@@ -580,7 +582,47 @@ static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
 static int dissect_ift(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
     tcp_dissect_pdus(tvb, pinfo, tree, ift_desegment, VW_IFT_FRAME_HDR_LEN, get_ift_pdu_len, dissect_ift_pdu, data);
+    struct ift_conv *c = ift_get_conv(pinfo);
+    stream_end_after_pdus(&c->end, ift_direction(c, pinfo), tvb, pinfo);
     return tvb_captured_length(tvb);
+}
+
+/* A direction's end (I22): at a side's first FIN, a PDU it left cut breaks
+ * IFT-5.1-FRAME-TRUNCATED, judged on the first pass at the same FIN as
+ * lint (stream_end.h); not after the side's framing was lost (I13). */
+static dissector_handle_t ift_end_handle;
+#define KEY_IFT_END 0x7FFFFFF0 /* file-scope key of a frame's end verdict (PDU keys are raw offsets) */
+
+static int dissect_ift_end(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    if (pinfo->ptype != PT_TCP)
+        return 0;
+    rule_findings_t *v = (rule_findings_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_ift, KEY_IFT_END);
+    if (!v && !PINFO_FD_VISITED(pinfo)) {
+        conversation_t *conv = find_conversation_pinfo(pinfo, 0);
+        struct ift_conv *c = conv ? (struct ift_conv *)conversation_get_proto_data(conv, proto_ift) : NULL;
+        if (!c)
+            return 0;
+        int d = ift_direction(c, pinfo);
+        if (!stream_end_frame(&c->end, d, tree).dir_ended || c->side[d].lost_frame)
+            return 0;
+        struct vw_findings fs;
+        vw_findings_clear(&fs);
+        vw_ift_direction_end(c->end.pending[d], &fs);
+        if (!fs.count)
+            return 0;
+        v = wmem_new0(wmem_file_scope(), rule_findings_t);
+        rule_findings_keep(v, &fs);
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_ift, KEY_IFT_END, v);
+    }
+    if (!v)
+        return 0;
+    proto_item *ti = proto_tree_add_item(tree, proto_ift, tvb, 0, 0, ENC_NA);
+    proto_item_append_text(ti, ", end of the direction (TCP FIN) inside a PDU");
+    proto_tree *it = proto_item_add_subtree(ti, ett_ift);
+    rule_experts_add_all(&ift_rules, it, pinfo, tvb, v->items, v->count);
+    col_append_str(pinfo->cinfo, COL_INFO, " [IFT direction ended inside a PDU]");
+    return (int)tvb_captured_length(tvb);
 }
 
 /* Heuristic (I1): a TCP payload starting with the AI magic. The
@@ -664,6 +706,8 @@ void proto_register_ift(void)
         "Layout of frames whose sender's adaption indication is not in the capture.", &ift_assume_pc);
 
     ift_handle = register_dissector("ift", dissect_ift, proto_ift);
+    ift_end_handle = create_dissector_handle(dissect_ift_end, proto_ift);
+    register_postdissector(ift_end_handle);
     ift_tap = register_tap(IFT_TAP_NAME);
 }
 
@@ -671,6 +715,7 @@ void proto_reg_handoff_ift(void)
 {
     ddp_rdmap_handle = find_dissector("iwarp_ddp_rdmap");
     proto_ddp_rdmap = proto_get_id_by_filter_name("iwarp_ddp_rdmap");
+    stream_end_want_flags(ift_end_handle);
     dissector_add_uint_with_preference("tcp.port", VW_IFT_DEFAULT_PORT, ift_handle);
     heur_dissector_add("tcp", dissect_ift_heur, "IFT over TCP (adaption indication magic)", "ift_tcp",
                        proto_ift, HEURISTIC_ENABLE);

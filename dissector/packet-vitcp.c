@@ -31,6 +31,7 @@
 #include "info_column.h"
 #include "plugin_protos.h"
 #include "rule_experts.h"
+#include "stream_end.h"
 #include "vitcp_dissector.h"
 
 /* Offsets inside a segment (draft 3.2-3.4). */
@@ -230,6 +231,8 @@ typedef struct {
     wmem_map_t *copies;         /* (side << 32 | TCP seq) -> retx_copy_t, first copies of TCP payloads */
     guint reads_outstanding;
     struct vw_vitcp_badcrc_watch badcrc; /* V26: bad CRC ACKed at RD/RR (relative TCP sequence numbers) */
+    stream_end_t end;           /* V28: where each direction and the connection end (first pass) */
+    gboolean unframed_seen[2];  /* the side's framing was lost once: its end is not judged (as lint) */
 } vitcp_conv_t;
 
 /* What the first pass learnt about one PDU. */
@@ -914,6 +917,7 @@ static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
         if (!pdu) {
             pdu = wmem_new0(wmem_file_scope(), vitcp_pdu_t);
             pdu->unframed = TRUE;
+            vc->unframed_seen[side] = TRUE;
             pdu->dir = (guint8)side;
             pdu->phase = (guint8)vc->conn.phase;
             pdu->crc_negotiated = vc->conn.crc_known && vc->conn.crc_negotiated;
@@ -1034,6 +1038,8 @@ static void check_urgent(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, co
 static int dissect_vitcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
     tcp_dissect_pdus(tvb, pinfo, tree, pref_desegment, 1, get_vitcp_pdu_len, dissect_vitcp_pdu, data);
+    vitcp_conv_t *end_vc = get_conv(pinfo, NULL);
+    stream_end_after_pdus(&end_vc->end, side_of(end_vc, pinfo), tvb, pinfo);
     const struct tcpinfo *ti = (const struct tcpinfo *)data;
     if (ti && (ti->flags & 0x20)) {
         vitcp_conv_t *vc = get_conv(pinfo, NULL);
@@ -1185,6 +1191,48 @@ static int dissect_vitcp_ack(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *
     return 0;
 }
 
+/* A direction's end and the connection's (V28): at a side's first FIN, a
+ * segment it left cut (VITCP-3.2-SEG-TRUNCATED) and a message without EOM;
+ * at the second FIN or an RST, requests never answered and reads answered
+ * short. Judged on the first pass with the wire library's rules, at the
+ * same frames as lint (stream_end.h); the verdict is kept per frame. */
+static dissector_handle_t vitcp_end_handle;
+#define KEY_END 0x7FFFFFFC /* file-scope key of a frame's end verdict */
+
+static int dissect_vitcp_end(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    if (pinfo->ptype != PT_TCP)
+        return 0;
+    rule_findings_t *v = (rule_findings_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_END);
+    if (!v && !PINFO_FD_VISITED(pinfo)) {
+        conversation_t *conv = find_conversation_pinfo(pinfo, 0);
+        vitcp_conv_t *vc = conv ? (vitcp_conv_t *)conversation_get_proto_data(conv, proto_vitcp) : NULL;
+        if (!vc || !vc->have_side0)
+            return 0;
+        int side = side_of(vc, pinfo);
+        stream_end_step_t step = stream_end_frame(&vc->end, side, tree);
+        struct vw_findings fs;
+        vw_findings_clear(&fs);
+        if (step.dir_ended && !vc->unframed_seen[side])
+            vw_vitcp_direction_end(&vc->conn, side, vc->end.pending[side], &fs);
+        if (step.conn_closed)
+            vw_vitcp_conn_finish(&vc->conn, &fs);
+        if (!fs.count)
+            return 0;
+        v = wmem_new0(wmem_file_scope(), rule_findings_t);
+        rule_findings_keep(v, &fs);
+        p_add_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_END, v);
+    }
+    if (!v)
+        return 0;
+    proto_item *ti = proto_tree_add_item(tree, proto_vitcp, tvb, 0, 0, ENC_NA);
+    proto_item_append_text(ti, ", end of the connection or of one direction (TCP FIN or RST)");
+    proto_tree *vt = proto_item_add_subtree(ti, ett_vitcp);
+    rule_experts_add_all(&vitcp_rules, vt, pinfo, tvb, v->items, v->count);
+    col_append_str(pinfo->cinfo, COL_INFO, " [VI/TCP left unfinished at its end]");
+    return (int)tvb_captured_length(tvb);
+}
+
 /* ------------------------------------------------------------ registration */
 
 /* Decode As for "vitcp.payload": the connection's ports. */
@@ -1322,6 +1370,8 @@ void proto_register_vitcp(void)
     register_postdissector(vitcp_retx_handle);
     vitcp_ack_handle = create_dissector_handle(dissect_vitcp_ack, proto_vitcp);
     register_postdissector(vitcp_ack_handle);
+    vitcp_end_handle = create_dissector_handle(dissect_vitcp_end, proto_vitcp);
+    register_postdissector(vitcp_end_handle);
     register_init_routine(vitcp_init);
     reassembly_table_register(&msg_reassembly, &addresses_ports_reassembly_table_functions);
     reassembly_table_register(&resp_reassembly, &addresses_ports_reassembly_table_functions);
@@ -1350,6 +1400,7 @@ void proto_reg_handoff_vitcp(void)
         g_array_append_val(want_ack, hf_tcp_ack_id);
         set_postdissector_wanted_hfids(vitcp_ack_handle, want_ack);
     }
+    stream_end_want_flags(vitcp_end_handle);
     dissector_add_uint_with_preference("tcp.port", VW_VITCP_DEFAULT_PORT, vitcp_handle);
     heur_dissector_add("tcp", dissect_vitcp_heur, "VI/TCP over TCP", "vitcp_tcp", proto_vitcp, HEURISTIC_ENABLE);
     /* Decode As candidates for message payloads: a ULP's own dissector adds

@@ -32,6 +32,7 @@
 #include "plugin_protos.h"
 #include "info_column.h"
 #include "rule_experts.h"
+#include "stream_end.h"
 #include "vitcp_dissector.h"
 
 #define WARP_FIRST_WORD_LEN 4 /* type/flags word and chunk length */
@@ -107,7 +108,7 @@ struct warp_conv {
      * a chunk's PDU is its reassembly key, so two RDMA Writes to the same RID
      * that complete in one frame stay apart (issue 22, W14). */
     guint32 pdus[2][2];
-    gboolean fin_seen[2];      /* the direction's FIN was judged (first pass) */
+    stream_end_t end;          /* where each direction ends (W18, first pass) */
     /* W15: the last chunk's Adler-32 was bad, and the Adler-32 of all its
      * bytes; a next "header" that is that value means the sender's Chunk
      * length left its Adler-32 out (first pass). */
@@ -449,6 +450,8 @@ static int dissect_warp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
 static int dissect_warp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
     tcp_dissect_pdus(tvb, pinfo, tree, warp_desegment, WARP_FIRST_WORD_LEN, get_warp_pdu_len, dissect_warp_pdu, data);
+    struct warp_conv *c = warp_get_conv(pinfo);
+    stream_end_after_pdus(&c->end, warp_dir(c, pinfo), tvb, pinfo);
     return tvb_captured_length(tvb);
 }
 
@@ -474,14 +477,12 @@ static gboolean dissect_warp_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree 
 }
 
 /*
- * A direction's end: TCP hands no data-less FIN to the WARP dissector, so a
- * postdissector judges each WARP direction's first FIN on the first pass:
- * a Send or RDMA Write ULP PDU still open there never got its L chunk
- * (WARP-SUMMARY-L-LAST, W12), as lint reports at the close. The verdict is
- * kept per frame for later passes.
+ * A direction's end (W18): at each direction's first FIN, on the first
+ * pass, a chunk it left cut (WARP-A-TRUNCATED) and a Send or RDMA Write
+ * ULP PDU still open (WARP-SUMMARY-L-LAST, W12), as lint judges them at
+ * the same FIN (stream_end.h). The verdict is kept per frame.
  */
 static dissector_handle_t warp_fin_handle;
-static int hf_tcp_fin_id = -1;
 #define KEY_WARP_FIN 0x7FFFFFF0 /* file-scope key of a frame's FIN verdict */
 
 static int dissect_warp_fin(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
@@ -492,16 +493,14 @@ static int dissect_warp_fin(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     if (!v && !PINFO_FD_VISITED(pinfo)) {
         conversation_t *conv = find_conversation_pinfo(pinfo, 0);
         struct warp_conv *c = conv ? (struct warp_conv *)conversation_get_proto_data(conv, proto_warp) : NULL;
-        GPtrArray *fin = hf_tcp_fin_id >= 0 ? proto_get_finfo_ptr_array(tree, hf_tcp_fin_id) : NULL;
-        if (!c || !fin || !fin->len || !fvalue_get_uinteger64(&((field_info *)g_ptr_array_index(fin, 0))->value))
+        if (!c)
             return 0;
         int d = warp_dir(c, pinfo);
-        if (c->fin_seen[d] || c->lost_frame[d])
+        if (!stream_end_frame(&c->end, d, tree).dir_ended || c->lost_frame[d])
             return 0;
-        c->fin_seen[d] = TRUE;
         struct vw_findings fs;
         vw_findings_clear(&fs);
-        vw_warp_seq_finish(&c->seq[d], &fs);
+        vw_warp_direction_end(&c->seq[d], c->end.pending[d], &fs);
         if (!fs.count)
             return 0;
         v = wmem_new0(wmem_file_scope(), rule_findings_t);
@@ -511,10 +510,10 @@ static int dissect_warp_fin(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     if (!v)
         return 0;
     proto_item *ti = proto_tree_add_item(tree, proto_warp, tvb, 0, 0, ENC_NA);
-    proto_item_append_text(ti, ", end of the direction (TCP FIN) inside a ULP PDU");
+    proto_item_append_text(ti, ", end of the direction (TCP FIN) inside a chunk or ULP PDU");
     proto_tree *wt = proto_item_add_subtree(ti, ett_warp);
     rule_experts_add_all(&warp_rules, wt, pinfo, tvb, v->items, v->count);
-    col_append_str(pinfo->cinfo, COL_INFO, " [WARP ULP PDU without L]");
+    col_append_str(pinfo->cinfo, COL_INFO, " [WARP direction ended inside a chunk or ULP PDU]");
     return (int)tvb_captured_length(tvb);
 }
 
@@ -601,12 +600,7 @@ void proto_register_warp(void)
 
 void proto_reg_handoff_warp(void)
 {
-    hf_tcp_fin_id = proto_registrar_get_id_byname("tcp.flags.fin");
-    if (hf_tcp_fin_id >= 0) {
-        GArray *wanted = g_array_new(FALSE, FALSE, (guint)sizeof(int));
-        g_array_append_val(wanted, hf_tcp_fin_id);
-        set_postdissector_wanted_hfids(warp_fin_handle, wanted);
-    }
+    stream_end_want_flags(warp_fin_handle);
     dissector_add_uint_with_preference("tcp.port", VW_WARP_DEFAULT_PORT, warp_handle);
     heur_dissector_add("tcp", dissect_warp_heur, "WARP over TCP (a first chunk with a valid Adler-32)", "warp_tcp",
                        proto_warp, HEURISTIC_ENABLE);

@@ -520,6 +520,42 @@ static void ift_upgrade(struct lint_ctx *c, struct lint_conn *lc, const struct v
               (unsigned long long)ev->offset);
 }
 
+/* A direction's FIN (V28, I22, W18): what it left unfinished can never
+ * finish. Judged with the wire library's direction-end rules, which the
+ * plugin applies at the same FIN. */
+static void direction_end(struct lint_ctx *c, struct lint_conn *lc, int d, uint64_t frame)
+{
+    struct vw_findings fs;
+    vw_findings_clear(&fs);
+    switch (lc->kind) {
+    case KIND_VITCP: {
+        const struct vw_vitcp_framer *f = &lc->session.framer[d];
+        vw_vitcp_direction_end(&lc->session.conn, d, f->error == VW_REQ_NONE && !f->oom ? f->have : 0, &fs);
+        break;
+    }
+    case KIND_IFT: {
+        if (lc->upgraded && !lc->ift_started[d])
+            return;
+        struct ift_read_call call = {c, lc, d};
+        ift_read_status(c, lc, d, vw_ift_reader_finish(&lc->ift_reader[d], on_ift_pdu, &call));
+        if (lc->dead[d])
+            return;
+        vw_ift_direction_end(lc->ift_reader[d].have, &fs);
+        lc->dead[d] = true; /* judged: the close adds nothing for it */
+        break;
+    }
+    case KIND_WARP:
+        vw_warp_framer_finish(&lc->warp[d], &fs);
+        lc->dead[d] = true;
+        break;
+    default:
+        return;
+    }
+    for (unsigned i = 0; i < fs.count; i++)
+        add_issue(c, frame, d, fs.item[i].req, fs.item[i].severity, "at the end of this direction: %s",
+                  fs.item[i].detail);
+}
+
 static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
 {
     struct lint_ctx *c = ctx;
@@ -603,8 +639,16 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
                       "%llu); the first copy was checked",
                       ev->diff_bytes, (unsigned long long)ev->diff_offset);
         break;
+    case VN_TCP_DIR_END:
+        if (!lc->dead[sdir])
+            direction_end(c, lc, sdir, ev->frame);
+        break;
     case VN_TCP_CLOSE: {
-        if (lc->kind == KIND_VITCP) {
+        /* The connection's end: both FINs or an RST. The capture's end (or
+         * a new SYN on the same ports) is not the connection's: nothing is
+         * judged there (V28, I22, W18). */
+        bool real_end = ev->reason == VN_CLOSE_FIN || ev->reason == VN_CLOSE_RST;
+        if (lc->kind == KIND_VITCP && real_end) {
             struct vw_findings fs;
             vw_findings_clear(&fs);
             vw_vitcp_conn_finish(&lc->session.conn, &fs);
@@ -614,17 +658,6 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
         }
         if (lc->kind == KIND_IFT)
             ift_finish(c, lc, ev->frame);
-        /* WARP: a chunk or ULP PDU still open when both sides closed (not when
-         * the capture merely ended) broke WARP-SUMMARY-L-LAST / WARP-A-TRUNCATED. */
-        for (int d = 0; lc->kind == KIND_WARP && ev->reason == VN_CLOSE_FIN && d < 2; d++) {
-            if (lc->dead[d])
-                continue;
-            struct vw_findings fs;
-            vw_findings_clear(&fs);
-            vw_warp_framer_finish(&lc->warp[d], &fs);
-            for (unsigned i = 0; i < fs.count; i++)
-                add_issue(c, ev->frame, d, fs.item[i].req, fs.item[i].severity, "at close: %s", fs.item[i].detail);
-        }
         if (lc->kind == KIND_IFT || lc->kind == KIND_WARP)
             c->open_framed--;
         conn_free(lc);

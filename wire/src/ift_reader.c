@@ -175,3 +175,10 @@ enum vw_ift_read_status vw_ift_reader_finish(struct vw_ift_reader *r, vw_ift_rea
         ;
     return r->status;
 }
+
+void vw_ift_direction_end(size_t cut_bytes, struct vw_findings *fs)
+{
+    if (cut_bytes)
+        vw_findings_add(fs, VW_REQ_IFT_5_1_FRAME_TRUNCATED, VW_SEV_ERROR, 0, 0,
+                        "the direction ended (TCP FIN) %zu bytes into a PDU", cut_bytes);
+}

@@ -364,6 +364,25 @@ void vw_vitcp_conn_check(struct vw_vitcp_conn *c, int dir, const struct vw_vitcp
     }
 }
 
+static void open_message_note(const struct vw_vitcp_conn *c, int d, struct vw_findings *fs)
+{
+    const struct vw_vitcp_dir *me = &c->dir[d];
+    vw_findings_add(fs, VW_REQ_VITCP_3_2_EOM_LAST, SEV_N, 0, 0, "side %d: %s %u has no segment with EOM", d,
+                    vw_vitcp_type_name(me->cur_type), me->cur_msg_num);
+}
+
+void vw_vitcp_direction_end(struct vw_vitcp_conn *c, int dir, size_t cut_bytes, struct vw_findings *fs)
+{
+    if (dir < 0 || dir > 1 || c->dir[dir].ended)
+        return;
+    c->dir[dir].ended = true;
+    if (cut_bytes)
+        vw_findings_add(fs, VW_REQ_VITCP_3_2_SEG_TRUNCATED, SEV_E, 0, 0,
+                        "side %d ended (TCP FIN) %zu bytes into a segment", dir, cut_bytes);
+    if (c->dir[dir].in_msg)
+        open_message_note(c, dir, fs);
+}
+
 void vw_vitcp_conn_finish(struct vw_vitcp_conn *c, struct vw_findings *fs)
 {
     /* a malformed request is rightly closed without an answer (V10, V24) */
@@ -371,9 +390,8 @@ void vw_vitcp_conn_finish(struct vw_vitcp_conn *c, struct vw_findings *fs)
         vw_findings_add(fs, VW_REQ_VITCP_4_ANSWER_TYPES, SEV_W, 0, 0, "ConnectRequest never answered");
     for (int d = 0; d < 2; d++) {
         const struct vw_vitcp_dir *me = &c->dir[d];
-        if (me->in_msg)
-            vw_findings_add(fs, VW_REQ_VITCP_3_2_EOM_LAST, SEV_N, 0, 0,
-                            "side %d: %s %u has no segment with EOM", d, vw_vitcp_type_name(me->cur_type), me->cur_msg_num);
+        if (me->in_msg && !me->ended)
+            open_message_note(c, d, fs);
         for (unsigned i = 0; i < me->reads_outstanding; i++)
             vw_findings_add(fs, VW_REQ_VITCP_3_4_READ_RESP_LEN, SEV_N, 0, 0,
                             "side %d: RdmaReadRequest %u (%u bytes) answered with %u bytes", d,

@@ -125,12 +125,17 @@ void vw_warp_seq_finish(const struct vw_warp_seq *s, struct vw_findings *fs)
                         s->rdma_rid);
 }
 
+void vw_warp_direction_end(const struct vw_warp_seq *s, size_t cut_bytes, struct vw_findings *fs)
+{
+    if (cut_bytes)
+        vw_findings_add(fs, VW_REQ_WARP_A_TRUNCATED, VW_SEV_ERROR, 0, 0,
+                        "stream ended %zu bytes into a chunk", cut_bytes);
+    vw_warp_seq_finish(s, fs);
+}
+
 void vw_warp_framer_finish(const struct vw_warp_framer *f, struct vw_findings *fs)
 {
-    if (f->have && f->error == VW_REQ_NONE && !f->oom)
-        vw_findings_add(fs, VW_REQ_WARP_A_TRUNCATED, VW_SEV_ERROR, 0, 0,
-                        "stream ended %zu bytes into a chunk", f->have);
-    vw_warp_seq_finish(&f->seq, fs);
+    vw_warp_direction_end(&f->seq, f->error == VW_REQ_NONE && !f->oom ? f->have : 0, fs);
 }
 
 struct feed_call {

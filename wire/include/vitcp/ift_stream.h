@@ -188,6 +188,11 @@ enum vw_ift_read_status vw_ift_reader_feed(struct vw_ift_reader *r, const uint8_
  * that broke its announcement and is the last one). What then remains in
  * r->have is an unfinished PDU. */
 enum vw_ift_read_status vw_ift_reader_finish(struct vw_ift_reader *r, vw_ift_read_cb cb, void *ctx);
+/* A direction's FIN (I22): cut_bytes of a PDU it never finished (what
+ * r->have holds after vw_ift_reader_finish, or what TCP still holds for
+ * the plugin) break IFT-5.1-FRAME-TRUNCATED. Lint and the plugin both
+ * judge a direction's end with this. */
+void vw_ift_direction_end(size_t cut_bytes, struct vw_findings *findings);
 
 struct vw_ift_conn {
     struct vw_ift_framer dir[2];

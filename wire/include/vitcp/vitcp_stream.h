@@ -107,6 +107,7 @@ struct vw_vitcp_dir {
     uint16_t rx_posted;      /* last Rx Descriptors Posted sent */
     uint16_t consumed;       /* descriptor-consuming messages sent (V17) */
     bool error_acked;        /* sent an ACK with a VI error: must close (V15) */
+    bool ended;              /* its FIN was judged (vw_vitcp_direction_end) */
     bool ce_seen;            /* its CE header was seen (window/MTU known) */
     uint64_t bytes;          /* segment bytes sent */
     uint64_t segments;
@@ -161,7 +162,14 @@ enum vw_vitcp_crc_mode vw_vitcp_conn_crc_mode(const struct vw_vitcp_conn *c);
  * state, update the state, add violations to findings. */
 void vw_vitcp_conn_check(struct vw_vitcp_conn *c, int dir, const struct vw_vitcp_seg *seg,
                          struct vw_findings *findings);
-/* At end of capture: requests never answered, messages without EOM, ... */
+/* A direction's FIN (V28): cut_bytes of a segment it never finished break
+ * VITCP-3.2-SEG-TRUNCATED; a message it left without EOM is noted under
+ * VITCP-3.2-EOM-LAST. Lint and the plugin both judge a direction's end
+ * with this, once per direction. */
+void vw_vitcp_direction_end(struct vw_vitcp_conn *c, int dir, size_t cut_bytes, struct vw_findings *findings);
+/* The connection closed (both FINs or an RST, not the capture's end):
+ * requests never answered, reads answered short, and messages without EOM
+ * of a direction whose end was not judged. */
 void vw_vitcp_conn_finish(struct vw_vitcp_conn *c, struct vw_findings *findings);
 
 /* ----------------------------------------------------------------- session */

@@ -52,6 +52,10 @@ void vw_warp_seq_check(struct vw_warp_seq *s, const struct vw_warp_chunk *c,
 /* End of a direction: a Send or RDMA ULP PDU still open (no L chunk) breaks
  * WARP-SUMMARY-L-LAST. */
 void vw_warp_seq_finish(const struct vw_warp_seq *s, struct vw_findings *findings);
+/* A direction's FIN (W18): cut_bytes of a chunk it never finished break
+ * WARP-A-TRUNCATED, and open ULP PDUs WARP-SUMMARY-L-LAST (as above). Lint
+ * and the plugin both judge a direction's end with this. */
+void vw_warp_direction_end(const struct vw_warp_seq *s, size_t cut_bytes, struct vw_findings *findings);
 
 struct vw_warp_framer {
     uint8_t *buf;            /* reassembly buffer of a split PDU: grows to the PDU's length, NULL until needed */

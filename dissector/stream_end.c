@@ -1,0 +1,50 @@
+/* Where a TCP direction ends (stream_end.h). */
+#include "stream_end.h"
+
+static int hf_tcp_fin = -1, hf_tcp_rst = -1;
+
+void stream_end_after_pdus(stream_end_t *se, int dir, tvbuff_t *tvb, packet_info *pinfo)
+{
+    if (PINFO_FD_VISITED(pinfo) || dir < 0 || dir > 1)
+        return;
+    /* tcp_dissect_pdus asks TCP for more bytes exactly when the last PDU
+     * it met is unfinished; desegment_offset is where that PDU starts. */
+    guint len = tvb_reported_length(tvb);
+    se->pending[dir] = pinfo->desegment_len && (guint)pinfo->desegment_offset < len
+                           ? len - (guint)pinfo->desegment_offset
+                           : 0;
+}
+
+static gboolean flag_set(proto_tree *tree, int hf)
+{
+    GPtrArray *a = hf >= 0 && tree ? proto_get_finfo_ptr_array(tree, hf) : NULL;
+    return a && a->len && fvalue_get_uinteger64(&((field_info *)g_ptr_array_index(a, 0))->value) != 0;
+}
+
+stream_end_step_t stream_end_frame(stream_end_t *se, int dir, proto_tree *tree)
+{
+    stream_end_step_t step = {FALSE, FALSE};
+    if (dir < 0 || dir > 1 || se->closed)
+        return step;
+    if (flag_set(tree, hf_tcp_rst)) {
+        se->closed = step.conn_closed = TRUE;
+        return step;
+    }
+    if (!flag_set(tree, hf_tcp_fin) || se->ended[dir])
+        return step;
+    se->ended[dir] = step.dir_ended = TRUE;
+    se->closed = step.conn_closed = se->ended[1 - dir];
+    return step;
+}
+
+void stream_end_want_flags(dissector_handle_t postdissector)
+{
+    hf_tcp_fin = proto_registrar_get_id_byname("tcp.flags.fin");
+    hf_tcp_rst = proto_registrar_get_id_byname("tcp.flags.reset");
+    GArray *wanted = g_array_new(FALSE, FALSE, (guint)sizeof(int));
+    if (hf_tcp_fin >= 0)
+        g_array_append_val(wanted, hf_tcp_fin);
+    if (hf_tcp_rst >= 0)
+        g_array_append_val(wanted, hf_tcp_rst);
+    set_postdissector_wanted_hfids(postdissector, wanted);
+}

@@ -1,0 +1,37 @@
+/*
+ * Where a TCP direction of a stream protocol (VI/TCP, IFT, WARP) ends, so
+ * the plugin judges what it left unfinished at the same FIN as lint does
+ * (V28, I22, W18). TCP hands a subdissector no data-less FIN and never the
+ * incomplete last PDU (tcp_dissect_pdus waits for bytes that never come),
+ * so each protocol notes after every tcp_dissect_pdus call how many bytes
+ * of an unfinished PDU TCP holds, and a postdissector reads TCP's FIN and
+ * RST flags. Both on the first pass; the verdicts are kept per frame.
+ */
+#ifndef VITCP_STREAM_END_H
+#define VITCP_STREAM_END_H
+
+#include <epan/packet.h>
+
+typedef struct {
+    guint32 pending[2]; /* bytes TCP holds of a PDU the direction has not finished */
+    gboolean ended[2];  /* the direction's FIN was seen */
+    gboolean closed;    /* both FINs, or an RST */
+} stream_end_t;
+
+/* What one frame ends. */
+typedef struct {
+    gboolean dir_ended;   /* the first FIN of the frame's direction */
+    gboolean conn_closed; /* the second direction's FIN, or the first RST */
+} stream_end_step_t;
+
+/* After tcp_dissect_pdus, on the first pass (dir: the sender's side). */
+void stream_end_after_pdus(stream_end_t *se, int dir, tvbuff_t *tvb, packet_info *pinfo);
+
+/* In a postdissector, on the first pass: what this frame from side dir
+ * ends, from TCP's flags (nothing if the flags are not in tree). */
+stream_end_step_t stream_end_frame(stream_end_t *se, int dir, proto_tree *tree);
+
+/* From proto_reg_handoff: postdissector wants TCP's FIN and RST flags. */
+void stream_end_want_flags(dissector_handle_t postdissector);
+
+#endif
