@@ -551,6 +551,36 @@ static void test_badcrc_watch(void **state)
     assert_false(w.pending[0]);
 }
 
+/* V28: a side's FIN judges its cut segment and open message once; the
+ * close then notes only the open message of a side not judged. */
+static void test_direction_end(void **state)
+{
+    (void)state;
+    struct vw_vitcp_conn c;
+    vw_vitcp_conn_init(&c);
+    c.dir[0].in_msg = c.dir[1].in_msg = true;
+    c.dir[0].cur_type = c.dir[1].cur_type = VW_VITCP_SEND;
+    struct vw_findings f;
+    vw_findings_clear(&f);
+    vw_vitcp_direction_end(&c, 0, 10, &f);
+    assert_int_equal(f.count, 2);
+    assert_int_equal(f.item[0].req, VW_REQ_VITCP_3_2_SEG_TRUNCATED);
+    assert_int_equal(f.item[0].severity, VW_SEV_ERROR);
+    assert_int_equal(f.item[1].req, VW_REQ_VITCP_3_2_EOM_LAST);
+    vw_findings_clear(&f);
+    vw_vitcp_direction_end(&c, 0, 10, &f); /* once per side */
+    vw_vitcp_direction_end(&c, 2, 10, &f); /* no such side */
+    assert_int_equal(f.count, 0);
+    vw_vitcp_conn_finish(&c, &f);
+    assert_int_equal(f.count, 1); /* side 1's open message only */
+    assert_int_equal(f.item[0].req, VW_REQ_VITCP_3_2_EOM_LAST);
+    assert_non_null(strstr(f.item[0].detail, "side 1"));
+    vw_findings_clear(&f);
+    vw_vitcp_direction_end(&c, 1, 0, &f); /* whole last segment: only the open message */
+    assert_int_equal(f.count, 1);
+    assert_int_equal(f.item[0].req, VW_REQ_VITCP_3_2_EOM_LAST);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -561,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_accept_rules),
         cmocka_unit_test(test_midstream),
         cmocka_unit_test(test_badcrc_watch),
+        cmocka_unit_test(test_direction_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
