@@ -374,18 +374,16 @@ static int dissect_warp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     vw_findings_clear(&fs);
     enum vw_req err = vw_warp_decode(raw, len, &chunk, &fs);
     struct warp_chunk_record *rec = warp_record(tvb, pinfo, raw, len, &chunk, err, &fs);
-    if (rec->no_adler) {
+    if (rec->no_adler || rec->payload_only) {
+        /* Framing lost to a Chunk length read another way: W15 (without
+         * the Adler-32, named first when both) or W17 (the payload only).
+         * One branch, so that the two cannot drift apart; only the words differ. */
+        const char *item_text = rec->no_adler ? "after a Chunk length without the Adler-32"
+                                              : "from a Chunk length of the payload only";
+        const char *info_text = rec->no_adler ? "length without Adler-32" : "length of the payload only";
         rule_experts_add_all(&warp_rules, wt, pinfo, tvb, rec->findings.items, rec->findings.count);
-        proto_item_append_text(ti, ", %u bytes after a Chunk length without the Adler-32 [%s]", len,
-                               vw_req_id(VW_REQ_WARP_A_CHUNK_LEN));
-        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[framing lost: length without Adler-32] Len=%u", len);
-        return tvb_captured_length(tvb);
-    }
-    if (rec->payload_only) {
-        rule_experts_add_all(&warp_rules, wt, pinfo, tvb, rec->findings.items, rec->findings.count);
-        proto_item_append_text(ti, ", %u bytes from a Chunk length of the payload only [%s]", len,
-                               vw_req_id(VW_REQ_WARP_A_CHUNK_LEN));
-        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[framing lost: length of the payload only] Len=%u", len);
+        proto_item_append_text(ti, ", %u bytes %s [%s]", len, item_text, vw_req_id(VW_REQ_WARP_A_CHUNK_LEN));
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[framing lost: %s] Len=%u", info_text, len);
         return tvb_captured_length(tvb);
     }
 

@@ -14,6 +14,7 @@
 #include "conform/case.h"
 #include "conform/core.h"
 #include "conform/engine.h"
+#include "conform/meta.h"
 #include "conform/report.h"
 #include "vitcp/frame.h"
 #include "vitcp/pcap_reader.h"
@@ -952,110 +953,56 @@ static bool is_capture_meta(const char *name)
     return true; /* every NAME.meta in cases/eep/ is an EEP capture case */
 }
 
+/* The .meta keys of EEP's own (the shared ones: cf_meta_read). */
+static enum cf_meta_key capture_meta_key(void *ctx, const char *key, char *value, const char *path,
+                                         unsigned lineno, char *err, size_t errlen)
+{
+    struct cap_load *L = ctx;
+    if (strcmp(key, "node") == 0) {
+        char *end;
+        unsigned long a = strtoul(value, &end, 0);
+        if (*end || a == 0 || a >= VW_EEP_ADDR_HEY_YOU) {
+            snprintf(err, errlen, "%s:%u: node takes the recorded node's physical address", path, lineno);
+            return CF_META_KEY_BAD;
+        }
+        L->rec_node = (uint32_t)a;
+    } else if (strcmp(key, "topology") == 0 && strcmp(value, "router") == 0) {
+        L->router = true;
+    } else if (strcmp(key, "link1") == 0) {
+        if (cap_parse_key(value, L->link1_key) < 0) {
+            snprintf(err, errlen, "%s:%u: link1 takes the recorded tester's link 1: IPv4:PORT or a MAC", path,
+                     lineno);
+            return CF_META_KEY_BAD;
+        }
+        L->have_link1 = true;
+    } else if (strcmp(key, "paced") == 0 && strcmp(value, "yes") == 0) {
+        L->paced = true;
+    } else {
+        return CF_META_KEY_UNKNOWN;
+    }
+    return CF_META_KEY_TAKEN;
+}
+
 static int load_capture_case(const char *meta_path, struct cf_case *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     out->proto = &cf_proto_eep;
     out->from_capture = true;
     snprintf(out->file, sizeof out->file, "%s", meta_path);
-    FILE *f = fopen(meta_path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open", meta_path);
-        return -1;
-    }
     struct cap_load L;
     memset(&L, 0, sizeof L);
     L.c = out;
     L.rec_node = CF_EEP_NODE_DEFAULT;
-    /* 'frame N ID': the step of frame N checks rule ID; 'nothing-else ID':
-     * the final silence does */
-    enum { FRAME_REQS = 32 };
-    unsigned long frame_no[FRAME_REQS];
-    enum vw_req frame_req[FRAME_REQS], last_req = VW_REQ_NONE;
-    unsigned nframe = 0;
-    char line[512];
-    unsigned lineno = 0;
-    int rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = 0;
-        char *key = strtok(line, " \t\r\n");
-        if (!key)
-            continue;
-        char *rest = strtok(NULL, "\r\n");
-        while (rest && (*rest == ' ' || *rest == '\t'))
-            rest++;
-        if (!rest || !*rest) {
-            snprintf(err, errlen, "%s:%u: '%s' needs a value", meta_path, lineno, key);
-            rc = -1;
-        } else if (strcmp(key, "case") == 0) {
-            snprintf(out->id, sizeof out->id, "%s", rest);
-        } else if (strcmp(key, "title") == 0) {
-            snprintf(out->title, sizeof out->title, "%s", rest);
-        } else if (strcmp(key, "section") == 0) {
-            snprintf(out->section, sizeof out->section, "%s", rest);
-        } else if (strcmp(key, "node") == 0) {
-            char *end;
-            unsigned long a = strtoul(rest, &end, 0);
-            if (*end || a == 0 || a >= VW_EEP_ADDR_HEY_YOU) {
-                snprintf(err, errlen, "%s:%u: node takes the recorded node's physical address", meta_path, lineno);
-                rc = -1;
-            }
-            L.rec_node = (uint32_t)a;
-        } else if (strcmp(key, "require") == 0) {
-            for (char *id = strtok(rest, " \t"); id && rc == 0; id = strtok(NULL, " \t")) {
-                enum vw_req r = vw_req_by_id(id);
-                if (r == VW_REQ_NONE || strncmp(id, "EEP-", 4) != 0 || out->nreqs == CF_MAX_REQS) {
-                    snprintf(err, errlen, "%s:%u: '%s' is not an EEP requirement ID (or too many)", meta_path,
-                             lineno, id);
-                    rc = -1;
-                } else {
-                    out->reqs[out->nreqs++] = r;
-                }
-            }
-        } else if (strcmp(key, "frame") == 0 || strcmp(key, "nothing-else") == 0) {
-            char *end = rest;
-            unsigned long fno = key[0] == 'f' ? strtoul(rest, &end, 10) : 0;
-            while (*end == ' ' || *end == '\t')
-                end++;
-            enum vw_req r = vw_req_by_id(end);
-            if (r == VW_REQ_NONE || (key[0] == 'f' && (fno == 0 || end == rest || nframe == FRAME_REQS))) {
-                snprintf(err, errlen, "%s:%u: '%s' takes %san EEP requirement ID", meta_path, lineno, key,
-                         key[0] == 'f' ? "a frame number and " : "");
-                rc = -1;
-            } else if (key[0] == 'f') {
-                frame_no[nframe] = fno;
-                frame_req[nframe++] = r;
-            } else {
-                last_req = r;
-            }
-        } else if (strcmp(key, "topology") == 0 && strcmp(rest, "router") == 0) {
-            L.router = true;
-        } else if (strcmp(key, "link1") == 0) {
-            if (cap_parse_key(rest, L.link1_key) < 0) {
-                snprintf(err, errlen, "%s:%u: link1 takes the recorded tester's link 1: IPv4:PORT or a MAC",
-                         meta_path, lineno);
-                rc = -1;
-            }
-            L.have_link1 = true;
-        } else if (strcmp(key, "paced") == 0 && strcmp(rest, "yes") == 0) {
-            L.paced = true;
-        } else if (strcmp(key, "verdict") == 0 && strcmp(rest, "fail") == 0) {
-            out->expect_fail = true;
-        } else {
-            snprintf(err, errlen, "%s:%u: unknown line '%s' (case, title, section, require, node, frame, "
-                     "nothing-else, paced yes, verdict fail, topology router, link1)",
-                     meta_path, lineno, key);
-            rc = -1;
-        }
-    }
-    fclose(f);
-    if (rc == 0 && (!out->id[0] || !out->nreqs)) {
-        snprintf(err, errlen, "%s: needs 'case ID' and 'require ID...'", meta_path);
-        rc = -1;
-    }
+    const struct cf_meta_module meta = {
+        .req_prefix = "EEP-",
+        .frame_any_prefix = true,
+        .keys_text = "case, title, section, require, node, frame, nothing-else, paced yes, verdict fail, "
+                     "topology router, link1",
+        .key = capture_meta_key,
+        .ctx = &L,
+    };
+    struct cf_meta_frames frames;
+    int rc = cf_meta_read(meta_path, &meta, out, &frames, err, errlen);
     if (rc == 0 && L.router != L.have_link1) {
         snprintf(err, errlen, "%s: 'topology router' and 'link1' go together", meta_path);
         rc = -1;
@@ -1091,15 +1038,15 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
     if (rc == 0) {
         out->flags |= L.rec_node << EEP_CASE_REC_NODE_SHIFT;
         for (unsigned i = 1; i < out->nsteps; i++)
-            for (unsigned k = 0; k < nframe; k++)
-                if (out->steps[i].line == frame_no[k])
-                    out->steps[i].req = frame_req[k];
+            for (unsigned k = 0; k < frames.nframe; k++)
+                if (out->steps[i].line == frames.frame_no[k])
+                    out->steps[i].req = frames.frame_req[k];
         /* nothing the recording does not show: a dropped message stays unanswered */
         struct cf_step *st = &out->steps[out->nsteps++];
         memset(st, 0, sizeof *st);
         st->kind = CF_STEP_EXPECT_NOTHING;
         st->wait_ms = 500;
-        st->req = last_req != VW_REQ_NONE ? last_req : out->reqs[0];
+        st->req = frames.last_req != VW_REQ_NONE ? frames.last_req : out->reqs[0];
         out->timeout_ms = 2000u * out->nsteps + 2000u;
     } else {
         cf_case_free(out);

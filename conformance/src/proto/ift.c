@@ -12,6 +12,7 @@
 #include "conform/case.h"
 #include "conform/core.h"
 #include "conform/engine.h"
+#include "conform/meta.h"
 #include "conform/report.h"
 #include "vitcp/bytes.h"
 #include "vitcp/checksum.h"
@@ -896,6 +897,7 @@ struct cap_load {
     unsigned conn;
     uint64_t frame;             /* the frame that carried the bytes being read */
     bool after_tester_ind;      /* the next expect follows the tester's indication */
+    bool ends_close;            /* 'ends close': the target closes after the last PDU */
     bool full;
     char err[200];
 };
@@ -1136,122 +1138,66 @@ static bool is_capture_meta(const char *name)
     return true; /* every NAME.meta in cases/ift/ is an IFT capture case */
 }
 
+/* The .meta keys of IFT's own (the shared ones: cf_meta_read). */
+static enum cf_meta_key capture_meta_key(void *ctx, const char *key, char *value, const char *path,
+                                         unsigned lineno, char *err, size_t errlen)
+{
+    struct cap_load *L = ctx;
+    if (strcmp(key, "role") == 0 && (strcmp(value, "passive") == 0 || strcmp(value, "active") == 0)) {
+        L->passive = value[0] == 'p';
+    } else if (strcmp(key, "ends") == 0 && (strcmp(value, "close") == 0 || strcmp(value, "open") == 0)) {
+        L->ends_close = value[0] == 'c';
+    } else if (strcmp(key, "region") == 0) {
+        unsigned long long a;
+        unsigned long s;
+        char tail;
+        if (sscanf(value, "%lli %li %c", (long long *)&a, (long *)&s, &tail) != 2 || s > 0xFFFFFFFFul) {
+            snprintf(err, errlen, "%s:%u: region takes the recorded target's region address and STag", path,
+                     lineno);
+            return CF_META_KEY_BAD;
+        }
+        L->rec_addr = a;
+        L->rec_stag = (uint32_t)s;
+    } else if (strcmp(key, "choice") == 0) {
+        for (char *fl = strtok(value, " \t"); fl; fl = strtok(NULL, " \t")) {
+            int fi = field_by_name(fl);
+            if (fi != F_R && fi != F_HC && fi != F_PC && fi != F_IH && fi != F_IP && fi != F_SP && fi != F_SM &&
+                fi != F_RM) {
+                snprintf(err, errlen, "%s:%u: choice takes indication flags (r hc pc ih ip sp sm rm), not '%s'",
+                         path, lineno, fl);
+                return CF_META_KEY_BAD;
+            }
+            L->choice[fi] = true;
+        }
+    } else {
+        return CF_META_KEY_UNKNOWN;
+    }
+    return CF_META_KEY_TAKEN;
+}
+
 static int load_capture_case(const char *meta_path, struct cf_case *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     out->proto = &cf_proto_ift;
     out->from_capture = true;
     snprintf(out->file, sizeof out->file, "%s", meta_path);
-    FILE *f = fopen(meta_path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open", meta_path);
-        return -1;
-    }
     struct cap_load *L = calloc(1, sizeof *L);
     if (!L) {
-        fclose(f);
         snprintf(err, errlen, "%s: out of memory", meta_path);
         return -1;
     }
     L->c = out;
     L->rec_addr = 0x10000000u; /* I16: ift-peer's default region */
     L->rec_stag = 1;
-    enum { FRAME_REQS = 32 };
-    unsigned long frame_no[FRAME_REQS];
-    enum vw_req frame_req[FRAME_REQS], last_req = VW_REQ_NONE;
-    unsigned nframe = 0;
-    bool ends_close = false;
-    char line[512];
-    unsigned lineno = 0;
-    int rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = 0;
-        char *key = strtok(line, " \t\r\n");
-        if (!key)
-            continue;
-        char *rest = strtok(NULL, "\r\n");
-        while (rest && (*rest == ' ' || *rest == '\t'))
-            rest++;
-        if (!rest || !*rest) {
-            snprintf(err, errlen, "%s:%u: '%s' needs a value", meta_path, lineno, key);
-            rc = -1;
-        } else if (strcmp(key, "case") == 0) {
-            snprintf(out->id, sizeof out->id, "%s", rest);
-        } else if (strcmp(key, "title") == 0) {
-            snprintf(out->title, sizeof out->title, "%s", rest);
-        } else if (strcmp(key, "section") == 0) {
-            snprintf(out->section, sizeof out->section, "%s", rest);
-        } else if (strcmp(key, "role") == 0 && (strcmp(rest, "passive") == 0 || strcmp(rest, "active") == 0)) {
-            L->passive = rest[0] == 'p';
-        } else if (strcmp(key, "ends") == 0 && (strcmp(rest, "close") == 0 || strcmp(rest, "open") == 0)) {
-            ends_close = rest[0] == 'c';
-        } else if (strcmp(key, "region") == 0) {
-            unsigned long long a;
-            unsigned long s;
-            char tail;
-            if (sscanf(rest, "%lli %li %c", (long long *)&a, (long *)&s, &tail) != 2 || s > 0xFFFFFFFFul) {
-                snprintf(err, errlen, "%s:%u: region takes the recorded target's region address and STag",
-                         meta_path, lineno);
-                rc = -1;
-            }
-            L->rec_addr = a;
-            L->rec_stag = (uint32_t)s;
-        } else if (strcmp(key, "choice") == 0) {
-            for (char *fl = strtok(rest, " \t"); fl && rc == 0; fl = strtok(NULL, " \t")) {
-                int fi = field_by_name(fl);
-                if (fi != F_R && fi != F_HC && fi != F_PC && fi != F_IH && fi != F_IP && fi != F_SP && fi != F_SM &&
-                    fi != F_RM) {
-                    snprintf(err, errlen, "%s:%u: choice takes indication flags (r hc pc ih ip sp sm rm), not '%s'",
-                             meta_path, lineno, fl);
-                    rc = -1;
-                } else {
-                    L->choice[fi] = true;
-                }
-            }
-        } else if (strcmp(key, "require") == 0) {
-            for (char *id = strtok(rest, " \t"); id && rc == 0; id = strtok(NULL, " \t")) {
-                enum vw_req r = vw_req_by_id(id);
-                if (r == VW_REQ_NONE || strncmp(id, "IFT-", 4) != 0 || out->nreqs == CF_MAX_REQS) {
-                    snprintf(err, errlen, "%s:%u: '%s' is not an IFT requirement ID (or too many)", meta_path,
-                             lineno, id);
-                    rc = -1;
-                } else {
-                    cap_req(out, r);
-                }
-            }
-        } else if (strcmp(key, "frame") == 0 || strcmp(key, "nothing-else") == 0) {
-            char *end = rest;
-            unsigned long fno = key[0] == 'f' ? strtoul(rest, &end, 10) : 0;
-            while (*end == ' ' || *end == '\t')
-                end++;
-            enum vw_req r = vw_req_by_id(end);
-            if (r == VW_REQ_NONE || strncmp(end, "IFT-", 4) != 0 ||
-                (key[0] == 'f' && (fno == 0 || end == rest || nframe == FRAME_REQS))) {
-                snprintf(err, errlen, "%s:%u: '%s' takes %san IFT requirement ID", meta_path, lineno, key,
-                         key[0] == 'f' ? "a frame number and " : "");
-                rc = -1;
-            } else if (key[0] == 'f') {
-                frame_no[nframe] = fno;
-                frame_req[nframe++] = r;
-            } else {
-                last_req = r;
-            }
-        } else if (strcmp(key, "verdict") == 0 && strcmp(rest, "fail") == 0) {
-            out->expect_fail = true;
-        } else {
-            snprintf(err, errlen, "%s:%u: unknown line '%s' (case, title, section, require, role, choice, region, "
-                     "frame, nothing-else, ends, verdict fail)", meta_path, lineno, key);
-            rc = -1;
-        }
-    }
-    fclose(f);
-    if (rc == 0 && (!out->id[0] || !out->nreqs)) {
-        snprintf(err, errlen, "%s: needs 'case ID' and 'require ID...'", meta_path);
-        rc = -1;
-    }
+    const struct cf_meta_module meta = {
+        .req_prefix = "IFT-",
+        .require_once = true,
+        .keys_text = "case, title, section, require, role, choice, region, frame, nothing-else, ends, verdict fail",
+        .key = capture_meta_key,
+        .ctx = L,
+    };
+    struct cf_meta_frames frames;
+    int rc = cf_meta_read(meta_path, &meta, out, &frames, err, errlen);
     if (rc == 0) {
         char pcap[sizeof out->file + 8];
         size_t n = strlen(meta_path);
@@ -1297,20 +1243,20 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
     }
     if (rc == 0) {
         for (unsigned i = 1; i < out->nsteps; i++)
-            for (unsigned k = 0; k < nframe; k++)
-                if (out->steps[i].line == frame_no[k] && out->steps[i].kind == CF_STEP_EXPECT)
-                    out->steps[i].req = frame_req[k];
-        for (unsigned k = 0; k < nframe; k++)
-            cap_req(out, frame_req[k]);
+            for (unsigned k = 0; k < frames.nframe; k++)
+                if (out->steps[i].line == frames.frame_no[k] && out->steps[i].kind == CF_STEP_EXPECT)
+                    out->steps[i].req = frames.frame_req[k];
+        for (unsigned k = 0; k < frames.nframe; k++)
+            cap_req(out, frames.frame_req[k]);
         /* the end as recorded: the target closes, or sends nothing more */
         struct cf_step *st = &out->steps[out->nsteps++];
         memset(st, 0, sizeof *st);
-        st->kind = ends_close ? CF_STEP_EXPECT_CLOSE : CF_STEP_EXPECT_NOTHING;
-        st->wait_ms = ends_close ? 0 : 500;
-        st->req = last_req != VW_REQ_NONE ? last_req : out->reqs[0];
+        st->kind = L->ends_close ? CF_STEP_EXPECT_CLOSE : CF_STEP_EXPECT_NOTHING;
+        st->wait_ms = L->ends_close ? 0 : 500;
+        st->req = frames.last_req != VW_REQ_NONE ? frames.last_req : out->reqs[0];
         st->line = out->steps[out->nsteps - 2].line;
-        if (last_req != VW_REQ_NONE)
-            cap_req(out, last_req);
+        if (frames.last_req != VW_REQ_NONE)
+            cap_req(out, frames.last_req);
         out->timeout_ms = 1000u * out->nsteps + 4000u;
     } else {
         cf_case_free(out);

@@ -1,0 +1,60 @@
+/* A capture case's metadata (NAME.meta beside NAME.pcapng or NAME.pcap):
+ * the line format and the keys the IFT and EEP capture cases share, read
+ * in one place; each module's own keys go to its callback. */
+#ifndef CONFORM_META_H
+#define CONFORM_META_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "conform/case.h"
+
+/* How many 'frame N ID' lines a .meta may hold. */
+enum { CF_META_FRAMES = 32 };
+
+/* What a module made of a key that is not a shared one. */
+enum cf_meta_key {
+    CF_META_KEY_TAKEN,   /* read */
+    CF_META_KEY_BAD,     /* the module's key with a wrong value: err says why */
+    CF_META_KEY_UNKNOWN, /* not the module's either: the reader reports an unknown line */
+};
+
+/* A module's part of the reading. */
+struct cf_meta_module {
+    /* "IFT-": 'require' takes only IDs with this prefix; the messages name
+     * the protocol by it ("an IFT requirement ID") */
+    const char *req_prefix;
+    /* 'frame' and 'nothing-else' take any catalog ID, not only the prefix's:
+     * EEP's loader always did, and a refactor keeps it */
+    bool frame_any_prefix;
+    /* a 'require' ID given twice is listed once: IFT's loader always did
+     * (EEP's keeps the repeat), and a refactor keeps both */
+    bool require_once;
+    /* every key the module's .meta takes, shared or its own, as the
+     * unknown-line message lists them: "case, title, section, ..." */
+    const char *keys_text;
+    /* One line whose key is not shared. value has no leading blank, is
+     * never empty, and may be cut up (strtok). Messages start "path:lineno: ". */
+    enum cf_meta_key (*key)(void *ctx, const char *key, char *value, const char *path, unsigned lineno, char *err,
+                            size_t errlen);
+    void *ctx;
+};
+
+/* What the shared keys say that the case does not hold itself: the
+ * module applies it to the steps the capture makes. */
+struct cf_meta_frames {
+    unsigned long frame_no[CF_META_FRAMES]; /* 'frame N ID': the step of frame N checks ID */
+    enum vw_req frame_req[CF_META_FRAMES];
+    unsigned nframe;
+    enum vw_req last_req; /* 'nothing-else ID': the final silence checks ID (else VW_REQ_NONE) */
+};
+
+/* Read the .meta at path: blank lines and '#' comments skipped, "KEY VALUE"
+ * lines; 'case', 'title', 'section', 'require ID...' and 'verdict fail'
+ * into out, 'frame N ID' and 'nothing-else ID' into frames, every other
+ * key to mod->key. A .meta without 'case' and 'require' is refused.
+ * Returns 0, or -1 with "path:line: reason" (or "path: reason") in err. */
+int cf_meta_read(const char *path, const struct cf_meta_module *mod, struct cf_case *out,
+                 struct cf_meta_frames *frames, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,119 @@
+/* Capture-case metadata (NAME.meta): one reader for the line format and the
+ * shared keys, so that the IFT and EEP loaders cannot drift apart. */
+#include "conform/meta.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The protocol's name in messages: "IFT-" is said "IFT". */
+static int prefix_label(const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return (int)(n && prefix[n - 1] == '-' ? n - 1 : n);
+}
+
+/* 'require ID...': every ID a known one of the module's protocol. 0 or -1. */
+static int read_require(const struct cf_meta_module *mod, char *value, struct cf_case *out, const char *path,
+                        unsigned lineno, char *err, size_t errlen)
+{
+    size_t plen = strlen(mod->req_prefix);
+    for (char *id = strtok(value, " \t"); id; id = strtok(NULL, " \t")) {
+        enum vw_req r = vw_req_by_id(id);
+        if (r == VW_REQ_NONE || strncmp(id, mod->req_prefix, plen) != 0 || out->nreqs == CF_MAX_REQS) {
+            snprintf(err, errlen, "%s:%u: '%s' is not an %.*s requirement ID (or too many)", path, lineno, id,
+                     prefix_label(mod->req_prefix), mod->req_prefix);
+            return -1;
+        }
+        bool listed = false;
+        if (mod->require_once)
+            for (unsigned i = 0; i < out->nreqs && !listed; i++)
+                listed = out->reqs[i] == r;
+        if (!listed)
+            out->reqs[out->nreqs++] = r;
+    }
+    return 0;
+}
+
+/* 'frame N ID' (the step of frame N checks ID) and 'nothing-else ID' (the
+ * final silence does). 0 or -1. */
+static int read_frame(const struct cf_meta_module *mod, const char *key, char *value, struct cf_meta_frames *frames,
+                      const char *path, unsigned lineno, char *err, size_t errlen)
+{
+    size_t plen = strlen(mod->req_prefix);
+    bool numbered = key[0] == 'f';
+    char *end = value;
+    unsigned long fno = numbered ? strtoul(value, &end, 10) : 0;
+    while (*end == ' ' || *end == '\t')
+        end++;
+    enum vw_req r = vw_req_by_id(end);
+    if (r == VW_REQ_NONE || (!mod->frame_any_prefix && strncmp(end, mod->req_prefix, plen) != 0) ||
+        (numbered && (fno == 0 || end == value || frames->nframe == CF_META_FRAMES))) {
+        snprintf(err, errlen, "%s:%u: '%s' takes %san %.*s requirement ID", path, lineno, key,
+                 numbered ? "a frame number and " : "", prefix_label(mod->req_prefix), mod->req_prefix);
+        return -1;
+    }
+    if (numbered) {
+        frames->frame_no[frames->nframe] = fno;
+        frames->frame_req[frames->nframe++] = r;
+    } else {
+        frames->last_req = r;
+    }
+    return 0;
+}
+
+int cf_meta_read(const char *path, const struct cf_meta_module *mod, struct cf_case *out,
+                 struct cf_meta_frames *frames, char *err, size_t errlen)
+{
+    memset(frames, 0, sizeof *frames);
+    frames->last_req = VW_REQ_NONE;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open", path);
+        return -1;
+    }
+    char line[512];
+    unsigned lineno = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char *key = strtok(line, " \t\r\n");
+        if (!key)
+            continue;
+        char *value = strtok(NULL, "\r\n");
+        while (value && (*value == ' ' || *value == '\t'))
+            value++;
+        if (!value || !*value) {
+            snprintf(err, errlen, "%s:%u: '%s' needs a value", path, lineno, key);
+            rc = -1;
+        } else if (strcmp(key, "case") == 0) {
+            snprintf(out->id, sizeof out->id, "%s", value);
+        } else if (strcmp(key, "title") == 0) {
+            snprintf(out->title, sizeof out->title, "%s", value);
+        } else if (strcmp(key, "section") == 0) {
+            snprintf(out->section, sizeof out->section, "%s", value);
+        } else if (strcmp(key, "require") == 0) {
+            rc = read_require(mod, value, out, path, lineno, err, errlen);
+        } else if (strcmp(key, "frame") == 0 || strcmp(key, "nothing-else") == 0) {
+            rc = read_frame(mod, key, value, frames, path, lineno, err, errlen);
+        } else if (strcmp(key, "verdict") == 0 && strcmp(value, "fail") == 0) {
+            out->expect_fail = true;
+        } else {
+            /* 'verdict pass' too: the module does not know it either, and
+             * the unknown-line message lists 'verdict fail' */
+            enum cf_meta_key said = mod->key(mod->ctx, key, value, path, lineno, err, errlen);
+            if (said == CF_META_KEY_UNKNOWN)
+                snprintf(err, errlen, "%s:%u: unknown line '%s' (%s)", path, lineno, key, mod->keys_text);
+            rc = said == CF_META_KEY_TAKEN ? 0 : -1;
+        }
+    }
+    fclose(f);
+    if (rc == 0 && (!out->id[0] || !out->nreqs)) {
+        snprintf(err, errlen, "%s: needs 'case ID' and 'require ID...'", path);
+        rc = -1;
+    }
+    return rc;
+}
