@@ -591,38 +591,25 @@ static int dissect_ift(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void
  * IFT-5.1-FRAME-TRUNCATED, judged on the first pass at the same FIN as
  * lint (stream_end.h); not after the side's framing was lost (I13). */
 static dissector_handle_t ift_end_handle;
-#define KEY_IFT_END 0x7FFFFFF0 /* file-scope key of a frame's end verdict (PDU keys are raw offsets) */
+
+static void ift_judge_end(packet_info *pinfo, proto_tree *tree, struct vw_findings *fs)
+{
+    conversation_t *conv = find_conversation_pinfo(pinfo, 0);
+    struct ift_conv *c = conv ? (struct ift_conv *)conversation_get_proto_data(conv, proto_ift) : NULL;
+    if (!c)
+        return;
+    int d = ift_direction(c, pinfo);
+    if (stream_end_frame(&c->end, d, tree).dir_ended && !c->side[d].lost_frame)
+        vw_ift_direction_end(c->end.pending[d], fs);
+}
+
+static const stream_end_dissector_t ift_end = {
+    &proto_ift, &ett_ift, &ift_rules, ift_judge_end,
+    ", end of the direction (TCP FIN) inside a PDU", " [IFT direction ended inside a PDU]"};
 
 static int dissect_ift_end(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
-    if (pinfo->ptype != PT_TCP)
-        return 0;
-    rule_findings_t *v = (rule_findings_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_ift, KEY_IFT_END);
-    if (!v && !PINFO_FD_VISITED(pinfo)) {
-        conversation_t *conv = find_conversation_pinfo(pinfo, 0);
-        struct ift_conv *c = conv ? (struct ift_conv *)conversation_get_proto_data(conv, proto_ift) : NULL;
-        if (!c)
-            return 0;
-        int d = ift_direction(c, pinfo);
-        if (!stream_end_frame(&c->end, d, tree).dir_ended || c->side[d].lost_frame)
-            return 0;
-        struct vw_findings fs;
-        vw_findings_clear(&fs);
-        vw_ift_direction_end(c->end.pending[d], &fs);
-        if (!fs.count)
-            return 0;
-        v = wmem_new0(wmem_file_scope(), rule_findings_t);
-        rule_findings_keep(v, &fs);
-        p_add_proto_data(wmem_file_scope(), pinfo, proto_ift, KEY_IFT_END, v);
-    }
-    if (!v)
-        return 0;
-    proto_item *ti = proto_tree_add_item(tree, proto_ift, tvb, 0, 0, ENC_NA);
-    proto_item_append_text(ti, ", end of the direction (TCP FIN) inside a PDU");
-    proto_tree *it = proto_item_add_subtree(ti, ett_ift);
-    rule_experts_add_all(&ift_rules, it, pinfo, tvb, v->items, v->count);
-    col_append_str(pinfo->cinfo, COL_INFO, " [IFT direction ended inside a PDU]");
-    return (int)tvb_captured_length(tvb);
+    return stream_end_dissect(&ift_end, tvb, pinfo, tree);
 }
 
 /* Heuristic (I1): a TCP payload starting with the AI magic. The

@@ -1197,40 +1197,28 @@ static int dissect_vitcp_ack(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *
  * short. Judged on the first pass with the wire library's rules, at the
  * same frames as lint (stream_end.h); the verdict is kept per frame. */
 static dissector_handle_t vitcp_end_handle;
-#define KEY_END 0x7FFFFFFC /* file-scope key of a frame's end verdict */
+
+static void vitcp_judge_end(packet_info *pinfo, proto_tree *tree, struct vw_findings *fs)
+{
+    conversation_t *conv = find_conversation_pinfo(pinfo, 0);
+    vitcp_conv_t *vc = conv ? (vitcp_conv_t *)conversation_get_proto_data(conv, proto_vitcp) : NULL;
+    if (!vc || !vc->have_side0)
+        return;
+    int side = side_of(vc, pinfo);
+    stream_end_step_t step = stream_end_frame(&vc->end, side, tree);
+    if (step.dir_ended && !vc->unframed_seen[side])
+        vw_vitcp_direction_end(&vc->conn, side, vc->end.pending[side], fs);
+    if (step.conn_closed)
+        vw_vitcp_conn_finish(&vc->conn, fs);
+}
+
+static const stream_end_dissector_t vitcp_end = {
+    &proto_vitcp, &ett_vitcp, &vitcp_rules, vitcp_judge_end,
+    ", end of the connection or of one direction (TCP FIN or RST)", " [VI/TCP left unfinished at its end]"};
 
 static int dissect_vitcp_end(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
-    if (pinfo->ptype != PT_TCP)
-        return 0;
-    rule_findings_t *v = (rule_findings_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_END);
-    if (!v && !PINFO_FD_VISITED(pinfo)) {
-        conversation_t *conv = find_conversation_pinfo(pinfo, 0);
-        vitcp_conv_t *vc = conv ? (vitcp_conv_t *)conversation_get_proto_data(conv, proto_vitcp) : NULL;
-        if (!vc || !vc->have_side0)
-            return 0;
-        int side = side_of(vc, pinfo);
-        stream_end_step_t step = stream_end_frame(&vc->end, side, tree);
-        struct vw_findings fs;
-        vw_findings_clear(&fs);
-        if (step.dir_ended && !vc->unframed_seen[side])
-            vw_vitcp_direction_end(&vc->conn, side, vc->end.pending[side], &fs);
-        if (step.conn_closed)
-            vw_vitcp_conn_finish(&vc->conn, &fs);
-        if (!fs.count)
-            return 0;
-        v = wmem_new0(wmem_file_scope(), rule_findings_t);
-        rule_findings_keep(v, &fs);
-        p_add_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_END, v);
-    }
-    if (!v)
-        return 0;
-    proto_item *ti = proto_tree_add_item(tree, proto_vitcp, tvb, 0, 0, ENC_NA);
-    proto_item_append_text(ti, ", end of the connection or of one direction (TCP FIN or RST)");
-    proto_tree *vt = proto_item_add_subtree(ti, ett_vitcp);
-    rule_experts_add_all(&vitcp_rules, vt, pinfo, tvb, v->items, v->count);
-    col_append_str(pinfo->cinfo, COL_INFO, " [VI/TCP left unfinished at its end]");
-    return (int)tvb_captured_length(tvb);
+    return stream_end_dissect(&vitcp_end, tvb, pinfo, tree);
 }
 
 /* ------------------------------------------------------------ registration */

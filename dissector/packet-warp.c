@@ -481,38 +481,26 @@ static gboolean dissect_warp_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree 
  * the same FIN (stream_end.h). The verdict is kept per frame.
  */
 static dissector_handle_t warp_fin_handle;
-#define KEY_WARP_FIN 0x7FFFFFF0 /* file-scope key of a frame's FIN verdict */
+
+static void warp_judge_end(packet_info *pinfo, proto_tree *tree, struct vw_findings *fs)
+{
+    conversation_t *conv = find_conversation_pinfo(pinfo, 0);
+    struct warp_conv *c = conv ? (struct warp_conv *)conversation_get_proto_data(conv, proto_warp) : NULL;
+    if (!c)
+        return;
+    int d = warp_dir(c, pinfo);
+    if (stream_end_frame(&c->end, d, tree).dir_ended && !c->lost_frame[d])
+        vw_warp_direction_end(&c->seq[d], c->end.pending[d], fs);
+}
+
+static const stream_end_dissector_t warp_end = {
+    &proto_warp, &ett_warp, &warp_rules, warp_judge_end,
+    ", end of the direction (TCP FIN) inside a chunk or ULP PDU",
+    " [WARP direction ended inside a chunk or ULP PDU]"};
 
 static int dissect_warp_fin(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
 {
-    if (pinfo->ptype != PT_TCP)
-        return 0;
-    rule_findings_t *v = (rule_findings_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_warp, KEY_WARP_FIN);
-    if (!v && !PINFO_FD_VISITED(pinfo)) {
-        conversation_t *conv = find_conversation_pinfo(pinfo, 0);
-        struct warp_conv *c = conv ? (struct warp_conv *)conversation_get_proto_data(conv, proto_warp) : NULL;
-        if (!c)
-            return 0;
-        int d = warp_dir(c, pinfo);
-        if (!stream_end_frame(&c->end, d, tree).dir_ended || c->lost_frame[d])
-            return 0;
-        struct vw_findings fs;
-        vw_findings_clear(&fs);
-        vw_warp_direction_end(&c->seq[d], c->end.pending[d], &fs);
-        if (!fs.count)
-            return 0;
-        v = wmem_new0(wmem_file_scope(), rule_findings_t);
-        rule_findings_keep(v, &fs);
-        p_add_proto_data(wmem_file_scope(), pinfo, proto_warp, KEY_WARP_FIN, v);
-    }
-    if (!v)
-        return 0;
-    proto_item *ti = proto_tree_add_item(tree, proto_warp, tvb, 0, 0, ENC_NA);
-    proto_item_append_text(ti, ", end of the direction (TCP FIN) inside a chunk or ULP PDU");
-    proto_tree *wt = proto_item_add_subtree(ti, ett_warp);
-    rule_experts_add_all(&warp_rules, wt, pinfo, tvb, v->items, v->count);
-    col_append_str(pinfo->cinfo, COL_INFO, " [WARP direction ended inside a chunk or ULP PDU]");
-    return (int)tvb_captured_length(tvb);
+    return stream_end_dissect(&warp_end, tvb, pinfo, tree);
 }
 
 /* Decode As for "warp.ulp": the connection's ports, like TCP's own entry. */

@@ -1,5 +1,6 @@
 /* Where a TCP direction ends (stream_end.h). */
 #include "stream_end.h"
+#include <epan/proto_data.h>
 
 static int hf_tcp_fin = -1, hf_tcp_rst = -1;
 
@@ -35,6 +36,34 @@ stream_end_step_t stream_end_frame(stream_end_t *se, int dir, proto_tree *tree)
     se->ended[dir] = step.dir_ended = TRUE;
     se->closed = step.conn_closed = se->ended[1 - dir];
     return step;
+}
+
+#define KEY_STREAM_END 0x7FFFFFF0 /* file-scope key of a frame's end verdict, per protocol */
+
+int stream_end_dissect(const stream_end_dissector_t *d, tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree)
+{
+    if (pinfo->ptype != PT_TCP)
+        return 0;
+    int proto = *d->proto;
+    rule_findings_t *v = (rule_findings_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto, KEY_STREAM_END);
+    if (!v && !PINFO_FD_VISITED(pinfo)) {
+        struct vw_findings fs;
+        vw_findings_clear(&fs);
+        d->judge(pinfo, tree, &fs);
+        if (!fs.count)
+            return 0;
+        v = wmem_new0(wmem_file_scope(), rule_findings_t);
+        rule_findings_keep(v, &fs);
+        p_add_proto_data(wmem_file_scope(), pinfo, proto, KEY_STREAM_END, v);
+    }
+    if (!v)
+        return 0;
+    proto_item *ti = proto_tree_add_item(tree, proto, tvb, 0, 0, ENC_NA);
+    proto_item_append_text(ti, "%s", d->item_text);
+    proto_tree *pt = proto_item_add_subtree(ti, *d->ett);
+    rule_experts_add_all(d->rules, pt, pinfo, tvb, v->items, v->count);
+    col_append_str(pinfo->cinfo, COL_INFO, d->info_text);
+    return (int)tvb_captured_length(tvb);
 }
 
 void stream_end_want_flags(dissector_handle_t postdissector)

@@ -11,6 +11,7 @@
 #define VITCP_STREAM_END_H
 
 #include <epan/packet.h>
+#include "rule_experts.h"
 
 typedef struct {
     guint32 pending[2]; /* bytes TCP holds of a PDU the direction has not finished */
@@ -30,6 +31,21 @@ void stream_end_after_pdus(stream_end_t *se, int dir, tvbuff_t *tvb, packet_info
 /* In a postdissector, on the first pass: what this frame from side dir
  * ends, from TCP's flags (nothing if the flags are not in tree). */
 stream_end_step_t stream_end_frame(stream_end_t *se, int dir, proto_tree *tree);
+
+/* A protocol's postdissector for its ends: judge runs once per TCP frame
+ * on the first pass and adds what the frame ends to fs; the kept verdict is
+ * shown on every pass as an item of the protocol with the rules' experts. */
+typedef void (*stream_end_judge_fn)(packet_info *pinfo, proto_tree *tree, struct vw_findings *fs);
+typedef struct {
+    const int *proto;
+    const gint *ett;
+    const rule_experts_t *rules;
+    stream_end_judge_fn judge;
+    const char *item_text; /* appended to the protocol item */
+    const char *info_text; /* appended to the Info column */
+} stream_end_dissector_t;
+
+int stream_end_dissect(const stream_end_dissector_t *d, tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree);
 
 /* From proto_reg_handoff: postdissector wants TCP's FIN and RST flags. */
 void stream_end_want_flags(dissector_handle_t postdissector);
