@@ -242,6 +242,21 @@ class Datagram(unittest.TestCase):
             self.assertIn(words, p.stderr, meta)
             self.assertNotIn("Sanitizer", p.stderr)
 
+    def test_show_prints_capture_case_steps(self):
+        """`show` describes EEP's capture cases (it refused them with "unknown directive 'node'") as IFT's:
+        the module's names, the recorded sends and the frames' IDs."""
+        here = os.path.dirname(os.path.abspath(__file__))
+        cases = os.path.join(here, "..", "..", "conformance", "cases")
+        for meta, words in (("eep/300-capture-exchange.meta", ["protocol eep", "(recorded, frame 1,",
+                                                             "[EEP-6C-LOCAL-ONLY]", "expect-nothing"]),
+                            ("eep/310-capture-router.meta", ["protocol eep", "(recorded, frame"]),
+                            ("ift/400-capture-exchange.meta", ["protocol ift", "(recorded, frame"])):
+            p = subprocess.run([CONFORM, "show", os.path.join(cases, meta)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, timeout=30)
+            self.assertEqual(p.returncode, 0, (meta, p.stderr))
+            for w in words:
+                self.assertIn(w, p.stdout, meta)
+
     def test_bad_link_option(self):
         for bad in ("1", "4=5000", "1=x:y", "1=5000,nohost", "1=eth:", "1=eth:lo,01:02", "1=eth:lo,1:2:3:4:5:600"):
             p = subprocess.run([CONFORM, "run", "--protocol", "eep", "--target", "127.0.0.1:5998", "--link", bad],

@@ -272,6 +272,10 @@ int cf_case_set_load_dir(const char *dir, struct cf_case_set *set, char *err, si
 void cf_case_set_free(struct cf_case_set *set);
 /* Free what a case owns (a capture case's PDUs). */
 void cf_case_free(struct cf_case *c);
+/* The steps a capture case compiles to, as `vitcp-conform show` prints
+ * them, with the module's type and field names; send_note (or NULL) adds a
+ * module's words to a recorded send ("wrong VTag"). */
+void cf_case_describe(FILE *out, const struct cf_case *c, const char *(*send_note)(const struct cf_step *st));
 
 /* Does the case match a selector: its id, one of its requirement IDs, a
  * requirement ID prefix ending in '*', or its section ("4.3" also matches

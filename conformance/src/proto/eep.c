@@ -1054,6 +1054,11 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
     return rc;
 }
 
+static void describe_capture_case(FILE *out, const struct cf_case *c)
+{
+    cf_case_describe(out, c, NULL);
+}
+
 const struct conform_protocol cf_proto_eep = {
     .name = "eep",
     .title = "PacketWay EEP",
@@ -1086,6 +1091,7 @@ const struct conform_protocol cf_proto_eep = {
     .session_sent = session_sent,
     .session_carrier = session_carrier,
     .load_capture_case = load_capture_case,
+    .describe_capture_case = describe_capture_case,
     .is_capture_meta = is_capture_meta,
     .msg_free = msg_free,
     .field_value = field_value,

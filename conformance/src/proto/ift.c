@@ -1265,31 +1265,14 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
     return rc;
 }
 
+static const char *recorded_send_note(const struct cf_step *st)
+{
+    return (st->opts & O_BADVTAG) ? ", wrong VTag" : "";
+}
+
 static void describe_capture_case(FILE *out, const struct cf_case *c)
 {
-    static const char *const kinds[] = {"connect", "send", "expect", "expect-close", "expect-open", "close",
-                                        "wait", "accept", "check", "only-if", "expect-nothing"};
-    fprintf(out, "case %s (%s, protocol ift, role %s): %u steps%s\n", c->id, c->file,
-            c->passive ? "passive" : "active", c->nsteps, c->expect_fail ? ", expected verdict fail" : "");
-    for (unsigned i = 0; i < c->nsteps; i++) {
-        const struct cf_step *st = &c->steps[i];
-        fprintf(out, "  %2u %-14s", i, st->kind < sizeof kinds / sizeof kinds[0] ? kinds[st->kind] : "?");
-        if (st->kind == CF_STEP_SEND || st->kind == CF_STEP_EXPECT || st->kind == CF_STEP_CHECK ||
-            st->kind == CF_STEP_ONLY_IF)
-            fprintf(out, " %s", type_name(st->type));
-        if (st->kind == CF_STEP_SEND && st->cap_pdu)
-            fprintf(out, " (recorded, frame %u, %zu bytes%s)", st->line, st->pdu_len,
-                    (st->opts & O_BADVTAG) ? ", wrong VTag" : "");
-        else if (st->cap_pdu)
-            fprintf(out, " (as recorded in frame %u)", st->line);
-        for (unsigned k = 0; k < st->nmatch; k++)
-            fprintf(out, " %s=%lld", field_name(st->match[k].field), (long long)st->match[k].value);
-        if (st->na_if_closed)
-            fputs(" if-open", out);
-        if (st->wait_ms)
-            fprintf(out, " %u ms", st->wait_ms);
-        fprintf(out, " [%s]\n", vw_req_id(st->req));
-    }
+    cf_case_describe(out, c, recorded_send_note);
 }
 
 /* A recorded PDU of the tester's, replayed (I19): an indication byte for
