@@ -1038,13 +1038,12 @@ static void check_urgent(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, co
 static int dissect_vitcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
     tcp_dissect_pdus(tvb, pinfo, tree, pref_desegment, 1, get_vitcp_pdu_len, dissect_vitcp_pdu, data);
-    vitcp_conv_t *end_vc = get_conv(pinfo, NULL);
-    stream_end_after_pdus(&end_vc->end, side_of(end_vc, pinfo), tvb, pinfo);
+    vitcp_conv_t *vc = get_conv(pinfo, NULL);
+    int side = side_of(vc, pinfo);
+    stream_end_after_pdus(&vc->end, side, tvb, pinfo);
     const struct tcpinfo *ti = (const struct tcpinfo *)data;
-    if (ti && (ti->flags & 0x20)) {
-        vitcp_conv_t *vc = get_conv(pinfo, NULL);
-        check_urgent(tvb, pinfo, tree, ti, vc, side_of(vc, pinfo));
-    }
+    if (ti && (ti->flags & 0x20))
+        check_urgent(tvb, pinfo, tree, ti, vc, side);
     return (int)tvb_captured_length(tvb);
 }
 

@@ -57,4 +57,8 @@ struct cf_meta_frames {
 int cf_meta_read(const char *path, const struct cf_meta_module *mod, struct cf_case *out,
                  struct cf_meta_frames *frames, char *err, size_t errlen);
 
+/* The recording beside NAME.meta: NAME.pcapng if there is one, else
+ * NAME.pcap (whose absence the pcap reader then reports). */
+void cf_meta_capture_path(const char *meta_path, char *out, size_t outlen);
+
 #endif

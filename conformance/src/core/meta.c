@@ -117,3 +117,12 @@ int cf_meta_read(const char *path, const struct cf_meta_module *mod, struct cf_c
     }
     return rc;
 }
+
+void cf_meta_capture_path(const char *meta_path, char *out, size_t outlen)
+{
+    size_t n = strlen(meta_path);
+    int stem = (int)(n >= 5 ? n - 5 : n); /* without ".meta" */
+    snprintf(out, outlen, "%.*s.pcapng", stem, meta_path);
+    if (!cf_is_regular_file(out))
+        snprintf(out, outlen, "%.*s.pcap", stem, meta_path);
+}

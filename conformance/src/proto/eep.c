@@ -1012,11 +1012,8 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
         out->links = 2;
     }
     char pcap[sizeof out->file + 8];
-    size_t n = strlen(meta_path);
     if (rc == 0) {
-        snprintf(pcap, sizeof pcap, "%.*s.pcapng", (int)(n - 5), meta_path);
-        if (!cf_is_regular_file(pcap))
-            snprintf(pcap, sizeof pcap, "%.*s.pcap", (int)(n - 5), meta_path);
+        cf_meta_capture_path(meta_path, pcap, sizeof pcap);
         struct cf_step *st = &out->steps[out->nsteps++];
         memset(st, 0, sizeof *st);
         st->kind = CF_STEP_CONNECT;

@@ -1200,10 +1200,7 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
     int rc = cf_meta_read(meta_path, &meta, out, &frames, err, errlen);
     if (rc == 0) {
         char pcap[sizeof out->file + 8];
-        size_t n = strlen(meta_path);
-        snprintf(pcap, sizeof pcap, "%.*s.pcapng", (int)(n - 5), meta_path);
-        if (!cf_is_regular_file(pcap))
-            snprintf(pcap, sizeof pcap, "%.*s.pcap", (int)(n - 5), meta_path);
+        cf_meta_capture_path(meta_path, pcap, sizeof pcap);
         out->passive = L->passive;
         L->tester = L->passive ? 1 : 0;
         vw_ift_nego_init(&L->nego);
