@@ -295,6 +295,7 @@ int peer_client_run(const struct peer_opts *o)
               o->iscsi ? (void *)&in : (void *)&cl, &cl.region, 1, o->max_pdu, o->iscsi);
     cl.conn.tx.frag = o->frag;
     cl.conn.tx.fault = o->fault;
+    peer_tx_choices(&cl.conn, &o->choices, o->iscsi);
     cl.conn.tx.region_len = cl.region.r.len;
     peer_event("event=connected conn=0 target=%s fault=%s mode=%s", o->connect, warp_fault_name(o->fault),
                o->iscsi ? "iscsi" : "echo");

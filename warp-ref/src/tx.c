@@ -49,10 +49,20 @@ static int next_chunk(struct warp_tx *tx, struct outq *q, struct cursor *c)
             return -1;
     }
     size_t frag = tx->frag ? tx->frag : TX_FRAG_MAX;
-    size_t n = p->len - c->done < frag ? p->len - c->done : frag;
+    if (!c->started && tx->header_chunk && tx->header_chunk < frag)
+        frag = tx->header_chunk; /* choice header-chunk: the ULP header in a chunk of its own */
+    size_t left = p->len - c->done;
+    size_t n = left < frag ? left : frag;
+    if (tx->last_byte && n == left && left > 1)
+        n--; /* choice last-byte: the last byte follows in a chunk of its own */
     bool last = c->done + n == p->len;
     vw_warp_enc_init(&e, p->type, p->data ? p->data + c->done : NULL, n);
-    e.flags = last ? (uint16_t)(VW_WARP_FLAG_L | (p->flags & (VW_WARP_FLAG_C | VW_WARP_FLAG_E))) : 0;
+    uint16_t c_bit = p->flags & VW_WARP_FLAG_C;
+    if (tx->completion == COMPLETION_NEVER && !tx->iscsi) /* B.4 526-528: iSCSI headers notify */
+        c_bit = 0;
+    else if (tx->completion == COMPLETION_ALL && !(tx->iscsi && p->type == VW_WARP_RDMA))
+        c_bit = VW_WARP_FLAG_C;
+    e.flags = last ? (uint16_t)(VW_WARP_FLAG_L | c_bit | (p->flags & VW_WARP_FLAG_E)) : 0;
     uint64_t off = c->done;
     bool later = c->started;
     switch (tx->fault) {

@@ -212,6 +212,7 @@ static void deliver(void *owner, const uint8_t *raw, size_t len)
     vw_findings_clear(&fs);
     enum vw_req err = vw_warp_decode(raw, len, &chunk, &fs);
     f->po_checked = false; /* the next chunk's start is still to check (W17) */
+    f->seq_before = f->seq;
     if (err == VW_REQ_NONE)
         vw_warp_seq_check(&f->seq, &chunk, NULL, &fs);
     f->prev_bad_adler = (err == VW_REQ_NONE || err == VW_REQ_WARP_A_TYPE_KNOWN) && !chunk.adler_ok;
