@@ -3,7 +3,7 @@
  * summary leaves to an implementation, each from the line of the draft that
  * allows it (docs/warp-peer.md, "Allowed choices"). Unlike a fault, a
  * choice is conforming: the conformance suite gives a peer with any of them
- * a clean report (decision C60, tests/conformance/test_warp_peer_choices.py).
+ * a clean report (decision C62, tests/conformance/test_warp_peer_choices.py).
  */
 #ifndef WARP_PEER_CHOICES_H
 #define WARP_PEER_CHOICES_H

@@ -23,7 +23,8 @@
  * (Appendix B, W8). */
 enum warp_field {
     WF_E, WF_C, WF_L, WF_RSVD, WF_LEN, WF_SSN, WF_OFFSET, WF_RID, WF_PAYLOAD, WF_ADLER,
-    WF_IOP, WF_IITT, WF_ITTT, WF_IOFFSET, WF_ILEN, WF_ISTATUS, WF_ROFF, WF_RRID, WF_RTAIL, WF_COUNT
+    WF_IOP, WF_IITT, WF_ITTT, WF_IOFFSET, WF_ILEN, WF_ISTATUS, WF_ROFF, WF_RRID, WF_RTAIL, WF_R2T, WF_CHUNKS,
+    WF_COUNT
 };
 _Static_assert(WF_COUNT <= CF_MAX_FIELDS, "WARP fields fit a step");
 
@@ -32,6 +33,7 @@ static const char *const field_names[WF_COUNT] = {
     [WF_OFFSET] = "offset", [WF_RID] = "rid", [WF_PAYLOAD] = "payload", [WF_ADLER] = "adler",
     [WF_IOP] = "iop", [WF_IITT] = "iitt", [WF_ITTT] = "ittt", [WF_IOFFSET] = "ioffset", [WF_ILEN] = "ilen",
     [WF_ISTATUS] = "istatus", [WF_ROFF] = "roff", [WF_RRID] = "rrid", [WF_RTAIL] = "rtail",
+    [WF_R2T] = "r2t", [WF_CHUNKS] = "chunks",
 };
 
 /* The target's region (C50): --region ADDR:HANDLE:LEN, else C42's default,
@@ -87,8 +89,8 @@ static const char *type_name(unsigned type)
 
 static bool field_settable(unsigned f)
 {
-    /* the trailer: adler=good|bad; the opcode and status: iscsi= */
-    return f < WF_COUNT && f != WF_ADLER && f != WF_IOP && f != WF_ISTATUS;
+    /* the trailer: adler=good|bad; the opcode and status: iscsi=; chunks: what the target cut */
+    return f < WF_COUNT && f != WF_ADLER && f != WF_IOP && f != WF_ISTATUS && f != WF_CHUNKS;
 }
 
 static int parse_send_arg(struct cf_step *st, const char *name, const char *v, char *why, size_t whylen)
@@ -146,11 +148,32 @@ static uint64_t rdma_pdu_offset(struct rdma_pdu *p, uint32_t rid, uint64_t offse
     return at;
 }
 
+/* One ULP PDU of the target's being reassembled (C63): an expect sees the
+ * whole ULP PDU, however the target cut it into chunks (lines 182-183,
+ * 361). Its header fields are the first chunk's; L and C the last one's,
+ * E and the reserved bits any chunk's, adler 1 when every chunk's was right. */
+struct pdu_acc {
+    bool open;
+    struct vw_warp_chunk first;
+    uint16_t flags, rsvd;
+    bool adler_ok;
+    unsigned chunks;
+    uint8_t *buf;
+    size_t len, cap;
+};
+
+/* The largest ULP PDU of the target's reassembled (the echo cases send at
+ * most 41000 bytes; an iSCSI READ's Data-In is 4096). */
+#define WARP_PDU_MAX (16u << 20)
+
 struct warp_session {
     struct vw_warp_framer framer;
     bool iscsi;                /* the case's 'iscsi': Appendix B checks on what the target sends */
     struct vw_warp_iscsi iscsi_state;
-    struct rdma_pdu tx, rx;    /* the tester's and the target's open RDMA Write */
+    struct rdma_pdu tx;        /* the tester's open RDMA Write */
+    struct pdu_acc acc[2];     /* the target's open Send (0) and RDMA Write (1) ULP PDUs */
+    bool have_r2t;             /* an R2T came: its Target Transfer Tag is the RID to write (B.4.1) */
+    uint32_t r2t_ttt;
     cf_msg_sink sink;
     void *ctx;
     struct cf_rx_verdict *v;
@@ -177,7 +200,16 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
                       : rdma && st->set[WF_RTAIL]     ? region.base + region.len - (uint64_t)vals[WF_RTAIL]
                       : rdma                          ? region.base
                                                       : 0;
+    /* r2t=1: the Target Transfer Tag the target's last R2T announced (B.4.1:
+     * the RID it allocated), r2t=2: one more (a tag it never announced) */
+    if (st->set[WF_R2T] && (!s || !s->have_r2t)) {
+        snprintf(why, whylen, "r2t= before the target sent an R2T");
+        free(payload);
+        return -1;
+    }
+    uint32_t r2t = st->set[WF_R2T] ? s->r2t_ttt + (vals[WF_R2T] == 2 ? 1u : 0u) : 0;
     uint32_t rid = st->set[WF_RID]                    ? (uint32_t)vals[WF_RID]
+                   : st->set[WF_R2T] && rdma          ? r2t
                    : st->set[WF_RRID] && !vals[WF_RRID] ? region.rid + 8u /* a RID not the region's */
                    : rdma                             ? region.rid
                                                       : 0;
@@ -192,7 +224,9 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
     if (st->opts == WARP_ISCSI_READ || st->opts == WARP_ISCSI_WRITE)
         vw_iscsi_put_scsi_cmd(payload, st->opts == WARP_ISCSI_READ, iitt, ilen, cmdsn, 0, 0);
     else if (st->opts == WARP_ISCSI_DATA_OUT) /* the header only: the data went by RDMA Write */
-        vw_iscsi_put_data_out(payload, iitt, st->set[WF_ITTT] ? (uint32_t)vals[WF_ITTT] : VW_ISCSI_TTT_NONE,
+        vw_iscsi_put_data_out(payload, iitt, st->set[WF_ITTT] ? (uint32_t)vals[WF_ITTT]
+                                             : st->set[WF_R2T]  ? r2t
+                                                                : VW_ISCSI_TTT_NONE,
                               ilen, ioff, 0, 0);
     struct vw_warp_enc enc;
     vw_warp_enc_init(&enc, st->type, payload, plen);
@@ -248,6 +282,8 @@ static void session_free(void *session)
 {
     struct warp_session *s = session;
     vw_warp_framer_free(&s->framer);
+    free(s->acc[0].buf);
+    free(s->acc[1].buf);
     free(s);
 }
 
@@ -262,10 +298,62 @@ static void take_findings(struct cf_rx_verdict *v, const struct vw_findings *fs,
         }
 }
 
+/* A received message's decoded form: a whole ULP PDU (or a chunk of an
+ * unknown type) and how many chunks carried it. */
+struct warp_pdu {
+    struct vw_warp_chunk c;
+    unsigned chunks;
+};
+
+/* Hand one message over to the core: dec and its payload (len bytes at
+ * data) are copied. */
+static void emit(struct warp_session *s, const struct vw_warp_chunk *dec, unsigned chunks, const uint8_t *data,
+                 size_t len)
+{
+    struct cf_msg m = {0};
+    uint8_t *copy = malloc(len ? len : 1);
+    struct warp_pdu *d = malloc(sizeof *d);
+    if (!copy || !d) {
+        free(copy);
+        free(d);
+        if (s->v->req == VW_REQ_NONE) {
+            s->v->req = VW_REQ_WARP_A_TRUNCATED;
+            snprintf(s->v->detail, sizeof s->v->detail, "no memory to keep a ULP PDU of %zu bytes", len);
+        }
+        return;
+    }
+    if (len)
+        memcpy(copy, data, len);
+    d->c = *dec;
+    d->c.payload = copy;
+    d->c.payload_len = len;
+    d->chunks = chunks;
+    m.type = d->c.type;
+    m.raw = copy;
+    m.len = len;
+    m.payload = copy;
+    m.payload_len = len;
+    m.msg_offset = 0; /* a whole ULP PDU */
+    m.decoded = d;
+    s->sink(s->ctx, &m);
+}
+
+/* An iSCSI R2T of the target's: the RID it allocated for the WRITE's data
+ * (B.4.1), which r2t= writes to. */
+static void note_r2t(struct warp_session *s, const uint8_t *pdu, size_t len)
+{
+    struct vw_iscsi_hdr h;
+    if (vw_iscsi_hdr_read(pdu, len, &h) && h.opcode == VW_ISCSI_R2T) {
+        s->have_r2t = true;
+        s->r2t_ttt = h.word20;
+    }
+}
+
 static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, const struct vw_warp_chunk *chunk,
                      enum vw_req err, const struct vw_findings *fs)
 {
     struct warp_session *s = ctx;
+    (void)raw, (void)len;
     take_findings(s->v, fs, off);
     if (s->iscsi && err == VW_REQ_NONE) {
         struct vw_findings is;
@@ -281,29 +369,61 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, co
         }
         return;
     }
-    struct cf_msg m = {0};
-    uint8_t *copy = malloc(len ? len : 1);
-    struct vw_warp_chunk *dec = malloc(sizeof *dec);
-    if (!copy || !dec) {
-        free(copy);
-        free(dec);
+    /* line 324 "Transmit as zeros": on every chunk of every case (C63) */
+    if (chunk->rsvd && s->v->req == VW_REQ_NONE) {
+        s->v->req = VW_REQ_WARP_A_RSVD_ZERO;
+        snprintf(s->v->detail, sizeof s->v->detail,
+                 "chunk at stream offset %llu: reserved bits 0x%03x set (transmit as zeros)", (unsigned long long)off,
+                 chunk->rsvd);
+    }
+    if (chunk->type != VW_WARP_SEND && chunk->type != VW_WARP_RDMA) {
+        emit(s, chunk, 1, chunk->payload, chunk->payload ? chunk->payload_len : 0);
         return;
     }
-    memcpy(copy, raw, len);
-    *dec = *chunk;
-    dec->payload = chunk->payload ? copy + (chunk->payload - raw) : NULL;
-    m.type = chunk->type;
-    m.raw = copy;
-    m.len = len;
-    m.payload = dec->payload;
-    m.payload_len = dec->payload_len;
-    m.msg_offset = chunk->type == VW_WARP_SEND ? chunk->offset
-                   : chunk->type == VW_WARP_RDMA
-                       ? rdma_pdu_offset(&s->rx, chunk->rid, chunk->offset, chunk->payload_len,
-                                         (chunk->flags & VW_WARP_FLAG_L) != 0)
-                       : 0;
-    m.decoded = dec;
-    s->sink(s->ctx, &m);
+    struct pdu_acc *a = &s->acc[chunk->type == VW_WARP_RDMA];
+    if (!a->open) {
+        a->open = true;
+        a->first = *chunk;
+        a->flags = a->rsvd = 0;
+        a->adler_ok = true;
+        a->chunks = 0;
+        a->len = 0;
+    }
+    if (a->len + chunk->payload_len > WARP_PDU_MAX) {
+        if (s->v->req == VW_REQ_NONE) {
+            s->v->req = VW_REQ_WARP_SUMMARY_L_LAST;
+            snprintf(s->v->detail, sizeof s->v->detail, "chunk at stream offset %llu: a ULP PDU over %u bytes "
+                     "without a chunk with the Last bit", (unsigned long long)off, WARP_PDU_MAX);
+        }
+        return;
+    }
+    if (a->len + chunk->payload_len > a->cap) {
+        size_t cap = a->cap ? a->cap : 4096;
+        while (cap < a->len + chunk->payload_len)
+            cap *= 2;
+        uint8_t *b = realloc(a->buf, cap);
+        if (!b)
+            return;
+        a->buf = b;
+        a->cap = cap;
+    }
+    if (chunk->payload_len)
+        memcpy(a->buf + a->len, chunk->payload, chunk->payload_len);
+    a->len += chunk->payload_len;
+    a->flags |= chunk->flags;
+    a->rsvd |= chunk->rsvd;
+    a->adler_ok = a->adler_ok && chunk->adler_ok;
+    a->chunks++;
+    if (!(chunk->flags & VW_WARP_FLAG_L))
+        return;
+    a->open = false;
+    struct vw_warp_chunk pdu = a->first;
+    pdu.flags = (uint16_t)((a->flags & VW_WARP_FLAG_E) | (chunk->flags & (VW_WARP_FLAG_C | VW_WARP_FLAG_L)));
+    pdu.rsvd = a->rsvd;
+    pdu.adler_ok = a->adler_ok;
+    if (chunk->type == VW_WARP_SEND)
+        note_r2t(s, a->buf, a->len);
+    emit(s, &pdu, a->chunks, a->buf, a->len);
 }
 
 static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
@@ -335,6 +455,21 @@ static void session_finish(void *session, struct cf_rx_verdict *v)
     take_findings(v, &fs, s->framer.stream_off);
 }
 
+/* C45: an expect waits in vain and the target is silent: a ULP PDU it
+ * began and never ended lacks the Last bit (line 238), which is the rule
+ * to name rather than the waiting step's. */
+static void session_stalled(void *session, struct cf_rx_verdict *v)
+{
+    struct warp_session *s = session;
+    for (int i = 0; i < 2 && v->req == VW_REQ_NONE; i++)
+        if (s->acc[i].open) {
+            v->req = VW_REQ_WARP_SUMMARY_L_LAST;
+            snprintf(v->detail, sizeof v->detail, "the target's %s ULP PDU (%u chunks, %zu bytes) has no chunk "
+                     "with the Last bit, and the target went silent", i ? "RDMA Write" : "Send", s->acc[i].chunks,
+                     s->acc[i].len);
+        }
+}
+
 static void msg_free(struct cf_msg *m)
 {
     free((void *)m->raw);
@@ -345,7 +480,8 @@ static void msg_free(struct cf_msg *m)
 
 static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
 {
-    const struct vw_warp_chunk *c = m->decoded;
+    const struct warp_pdu *pdu = m->decoded;
+    const struct vw_warp_chunk *c = &pdu->c;
     bool send = c->type == VW_WARP_SEND, rdma = c->type == VW_WARP_RDMA;
     struct vw_iscsi_hdr h;
     if (field >= WF_IOP && field <= WF_ISTATUS) {
@@ -376,16 +512,25 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
     case WF_ROFF: *v = (int64_t)(c->offset - region.base); return rdma;
     case WF_RTAIL: *v = (int64_t)(region.base + region.len - c->offset); return rdma;
     case WF_RRID: *v = c->rid == region.rid; return rdma;
+    case WF_CHUNKS: *v = pdu->chunks; return true;
     default: return false;
     }
 }
 
 static void describe(const struct cf_msg *m, char *out, size_t n)
 {
-    const struct vw_warp_chunk *c = m->decoded;
-    snprintf(out, n, "%s%s%s%s ssn=%u offset=%llu payload=%zu", vw_warp_type_name(c->type),
-             (c->flags & VW_WARP_FLAG_E) ? " E" : "", (c->flags & VW_WARP_FLAG_C) ? " C" : "",
-             (c->flags & VW_WARP_FLAG_L) ? " L" : "", c->ssn, (unsigned long long)c->offset, c->payload_len);
+    const struct warp_pdu *pdu = m->decoded;
+    const struct vw_warp_chunk *c = &pdu->c;
+    if (c->type == VW_WARP_RDMA)
+        snprintf(out, n, "RDMA Write%s%s%s rid=%u offset=%llu payload=%zu in %u chunk%s",
+                 (c->flags & VW_WARP_FLAG_E) ? " E" : "", (c->flags & VW_WARP_FLAG_C) ? " C" : "",
+                 (c->flags & VW_WARP_FLAG_L) ? " L" : "", c->rid, (unsigned long long)c->offset, c->payload_len,
+                 pdu->chunks, pdu->chunks == 1 ? "" : "s");
+    else
+        snprintf(out, n, "%s%s%s%s ssn=%u payload=%zu in %u chunk%s", vw_warp_type_name(c->type),
+                 (c->flags & VW_WARP_FLAG_E) ? " E" : "", (c->flags & VW_WARP_FLAG_C) ? " C" : "",
+                 (c->flags & VW_WARP_FLAG_L) ? " L" : "", c->ssn, c->payload_len, pdu->chunks,
+                 pdu->chunks == 1 ? "" : "s");
 }
 
 static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen)
@@ -470,6 +615,7 @@ const struct conform_protocol cf_proto_warp = {
     .session_free = session_free,
     .session_feed = session_feed,
     .session_finish = session_finish,
+    .session_stalled = session_stalled,
     .msg_free = msg_free,
     .field_value = field_value,
     .describe = describe,

@@ -68,7 +68,7 @@ struct vw_warp_framer {
     struct vw_warp_seq seq;  /* W4 state */
     struct vw_warp_seq seq_before; /* W4 state before the last chunk delivered: a receiver
                                       that discards an invalid chunk (W10 leaves the reaction
-                                      open, C60) restores it in its callback */
+                                      open, C62) restores it in its callback */
     bool prev_bad_adler;     /* the last chunk's Adler-32 was bad ... */
     uint32_t prev_full_adler; /* ... and this is the Adler-32 of all its bytes (W15) */
     bool no_adler_reading;   /* framing was lost to a Chunk length without the Adler-32 (W15) */
