@@ -34,6 +34,7 @@ struct cf_result {
     unsigned nreqs;
     enum vw_level level;     /* strongest level among reqs */
     enum cf_verdict verdict;
+    bool rule_broken;        /* the fail came from a rule the target's bytes broke (its session), not a step */
     enum vw_req failed_req;  /* the requirement a fail/timeout breaks (advisory: the decision differed from) */
     unsigned frames[CF_MAX_FRAMES]; /* frame numbers in the run's capture */
     unsigned nframes;
@@ -53,6 +54,13 @@ struct cf_report {
     char target[300];
     char protocol[16]; /* the protocol the run selected ("" if not one) */
     double seconds;
+    /* The test conventions the run settled (C60): offered or not, and how. */
+    struct cf_report_hook {
+        char name[24];
+        bool offered;
+        char how[400];
+    } hooks[16];
+    unsigned nhooks;
 };
 
 void cf_report_init(struct cf_report *r);

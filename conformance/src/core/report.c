@@ -134,6 +134,14 @@ static const char *verdict_upper(enum cf_verdict v)
     return "?";
 }
 
+/* The test conventions the run settled (C60), one line each. */
+static void write_hooks_text(FILE *out, const struct cf_report *r)
+{
+    for (unsigned i = 0; i < r->nhooks; i++)
+        fprintf(out, "Test convention %s: %s (%s)\n", r->hooks[i].name,
+                r->hooks[i].offered ? "offered" : "not offered", r->hooks[i].how);
+}
+
 void cf_report_write_closing(FILE *out, const struct cf_report *r)
 {
     struct cf_summary s;
@@ -177,6 +185,7 @@ void cf_report_write_text(FILE *out, const struct cf_report *r)
             fprintf(out, "%s%s\n", r->capture[0] ? " in " : "", r->capture);
         }
     }
+    write_hooks_text(out, r);
     cf_report_write_closing(out, r);
 }
 
@@ -267,7 +276,15 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
     cf_json_string(out, r->target);
     fputs(", \"protocol\": ", out);
     cf_json_string(out, r->protocol);
-    fputs("}}\n", out);
+    fputs(", \"hooks\": {", out);
+    for (unsigned i = 0; i < r->nhooks; i++) {
+        fputs(i ? ", " : "", out);
+        cf_json_string(out, r->hooks[i].name);
+        fprintf(out, ": {\"offered\": %s, \"how\": ", r->hooks[i].offered ? "true" : "false");
+        cf_json_string(out, r->hooks[i].how);
+        fputs("}", out);
+    }
+    fputs("}}}\n", out);
 }
 
 void cf_report_write_junit(FILE *out, const struct cf_report *r)

@@ -128,8 +128,10 @@ static int queue_first(const struct grun *r, const struct cf_step *st)
 /* A rule the target broke in what the session saw fails the case. */
 static void judge_rx(struct grun *r)
 {
-    if (r->rx.req != VW_REQ_NONE)
-        gdecide(r, CF_FAIL, r->rx.req, "the target broke %s: %s", vw_req_id(r->rx.req), r->rx.detail);
+    if (r->rx.req == VW_REQ_NONE || r->decided)
+        return;
+    gdecide(r, CF_FAIL, r->rx.req, "the target broke %s: %s", vw_req_id(r->rx.req), r->rx.detail);
+    r->res->rule_broken = true;
 }
 
 /* Read what the target sends for up to ms (or until something arrives
@@ -654,6 +656,8 @@ static void run_steps(struct grun *r)
     for (unsigned i = 0; i < r->c->nsteps && !r->decided; i++) {
         const struct cf_step *st = &r->c->steps[i];
         r->step = st;
+        if (st->when[0] && (cf_engine_hook_offered(r->e, st->when) == 1) == st->when_not)
+            continue; /* 'when [!]HOOK' (C60): for a target that does (not) offer it */
         if (cf_ms_until(r->deadline) == 0) {
             gdecide(r, CF_TIMEOUT, st->req, "the case's timeout (%u ms) ran out", r->c->timeout_ms);
             return;
