@@ -56,6 +56,7 @@ struct cf_engine {
      * the reason in relay_why_*); cases that cannot are skipped. */
     bool use_relay;
     bool relay_all;              /* every case through the relay (--relay-all) */
+    struct cf_impair impair;     /* --impair (C61): what the relay does to every packet */
     struct cf_relay *relay;
     char relay_open_failed[300];
     int relay_active, relay_passive;

@@ -39,6 +39,7 @@ struct cf_result {
     unsigned frames[CF_MAX_FRAMES]; /* frame numbers in the run's capture */
     unsigned nframes;
     char message[CF_MESSAGE_MAX];
+    char impaired[200];      /* what the run's impairment did to the case's packets (C61; "" none) */
     double seconds;
 };
 
@@ -53,6 +54,7 @@ struct cf_report {
     char capture[256]; /* recorded capture of the run ("" if none) */
     char target[300];
     char protocol[16]; /* the protocol the run selected ("" if not one) */
+    char impair[200];  /* the run's impairment profile in full (C61; "" none) */
     double seconds;
     /* The test conventions the run settled (C60): offered or not, and how. */
     struct cf_report_hook {

@@ -178,6 +178,8 @@ void cf_report_write_text(FILE *out, const struct cf_report *r)
                     vw_req_info(c->failed_req)->section);
         if (c->message[0] && c->verdict != CF_PASS)
             fprintf(out, "      %s\n", c->message);
+        if (c->impaired[0] && c->verdict != CF_PASS)
+            fprintf(out, "      impaired: %s\n", c->impaired);
         if (c->nframes && c->verdict != CF_PASS) {
             fprintf(out, "      frames");
             for (unsigned k = 0; k < c->nframes; k++)
@@ -186,6 +188,8 @@ void cf_report_write_text(FILE *out, const struct cf_report *r)
         }
     }
     write_hooks_text(out, r);
+    if (r->impair[0])
+        fprintf(out, "Network impaired by the packet relay: %s\n", r->impair);
     cf_report_write_closing(out, r);
 }
 
@@ -261,6 +265,10 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
             fprintf(out, "%s%u", k ? ", " : "", c->frames[k]);
         fputs("], \"message\": ", out);
         cf_json_string(out, c->message);
+        if (c->impaired[0]) {
+            fputs(", \"impaired\": ", out);
+            cf_json_string(out, c->impaired);
+        }
         fprintf(out, ", \"seconds\": %.3f}", c->seconds);
     }
     struct cf_summary s;
@@ -276,6 +284,10 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
     cf_json_string(out, r->target);
     fputs(", \"protocol\": ", out);
     cf_json_string(out, r->protocol);
+    if (r->impair[0]) {
+        fputs(", \"impair\": ", out);
+        cf_json_string(out, r->impair);
+    }
     fputs(", \"hooks\": {", out);
     for (unsigned i = 0; i < r->nhooks; i++) {
         fputs(i ? ", " : "", out);

@@ -771,6 +771,7 @@ static void relay_finish(struct grun *r)
     struct cf_relay_packet *pk = cf_relay_take(r->e->relay, &n, done, CF_MAX_PACKET_ACTIONS);
     if (r->e->capture && pk)
         cf_relay_write(r->e->capture, pk, n);
+    cf_engine_relay_note(r->e, pk, n, r->res);
     for (unsigned i = 0; i < r->c->npacket; i++) {
         const struct cf_relay_action *a = &r->c->packet[i];
         unsigned want = a->last - a->first + 1;
@@ -816,7 +817,7 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
         if ((c->relay || e->relay_all) && !r->dgram) {
             r->via_relay = true;
             r->deadline = cf_after_ms(c->timeout_ms); /* setting up the relay is not the case's time */
-            cf_relay_begin(e->relay, c->packet, c->npacket);
+            cf_engine_relay_begin(e, c);
         }
         run_steps(r);
     }
