@@ -134,6 +134,14 @@ static const char *verdict_upper(enum cf_verdict v)
     return "?";
 }
 
+/* The test conventions the run settled (C60), one line each. */
+static void write_hooks_text(FILE *out, const struct cf_report *r)
+{
+    for (unsigned i = 0; i < r->nhooks; i++)
+        fprintf(out, "Test convention %s: %s (%s)\n", r->hooks[i].name,
+                r->hooks[i].offered ? "offered" : "not offered", r->hooks[i].how);
+}
+
 void cf_report_write_closing(FILE *out, const struct cf_report *r)
 {
     struct cf_summary s;
@@ -170,6 +178,8 @@ void cf_report_write_text(FILE *out, const struct cf_report *r)
                     vw_req_info(c->failed_req)->section);
         if (c->message[0] && c->verdict != CF_PASS)
             fprintf(out, "      %s\n", c->message);
+        if (c->impaired[0] && c->verdict != CF_PASS)
+            fprintf(out, "      impaired: %s\n", c->impaired);
         if (c->nframes && c->verdict != CF_PASS) {
             fprintf(out, "      frames");
             for (unsigned k = 0; k < c->nframes; k++)
@@ -177,6 +187,9 @@ void cf_report_write_text(FILE *out, const struct cf_report *r)
             fprintf(out, "%s%s\n", r->capture[0] ? " in " : "", r->capture);
         }
     }
+    write_hooks_text(out, r);
+    if (r->impair[0])
+        fprintf(out, "Network impaired by the packet relay: %s\n", r->impair);
     cf_report_write_closing(out, r);
 }
 
@@ -252,6 +265,10 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
             fprintf(out, "%s%u", k ? ", " : "", c->frames[k]);
         fputs("], \"message\": ", out);
         cf_json_string(out, c->message);
+        if (c->impaired[0]) {
+            fputs(", \"impaired\": ", out);
+            cf_json_string(out, c->impaired);
+        }
         fprintf(out, ", \"seconds\": %.3f}", c->seconds);
     }
     struct cf_summary s;
@@ -267,7 +284,19 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
     cf_json_string(out, r->target);
     fputs(", \"protocol\": ", out);
     cf_json_string(out, r->protocol);
-    fputs("}}\n", out);
+    if (r->impair[0]) {
+        fputs(", \"impair\": ", out);
+        cf_json_string(out, r->impair);
+    }
+    fputs(", \"hooks\": {", out);
+    for (unsigned i = 0; i < r->nhooks; i++) {
+        fputs(i ? ", " : "", out);
+        cf_json_string(out, r->hooks[i].name);
+        fprintf(out, ": {\"offered\": %s, \"how\": ", r->hooks[i].offered ? "true" : "false");
+        cf_json_string(out, r->hooks[i].how);
+        fputs("}", out);
+    }
+    fputs("}}}\n", out);
 }
 
 void cf_report_write_junit(FILE *out, const struct cf_report *r)

@@ -128,8 +128,10 @@ static int queue_first(const struct grun *r, const struct cf_step *st)
 /* A rule the target broke in what the session saw fails the case. */
 static void judge_rx(struct grun *r)
 {
-    if (r->rx.req != VW_REQ_NONE)
-        gdecide(r, CF_FAIL, r->rx.req, "the target broke %s: %s", vw_req_id(r->rx.req), r->rx.detail);
+    if (r->rx.req == VW_REQ_NONE || r->decided)
+        return;
+    gdecide(r, CF_FAIL, r->rx.req, "the target broke %s: %s", vw_req_id(r->rx.req), r->rx.detail);
+    r->res->rule_broken = true;
 }
 
 /* Read what the target sends for up to ms (or until something arrives
@@ -654,6 +656,8 @@ static void run_steps(struct grun *r)
     for (unsigned i = 0; i < r->c->nsteps && !r->decided; i++) {
         const struct cf_step *st = &r->c->steps[i];
         r->step = st;
+        if (st->when[0] && (cf_engine_hook_offered(r->e, st->when) == 1) == st->when_not)
+            continue; /* 'when [!]HOOK' (C60): for a target that does (not) offer it */
         if (cf_ms_until(r->deadline) == 0) {
             gdecide(r, CF_TIMEOUT, st->req, "the case's timeout (%u ms) ran out", r->c->timeout_ms);
             return;
@@ -767,6 +771,7 @@ static void relay_finish(struct grun *r)
     struct cf_relay_packet *pk = cf_relay_take(r->e->relay, &n, done, CF_MAX_PACKET_ACTIONS);
     if (r->e->capture && pk)
         cf_relay_write(r->e->capture, pk, n);
+    cf_engine_relay_note(r->e, pk, n, r->res);
     for (unsigned i = 0; i < r->c->npacket; i++) {
         const struct cf_relay_action *a = &r->c->packet[i];
         unsigned want = a->last - a->first + 1;
@@ -812,7 +817,7 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
         if ((c->relay || e->relay_all) && !r->dgram) {
             r->via_relay = true;
             r->deadline = cf_after_ms(c->timeout_ms); /* setting up the relay is not the case's time */
-            cf_relay_begin(e->relay, c->packet, c->npacket);
+            cf_engine_relay_begin(e, c);
         }
         run_steps(r);
     }

@@ -591,6 +591,13 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
     cf_generic_run_case(e, c, res);
 }
 
+/* Test conventions its cases may need (C60, docs/conformance.md "Test conventions"). */
+static const struct cf_hook_def warp_hooks[] = {
+    {"echo", "the target sends each Send ULP PDU it delivered back as a Send ULP PDU of its own"},
+    {"rdma-echo", "the target writes the bytes an RDMA Write placed back to the tester, as an RDMA Write to the same RID and offset (warp-peer's W6)"},
+    {NULL, NULL},
+};
+
 const struct conform_protocol cf_proto_warp = {
     .name = "warp",
     .title = "WARP",
@@ -619,4 +626,5 @@ const struct conform_protocol cf_proto_warp = {
     .msg_free = msg_free,
     .field_value = field_value,
     .describe = describe,
+    .hooks = warp_hooks,
 };
