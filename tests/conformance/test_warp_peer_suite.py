@@ -37,7 +37,12 @@ PEER = os.environ.get("WARP_PEER", "")
 CONFORM = os.environ.get("VITCP_CONFORM", "")
 CASES = os.environ.get("VITCP_CASES", "")
 
-ECHO_CASES = {
+# The probes of the test conventions (C60): echo, rdma-echo, readback. A
+# warp-peer in echo mode offers echo and rdma-echo (W6): the readback probe
+# is not applicable, with the reason.
+PROBE_CASES = {"warp-probe-echo", "warp-probe-rdma-echo", "warp-probe-readback"}
+NOT_OFFERED = {"warp-probe-readback"}
+ECHO_CASES = PROBE_CASES | {
     "warp-send-echo", "warp-multi-chunk-send", "warp-bad-adler-not-placed", "warp-rdma-write-echo",
     "warp-rdma-multi-chunk", "warp-mix-rdma-send", "warp-split-every-byte", "warp-coalesced",
     "warp-reserved-ignored", "warp-txerr-discarded", "warp-chunk-len-short", "warp-c-without-l",
@@ -83,6 +88,22 @@ UNCAUGHT = {
 
 # Cases no fault fails, and why (the test checks the list is exactly that).
 NO_FAULT_FAILS = {
+    # Since the probes (C60), a fault that breaks a rule in the echo fails the probe of the convention, and
+    # the cases that need it are not applicable in that run: these cases were failed by such faults only.
+    "warp-ssn-skip": "no receiving fault of warp-peer takes a skipped SSN; the echo's faults fail warp-probe-echo",
+    "warp-retransmit": "no receiving fault of warp-peer takes a repeated SSN; the echo's faults fail warp-probe-echo",
+    "warp-chunk-len-short": "keep-unframed drops the rest, as no-close may (C62); the echo's faults fail the probe",
+    "warp-rid-unknown": "keep-rid-unknown drops the Write, as no-close may (C62); the echo's faults fail the probes",
+    "warp-out-of-region": "keep-out-of-region drops the Write, as no-close may (C62); the echo's faults fail the "
+                          "probes",
+    "warp-split-every-byte": "its faults (bad-adler, rid-unknown, out-of-region) now fail the probes first or are "
+                             "conventions (UNCAUGHT)",
+    "warp-coalesced": "its faults (bad-adler) now fail the probes first",
+    "warp-reserved-ignored": "reserved-bits now fails the probes first (the session checks reserved bits on "
+                             "every case, C63)",
+    "warp-mix-rdma-send": "no-last now fails warp-probe-echo first",
+    "warp-rdma-write-echo": "the RID and offset of the echo are conventions (UNCAUGHT rid-unknown, out-of-region); "
+                            "bad-adler fails the probes first",
     "warp-iscsi-immediate-by-rdma": "warp-peer's iSCSI target takes no immediate data: whether it takes an "
                                     "unsolicited Data-Out after RDMA Writes or not, it answers nothing "
                                     "(fault keep-iscsi-immediate)",
@@ -174,11 +195,21 @@ class WarpSuite(unittest.TestCase):
             rc, rep, junit, text = run(peer, *run_args, relay=relay)
         finally:
             peer.stop()
+        na = expect_pass & NOT_OFFERED
+        # an iSCSI run (--iscsi) offers none of the echo conventions: the echo cases are not applicable
+        # (the module's hook_offered), the relay cases skipped without a relay
         by_id = peerlib.check_report(self, rep, text, "warp", WARP_CASES,
-                                     lambda c: ("pass",) if c["id"] in expect_pass else ("skip",))
-        self.assertEqual({i for i, c in by_id.items() if c["verdict"] == "skip"}, expect_skip)
+                                     lambda c: ("not-applicable",) if c["id"] in na
+                                     else ("pass",) if c["id"] in expect_pass else ("skip", "not-applicable"))
+        self.assertEqual({i for i, c in by_id.items() if c["verdict"] in ("skip", "not-applicable")},
+                         expect_skip | na)
+        for i in expect_skip:
+            if by_id[i]["verdict"] == "not-applicable":
+                self.assertIn("its run options say so", by_id[i]["message"])
+        for i in na:
+            self.assertIn("the target does not offer readback", by_id[i]["message"])
         for i in expect_skip & RELAY_CASES:
-            if not by_id[i]["message"].endswith("--iscsi runs the iSCSI cases only"):
+            if by_id[i]["verdict"] == "skip" and not by_id[i]["message"].endswith("--iscsi runs the iSCSI cases only"):
                 self.assertIn("needs the packet relay: ", by_id[i]["message"])
         self.assertEqual(rc, 0, text)
         classes = {tc.get("classname") for tc in junit.iter("testcase")}
@@ -196,16 +227,19 @@ class WarpSuite(unittest.TestCase):
         self.check_clean_run(["--handle", "0x2a", "--region-size", "200000"], [], ECHO_CASES, ISCSI_CASES,
                              region=True)
 
-    def test_without_its_region_an_address_based_peer_fails(self):
+    def test_without_its_region_the_rdma_cases_do_not_apply(self):
         # the same target without --region: the cases write at offset 0 of RID 1, outside its region
         peer = Peer()
         try:
             rc, rep, _, text = run(peer, "--only", "WARP-INTRO-REGION-BOUNDS")
         finally:
             peer.stop()
-        self.assertEqual(rc, 1, text)
-        failed = {c["id"]: c["failed_requirement"] for c in rep["cases"] if c["verdict"] in ("fail", "timeout")}
-        self.assertIn("warp-rdma-write-echo", failed, text)
+        # the probe of its RDMA echo writes outside its region: the target closes, so it offers no way to see
+        # placement at those offsets and the RDMA cases are not applicable, saying why
+        self.assertEqual(rc, 0, text)
+        na = {c["id"]: c["message"] for c in rep["cases"] if c["verdict"] == "not-applicable"}
+        self.assertIn("warp-rdma-write-echo", na, text)
+        self.assertIn("the target closed the connection instead of sending RDMA Write", na["warp-rdma-write-echo"])
 
     def test_a_small_region_skips_the_echo_cases(self):
         peer = Peer("--zero-based", "--region-size", "4096")
@@ -213,8 +247,11 @@ class WarpSuite(unittest.TestCase):
             rc, rep, _, text = run(peer, "--region", peer.region)
         finally:
             peer.stop()
+        # the probes are skipped, so the cases that need their conventions are not applicable with that reason
         for c in rep["cases"]:
-            self.assertEqual(c["verdict"], "skip", c)
+            self.assertIn(c["verdict"], ("skip", "not-applicable"), c)
+            if c["verdict"] == "not-applicable" or c["id"] in PROBE_CASES:
+                self.assertIn("holds 4096 bytes; the echo cases need at least 65536 (C50)", c["message"])
         self.assertTrue(any("holds 4096 bytes; the echo cases need at least 65536 (C50)" in c["message"]
                             for c in rep["cases"]), text)
 

@@ -564,6 +564,15 @@ static int set_option(void *state, const char *name, const char *value, char *wh
     return 0;
 }
 
+/* `run --iscsi`: the target is an iSCSI target, which offers none of the
+ * echo conventions (its cases need none); otherwise no opinion (probe). */
+static int hook_offered(const void *state, const char *hook)
+{
+    (void)hook;
+    const struct warp_settings *s = state;
+    return s && s->iscsi ? 0 : -1;
+}
+
 /* The iscsi cases need a target in iSCSI mode, the others an echo target:
  * `run --protocol warp --iscsi` runs the first, without it the others. */
 static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
@@ -595,6 +604,7 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
 static const struct cf_hook_def warp_hooks[] = {
     {"echo", "the target sends each Send ULP PDU it delivered back as a Send ULP PDU of its own"},
     {"rdma-echo", "the target writes the bytes an RDMA Write placed back to the tester, as an RDMA Write to the same RID and offset (warp-peer's W6)"},
+    {"readback", "the target sends the bytes an RDMA Write placed back to the tester in a Send ULP PDU (warp-peer --choice readback)"},
     {NULL, NULL},
 };
 
@@ -627,4 +637,5 @@ const struct conform_protocol cf_proto_warp = {
     .field_value = field_value,
     .describe = describe,
     .hooks = warp_hooks,
+    .hook_offered = hook_offered,
 };
