@@ -7,7 +7,8 @@ random, about to wrap), its completion policy (never C, C everywhere), a
 Send announcing its region first, no close on an invalid chunk, a 64-bit
 region base, the RID it allocates, an RDMA Write read back as a Send or not
 at all, a mixed echo, the draft's Data-In opcode 0x45. The whole suite (echo
-cases with the target's region, relay cases as root, and the iSCSI cases
+cases with the target's region, listen-mode cases against `warp-peer
+--connect` with the same choices, relay cases as root, and the iSCSI cases
 against `--iscsi`) runs against each switch alone and a few combinations,
 and in every run:
 
@@ -77,7 +78,9 @@ def run_echo(choices):
         skip = []
         for c in sorted(suite.ISCSI_CASES):
             skip += ["--skip", c]
-        rc, rep, _, text = suite.run(peer, "--region", peer.region, *skip, relay=suite.ROOT)
+        # the listen-mode cases against warp-peer --connect making the same choices (C64)
+        rc, rep, _, text = suite.run(peer, "--region", peer.region, *skip, relay=suite.ROOT,
+                                     initiator=peer_args(choices))
     finally:
         status = peer.stop()
     return rc, rep, text, "\n".join(peer.lines), status, time.monotonic() - t0

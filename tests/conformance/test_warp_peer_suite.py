@@ -53,6 +53,12 @@ ECHO_CASES = PROBE_CASES | {
 # addresses; the fault runs and the other-RID run leave them out (--no-relay).
 RELAY_CASES = {"warp-relay-split", "warp-relay-coalesced"}
 ECHO_CASES |= RELAY_CASES
+# Listen mode (role passive, C64): warp-peer --connect is the initiator under
+# test, started per case by --connect-cmd with this traffic and the region
+# the tester lends it (run --region).
+PASSIVE_CASES = {"warp-initiator-sends"}
+INITIATOR_TRAFFIC = ["--send", "3000", "--rdma", "5000", "--send", "10"]
+ECHO_CASES |= PASSIVE_CASES
 ROOT = os.geteuid() == 0
 ISCSI_CASES = {"warp-iscsi-read", "warp-iscsi-write", "warp-iscsi-immediate-by-rdma",
                "warp-iscsi-data-out-wrong-ttt"}
@@ -65,13 +71,9 @@ UNCAUGHT = {
     # case warp-iscsi-data-out-wrong-ttt (fault keep-iscsi-ttt); the
     # initiator's fault is tested in tests/warp against a warp-peer target.
     "iscsi-write-ttt": "the initiator's fault; the suite is the initiator",
-    # Since issue 28 (C62, C63) the suite judges the draft, not warp-peer's
-    # conventions: an RDMA Write's echo (W6) is a test convention read back
-    # as an RDMA Write or a Send, wherever it goes; the tester announces no
-    # region of its own, so where the target's RDMA Writes land is not a rule
-    # the active cases can hold it to (listen-mode cases could, issue 28 item 10).
-    "rid-unknown": "the echo's RID is a test convention (W6), not a rule: the tester announces no region",
-    "out-of-region": "the echo's offset is a test convention (W6), not a rule: the tester announces no region",
+    # (rid-unknown and out-of-region: an RDMA Write echo's RID and offset are a
+    # test convention (W6), not a rule, since issue 28; the listen-mode case
+    # warp-initiator-sends catches both, where the tester lends the region.)
     # W8's decision that the Data-In header's Send carries C: a warning of
     # vw_warp_iscsi_check (lint, plugin), no longer a failure (C63)
     "iscsi-header-no-c": "W8 is the project's decision: a warning, not a failure of the draft's rules",
@@ -96,13 +98,13 @@ NO_FAULT_FAILS = {
     "warp-rid-unknown": "keep-rid-unknown drops the Write, as no-close may (C62); the echo's faults fail the probes",
     "warp-out-of-region": "keep-out-of-region drops the Write, as no-close may (C62); the echo's faults fail the "
                           "probes",
-    "warp-split-every-byte": "its faults (bad-adler, rid-unknown, out-of-region) now fail the probes first or are "
-                             "conventions (UNCAUGHT)",
+    "warp-split-every-byte": "its faults (bad-adler; rid-unknown, out-of-region) now fail the probes first or are "
+                             "conventions (warp-initiator-sends catches them)",
     "warp-coalesced": "its faults (bad-adler) now fail the probes first",
     "warp-reserved-ignored": "reserved-bits now fails the probes first (the session checks reserved bits on "
                              "every case, C63)",
     "warp-mix-rdma-send": "no-last now fails warp-probe-echo first",
-    "warp-rdma-write-echo": "the RID and offset of the echo are conventions (UNCAUGHT rid-unknown, out-of-region); "
+    "warp-rdma-write-echo": "the RID and offset of the echo are conventions (rid-unknown, out-of-region: warp-initiator-sends); "
                             "bad-adler fails the probes first",
     "warp-iscsi-immediate-by-rdma": "warp-peer's iSCSI target takes no immediate data: whether it takes an "
                                     "unsolicited Data-Out after RDMA Writes or not, it answers nothing "
@@ -142,11 +144,20 @@ class Peer(peerlib.Process):
             raise
 
 
-def run(peer, *extra, protocol="warp", relay=False, capture=None):
+def initiator_args(peer, initiator):
+    """run's --listen and --connect-cmd for the listen-mode cases: warp-peer --connect with the
+    initiator's arguments (a fault, choices), writing into peer's region (C64)."""
+    cmd = [PEER, "--connect", "{host}:{port}"] + INITIATOR_TRAFFIC + ["--region", peer.region] + list(initiator)
+    return ["--listen", "0", "--connect-cmd", " ".join(cmd)]
+
+
+def run(peer, *extra, protocol="warp", relay=False, capture=None, initiator=None):
     """vitcp-conform run against peer: (exit status, JSON report, JUnit root, text).
-    relay: the relay cases may run (else --no-relay); capture: write the run's capture there."""
+    relay: the relay cases may run (else --no-relay); capture: write the run's capture there;
+    initiator: run the listen-mode cases too, against warp-peer --connect with these arguments."""
     args = ["--target", "127.0.0.1:%d" % peer.port] + (["--capture", capture] if capture else ["--no-capture"]) + \
-        (["--protocol", protocol] if protocol else []) + ([] if relay else ["--no-relay"]) + list(extra)
+        (["--protocol", protocol] if protocol else []) + ([] if relay else ["--no-relay"]) + \
+        (initiator_args(peer, initiator) if initiator is not None else []) + list(extra)
     return peerlib.conform_run(args, CASES, junit=True, timeout=120, conform=CONFORM)
 
 
@@ -183,7 +194,8 @@ def tcp_segments(path):
 
 
 class WarpSuite(unittest.TestCase):
-    def check_clean_run(self, peer_args, run_args, expect_pass, expect_skip, region=False, relay=False):
+    def check_clean_run(self, peer_args, run_args, expect_pass, expect_skip, region=False, relay=False,
+                        listen=True):
         # the relay cases pass through the relay as root, else they are skipped with the reason
         if not (relay and ROOT) and expect_pass & RELAY_CASES:
             expect_pass, expect_skip = expect_pass - RELAY_CASES, expect_skip | RELAY_CASES
@@ -192,13 +204,15 @@ class WarpSuite(unittest.TestCase):
             if region:
                 self.assertTrue(peer.address_based, peer.lines)
                 run_args = list(run_args) + ["--region", peer.region]
-            rc, rep, junit, text = run(peer, *run_args, relay=relay)
+            if not listen:  # no listen mode: the passive cases are not run (nor reported)
+                expect_pass, expect_skip = expect_pass - PASSIVE_CASES, expect_skip - PASSIVE_CASES
+            rc, rep, junit, text = run(peer, *run_args, relay=relay, initiator=[] if listen else None)
         finally:
             peer.stop()
         na = expect_pass & NOT_OFFERED
         # an iSCSI run (--iscsi) offers none of the echo conventions: the echo cases are not applicable
         # (the module's hook_offered), the relay cases skipped without a relay
-        by_id = peerlib.check_report(self, rep, text, "warp", WARP_CASES,
+        by_id = peerlib.check_report(self, rep, text, "warp", WARP_CASES if listen else WARP_CASES - PASSIVE_CASES,
                                      lambda c: ("not-applicable",) if c["id"] in na
                                      else ("pass",) if c["id"] in expect_pass else ("skip", "not-applicable"))
         self.assertEqual({i for i, c in by_id.items() if c["verdict"] in ("skip", "not-applicable")},
@@ -226,6 +240,9 @@ class WarpSuite(unittest.TestCase):
     def test_other_rid_passes_every_echo_case_given_its_region(self):
         self.check_clean_run(["--handle", "0x2a", "--region-size", "200000"], [], ECHO_CASES, ISCSI_CASES,
                              region=True)
+
+    def test_without_listen_mode_no_passive_case_runs(self):
+        self.check_clean_run(["--zero-based"], [], ECHO_CASES, ISCSI_CASES, listen=False)
 
     def test_without_its_region_the_rdma_cases_do_not_apply(self):
         # the same target without --region: the cases write at offset 0 of RID 1, outside its region
@@ -315,7 +332,9 @@ class WarpSuite(unittest.TestCase):
             # echo faults against the address-based region given by --region (C50)
             peer = Peer("--fault", fault, *(["--iscsi"] if iscsi else []))
             try:
-                return run(peer, *(["--iscsi"] if iscsi else ["--region", peer.region]))
+                # the echo faults also as the initiator of the listen-mode cases (C64)
+                return run(peer, *(["--iscsi"] if iscsi else ["--region", peer.region]),
+                           initiator=None if iscsi else ["--fault", fault])
             finally:
                 peer.stop()
 
