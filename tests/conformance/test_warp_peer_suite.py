@@ -57,7 +57,7 @@ ECHO_CASES |= RELAY_CASES
 # test, started per case by --connect-cmd with this traffic and the region
 # the tester lends it (run --region).
 PASSIVE_CASES = {"warp-initiator-sends"}
-INITIATOR_TRAFFIC = ["--send", "3000", "--rdma", "5000", "--send", "10"]
+INITIATOR_TRAFFIC = ["--send", "3000", "--rdma", "5000", "--send", "10", "--frag", "1000"]
 ECHO_CASES |= PASSIVE_CASES
 ROOT = os.geteuid() == 0
 ISCSI_CASES = {"warp-iscsi-read", "warp-iscsi-write", "warp-iscsi-immediate-by-rdma",

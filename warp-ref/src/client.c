@@ -249,6 +249,11 @@ static void exchange(struct client *cl, struct iscsi_initiator *in)
             c->failed = true;
             break;
         }
+        if (c->tx.close_now && !c->out.len) { /* fault close-mid-pdu: the cut PDU is out */
+            peer_event("event=closed conn=%u reason=fault-close-mid-pdu", c->id);
+            c->failed = true;
+            break;
+        }
         if (n > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR))) {
             ssize_t r = recv(c->fd, buf, sizeof buf, 0);
             if (r > 0) {

@@ -199,6 +199,8 @@ static bool serve(struct target *t, unsigned slot, short revents)
     }
     if (c->eof && !c->out.len) /* the peer is done and has every echo */
         return drop(t, slot, "eof"), true;
+    if (c->tx.close_now && !c->out.len) /* fault close-mid-pdu: the cut PDU is out */
+        return drop(t, slot, "fault-close-mid-pdu"), true;
     if (peer_now_ms() - c->last_io_ms > (double)t->o->idle_ms)
         return drop(t, slot, "idle"), true;
     return false;

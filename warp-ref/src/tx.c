@@ -72,6 +72,10 @@ static int next_chunk(struct warp_tx *tx, struct outq *q, struct cursor *c)
         if (p->type == VW_WARP_SEND)
             e.flags &= (uint16_t)~(VW_WARP_FLAG_L | VW_WARP_FLAG_C);
         break;
+    case FAULT_RDMA_NO_LAST:
+        if (p->type == VW_WARP_RDMA)
+            e.flags &= (uint16_t)~(VW_WARP_FLAG_L | VW_WARP_FLAG_C);
+        break;
     case FAULT_RESERVED_BITS: e.rsvd = 0x1FF; break;
     case FAULT_BAD_ADLER: e.adler = VW_WARP_ADLER_BAD; break;
     case FAULT_SHORT_CHUNK_LEN:
@@ -86,7 +90,7 @@ static int next_chunk(struct warp_tx *tx, struct outq *q, struct cursor *c)
         e.ssn = c->ssn;
         e.offset = off;
     } else {
-        e.rid = p->rid;
+        e.rid = p->rid + (tx->fault == FAULT_RDMA_RID_CHANGE && later ? 1u : 0u);
         e.offset = p->offset + off;
     }
     if (put(q, &e))
@@ -94,12 +98,14 @@ static int next_chunk(struct warp_tx *tx, struct outq *q, struct cursor *c)
     c->done += n;
     c->started = true;
     c->finished = last;
+    if (tx->fault == FAULT_CLOSE_MID_PDU && !last) /* the rest is never sent: the connection closes */
+        tx->close_now = true;
     return 0;
 }
 
 static int drain(struct warp_tx *tx, struct outq *q, struct cursor *c)
 {
-    while (!c->finished)
+    while (!c->finished && !tx->close_now)
         if (next_chunk(tx, q, c))
             return -1;
     return 0;
@@ -107,6 +113,8 @@ static int drain(struct warp_tx *tx, struct outq *q, struct cursor *c)
 
 int tx_pdu(struct warp_tx *tx, struct outq *q, const struct tx_pdu *pdu)
 {
+    if (tx->close_now) /* close-mid-pdu: nothing after the cut */
+        return 0;
     struct cursor c;
     cursor_start(tx, &c, pdu);
     if (drain(tx, q, &c))
@@ -126,7 +134,7 @@ int tx_mixed(struct warp_tx *tx, struct outq *q, const struct tx_pdu *a, const s
     struct cursor ca, cb;
     cursor_start(tx, &ca, a);
     cursor_start(tx, &cb, b);
-    while (!ca.finished || !cb.finished) {
+    while ((!ca.finished || !cb.finished) && !tx->close_now) {
         if (!ca.finished && next_chunk(tx, q, &ca))
             return -1;
         if (!cb.finished && next_chunk(tx, q, &cb))

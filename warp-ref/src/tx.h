@@ -27,6 +27,7 @@ struct warp_tx {
     bool last_byte;         /* the last byte of a ULP PDU in a chunk of its own */
     enum completion_policy completion;
     bool iscsi;             /* iSCSI data RDMA Writes never carry C (B.4), whatever the policy */
+    bool close_now;         /* fault close-mid-pdu: a ULP PDU was cut; close once the queue is out */
 };
 
 /* One ULP PDU to cut: a Send (rid unused) or an RDMA Write. flags: C and E
