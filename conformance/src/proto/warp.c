@@ -603,7 +603,7 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
 /* Test conventions its cases may need (C60, docs/conformance.md "Test conventions"). */
 static const struct cf_hook_def warp_hooks[] = {
     {"echo", "the target sends each Send ULP PDU it delivered back as a Send ULP PDU of its own"},
-    {"rdma-echo", "the target writes the bytes an RDMA Write placed back to the tester, as an RDMA Write to the same RID and offset (warp-peer's W6)"},
+    {"rdma-echo", "the target sends the bytes an RDMA Write placed back to the tester as an RDMA Write (warp-peer's W6)"},
     {"readback", "the target sends the bytes an RDMA Write placed back to the tester in a Send ULP PDU (warp-peer --choice readback)"},
     {NULL, NULL},
 };
