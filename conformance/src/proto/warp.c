@@ -57,6 +57,12 @@ static struct {
 #define WARP_CASE_ISCSI 0x1u
 /* A send's iscsi= (st->opts) and pattern= (st->str[0]) arguments. */
 enum { WARP_ISCSI_NONE, WARP_ISCSI_READ, WARP_ISCSI_WRITE, WARP_ISCSI_DATA_OUT };
+/* answer=not-good (a bit of st->opts): the iSCSI PDU breaks a rule, so the
+ * target must not take it: a SCSI Response GOOD for its task fails the case
+ * under the case's first requirement; any other answer, silence or a close
+ * is the target's choice (C62). */
+#define WARP_ANSWER_NOT_GOOD 0x100u
+#define WARP_ISCSI_KIND(opts) ((opts) & 0xFFu)
 
 struct warp_settings {
     bool iscsi; /* --iscsi: the target is an iSCSI target; run the iscsi cases only */
@@ -96,13 +102,22 @@ static bool field_settable(unsigned f)
 static int parse_send_arg(struct cf_step *st, const char *name, const char *v, char *why, size_t whylen)
 {
     if (v && strcmp(name, "iscsi") == 0) {
-        if (strcmp(v, "read") == 0) st->opts = WARP_ISCSI_READ;
-        else if (strcmp(v, "write") == 0) st->opts = WARP_ISCSI_WRITE;
-        else if (strcmp(v, "data-out") == 0) st->opts = WARP_ISCSI_DATA_OUT;
+        st->opts &= ~0xFFu;
+        if (strcmp(v, "read") == 0) st->opts |= WARP_ISCSI_READ;
+        else if (strcmp(v, "write") == 0) st->opts |= WARP_ISCSI_WRITE;
+        else if (strcmp(v, "data-out") == 0) st->opts |= WARP_ISCSI_DATA_OUT;
         else {
             snprintf(why, whylen, "iscsi= takes read, write or data-out");
             return -1;
         }
+        return 1;
+    }
+    if (v && strcmp(name, "answer") == 0) {
+        if (strcmp(v, "not-good") != 0) {
+            snprintf(why, whylen, "answer= takes not-good");
+            return -1;
+        }
+        st->opts |= WARP_ANSWER_NOT_GOOD;
         return 1;
     }
     if (v && strcmp(name, "pattern") == 0) {
@@ -174,6 +189,9 @@ struct warp_session {
     struct pdu_acc acc[2];     /* the target's open Send (0) and RDMA Write (1) ULP PDUs */
     bool have_r2t;             /* an R2T came: its Target Transfer Tag is the RID to write (B.4.1) */
     uint32_t r2t_ttt;
+    bool refuse;               /* answer=not-good was sent: a GOOD SCSI Response for refuse_itt breaks */
+    uint32_t refuse_itt;
+    enum vw_req case_rule;     /* the case's first requirement */
     cf_msg_sink sink;
     void *ctx;
     struct cf_rx_verdict *v;
@@ -183,7 +201,8 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
                   char *why, size_t whylen)
 {
     struct warp_session *s = session;
-    size_t plen = st->opts != WARP_ISCSI_NONE ? VW_ISCSI_BHS_LEN
+    unsigned kind = WARP_ISCSI_KIND(st->opts);
+    size_t plen = kind != WARP_ISCSI_NONE ? VW_ISCSI_BHS_LEN
                   : st->set[WF_PAYLOAD] ? (size_t)vals[WF_PAYLOAD] : 0;
     uint8_t *payload = malloc(plen ? plen : 1);
     if (!payload) {
@@ -218,12 +237,16 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
         payload[i] = st->str[0][0] ? (uint8_t)(itt * 13u + (at + i) * 7u + ((at + i) >> 9))
                                    : cf_pattern_byte(i, st->fill);
     uint32_t iitt = st->set[WF_IITT] ? (uint32_t)vals[WF_IITT] : 1;
+    if ((st->opts & WARP_ANSWER_NOT_GOOD) && s) {
+        s->refuse = true;
+        s->refuse_itt = iitt;
+    }
     uint32_t ilen = st->set[WF_ILEN] ? (uint32_t)vals[WF_ILEN] : 0;
     uint32_t ioff = st->set[WF_IOFFSET] ? (uint32_t)vals[WF_IOFFSET] : 0;
     uint32_t cmdsn = st->set[WF_SSN] ? (uint32_t)vals[WF_SSN] : 1;
-    if (st->opts == WARP_ISCSI_READ || st->opts == WARP_ISCSI_WRITE)
-        vw_iscsi_put_scsi_cmd(payload, st->opts == WARP_ISCSI_READ, iitt, ilen, cmdsn, 0, 0);
-    else if (st->opts == WARP_ISCSI_DATA_OUT) /* the header only: the data went by RDMA Write */
+    if (kind == WARP_ISCSI_READ || kind == WARP_ISCSI_WRITE)
+        vw_iscsi_put_scsi_cmd(payload, kind == WARP_ISCSI_READ, iitt, ilen, cmdsn, 0, 0);
+    else if (kind == WARP_ISCSI_DATA_OUT) /* the header only: the data went by RDMA Write */
         vw_iscsi_put_data_out(payload, iitt, st->set[WF_ITTT] ? (uint32_t)vals[WF_ITTT]
                                              : st->set[WF_R2T]  ? r2t
                                                                 : VW_ISCSI_TTT_NONE,
@@ -273,6 +296,7 @@ static void *session_new(const struct cf_case *c)
     }
     if (s) {
         s->iscsi = (c->flags & WARP_CASE_ISCSI) != 0;
+        s->case_rule = c->nreqs ? c->reqs[0] : VW_REQ_NONE;
         vw_warp_iscsi_init(&s->iscsi_state);
     }
     return s;
@@ -338,14 +362,24 @@ static void emit(struct warp_session *s, const struct vw_warp_chunk *dec, unsign
     s->sink(s->ctx, &m);
 }
 
-/* An iSCSI R2T of the target's: the RID it allocated for the WRITE's data
- * (B.4.1), which r2t= writes to. */
-static void note_r2t(struct warp_session *s, const uint8_t *pdu, size_t len)
+/* An iSCSI PDU of the target's: an R2T gives the RID it allocated for the
+ * WRITE's data (B.4.1), which r2t= writes to; a SCSI Response GOOD for a
+ * task whose PDU it must not take (answer=not-good) breaks the case's rule. */
+static void note_iscsi(struct warp_session *s, const uint8_t *pdu, size_t len, uint64_t off)
 {
     struct vw_iscsi_hdr h;
-    if (vw_iscsi_hdr_read(pdu, len, &h) && h.opcode == VW_ISCSI_R2T) {
+    if (!vw_iscsi_hdr_read(pdu, len, &h))
+        return;
+    if (h.opcode == VW_ISCSI_R2T) {
         s->have_r2t = true;
         s->r2t_ttt = h.word20;
+    }
+    if (h.opcode == VW_ISCSI_SCSI_RSP && s->refuse && h.itt == s->refuse_itt && h.status == 0 &&
+        s->v->req == VW_REQ_NONE && s->case_rule != VW_REQ_NONE) {
+        s->v->req = s->case_rule;
+        snprintf(s->v->detail, sizeof s->v->detail, "the Send ending at stream offset %llu is a SCSI Response GOOD "
+                 "for task 0x%x: the target took the PDU that broke %s", (unsigned long long)off, h.itt,
+                 vw_req_id(s->case_rule));
     }
 }
 
@@ -422,7 +456,7 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, co
     pdu.rsvd = a->rsvd;
     pdu.adler_ok = a->adler_ok;
     if (chunk->type == VW_WARP_SEND)
-        note_r2t(s, a->buf, a->len);
+        note_iscsi(s, a->buf, a->len, off);
     emit(s, &pdu, a->chunks, a->buf, a->len);
 }
 
