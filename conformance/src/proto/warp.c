@@ -62,6 +62,14 @@ enum { WARP_ISCSI_NONE, WARP_ISCSI_READ, WARP_ISCSI_WRITE, WARP_ISCSI_DATA_OUT }
  * under the case's first requirement; any other answer, silence or a close
  * is the target's choice (C62). */
 #define WARP_ANSWER_NOT_GOOD 0x100u
+/* invalid (a bit of st->opts): the chunk breaks a rule, so nothing of it may
+ * be placed or delivered (line 218): a ULP PDU of the target's that holds
+ * its payload fails the case under the case's first requirement; how the
+ * target reacts (a close, discarding it, a message of its own) is its
+ * choice (C62). */
+#define WARP_INVALID 0x200u
+#define WARP_INVALID_MAX 4      /* invalid chunks remembered per connection */
+#define WARP_INVALID_MIN_LEN 8  /* shorter payloads could turn up by chance */
 #define WARP_ISCSI_KIND(opts) ((opts) & 0xFFu)
 
 struct warp_settings {
@@ -110,6 +118,10 @@ static int parse_send_arg(struct cf_step *st, const char *name, const char *v, c
             snprintf(why, whylen, "iscsi= takes read, write or data-out");
             return -1;
         }
+        return 1;
+    }
+    if (!v && strcmp(name, "invalid") == 0) {
+        st->opts |= WARP_INVALID;
         return 1;
     }
     if (v && strcmp(name, "answer") == 0) {
@@ -189,6 +201,9 @@ struct warp_session {
     struct pdu_acc acc[2];     /* the target's open Send (0) and RDMA Write (1) ULP PDUs */
     bool have_r2t;             /* an R2T came: its Target Transfer Tag is the RID to write (B.4.1) */
     uint32_t r2t_ttt;
+    uint8_t *invalid[WARP_INVALID_MAX]; /* payloads of the tester's invalid chunks, which no ULP PDU */
+    size_t invalid_len[WARP_INVALID_MAX]; /* of the target's may hold */
+    unsigned ninvalid;
     bool refuse;               /* answer=not-good was sent: a GOOD SCSI Response for refuse_itt breaks */
     uint32_t refuse_itt;
     enum vw_req case_rule;     /* the case's first requirement */
@@ -236,6 +251,14 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
     for (size_t i = 0; i < plen; i++)
         payload[i] = st->str[0][0] ? (uint8_t)(itt * 13u + (at + i) * 7u + ((at + i) >> 9))
                                    : cf_pattern_byte(i, st->fill);
+    if ((st->opts & WARP_INVALID) && s && s->ninvalid < WARP_INVALID_MAX && plen >= WARP_INVALID_MIN_LEN) {
+        uint8_t *copy = malloc(plen);
+        if (copy) {
+            memcpy(copy, payload, plen);
+            s->invalid[s->ninvalid] = copy;
+            s->invalid_len[s->ninvalid++] = plen;
+        }
+    }
     uint32_t iitt = st->set[WF_IITT] ? (uint32_t)vals[WF_IITT] : 1;
     if ((st->opts & WARP_ANSWER_NOT_GOOD) && s) {
         s->refuse = true;
@@ -308,6 +331,8 @@ static void session_free(void *session)
     vw_warp_framer_free(&s->framer);
     free(s->acc[0].buf);
     free(s->acc[1].buf);
+    for (unsigned i = 0; i < s->ninvalid; i++)
+        free(s->invalid[i]);
     free(s);
 }
 
@@ -360,6 +385,25 @@ static void emit(struct warp_session *s, const struct vw_warp_chunk *dec, unsign
     m.msg_offset = 0; /* a whole ULP PDU */
     m.decoded = d;
     s->sink(s->ctx, &m);
+}
+
+/* Does a ULP PDU of the target's hold the payload of an invalid chunk of
+ * the tester's (line 218: it must not have been placed nor delivered)? */
+static void check_not_delivered(struct warp_session *s, const struct vw_warp_chunk *pdu, const uint8_t *data,
+                                size_t len, uint64_t off)
+{
+    for (unsigned i = 0; i < s->ninvalid && s->v->req == VW_REQ_NONE && s->case_rule != VW_REQ_NONE; i++) {
+        size_t n = s->invalid_len[i];
+        for (size_t at = 0; n <= len && at <= len - n; at++)
+            if (memcmp(data + at, s->invalid[i], n) == 0) {
+                s->v->req = s->case_rule;
+                snprintf(s->v->detail, sizeof s->v->detail, "the %s ending at stream offset %llu holds, at its "
+                         "byte %zu, the %zu bytes of an invalid chunk the tester sent: the target took that chunk "
+                         "and delivered its data (line 218)", vw_warp_type_name(pdu->type), (unsigned long long)off,
+                         at, n);
+                return;
+            }
+    }
 }
 
 /* An iSCSI PDU of the target's: an R2T gives the RID it allocated for the
@@ -457,6 +501,7 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, co
     pdu.adler_ok = a->adler_ok;
     if (chunk->type == VW_WARP_SEND)
         note_iscsi(s, a->buf, a->len, off);
+    check_not_delivered(s, &pdu, a->buf, a->len, off);
     emit(s, &pdu, a->chunks, a->buf, a->len);
 }
 
