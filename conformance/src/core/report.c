@@ -194,7 +194,7 @@ void cf_report_write_text(FILE *out, const struct cf_report *r)
     }
     write_hooks_text(out, r);
     if (r->impair[0])
-        fprintf(out, "Network impaired by the packet relay: %s\n", r->impair);
+        fprintf(out, "Network impaired (the packet relay, or the tester on datagram links): %s\n", r->impair);
     cf_report_write_closing(out, r);
 }
 
