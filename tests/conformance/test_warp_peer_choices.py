@@ -94,7 +94,7 @@ def run_iscsi(choices):
         only = []
         for c in sorted(suite.ISCSI_CASES):
             only += ["--only", c]
-        rc, rep, _, text = suite.run(peer, "--iscsi", *only)
+        rc, rep, _, text = suite.run(peer, "--iscsi", *only, initiator=peer_args(choices))
     finally:
         status = peer.stop()
     return rc, rep, text, "\n".join(peer.lines), status, time.monotonic() - t0

@@ -62,15 +62,16 @@ ECHO_CASES |= PASSIVE_CASES
 ROOT = os.geteuid() == 0
 ISCSI_CASES = {"warp-iscsi-read", "warp-iscsi-write", "warp-iscsi-immediate-by-rdma",
                "warp-iscsi-data-out-wrong-ttt"}
+# Listen mode in iSCSI (C64): warp-peer --connect --iscsi is the initiator under test.
+ISCSI_PASSIVE_CASES = {"warp-initiator-iscsi-write"}
+ISCSI_INITIATOR_TASKS = ["--write", "2048"]
+ISCSI_CASES |= ISCSI_PASSIVE_CASES
 WARP_CASES = ECHO_CASES | ISCSI_CASES
 
 # Faults that no case of the suite can provoke, with the reason.
 UNCAUGHT = {
-    # The suite is the iSCSI initiator; this fault is warp-peer's as the
-    # initiator (--connect --iscsi). The same rule on the target's side is
-    # case warp-iscsi-data-out-wrong-ttt (fault keep-iscsi-ttt); the
-    # initiator's fault is tested in tests/warp against a warp-peer target.
-    "iscsi-write-ttt": "the initiator's fault; the suite is the initiator",
+    # (iscsi-write-ttt, the initiator's fault, is caught by the listen-mode
+    # case warp-initiator-iscsi-write since issue 28, C64.)
     # (rid-unknown and out-of-region: an RDMA Write echo's RID and offset are a
     # test convention (W6), not a rule, since issue 28; the listen-mode case
     # warp-initiator-sends catches both, where the tester lends the region.)
@@ -144,10 +145,11 @@ class Peer(peerlib.Process):
             raise
 
 
-def initiator_args(peer, initiator):
+def initiator_args(peer, initiator, iscsi=False):
     """run's --listen and --connect-cmd for the listen-mode cases: warp-peer --connect with the
-    initiator's arguments (a fault, choices), writing into peer's region (C64)."""
-    cmd = [PEER, "--connect", "{host}:{port}"] + INITIATOR_TRAFFIC + ["--region", peer.region] + list(initiator)
+    initiator's arguments (a fault, choices), writing into peer's region (C64), or as an iSCSI initiator."""
+    traffic = ["--iscsi"] + ISCSI_INITIATOR_TASKS if iscsi else INITIATOR_TRAFFIC + ["--region", peer.region]
+    cmd = [PEER, "--connect", "{host}:{port}"] + traffic + list(initiator)
     return ["--listen", "0", "--connect-cmd", " ".join(cmd)]
 
 
@@ -157,7 +159,7 @@ def run(peer, *extra, protocol="warp", relay=False, capture=None, initiator=None
     initiator: run the listen-mode cases too, against warp-peer --connect with these arguments."""
     args = ["--target", "127.0.0.1:%d" % peer.port] + (["--capture", capture] if capture else ["--no-capture"]) + \
         (["--protocol", protocol] if protocol else []) + ([] if relay else ["--no-relay"]) + \
-        (initiator_args(peer, initiator) if initiator is not None else []) + list(extra)
+        (initiator_args(peer, initiator, "--iscsi" in extra) if initiator is not None else []) + list(extra)
     return peerlib.conform_run(args, CASES, junit=True, timeout=120, conform=CONFORM)
 
 
@@ -204,15 +206,17 @@ class WarpSuite(unittest.TestCase):
             if region:
                 self.assertTrue(peer.address_based, peer.lines)
                 run_args = list(run_args) + ["--region", peer.region]
+            passive = PASSIVE_CASES | ISCSI_PASSIVE_CASES
             if not listen:  # no listen mode: the passive cases are not run (nor reported)
-                expect_pass, expect_skip = expect_pass - PASSIVE_CASES, expect_skip - PASSIVE_CASES
+                expect_pass, expect_skip = expect_pass - passive, expect_skip - passive
             rc, rep, junit, text = run(peer, *run_args, relay=relay, initiator=[] if listen else None)
         finally:
             peer.stop()
         na = expect_pass & NOT_OFFERED
         # an iSCSI run (--iscsi) offers none of the echo conventions: the echo cases are not applicable
         # (the module's hook_offered), the relay cases skipped without a relay
-        by_id = peerlib.check_report(self, rep, text, "warp", WARP_CASES if listen else WARP_CASES - PASSIVE_CASES,
+        by_id = peerlib.check_report(self, rep, text, "warp",
+                                     WARP_CASES if listen else WARP_CASES - PASSIVE_CASES - ISCSI_PASSIVE_CASES,
                                      lambda c: ("not-applicable",) if c["id"] in na
                                      else ("pass",) if c["id"] in expect_pass else ("skip", "not-applicable"))
         self.assertEqual({i for i, c in by_id.items() if c["verdict"] in ("skip", "not-applicable")},
@@ -333,8 +337,7 @@ class WarpSuite(unittest.TestCase):
             peer = Peer("--fault", fault, *(["--iscsi"] if iscsi else []))
             try:
                 # the echo faults also as the initiator of the listen-mode cases (C64)
-                return run(peer, *(["--iscsi"] if iscsi else ["--region", peer.region]),
-                           initiator=None if iscsi else ["--fault", fault])
+                return run(peer, *(["--iscsi"] if iscsi else ["--region", peer.region]), initiator=["--fault", fault])
             finally:
                 peer.stop()
 

@@ -56,7 +56,7 @@ static struct {
  * (warp-peer --iscsi), selected by `run --protocol warp --iscsi`. */
 #define WARP_CASE_ISCSI 0x1u
 /* A send's iscsi= (st->opts) and pattern= (st->str[0]) arguments. */
-enum { WARP_ISCSI_NONE, WARP_ISCSI_READ, WARP_ISCSI_WRITE, WARP_ISCSI_DATA_OUT };
+enum { WARP_ISCSI_NONE, WARP_ISCSI_READ, WARP_ISCSI_WRITE, WARP_ISCSI_DATA_OUT, WARP_ISCSI_R2T, WARP_ISCSI_RESPONSE };
 /* answer=not-good (a bit of st->opts): the iSCSI PDU breaks a rule, so the
  * target must not take it: a SCSI Response GOOD for its task fails the case
  * under the case's first requirement; any other answer, silence or a close
@@ -114,8 +114,10 @@ static int parse_send_arg(struct cf_step *st, const char *name, const char *v, c
         if (strcmp(v, "read") == 0) st->opts |= WARP_ISCSI_READ;
         else if (strcmp(v, "write") == 0) st->opts |= WARP_ISCSI_WRITE;
         else if (strcmp(v, "data-out") == 0) st->opts |= WARP_ISCSI_DATA_OUT;
+        else if (strcmp(v, "r2t") == 0) st->opts |= WARP_ISCSI_R2T;           /* the tester as target (C64) */
+        else if (strcmp(v, "response") == 0) st->opts |= WARP_ISCSI_RESPONSE; /* a SCSI Response GOOD */
         else {
-            snprintf(why, whylen, "iscsi= takes read, write or data-out");
+            snprintf(why, whylen, "iscsi= takes read, write, data-out, r2t or response");
             return -1;
         }
         return 1;
@@ -204,6 +206,8 @@ struct warp_session {
     uint8_t *invalid[WARP_INVALID_MAX]; /* payloads of the tester's invalid chunks, which no ULP PDU */
     size_t invalid_len[WARP_INVALID_MAX]; /* of the target's may hold */
     unsigned ninvalid;
+    bool have_cmd;             /* the implementation sent a SCSI Command (listen mode): its task */
+    uint32_t cmd_itt;
     bool refuse;               /* answer=not-good was sent: a GOOD SCSI Response for refuse_itt breaks */
     uint32_t refuse_itt;
     enum vw_req case_rule;     /* the case's first requirement */
@@ -259,7 +263,12 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
             s->invalid_len[s->ninvalid++] = plen;
         }
     }
-    uint32_t iitt = st->set[WF_IITT] ? (uint32_t)vals[WF_IITT] : 1;
+    /* the tester as an iSCSI target (listen mode, C64) answers the task of
+     * the implementation's last SCSI Command unless iitt= says otherwise */
+    bool answer = kind == WARP_ISCSI_R2T || kind == WARP_ISCSI_RESPONSE;
+    uint32_t iitt = st->set[WF_IITT]               ? (uint32_t)vals[WF_IITT]
+                    : answer && s && s->have_cmd ? s->cmd_itt
+                                                 : 1;
     if ((st->opts & WARP_ANSWER_NOT_GOOD) && s) {
         s->refuse = true;
         s->refuse_itt = iitt;
@@ -269,6 +278,10 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
     uint32_t cmdsn = st->set[WF_SSN] ? (uint32_t)vals[WF_SSN] : 1;
     if (kind == WARP_ISCSI_READ || kind == WARP_ISCSI_WRITE)
         vw_iscsi_put_scsi_cmd(payload, kind == WARP_ISCSI_READ, iitt, ilen, cmdsn, 0, 0);
+    else if (kind == WARP_ISCSI_R2T) /* the RID for the data in its Target Transfer Tag (B.4.1) */
+        vw_iscsi_put_r2t(payload, iitt, st->set[WF_ITTT] ? (uint32_t)vals[WF_ITTT] : 1, ioff, ilen, 1, 2);
+    else if (kind == WARP_ISCSI_RESPONSE)
+        vw_iscsi_put_scsi_rsp(payload, iitt, 0, 2, 2, 0);
     else if (kind == WARP_ISCSI_DATA_OUT) /* the header only: the data went by RDMA Write */
         vw_iscsi_put_data_out(payload, iitt, st->set[WF_ITTT] ? (uint32_t)vals[WF_ITTT]
                                              : st->set[WF_R2T]  ? r2t
@@ -417,6 +430,10 @@ static void note_iscsi(struct warp_session *s, const uint8_t *pdu, size_t len, u
     if (h.opcode == VW_ISCSI_R2T) {
         s->have_r2t = true;
         s->r2t_ttt = h.word20;
+    }
+    if (h.opcode == VW_ISCSI_SCSI_CMD) {
+        s->have_cmd = true;
+        s->cmd_itt = h.itt;
     }
     if (h.opcode == VW_ISCSI_SCSI_RSP && s->refuse && h.itt == s->refuse_itt && h.status == 0 &&
         s->v->req == VW_REQ_NONE && s->case_rule != VW_REQ_NONE) {
