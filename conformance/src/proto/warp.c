@@ -1,6 +1,8 @@
 /* The WARP module: the case vocabulary, the encoder (vw_warp_encode) and a
  * session on the wire library's framer (vw_warp_framer: chunk decoding, the
- * Adler-32, the W4 sequencing rules). See conform/proto/warp.h. */
+ * Adler-32, the W4 sequencing rules) that reassembles the target's ULP PDUs
+ * (C63) and watches that nothing of an invalid chunk is delivered (C62).
+ * See conform/proto/warp.h. */
 #include "conform/proto/warp.h"
 
 #include <stdio.h>
@@ -18,9 +20,10 @@
 #include "vitcp/warp_stream.h"
 
 /* The i-fields are the iSCSI Basic Header Segment at the start of a Send
- * ULP PDU (its chunk at offset 0 with at least 48 payload bytes): read from
- * what the target sends, written by a send with iscsi=read|write|data-out
- * (Appendix B, W8). */
+ * ULP PDU (at least 48 bytes): read from what the target sends, written by
+ * a send with iscsi=read|write|data-out|r2t|response (Appendix B, W8). r2t
+ * writes the RID the target's last R2T announced; chunks (read only) is how
+ * many chunks carried a ULP PDU. */
 enum warp_field {
     WF_E, WF_C, WF_L, WF_RSVD, WF_LEN, WF_SSN, WF_OFFSET, WF_RID, WF_PAYLOAD, WF_ADLER,
     WF_IOP, WF_IITT, WF_ITTT, WF_IOFFSET, WF_ILEN, WF_ISTATUS, WF_ROFF, WF_RRID, WF_RTAIL, WF_R2T, WF_CHUNKS,
@@ -155,7 +158,7 @@ static int parse_send_arg(struct cf_step *st, const char *name, const char *v, c
     return 1;
 }
 
-/* One side's open RDMA Write ULP PDU (C51): its chunks share the RID and
+/* The tester's open RDMA Write ULP PDU (C51): its chunks share the RID and
  * continue each other's offsets (W4), so a chunk's offset in its ULP PDU,
  * which data=echo compares at, is its offset less the first chunk's. */
 struct rdma_pdu {
