@@ -64,12 +64,16 @@ MATRIX = [
 
 ECHO_ONLY = {"announce", "readback", "no-rdma-echo", "mix", "base"}  # no meaning in iSCSI mode
 
+# As root, this combination also runs every echo and listen-mode case through
+# the packet relay (--relay-all), so that the real packets carry its choices.
+RELAY_ALL = (["announce", "frag=5", "first-ssn=4294967295", "mix", "no-close"], NO_READBACK)
+
 
 def peer_args(choices):
     return ["--choice", ",".join(choices)]
 
 
-def run_echo(choices):
+def run_echo(choices, extra=()):
     """The echo cases (and the relay cases as root) against warp-peer with
     the choices, given its region: (rc, report, text, log, status, seconds)."""
     t0 = time.monotonic()
@@ -79,7 +83,7 @@ def run_echo(choices):
         for c in sorted(suite.ISCSI_CASES):
             skip += ["--skip", c]
         # the listen-mode cases against warp-peer --connect making the same choices (C64)
-        rc, rep, _, text = suite.run(peer, "--region", peer.region, *skip, relay=suite.ROOT,
+        rc, rep, _, text = suite.run(peer, "--region", peer.region, *skip, *extra, relay=suite.ROOT,
                                      initiator=peer_args(choices))
     finally:
         status = peer.stop()
@@ -130,7 +134,15 @@ class WarpPeerChoices(unittest.TestCase):
                 runs.append(("echo", choices, echo_na))
             if iscsi and not any(c.split("=")[0] in ECHO_ONLY for c in choices):
                 runs.append(("iscsi", choices, set()))
-        results = peerlib.parallel(lambda r: (run_echo if r[0] == "echo" else run_iscsi)(r[1]), runs, JOBS)
+        if suite.ROOT:
+            runs.append(("echo --relay-all", RELAY_ALL[0], RELAY_ALL[1]))
+
+        def one(r):
+            if r[0] == "iscsi":
+                return run_iscsi(r[1])
+            return run_echo(r[1], ("--relay-all",) if r[0].endswith("--relay-all") else ())
+
+        results = peerlib.parallel(one, runs, JOBS)
         problems = []
         for (mode, choices, expected), (rc, report, text, log, status, secs) in zip(runs, results):
             name = "%s %s" % (mode, " ".join(peer_args(choices)))
