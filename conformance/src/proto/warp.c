@@ -213,7 +213,7 @@ struct warp_session {
     uint32_t cmd_itt;
     bool refuse;               /* answer=not-good was sent: a GOOD SCSI Response for refuse_itt breaks */
     uint32_t refuse_itt;
-    enum vw_req case_rule;     /* the case's first requirement */
+    enum vw_req case_rule;     /* the rule of the case's invalid chunks (its first requirement, C62) */
     cf_msg_sink sink;
     void *ctx;
     struct cf_rx_verdict *v;
@@ -335,7 +335,9 @@ static void *session_new(const struct cf_case *c)
     }
     if (s) {
         s->iscsi = (c->flags & WARP_CASE_ISCSI) != 0;
-        s->case_rule = c->nreqs ? c->reqs[0] : VW_REQ_NONE;
+        /* the rule an invalid chunk breaks: the first requirement, or the
+         * second of an advisory case (its first is the reaction, C62) */
+        s->case_rule = c->advisory && c->nreqs > 1 ? c->reqs[1] : c->nreqs ? c->reqs[0] : VW_REQ_NONE;
         vw_warp_iscsi_init(&s->iscsi_state);
     }
     return s;
