@@ -291,8 +291,7 @@ int peer_conn_feed(struct conn *c, const uint8_t *data, size_t len)
         c->unframed = true;
         peer_event("event=discarded conn=%u rule=%s detail=the stream cannot be framed at offset %llu; the rest "
                    "is dropped", c->id, vw_req_id(e), (unsigned long long)c->framer.stream_off);
-    }
-    else if (!c->failed && e != VW_REQ_NONE && e == lax_rule(c))
+    } else if (!c->failed && e != VW_REQ_NONE && e == lax_rule(c))
         lax_note(c, "the stream cannot be framed at offset %llu; the rest is dropped",
                  (unsigned long long)c->framer.stream_off);
     else if (!c->failed && e != VW_REQ_NONE)
