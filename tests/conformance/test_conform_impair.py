@@ -16,13 +16,16 @@ same byte stream, so:
    packet; lint and the plugin (one and two passes) find in it no
    VI/TCP rule broken that the clean run's capture does not show: TCP's
    repairs are TCP's (Wireshark's own analysis), never a VI/TCP error.
-4. PacketWay EEP over UDP: the tester impairs its own links; a case the
+4. WARP and IFT against warp-peer and ift-peer: every case that passes
+   through the clean relay passes under each shipped profile.
+5. PacketWay EEP over UDP: the tester impairs its own links; a case the
    impairment touched (lost, copied, reordered) that does not pass is
    inconclusive, never failed, and a fixed delay changes no verdict.
-5. Bad profiles are refused.
+6. Bad profiles are refused.
 
 Needs root (the relay's namespace and TUN devices); skipped otherwise.
-Environment: VITCP_CONFORM, VITCP_CASES, VIPL_PEER, PKTWAY_NODE; VITCP_PLUGIN and
+Environment: VITCP_CONFORM, VITCP_CASES, VIPL_PEER, PKTWAY_NODE, WARP_PEER,
+IFT_PEER; VITCP_PLUGIN and
 VITCP_PRELOAD for tshark (the plugin's part is skipped without them).
 """
 import json
@@ -187,6 +190,53 @@ class Impaired(unittest.TestCase):
                 problems.append("%s (%s): not caught under its ID on a lossy network:\n%s" % (name, rid, vipl.describe(bad)))
         print("%d faults, each caught under its own ID with --impair lossy" % (len(faults) - len(problems)))
         self.assertEqual(problems, [], "\n".join(problems))
+
+
+def stream_suite(program, peer_args, protocol, conform_args):
+    """The protocol's active cases against a fresh reference peer listening on all addresses (the relay
+    reaches it at its address there): (JSON report, text)."""
+    import re
+    peer = peerlib.Process([program] + peer_args, r"event=listening", timeout=10)
+    try:
+        port = re.search(r"port=(\d+)", peer.ready_line).group(1)
+        with tempfile.TemporaryDirectory() as d:
+            js = os.path.join(d, "r.json")
+            p = subprocess.run([CONFORM, "run", "--protocol", protocol, "--target", "127.0.0.1:" + port,
+                                "--cases", vipl.CASES, "--json", js, "--no-capture", "--quiet"] + list(conform_args),
+                               capture_output=True, text=True, timeout=300)
+            with open(js) as f:
+                return json.load(f), p.stdout + p.stderr
+    finally:
+        peer.stop()
+
+
+@unittest.skipUnless(os.geteuid() == 0, "the packet relay needs root")
+class OtherStreams(unittest.TestCase):
+    """WARP and IFT against their reference peers: what passes through the clean relay passes impaired."""
+
+    def check(self, program_var, peer_args, protocol):
+        program = os.environ.get(program_var, "")
+        if not program:
+            self.skipTest(program_var + " not set")
+        clean, text = stream_suite(program, peer_args, protocol, ["--relay-all"])
+        if any(c["verdict"] == "skip" and "packet relay" in c["message"] for c in clean["cases"]):
+            self.skipTest("no packet relay here")
+        passing = {c["id"] for c in clean["cases"] if c["verdict"] == "pass"}
+        self.assertGreater(len(passing), 10, text)
+        runs = peerlib.parallel(lambda p: stream_suite(program, peer_args, protocol, ["--impair", p]), PROFILES, 2)
+        problems = []
+        for profile, (rep, text) in zip(PROFILES, runs):
+            worse = [c for c in rep["cases"] if c["id"] in passing and c["verdict"] not in ("pass", "advisory")]
+            if worse:
+                problems.append("%s %s: cases that pass through the clean relay but not here:\n%s" % (
+                    protocol, profile, vipl.describe(worse)))
+        self.assertEqual(problems, [], "\n".join(problems))
+
+    def test_warp(self):
+        self.check("WARP_PEER", ["--port", "0", "--zero-based"], "warp")
+
+    def test_ift(self):
+        self.check("IFT_PEER", ["--listen", "0"], "ift")
 
 
 class Datagrams(unittest.TestCase):

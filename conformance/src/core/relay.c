@@ -419,8 +419,15 @@ static void impair(struct cf_relay *r, enum cf_relay_side from, const uint8_t *p
                                  .data = (uint8_t *)p};
     size_t payload;
     const uint8_t *t = tcp_header(p, len, &payload);
-    if (!t || (t[13] & 0x26)) { /* SYN, RST, URG */
-        send_now(r, &pk);
+    if (!t || (t[13] & 0x26)) { /* SYN, RST, URG: not impaired, */
+        uint64_t last = 0; /* but never ahead of what this side sent before (an RST would abort it) */
+        for (const struct held_pkt *h = r->held; h; h = h->next)
+            if (h->pk.from == from && h->due > last)
+                last = h->due;
+        if (last)
+            hold(r, &pk, last);
+        else
+            send_now(r, &pk);
         return;
     }
     uint64_t *rng = &r->rng[from];
