@@ -115,7 +115,7 @@ struct ift_side {
     guint32 ai_frame;   /* 0: no AI seen from this side */
     guint32 flags;
     /* The first 64 bytes of this side's stream when they lack the magic:
-     * the indication's place (IFT-4-INDICATION-FIRST), shown as a broken
+     * the indication's place (IFT-4.1-MAGIC, I35), shown as a broken
      * indication so the frames after it stay in step. */
     guint32 ai_slot_frame;
     guint32 ai_slot_raw_offset;
@@ -177,6 +177,16 @@ static gboolean ift_side_known(const struct ift_side *s, const packet_info *pinf
 
 #define IFT_DDP_HDR_PLAUSIBLE_MAX 255
 
+/* I35: after a side's indication with a bad magic nothing of that side is
+ * read as IFT (lint's reader stops there too): its later frames would only
+ * repeat the fault as "a frame before the indication". raw_offset: where
+ * the PDU starts in the frame's data. */
+static gboolean ift_after_bad_indication(const struct ift_side *s, const packet_info *pinfo, guint32 raw_offset)
+{
+    return s->ai_slot_frame && !s->ai_frame &&
+           (pinfo->num > s->ai_slot_frame || (pinfo->num == s->ai_slot_frame && raw_offset > s->ai_slot_raw_offset));
+}
+
 static gboolean ift_is_ai(tvbuff_t *tvb, int offset)
 {
     return tvb_captured_length_remaining(tvb, offset) >= 4 && tvb_get_ntohl(tvb, offset) == VW_IFT_MAGIC;
@@ -199,16 +209,19 @@ static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void
     /* The sender's first byte (relative sequence number 1) is where its
      * indication must be. Without the magic, bytes that cannot start a
      * frame (a DDP header over IFT_DDP_HDR_PLAUSIBLE_MAX bytes; RFC 5041's
-     * are 14 and 18) are taken as a broken indication, so the frames after
-     * it stay in step; a real frame there is a frame before the indication. */
+     * are 14 and 18) or that carry their own indication CRC are an
+     * indication with a bad magic (I35, as lint), so the frames after it
+     * stay in step; other bytes there are a frame before the indication. */
     const struct tcpinfo *tcp = (const struct tcpinfo *)data;
     if (tcp && tcp->seq == 1 && offset == 0 && !ift_side_known(sender, pinfo) &&
-        tvb_get_ntohs(tvb, offset) > IFT_DDP_HDR_PLAUSIBLE_MAX) {
+        vw_ift_first_bytes_rule(tvb_get_ptr(tvb, offset, tvb_captured_length_remaining(tvb, offset)),
+                                (size_t)tvb_captured_length_remaining(tvb, offset)) == VW_REQ_IFT_4_1_MAGIC) {
         sender->ai_slot_frame = pinfo->num;
         sender->ai_slot_raw_offset = (guint32)tvb_raw_offset(tvb);
         return VW_IFT_IND_LEN;
     }
-    if (sender->lost_frame && pinfo->num > sender->lost_frame)
+    if ((sender->lost_frame && pinfo->num > sender->lost_frame) ||
+        ift_after_bad_indication(sender, pinfo, (guint32)tvb_raw_offset(tvb) + (guint32)offset))
         return (guint)tvb_reported_length_remaining(tvb, offset);
     const struct ift_side *receiver = &c->side[1 - dir];
     gboolean known = ift_side_known(sender, pinfo);
@@ -259,12 +272,9 @@ static struct ift_pdu_record *ift_record(tvbuff_t *tvb, packet_info *pinfo, stru
              * for the negotiation (the frames after it are then frames
              * before an indication, as vw_ift_conn sees them). */
             enum vw_req ind_err = vw_ift_ind_decode(raw, len, &ind, &fs);
-            /* Without the magic these bytes are no indication at all: what
-             * they break is that a side's first bytes are its indication
-             * (I7), the ID the lint gives the same bytes. */
-            for (size_t i = 0; ind_err == VW_REQ_IFT_4_1_MAGIC && i < fs.count; i++)
-                if (fs.item[i].req == VW_REQ_IFT_4_1_MAGIC)
-                    fs.item[i].req = VW_REQ_IFT_4_INDICATION_FIRST;
+            /* Without the magic, bytes that cannot start a frame at the
+             * sender's stream start are an indication with a bad magic:
+             * IFT-4.1-MAGIC, the ID lint gives the same bytes (I35). */
             if (ind_err != VW_REQ_IFT_4_1_MAGIC && ind_err != VW_REQ_IFT_4_1_LENGTH &&
                 vw_ift_nego_indication(&c->nego, dir, &ind, &fs)) {
                 c->side[dir].ai_frame = pinfo->num;
@@ -569,6 +579,11 @@ static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
                                (pinfo->num == sender->lost_frame &&
                                 (guint32)tvb_raw_offset(tvb) == sender->lost_raw_offset))) {
         ift_dissect_lost(tvb, pinfo, ift_tree, ti, sender, len);
+        return tvb_captured_length(tvb);
+    }
+    if (ift_after_bad_indication(sender, pinfo, (guint32)tvb_raw_offset(tvb))) {
+        proto_item_append_text(ti, ", %u bytes after this side's indication with a bad magic (not dissected)", len);
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[after a bad indication] Len=%u", len);
         return tvb_captured_length(tvb);
     }
     struct ift_pdu_record *rec = ift_record(tvb, pinfo, c, dir, raw, len, is_ai);

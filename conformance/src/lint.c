@@ -199,7 +199,7 @@ static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
     c->res->segments++;
     c->res->bytes += len;
     struct lint_conn *lc = c->conns[c->cur_conn];
-    /* V26: a bad CRC that was ACKed and followed by more data (stream offsets) */
+    /* V26, V29: a bad CRC the receiver ACKed and sent on after (stream offsets) */
     struct vw_findings all = *fs;
     vw_vitcp_badcrc_segment(&lc->badcrc, &lc->session.conn, c->cur_dir, lc->base[c->cur_dir] + off + len,
                             c->cur_frame, &all);
@@ -334,9 +334,16 @@ static void ift_read_status(struct lint_ctx *c, struct lint_conn *lc, int dir, e
     case VW_IFT_READ_OK:
         return;
     case VW_IFT_READ_NOT_INDICATION:
-        add_issue(c, c->cur_frame, dir, VW_REQ_IFT_4_INDICATION_FIRST, VW_SEV_ERROR,
-                  "the first bytes of this direction are not an adaption indication (no magic "
-                  "0x52444450): the rest of this direction is not checked");
+        /* I35: one ID with the plugin: a bad magic where the indication is
+         * due, or a frame before it */
+        if (lc->ift_reader[dir].not_indication_rule == VW_REQ_IFT_4_1_MAGIC)
+            add_issue(c, c->cur_frame, dir, VW_REQ_IFT_4_1_MAGIC, VW_SEV_ERROR,
+                      "the first bytes of this direction are an adaption indication with a bad magic (not "
+                      "0x52444450): the rest of this direction is not checked");
+        else
+            add_issue(c, c->cur_frame, dir, VW_REQ_IFT_4_INDICATION_FIRST, VW_SEV_ERROR,
+                      "the first bytes of this direction are a frame, not its adaption indication (no magic "
+                      "0x52444450): the rest of this direction is not checked");
         break;
     case VW_IFT_READ_STOPPED:
         add_issue(c, c->cur_frame, dir, VW_REQ_NONE, VW_SEV_NOTE,
@@ -640,6 +647,8 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
                       ev->diff_bytes, (unsigned long long)ev->diff_offset);
         break;
     case VN_TCP_DIR_END:
+        if (lc->kind == KIND_VITCP)
+            vw_vitcp_badcrc_close(&lc->badcrc, sdir); /* V29: this side's close is its reaction */
         if (!lc->dead[sdir])
             direction_end(c, lc, sdir, ev->frame);
         break;

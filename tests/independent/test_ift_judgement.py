@@ -256,15 +256,71 @@ class DdpMode(unittest.TestCase):
         self.assertEqual(fields[f][0], "0x00")
 
 
+def every_pass(test, name, frames):
+    """Lint's verdict, which the plugin must give in one pass and in two."""
+    path = capture(name, frames)
+    lt, _ = lint(path)
+    lt = only(lt, "IFT-")
+    for two in (False, True):
+        ts, _ = tshark(path, "IFT-", two_pass=two)
+        test.assertEqual(ts, lt, "two_pass=%s" % two)
+    return lt
+
+
 class BadMagic(unittest.TestCase):
+    """One fault, one ID (I35): an indication with a bad magic is
+    IFT-4.1-MAGIC in both tools, and nothing after it repeats the fault;
+    a frame where the indication is due is IFT-4-INDICATION-FIRST."""
+
     def test_one_id_in_both_tools(self):
         c = Conversation(PORT)
         a = c.send(0, indication(R | HC | PC, VA, magic=0x52444451))
         c.rst(1)
-        lt, ts, _ = both("ift_magic.pcap", c.frames)
-        self.assertEqual(set(ids(lt)), {a})
-        self.assertEqual(len(ids(lt)[a]), 1)
-        self.assertEqual(ts, lt)
+        lt = every_pass(self, "ift_magic.pcap", c.frames)
+        self.assertEqual(ids(lt), {a: {"IFT-4.1-MAGIC"}})
+
+    def test_bad_magic_found_by_its_crc_and_frames_after_it(self):
+        c = Conversation(PORT)
+        a = c.send(0, indication(R | HC | PC, VA, magic=0x00000001))   # header_size 0 there: the CRC tells
+        c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        c.rst(1)
+        lt = every_pass(self, "ift_magic_frames.pcap", c.frames)
+        self.assertEqual(ids(lt), {a: {"IFT-4.1-MAGIC"}})
+
+    def test_frame_before_the_indication(self):
+        c = Conversation(PORT)
+        f = c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        c.rst(1)
+        lt = every_pass(self, "ift_frame_first.pcap", c.frames)
+        self.assertEqual(ids(lt), {f: {"IFT-4-INDICATION-FIRST"}})
+
+
+class BcVersionAnswer(unittest.TestCase):
+    """I34: an answer with BC version 2 to a version 1 indication breaks
+    IFT-4.2-BC-VERSION-SET (answering confirms version 1), an error in both
+    tools, whatever its version field; A's reset is the right reaction."""
+
+    def test_answer_with_bc_version_2(self):
+        for version in (1, 2):
+            c = Conversation(PORT)
+            c.send(0, indication(R | HC | PC, VA))
+            b = c.send(1, indication(PH | R | HC | PC, VB, version=version, bc_version=2))
+            c.rst(0)
+            lt = every_pass(self, "ift_bc_answer%d.pcap" % version, c.frames)
+            self.assertEqual(lt, {b: {("IFT-4.2-BC-VERSION-SET", "error")}})
+
+
+class RDisagreementSeenByA(unittest.TestCase):
+    def test_a_carries_on_after_the_answer_is_red(self):
+        c = Conversation(PORT)
+        c.send(0, indication(R | HC | PC, VA))
+        b = c.send(1, indication(PH | HC | PC, VB))
+        bad = c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        c.close()
+        lt = every_pass(self, "ift_r_a_on.pcap", c.frames)
+        self.assertEqual(ids(lt), {bad: {"IFT-4.2-R-AGREE"}})
+        self.assertIn(("IFT-4.2-R-AGREE", "note"), lt[b])
 
 
 if __name__ == "__main__":

@@ -505,7 +505,7 @@ const size_t tg_other_scenario_count = sizeof tg_other_scenarios / sizeof tg_oth
 #define MW(sym, el, ap, what) {VW_REQ_##sym, TG_WARP, what, el, ap}
 const struct tg_mutation tg_other_mutations[] = {
     MI(IFT_4_2_IND_CRC, ift_ind, ap_ift_ind_crc, "indication CRC with every bit inverted"),
-    MI(IFT_4_INDICATION_FIRST, ift_ind, ap_ift_magic, "indication with a wrong magic: the stream does not start with one"),
+    MI(IFT_4_1_MAGIC, ift_ind, ap_ift_magic, "indication with a wrong magic (I35)"),
     MI(IFT_4_2_VERSION, ift_ind, ap_ift_version, "indication Version 2"),
     MI(IFT_4_2_RESERVED_ZERO, ift_ind, ap_ift_reserved, "reserved flag bit set"),
     MI(IFT_4_2_PHASE, ift_ind_answer, ap_ift_phase, "answer indication with PH clear"),

@@ -443,10 +443,12 @@ static void read_status(struct ift_session *s, enum vw_ift_read_status st)
     if (st == VW_IFT_READ_OK)
         return;
     s->dead = true;
-    if (st == VW_IFT_READ_NOT_INDICATION)
-        rx_verdict(s->v, VW_REQ_IFT_4_INDICATION_FIRST,
+    if (st == VW_IFT_READ_NOT_INDICATION) /* I35: a bad magic, or a frame before the indication */
+        rx_verdict(s->v, s->reader.not_indication_rule,
                    "%s (no magic 0x52444450 at stream offset %llu)",
-                   "the target's first bytes are not an adaption indication", 0ULL);
+                   s->reader.not_indication_rule == VW_REQ_IFT_4_1_MAGIC
+                       ? "the target's first bytes are an adaption indication with a bad magic"
+                       : "the target's first bytes are a frame, not an adaption indication", 0ULL);
     else if (st == VW_IFT_READ_FRAMING_LOST) /* I13: a frame's sizes did not fit */
         rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s (stream offset %llu)",
                    "bytes of the target's where a frame should start cannot start one: the sizes of the frame "
@@ -1034,7 +1036,7 @@ static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, boo
         static const struct {
             unsigned f;
             enum vw_req req;
-        } checks[] = {{F_MAGIC, VW_REQ_IFT_4_INDICATION_FIRST}, {F_VERSION, VW_REQ_IFT_4_2_VERSION},
+        } checks[] = {{F_MAGIC, VW_REQ_IFT_4_1_MAGIC}, {F_VERSION, VW_REQ_IFT_4_2_VERSION},
                       {F_BC, VW_REQ_IFT_4_2_BC_VERSION_SET}, {F_CRC, VW_REQ_IFT_4_2_IND_CRC},
                       {F_RSVD, VW_REQ_IFT_4_2_RESERVED_ZERO}};
         int64_t vals[] = {ind.magic, ind.version, ind.bc_version, ind.crc_ok, !ind.reserved_zero};

@@ -146,7 +146,7 @@ void vw_ift_nego_frame_rules(const struct vw_ift_nego *n, int dir, const struct 
 
 enum vw_ift_read_status {
     VW_IFT_READ_OK,
-    VW_IFT_READ_NOT_INDICATION, /* the direction does not start with an indication (IFT-4-INDICATION-FIRST) */
+    VW_IFT_READ_NOT_INDICATION, /* the direction does not start with an indication: not_indication_rule (I35) */
     VW_IFT_READ_TOO_LARGE,      /* a PDU longer than the reader's limit */
     VW_IFT_READ_NO_MEMORY,
     VW_IFT_READ_STOPPED,        /* the callback asked to stop */
@@ -172,6 +172,7 @@ struct vw_ift_reader {
     enum vw_ift_read_status status; /* sticky */
     uint64_t lost_off;              /* VW_IFT_READ_FRAMING_LOST: stream offset of the foreign bytes */
     uint16_t lost_hs, lost_vtag;    /* ... their header_size and VTag */
+    enum vw_req not_indication_rule; /* VW_IFT_READ_NOT_INDICATION: IFT-4.1-MAGIC or IFT-4-INDICATION-FIRST (I35) */
 };
 
 /* limit: longest PDU to accept (at least VW_IFT_IND_LEN; VW_IFT_READ_LIMIT_MAX
