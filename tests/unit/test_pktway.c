@@ -370,10 +370,24 @@ static void test_datagram_carrier(void **state)
     assert_int_equal(m.ei, 0x5);
     assert_int_equal(m.ot_len, 8);
     assert_int_equal(m.link_padding, 0);
-    assert_int_equal(fs.count, 2);
-    assert_int_equal(fs.item[0].req, VW_REQ_EEP_9_OT_NEEDS_OH);
-    assert_string_equal(fs.item[0].detail, "8 bytes between the data block and the TAIL, but h=0");
-    assert_int_equal(fs.item[1].req, VW_REQ_EEP_10_EI_ERROR);
+    /* P30: with h=0 the trailer word is a data word DL did not count (the
+     * DL rule, an error); the trailer reading is the symptom's note */
+    assert_int_equal(fs.count, 3);
+    assert_int_equal(fs.item[0].req, VW_REQ_EEP_6H_DL_FITS);
+    assert_int_equal(fs.item[0].severity, VW_SEV_ERROR);
+    assert_int_equal(fs.item[1].req, VW_REQ_EEP_9_OT_NEEDS_OH);
+    assert_int_equal(fs.item[1].severity, VW_SEV_NOTE);
+    assert_int_equal(fs.item[2].req, VW_REQ_EEP_10_EI_ERROR);
+    /* OH fields written with h=0 (DL counting the data only): the H rule */
+    static const uint8_t oh_h0[40] = {
+        0, 0, 0x01, 0x23, 0, 0, 0, 0x01, 0, 0, 0, 1, 0, 0, 0, 0x42,   /* header: DL 1, h=0 */
+        0x45, 3, 'a', 'b', 'c', 0, 0, 0,                               /* OH type 5, C=1, L=3 */
+        'd', 'a', 't', 'a', 0, 0, 0, 0,                                /* the data word */
+        0, 0, 0, 0, 0, 0, 0, 0};                                       /* TAIL */
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_eep_decode_on(oh_h0, sizeof oh_h0, VW_EEP_CARRIER_DATAGRAM, &m, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_6I_H_FLAG));
+    assert_false(vw_findings_has(&fs, VW_REQ_EEP_6H_DL_FITS));
     /* the same bytes on a link: the TAIL follows the data block */
     assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_NONE);
     assert_int_equal(m.tail_offset, 24);

@@ -236,6 +236,47 @@ enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *m,
     return vw_eep_decode_on(buf, len, VW_EEP_CARRIER_LINK, m, fs);
 }
 
+/*
+ * P30: with h=0 there are no trailer fields (9: only an OH field announces
+ * them), so whole words of the message between the data block DL sizes and
+ * the TAIL are bytes the header did not count. The rule the sender broke
+ * first is in the header: the H bit (6i) when the data block starts with
+ * OH fields ending with C=1 that account for the extra words (OH fields
+ * written with h=0: a reader takes them as data and the data's end as
+ * extra words), else DL (6h: DL gives the data block's length, shorter
+ * here than the block sent). The trailer reading stays as a note
+ * (EEP-9-OT-NEEDS-OH): read as trailer fields, they would need an OH.
+ * extra: the uncounted bytes (over a link the TAIL read is then a word of
+ * the message and its real TAIL is among them).
+ */
+static void uncounted_words(const uint8_t *buf, const struct vw_eep_msg *m, size_t extra_off, size_t extra,
+                            struct vw_findings *fs)
+{
+    size_t opos = 0;
+    struct vw_eep_oh oh;
+    bool ended = false;
+    const uint8_t *area = buf + m->db_offset;
+    size_t area_len = m->db_len + extra;
+    bool padded = true; /* each field's padding is zero (7), as a writer of OH fields leaves it */
+    while (!ended && vw_eep_oh_next(area, area_len, &opos, &oh) == 1) {
+        ended = oh.last;
+        padded = padded && all_zero(oh.data + oh.data_len, oh.field_len - 2 - oh.data_len);
+    }
+    /* the OH fields shifted exactly as many bytes of the message past the
+     * end DL gives it (a link frame's zero padding is read as padding) */
+    bool oh_fields = ended && padded && opos == extra;
+    if (oh_fields)
+        vw_findings_add(fs, VW_REQ_EEP_6I_H_FLAG, VW_SEV_ERROR, (uint32_t)m->hdr_offset + 12, 1,
+                        "h=0 but the data block starts with %zu bytes of optional header fields (the last with "
+                        "C=1): h must be 1 (P30)", opos);
+    else
+        vw_findings_add(fs, VW_REQ_EEP_6H_DL_FITS, VW_SEV_ERROR, (uint32_t)(m->hdr_offset + 8), 4,
+                        "DL %u counts %zu bytes, but %zu more bytes of the message follow the data block with h=0 "
+                        "(no trailer fields): DL is short (P30)", m->hdr.dl, m->db_len, extra);
+    vw_findings_add(fs, VW_REQ_EEP_9_OT_NEEDS_OH, VW_SEV_NOTE, (uint32_t)extra_off, (uint32_t)extra,
+                    "read as trailer fields, these %zu bytes would need optional header fields", extra);
+}
+
 static enum vw_req decode_core(const uint8_t *buf, size_t len, enum vw_eep_carrier carrier,
                                struct vw_eep_msg *m, struct vw_findings *fs)
 {
@@ -347,6 +388,7 @@ static enum vw_req decode_core(const uint8_t *buf, size_t len, enum vw_eep_carri
      * right behind the data block is zero, that is read as padding, not as
      * zero trailer fields and a zero TAIL (no OH type is known to size
      * trailer fields, so the two readings are otherwise alike). */
+    bool tail_is_data = false;
     bool padded_minimum = carrier == VW_EEP_CARRIER_LINK && (len == 46 || len == 42) &&
                           len > pos + VW_EEP_TAIL_LEN &&
                           all_zero(buf + pos + VW_EEP_TAIL_LEN, len - pos - VW_EEP_TAIL_LEN);
@@ -372,8 +414,7 @@ static enum vw_req decode_core(const uint8_t *buf, size_t len, enum vw_eep_carri
                             "%zu bytes of optional trailer fields (no OH type is known to size them)",
                             m->ot_len);
         else if (m->ot_len)
-            vw_findings_add(fs, VW_REQ_EEP_9_OT_NEEDS_OH, VW_SEV_WARN, (uint32_t)pos, (uint32_t)m->ot_len,
-                            "%zu bytes between the data block and the TAIL, but h=0", m->ot_len);
+            uncounted_words(buf, m, pos, m->ot_len, fs);
     } else {
         /* Without OH fields there are no trailer fields: the header sizes the message. */
         m->tail_offset = pos;
@@ -385,14 +426,14 @@ static enum vw_req decode_core(const uint8_t *buf, size_t len, enum vw_eep_carri
             vw_findings_add(fs, VW_REQ_EEP_P1_CARRIAGE, VW_SEV_NOTE, (uint32_t)m->msg_len,
                             (uint32_t)m->link_padding, "%zu bytes after the TAIL: link padding, not part of the message",
                             m->link_padding);
-        else if (m->link_padding)
-            vw_findings_add(fs, VW_REQ_EEP_9_OT_NEEDS_OH, VW_SEV_WARN, (uint32_t)m->msg_len,
-                            (uint32_t)m->link_padding,
-                            "%zu bytes after the message without optional header fields",
-                            m->link_padding);
+        else if (m->link_padding) {
+            uncounted_words(buf, m, m->msg_len, m->link_padding, fs);
+            tail_is_data = true; /* the word read as the TAIL is one the header did not count */
+        }
     }
     m->ei = vw_get_be64(buf + m->tail_offset);
-    report_ei(m->ei, m->tail_offset, fs);
+    if (!tail_is_data)
+        report_ei(m->ei, m->tail_offset, fs);
     return VW_REQ_NONE;
 }
 
