@@ -65,6 +65,19 @@ static int hf_ift_header_size = -1;
 static int hf_ift_payload_size = -1;
 static int hf_ift_vtag = -1;
 static int hf_ift_ddp_header = -1;
+/* The RFC 5041 DDP header's fields in DDP mode (I14, D7): Wireshark's DDP
+ * dissector would read byte 1 as RDMAP, which in DDP mode is the ULP's. */
+static int hf_ift_ddp_tagged = -1;
+static int hf_ift_ddp_last = -1;
+static int hf_ift_ddp_reserved = -1;
+static int hf_ift_ddp_dv = -1;
+static int hf_ift_ddp_rsvdulp = -1;
+static int hf_ift_ddp_stag = -1;
+static int hf_ift_ddp_to = -1;
+static int hf_ift_ddp_rsvdulp2 = -1;
+static int hf_ift_ddp_qn = -1;
+static int hf_ift_ddp_msn = -1;
+static int hf_ift_ddp_mo = -1;
 static int hf_ift_hcrc = -1;
 static int hf_ift_hcrc_status = -1;
 static int hf_ift_payload = -1;
@@ -82,6 +95,8 @@ static gint ett_ift = -1;
 static gint ett_ift_ai = -1;
 static gint ett_ift_ai_flags = -1;
 static gint ett_ift_frame = -1;
+static gint ett_ift_ddp = -1;
+static gint ett_ift_ddp_control = -1;
 static gint ett_ift_state = -1;
 
 static rule_experts_t ift_rules;
@@ -466,6 +481,31 @@ static void ift_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, int
                             ENC_LITTLE_ENDIAN, present ? PROTO_CHECKSUM_VERIFY : PROTO_CHECKSUM_NOT_PRESENT);
 }
 
+/* D7: the DDP header's fields in DDP mode (both R clear, I14), RFC 5041's
+ * layout: the control byte, the ULP's byte, then STag and TO (tagged) or
+ * the ULP's four bytes, QN, MSN and MO (untagged). */
+static void ift_add_ddp_fields(proto_tree *t, tvbuff_t *tvb, int offset, const struct vw_ddp_hdr *h)
+{
+    static int *const control_fields[] = {&hf_ift_ddp_tagged, &hf_ift_ddp_last, &hf_ift_ddp_reserved, &hf_ift_ddp_dv,
+                                          NULL};
+    proto_tree_add_bitmask_text(t, tvb, offset, 1, "DDP control: ", NULL, ett_ift_ddp_control, control_fields,
+                                ENC_BIG_ENDIAN, BMT_NO_APPEND);
+    proto_tree_add_item(t, hf_ift_ddp_rsvdulp, tvb, offset + 1, 1, ENC_BIG_ENDIAN);
+    if (h->tagged) {
+        proto_tree_add_item(t, hf_ift_ddp_stag, tvb, offset + 2, 4, ENC_BIG_ENDIAN);
+        proto_tree_add_item(t, hf_ift_ddp_to, tvb, offset + 6, 8, ENC_BIG_ENDIAN);
+        proto_item_append_text(proto_tree_get_parent(t), ": Tagged, STag 0x%08x, TO %" G_GUINT64_FORMAT "%s", h->stag,
+                               h->to, h->last ? ", Last" : "");
+    } else {
+        proto_tree_add_item(t, hf_ift_ddp_rsvdulp2, tvb, offset + 2, 4, ENC_BIG_ENDIAN);
+        proto_tree_add_item(t, hf_ift_ddp_qn, tvb, offset + 6, 4, ENC_BIG_ENDIAN);
+        proto_tree_add_item(t, hf_ift_ddp_msn, tvb, offset + 10, 4, ENC_BIG_ENDIAN);
+        proto_tree_add_item(t, hf_ift_ddp_mo, tvb, offset + 14, 4, ENC_BIG_ENDIAN);
+        proto_item_append_text(proto_tree_get_parent(t), ": Untagged, QN %u, MSN %u, MO %u%s", h->qn, h->msn, h->mo,
+                               h->last ? ", Last" : "");
+    }
+}
+
 static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree *ift_tree,
                               const guint8 *raw, guint32 len, struct ift_conv *c, int dir,
                               struct ift_pdu_record *rec)
@@ -488,7 +528,9 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
         if (frame.has_payload_crc && !frame.payload_crc_ok)
             col_append_str(pinfo->cinfo, COL_INFO, " [BAD PAYLOAD CRC]");
         int offset = VW_IFT_FRAME_HDR_LEN;
-        proto_tree_add_item(ft, hf_ift_ddp_header, tvb, offset, frame.header_size, ENC_NA);
+        proto_item *ddp_item = proto_tree_add_item(ft, hf_ift_ddp_header, tvb, offset, frame.header_size, ENC_NA);
+        if (frame.ddp_decoded && rec->mode == IFT_MODE_DDP)
+            ift_add_ddp_fields(proto_item_add_subtree(ddp_item, ett_ift_ddp), tvb, offset, &frame.ddp_hdr);
         offset += frame.header_size;
         ift_add_crc(ft, tvb, pinfo, offset, hf_ift_hcrc, hf_ift_hcrc_status, frame.has_hdr_crc, frame.hdr_crc_computed);
         proto_tree_add_item(ft, hf_ift_payload, tvb, (int)frame.payload_offset, frame.payload_size, ENC_NA);
@@ -671,6 +713,17 @@ void proto_register_ift(void)
         { &hf_ift_payload_size, { "Payload size", "ift.payload_size", FT_UINT16, BASE_DEC, NULL, 0x0, "Bytes of DDP payload", HFILL } },
         { &hf_ift_vtag, { "Receiver's VTag", "ift.vtag", FT_UINT16, BASE_HEX, NULL, 0x0, "VTag the receiver of this frame announced in its indication", HFILL } },
         { &hf_ift_ddp_header, { "DDP header", "ift.ddp_header", FT_BYTES, BASE_NONE, NULL, 0x0, "RFC 5041 DDP header carried by the frame (14 bytes tagged, 18 untagged)", HFILL } },
+        { &hf_ift_ddp_tagged, { "Tagged", "ift.ddp.tagged", FT_BOOLEAN, 8, NULL, 0x80, "T: a tagged buffer model segment (RFC 5041)", HFILL } },
+        { &hf_ift_ddp_last, { "Last", "ift.ddp.last", FT_BOOLEAN, 8, NULL, 0x40, "L: the last segment of a DDP message", HFILL } },
+        { &hf_ift_ddp_reserved, { "Reserved", "ift.ddp.reserved", FT_UINT8, BASE_HEX, NULL, 0x3C, "Reserved bits of the DDP control byte", HFILL } },
+        { &hf_ift_ddp_dv, { "DDP version", "ift.ddp.dv", FT_UINT8, BASE_DEC, NULL, 0x03, "DV", HFILL } },
+        { &hf_ift_ddp_rsvdulp, { "Reserved for the ULP", "ift.ddp.rsvdulp", FT_UINT8, BASE_HEX, NULL, 0x0, "RsvdULP: the ULP's byte in DDP mode (RDMAP's control byte only in RDMA mode)", HFILL } },
+        { &hf_ift_ddp_stag, { "STag", "ift.ddp.stag", FT_UINT32, BASE_HEX, NULL, 0x0, "Steering tag of the tagged buffer", HFILL } },
+        { &hf_ift_ddp_to, { "Tagged offset", "ift.ddp.to", FT_UINT64, BASE_DEC, NULL, 0x0, "TO: offset in the tagged buffer", HFILL } },
+        { &hf_ift_ddp_rsvdulp2, { "Reserved for the ULP (untagged)", "ift.ddp.rsvdulp2", FT_UINT32, BASE_HEX, NULL, 0x0, "RsvdULP of an untagged segment: the ULP's in DDP mode", HFILL } },
+        { &hf_ift_ddp_qn, { "Queue number", "ift.ddp.qn", FT_UINT32, BASE_DEC, NULL, 0x0, "QN", HFILL } },
+        { &hf_ift_ddp_msn, { "Message sequence number", "ift.ddp.msn", FT_UINT32, BASE_DEC, NULL, 0x0, "MSN", HFILL } },
+        { &hf_ift_ddp_mo, { "Message offset", "ift.ddp.mo", FT_UINT32, BASE_DEC, NULL, 0x0, "MO", HFILL } },
         { &hf_ift_hcrc, { "Header CRC", "ift.hcrc", FT_UINT32, BASE_HEX, NULL, 0x0, "CRC-32C over the frame header and DDP header, least significant byte first", HFILL } },
         { &hf_ift_hcrc_status, { "Header CRC status", "ift.hcrc.status", FT_UINT8, BASE_NONE, VALS(proto_checksum_vals), 0x0, "Whether the header CRC matches (Not present when the sender announced no HC)", HFILL } },
         { &hf_ift_payload, { "DDP payload", "ift.payload", FT_BYTES, BASE_NONE, NULL, 0x0, "DDP payload bytes of the frame", HFILL } },
@@ -684,7 +737,8 @@ void proto_register_ift(void)
         { &hf_ift_state_vtag, { "Expected VTag", "ift.state.vtag", FT_UINT16, BASE_HEX, NULL, 0x0, "VTag the receiver announced, which this frame must carry", HFILL } },
         { &hf_ift_state_mode, { "Mode", "ift.state.mode", FT_UINT32, BASE_DEC, VALS(ift_mode_vals), 0x0, "DDP or RDMA mode agreed by the two indications", HFILL } },
     };
-    static gint *ett[] = { &ett_ift, &ett_ift_ai, &ett_ift_ai_flags, &ett_ift_frame, &ett_ift_state };
+    static gint *ett[] = { &ett_ift, &ett_ift_ai, &ett_ift_ai_flags, &ett_ift_frame, &ett_ift_state, &ett_ift_ddp,
+                           &ett_ift_ddp_control };
 
     proto_ift = proto_register_protocol("iWARP Framing for TCP", "IFT", "ift");
     proto_register_field_array(proto_ift, hf, array_length(hf));

@@ -267,6 +267,38 @@ def every_pass(test, name, frames):
     return lt
 
 
+class DdpModeFields(unittest.TestCase):
+    """Issue 31 item 5 (D7): in DDP mode (both R clear) the plugin decodes
+    the RFC 5041 header itself: control bits, the ULP's byte, STag and TO
+    or QN, MSN and MO; in RDMA mode it leaves them to Wireshark's DDP."""
+
+    FIELDS = ["ift.ddp.tagged", "ift.ddp.last", "ift.ddp.dv", "ift.ddp.rsvdulp", "ift.ddp.stag", "ift.ddp.to",
+              "ift.ddp.qn", "ift.ddp.msn", "ift.ddp.mo", "ift.ddp.rsvdulp2"]
+
+    def test_tagged_and_untagged(self):
+        import struct
+        untagged = struct.pack(">BBIIII", 0x40 | 0x01, 0x5A, 0xCAFEF00D, 3, 7, 64)   # L, DV 1, ULP byte, QN 3, MSN 7, MO 64
+        c = agreed(r=False)
+        t = c.send(0, frame(VB, ddp_tagged(stag=0xABCD, to=4096, rdmap=0x07), PAYLOAD))
+        u = c.send(0, frame(VB, untagged, PAYLOAD))
+        c.close()
+        path = capture("ift_ddp_fields.pcap", c.frames)
+        for two in (False, True):
+            _, f = tshark(path, "IFT-", self.FIELDS, two_pass=two)
+            self.assertEqual(f[t][:6], ["1", "1", "1", "0x07", "0x0000abcd", "4096"], "two_pass=%s" % two)
+            self.assertEqual(f[u][:4], ["0", "1", "1", "0x5a"])
+            self.assertEqual(f[u][6:], ["3", "7", "64", "0xcafef00d"])
+        lt, _ = lint(path)
+        self.assertEqual(ids(only(lt, "IFT-")), {})
+        # RDMA mode: Wireshark's DDP/RDMAP decodes it, not these fields
+        c = agreed(r=True)
+        t = c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        c.close()
+        _, f = tshark(capture("ift_rdma_fields.pcap", c.frames), "IFT-", self.FIELDS + ["iwarp_ddp.stag"])
+        self.assertEqual(f[t][:10], [""] * 10)
+        self.assertEqual(f[t][10], "0x00001234")
+
+
 class BadMagic(unittest.TestCase):
     """One fault, one ID (I35): an indication with a bad magic is
     IFT-4.1-MAGIC in both tools, and nothing after it repeats the fault;
