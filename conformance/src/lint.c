@@ -97,6 +97,7 @@ void cf_lint_options_init(struct cf_lint_options *o)
     o->ift_port = VW_IFT_DEFAULT_PORT;
     o->warp_port = VW_WARP_DEFAULT_PORT;
     o->eep_udp_port = VW_EEP_UDP_PORT;
+    o->eep_routers = NULL;
 }
 
 static void add_issue(struct lint_ctx *c, uint64_t frame, int dir, enum vw_req req,
@@ -711,17 +712,22 @@ static void on_datagram(void *ctx, const struct vn_datagram *dg)
     add_findings(c, err, what, "cannot be parsed", &fs);
     if (err != VW_REQ_NONE)
         return;
-    /* Both hops of a message through a router (P11): the wire library
-     * pairs the copies by the carrier's addresses, as the dissector does. */
-    if (!c->eep_pairs && !(c->eep_pairs = vw_eep_pairer_new())) {
-        c->oom = true;
-        return;
+    /* Both hops of a message through a router (P11, P31): the wire library
+     * pairs the copies by what a router may not change, as the dissector
+     * does; --eep-router names router addresses. */
+    if (!c->eep_pairs) {
+        if (!(c->eep_pairs = vw_eep_pairer_new())) {
+            c->oom = true;
+            return;
+        }
+        vw_eep_pairer_add_routers(c->eep_pairs, c->opt->eep_routers, NULL, 0); /* checked by the CLI */
     }
     struct vw_eep_hop hop;
     if (carrier == VW_EEP_CARRIER_LINK)
         vw_eep_hop_set(&hop, dg->src_mac, dg->dst_mac, 6);
     else
         vw_eep_hop_set(&hop, dg->src.ip.addr, dg->dst.ip.addr, dg->src.ip.family == 4 ? 4 : 16);
+    vw_eep_hop_set_time(&hop, dg->ts_usec);
     uint64_t first = 0;
     vw_findings_clear(&fs);
     if (vw_eep_pairer_add(c->eep_pairs, dg->frame, &hop, carrier, dg->data, &msg, &first, &fs)) {

@@ -91,6 +91,10 @@ NO_FAULT_FAILS = {
 
 # Other IDs a fault legitimately makes a case fail with, and why.
 RELATED = {
+    # P30: trailer words without OH fields are bytes the header did not
+    # count, the same bytes as a DL too short: named under the DL rule, the
+    # trailer reading (the fault's own ID) being that finding's note
+    "ot-without-oh": {"EEP-6H-DL-FITS"},
     # the capture cases' ERR steps compare the TE too, under the ERR's rule
     # (the router's capture case: under the path MTU's, whose ERR it is)
     "wrong-te": {"EEP-6E-ERR-TO-SA", "EEP-1B-PATH-MTU"},

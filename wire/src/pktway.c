@@ -5,6 +5,8 @@
  * that writes lengths, C bits and reserved fields wrong on request.
  */
 #include <stdlib.h>
+#include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
 #include "vitcp/bytes.h"
 #include "vitcp/pktway.h"
@@ -727,6 +729,30 @@ static bool hop_dst_group(const struct vw_eep_hop *h)
     }
 }
 
+bool vw_eep_addr_parse(const char *text, uint8_t out[16], size_t *len)
+{
+    if (!text || !out || !len)
+        return false;
+    unsigned m[6];
+    char tail;
+    if (sscanf(text, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &tail) == 6 &&
+        strlen(text) == 17) {
+        for (int i = 0; i < 6; i++)
+            out[i] = (uint8_t)m[i];
+        *len = 6;
+        return true;
+    }
+    if (inet_pton(AF_INET, text, out) == 1) {
+        *len = 4;
+        return true;
+    }
+    if (inet_pton(AF_INET6, text, out) == 1) {
+        *len = 16;
+        return true;
+    }
+    return false;
+}
+
 struct pair_entry {
     bool used, forwarded;
     uint64_t frame;
@@ -740,6 +766,9 @@ struct pair_entry {
 struct vw_eep_pairer {
     struct pair_entry e[VW_EEP_PAIR_WINDOW];
     unsigned next; /* ring slot the next message takes */
+    unsigned n_routers;
+    uint8_t router[VW_EEP_PAIR_ROUTERS_MAX][16];
+    uint8_t router_len[VW_EEP_PAIR_ROUTERS_MAX];
 };
 
 struct vw_eep_pairer *vw_eep_pairer_new(void)
@@ -756,31 +785,66 @@ void vw_eep_pairer_free(struct vw_eep_pairer *p)
     free(p);
 }
 
-/* The same message as far as a router must leave it: the version, the
- * rest of the EEP header (a changed priority is judged, not unpaired) and
- * the OH fields, so also the data block's length. */
-static bool same_message_key(const uint8_t *a, const struct vw_eep_msg *ma, const uint8_t *b,
-                             const struct vw_eep_msg *mb)
+bool vw_eep_pairer_add_router(struct vw_eep_pairer *p, const uint8_t *addr, size_t len)
+{
+    if (!p || !addr || (len != 4 && len != 6 && len != 16) || p->n_routers == VW_EEP_PAIR_ROUTERS_MAX)
+        return false;
+    memcpy(p->router[p->n_routers], addr, len);
+    p->router_len[p->n_routers++] = (uint8_t)len;
+    return true;
+}
+
+bool vw_eep_pairer_add_routers(struct vw_eep_pairer *p, const char *list, char *bad, size_t badlen)
+{
+    if (bad && badlen)
+        bad[0] = '\0';
+    for (const char *s = list ? list : ""; *s;) {
+        size_t n = strcspn(s, ", \t");
+        if (n) {
+            char one[64];
+            uint8_t a[16];
+            size_t len = 0;
+            bool ok = n < sizeof one;
+            if (ok) {
+                memcpy(one, s, n);
+                one[n] = '\0';
+                ok = vw_eep_addr_parse(one, a, &len) && vw_eep_pairer_add_router(p, a, len);
+            }
+            if (!ok) {
+                if (bad && badlen)
+                    snprintf(bad, badlen, "%.*s", (int)n, s);
+                return false;
+            }
+        }
+        s += n;
+        s += strspn(s, ", \t");
+    }
+    return true;
+}
+
+static bool is_router(const struct vw_eep_pairer *p, const uint8_t *addr, size_t len)
+{
+    for (unsigned i = 0; i < p->n_routers; i++)
+        if (p->router_len[i] == len && !memcmp(p->router[i], addr, len))
+            return true;
+    return false;
+}
+
+/* What a router may not change (P31): the version, DT, SA and PT. */
+static bool same_router_key(const struct vw_eep_msg *ma, const struct vw_eep_msg *mb)
+{
+    return ma->hdr.version == mb->hdr.version && ma->hdr.dt == mb->hdr.dt && ma->hdr.sa == mb->hdr.sa &&
+           ma->hdr.pt == mb->hdr.pt;
+}
+
+/* The rest of the EEP header apart from the priority, and the OH fields
+ * (so also the data block's length). */
+static bool same_header(const uint8_t *a, const struct vw_eep_msg *ma, const uint8_t *b,
+                        const struct vw_eep_msg *mb)
 {
     size_t la = ma->db_offset - ma->hdr_offset, lb = mb->db_offset - mb->hdr_offset;
     const uint8_t *ha = a + ma->hdr_offset, *hb = b + mb->hdr_offset;
     return la == lb && (ha[0] & 0xC0u) == (hb[0] & 0xC0u) && memcmp(ha + 1, hb + 1, la - 1) == 0;
-}
-
-/* Sent by the node the earlier copy went to (or, for a group destination,
- * by another node than its sender): a hop, not the same frame twice. */
-static bool next_hop(const struct vw_eep_hop *first, const struct vw_eep_hop *later)
-{
-    if (!first->len || first->len != later->len)
-        return false;
-    if (!memcmp(first->src, later->src, first->len) && !memcmp(first->dst, later->dst, first->len))
-        return false;
-    /* a message does not go back where it came from */
-    if (!memcmp(first->src, later->dst, first->len))
-        return false;
-    if (!memcmp(first->dst, later->src, first->len))
-        return true;
-    return hop_dst_group(first) && memcmp(first->src, later->src, first->len) != 0;
 }
 
 static bool same_data(const uint8_t *a, const struct vw_eep_msg *ma, const uint8_t *b, const struct vw_eep_msg *mb)
@@ -789,16 +853,36 @@ static bool same_data(const uint8_t *a, const struct vw_eep_msg *ma, const uint8
     return la == lb && memcmp(a + ma->db_offset, b + mb->db_offset, la) == 0;
 }
 
+/* Could the later copy be a router's hop of the earlier one, by the
+ * addresses that carry them (P31)? */
+static bool may_be_hop(const struct vw_eep_pairer *p, const struct vw_eep_hop *first,
+                       const struct vw_eep_hop *later)
+{
+    if (!first->len || !later->len)
+        return false; /* without the carrier's addresses the sender again cannot be told apart */
+    if (first->ts_usec && later->ts_usec &&
+        (later->ts_usec < first->ts_usec || later->ts_usec - first->ts_usec > VW_EEP_PAIR_USEC))
+        return false;
+    if (p->n_routers) {
+        if (!is_router(p, later->src, later->len))
+            return false;
+        if (first->len == later->len && !memcmp(first->src, later->src, first->len))
+            return false;
+        return is_router(p, first->dst, first->len) || hop_dst_group(first);
+    }
+    if (first->len != later->len)
+        return false;
+    if (!memcmp(first->src, later->src, first->len))
+        return false; /* its own sender again (also the same frame twice) */
+    return memcmp(first->src, later->dst, first->len) != 0; /* not back where it came from */
+}
+
 bool vw_eep_pairer_add(struct vw_eep_pairer *p, uint64_t frame, const struct vw_eep_hop *hop,
                        enum vw_eep_carrier carrier, const uint8_t *buf, const struct vw_eep_msg *m,
                        uint64_t *first_frame, struct vw_findings *fs)
 {
     if (!p || !hop || !m || m->msg_len == 0)
         return false;
-    /* The earlier copy: one with the same data first, else the oldest
-     * one not yet forwarded (a router that changed the data block). */
-    struct pair_entry *best = NULL;
-    int best_score = 0;
     for (unsigned k = 0; k < VW_EEP_PAIR_WINDOW; k++) {
         struct pair_entry *e = &p->e[(p->next + k) % VW_EEP_PAIR_WINDOW];
         /* The same frame again (the sender repeated it, a capture on two
@@ -807,16 +891,26 @@ bool vw_eep_pairer_add(struct vw_eep_pairer *p, uint64_t frame, const struct vw_
         if (e->used && e->hop.len == hop->len && !memcmp(e->hop.src, hop->src, hop->len) &&
             !memcmp(e->hop.dst, hop->dst, hop->len) && e->len == m->msg_len && !memcmp(e->bytes, buf, e->len)) {
             e->frame = frame;
+            e->hop.ts_usec = hop->ts_usec;
             e->forwarded = false;
             return false;
         }
     }
+    /* The earlier copy (P31): the same data block first (8), then the same
+     * header (4), then one sent to this copy's sender (2), then one not yet
+     * forwarded (1); one with neither the data nor the header is another
+     * message; ties go to the oldest. */
+    struct pair_entry *best = NULL;
+    int best_score = 0;
     for (unsigned k = 0; k < VW_EEP_PAIR_WINDOW; k++) {
         struct pair_entry *e = &p->e[(p->next + k) % VW_EEP_PAIR_WINDOW]; /* oldest first */
-        if (!e->used || !next_hop(&e->hop, hop) || !same_message_key(e->bytes, &e->msg, buf, m))
+        if (!e->used || !same_router_key(&e->msg, m) || !may_be_hop(p, &e->hop, hop))
             continue;
-        /* same data: 2, not yet forwarded: 1; a forwarded copy with other data is no match */
-        int score = (same_data(e->bytes, &e->msg, buf, m) ? 2 : 0) + (e->forwarded ? 0 : 1);
+        bool data = same_data(e->bytes, &e->msg, buf, m), header = same_header(e->bytes, &e->msg, buf, m);
+        if (!data && !header)
+            continue;
+        bool to_sender = e->hop.len == hop->len && !memcmp(e->hop.dst, hop->src, hop->len);
+        int score = (data ? 8 : 0) + (header ? 4 : 0) + (to_sender ? 2 : 0) + (e->forwarded ? 0 : 1);
         if (score > best_score) {
             best = e;
             best_score = score;
