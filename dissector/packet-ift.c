@@ -271,7 +271,8 @@ static guint8 ift_mode_of(const struct vw_ift_nego *n)
 /* The record of this PDU; on the first pass, run the wire library's
  * checks in capture order (decoder findings plus the connection's). */
 static struct ift_pdu_record *ift_record(tvbuff_t *tvb, packet_info *pinfo, struct ift_conv *c, int dir,
-                                         const guint8 *raw, guint32 len, gboolean is_ai)
+                                         const guint8 *raw, guint32 len, gboolean is_ai,
+                                         const struct tcpinfo *tcp)
 {
     struct ift_pdu_record *rec = (struct ift_pdu_record *)
         p_get_proto_data(wmem_file_scope(), pinfo, proto_ift, tvb_raw_offset(tvb));
@@ -302,12 +303,17 @@ static struct ift_pdu_record *ift_record(tvbuff_t *tvb, packet_info *pinfo, stru
                 rec->announced.pc = ift_assume_pc;
             }
             vw_ift_nego_frame(&c->nego, dir, &fs);
+            /* V29, as lint: this segment's own ACK first (what its sender had received) */
+            if (tcp && (tcp->flags & TH_ACK))
+                vw_ift_nego_ack(&c->nego, dir, tcp->lastackseq);
             vw_ift_nego_after_error(&c->nego, dir, &fs); /* I12, as the lint */
             struct vw_ift_frame frame;
             struct vw_ift_frame_mode carried;
             if (vw_ift_frame_decode_as_sent(raw, len, &rec->announced, &frame, &carried, &fs) == VW_REQ_NONE)
                 vw_ift_nego_frame_rules(&c->nego, dir, &frame, &fs); /* IFT-4.2-R-MODE, as the lint */
             vw_ift_nego_frame_done(&c->nego, dir, &fs);
+            if (tcp) /* V29: its end, for the receiver's TCP ACK (relative sequence numbers) */
+                vw_ift_nego_frame_end(&c->nego, dir, tcp->nxtseq);
         }
         rec->ai_frame = c->side[dir].ai_frame;
         rec->peer_ai_frame = c->side[1 - dir].ai_frame;
@@ -600,7 +606,7 @@ static void ift_dissect_lost(tvbuff_t *tvb, packet_info *pinfo, proto_tree *ift_
     col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[framing lost] Len=%u", len);
 }
 
-static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
     info_pdu_begin(pinfo, proto_ift);
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "IFT");
@@ -628,7 +634,7 @@ static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[after a bad indication] Len=%u", len);
         return tvb_captured_length(tvb);
     }
-    struct ift_pdu_record *rec = ift_record(tvb, pinfo, c, dir, raw, len, is_ai);
+    struct ift_pdu_record *rec = ift_record(tvb, pinfo, c, dir, raw, len, is_ai, (const struct tcpinfo *)data);
     if (is_ai)
         dissect_ift_ai(tvb, pinfo, ift_tree, raw, rec);
     else
@@ -648,6 +654,27 @@ static int dissect_ift(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void
  * IFT-5.1-FRAME-TRUNCATED, judged on the first pass at the same FIN as
  * lint (stream_end.h); not after the side's framing was lost (I13). */
 static dissector_handle_t ift_end_handle;
+
+/* Every TCP ACK of an IFT connection on the first pass (V29, as lint): a
+ * receiver's frames count as carrying on after an error frame only once its
+ * ACK covered it. Pure ACKs never reach IFT, so a postdissector reads
+ * TCP's ack field. */
+static dissector_handle_t ift_ack_handle;
+static int hf_tcp_ack_id = -1;
+
+static int dissect_ift_ack(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    if (pinfo->ptype != PT_TCP || PINFO_FD_VISITED(pinfo) || hf_tcp_ack_id < 0 || !tree)
+        return 0;
+    conversation_t *conv = find_conversation_pinfo(pinfo, 0);
+    struct ift_conv *c = conv ? (struct ift_conv *)conversation_get_proto_data(conv, proto_ift) : NULL;
+    GPtrArray *acks = c ? proto_get_finfo_ptr_array(tree, hf_tcp_ack_id) : NULL;
+    if (!acks || !acks->len)
+        return 0;
+    field_info *ack = (field_info *)g_ptr_array_index(acks, 0);
+    vw_ift_nego_ack(&c->nego, ift_direction(c, pinfo), fvalue_get_uinteger(&ack->value));
+    return 0;
+}
 
 static void ift_judge_end(packet_info *pinfo, proto_tree *tree, struct vw_findings *fs)
 {
@@ -764,6 +791,8 @@ void proto_register_ift(void)
     ift_handle = register_dissector("ift", dissect_ift, proto_ift);
     ift_end_handle = create_dissector_handle(dissect_ift_end, proto_ift);
     register_postdissector(ift_end_handle);
+    ift_ack_handle = create_dissector_handle(dissect_ift_ack, proto_ift);
+    register_postdissector(ift_ack_handle);
     ift_tap = register_tap(IFT_TAP_NAME);
 }
 
@@ -772,6 +801,12 @@ void proto_reg_handoff_ift(void)
     ddp_rdmap_handle = find_dissector("iwarp_ddp_rdmap");
     proto_ddp_rdmap = proto_get_id_by_filter_name("iwarp_ddp_rdmap");
     stream_end_want_flags(ift_end_handle);
+    hf_tcp_ack_id = proto_registrar_get_id_byname("tcp.ack");
+    if (hf_tcp_ack_id >= 0) {
+        GArray *want_ack = g_array_new(FALSE, FALSE, (guint)sizeof(int));
+        g_array_append_val(want_ack, hf_tcp_ack_id);
+        set_postdissector_wanted_hfids(ift_ack_handle, want_ack);
+    }
     dissector_add_uint_with_preference("tcp.port", VW_IFT_DEFAULT_PORT, ift_handle);
     heur_dissector_add("tcp", dissect_ift_heur, "IFT over TCP (adaption indication magic)", "ift_tcp",
                        proto_ift, HEURISTIC_ENABLE);

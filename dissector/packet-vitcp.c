@@ -585,8 +585,11 @@ static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *
         relative_numbers(vc, side, seg, pdu);
     /* V26, V29, as lint: a segment of the receiver after it ACKed a bad-CRC
      * one (the ACKs come from the postdissector dissect_vitcp_ack) */
-    if (*err == VW_REQ_NONE && !pdu->retransmission && ti)
+    if (*err == VW_REQ_NONE && !pdu->retransmission && ti) {
+        if (ti->flags & TH_ACK) /* V29, as lint: this segment's own ACK first */
+            vw_vitcp_badcrc_ack(&vc->badcrc, side, ti->lastackseq);
         vw_vitcp_badcrc_segment(&vc->badcrc, &vc->conn, side, ti->nxtseq, pinfo->num, &fs);
+    }
     pdu->phase = (guint8)vc->conn.phase;
     pdu->crc_negotiated = vc->conn.crc_known && vc->conn.crc_negotiated;
     pdu->crc_source = (guint8)crc_source_of(vc);

@@ -49,6 +49,8 @@ struct lint_conn {
     struct vw_ift_nego ift;
     struct vw_ift_reader ift_reader[2];
     struct ift_segments ift_segments[2];
+    bool ift_based[2];        /* ift_base is known: the capture offset of the reader's first byte */
+    uint64_t ift_base[2];
     struct vw_warp_framer warp[2];
     struct vw_vitcp_badcrc_watch badcrc; /* V26: the reaction to a bad CRC at RD/RR */
     /* A ULP that upgrades its connection to IFT mid-stream (section 4,
@@ -253,7 +255,7 @@ static void on_warp(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
 
 /* One whole PDU of side dir; false when the rest of the side cannot be framed. */
 static bool ift_pdu(struct lint_ctx *c, struct lint_conn *lc, int dir, const uint8_t *raw, size_t len,
-                    bool is_indication)
+                    bool is_indication, uint64_t end)
 {
     struct vw_findings fs;
     vw_findings_clear(&fs);
@@ -295,6 +297,7 @@ static bool ift_pdu(struct lint_ctx *c, struct lint_conn *lc, int dir, const uin
     if (err == VW_REQ_NONE) /* what the negotiated mode asks of a frame (IFT-4.2-R-MODE) */
         vw_ift_nego_frame_rules(&lc->ift, dir, &fr, &fs);
     vw_ift_nego_frame_done(&lc->ift, dir, &fs);
+    vw_ift_nego_frame_end(&lc->ift, dir, end); /* V29: for the receiver's TCP ACK */
     add_findings(c, err, "IFT frame", "cannot be framed", &fs);
     return err == VW_REQ_NONE;
 }
@@ -323,7 +326,8 @@ static bool on_ift_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t strea
     struct lint_ctx *c = call->c;
     uint64_t now = c->cur_frame;
     c->cur_frame = ift_frame_of(c, &call->lc->ift_segments[call->dir], stream_off + len - 1);
-    bool go_on = ift_pdu(c, call->lc, call->dir, raw, len, is_indication);
+    bool go_on = ift_pdu(c, call->lc, call->dir, raw, len, is_indication,
+                         call->lc->ift_base[call->dir] + stream_off + len);
     c->cur_frame = now;
     return go_on;
 }
@@ -478,6 +482,7 @@ static void classify(struct lint_ctx *c, struct lint_conn *lc, const struct vn_t
         vw_ift_reader_init(&lc->ift_reader[0], &lc->ift, 0, VW_IFT_READ_LIMIT_MAX);
         vw_ift_reader_init(&lc->ift_reader[1], &lc->ift, 1, VW_IFT_READ_LIMIT_MAX);
         memset(lc->ift_segments, 0, sizeof lc->ift_segments);
+        lc->ift_based[0] = lc->ift_based[1] = false;
         c->res->ift_connections++;
     } else if (k == KIND_WARP) {
         if (vw_warp_framer_init(&lc->warp[0]) != 0) {
@@ -516,6 +521,7 @@ static void ift_upgrade(struct lint_ctx *c, struct lint_conn *lc, const struct v
     vw_ift_reader_init(&lc->ift_reader[0], &lc->ift, 0, VW_IFT_READ_LIMIT_MAX);
     vw_ift_reader_init(&lc->ift_reader[1], &lc->ift, 1, VW_IFT_READ_LIMIT_MAX);
     memset(lc->ift_segments, 0, sizeof lc->ift_segments);
+    lc->ift_based[0] = lc->ift_based[1] = false;
     lc->dead[0] = lc->dead[1] = false;
     lc->upgraded = true;
     lc->ift_started[0] = lc->ift_started[1] = false;
@@ -597,6 +603,10 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
                 if (!vw_ift_plausible_indication(ev->data, ev->len))
                     break; /* the ULP's bytes before this side's indication */
                 lc->ift_started[sdir] = true;
+            }
+            if (!lc->ift_based[sdir]) {
+                lc->ift_based[sdir] = true;
+                lc->ift_base[sdir] = ev->offset;
             }
             ift_feed(c, lc, sdir, ev->data, ev->len);
             break;
@@ -737,7 +747,7 @@ static void on_datagram(void *ctx, const struct vn_datagram *dg)
     }
 }
 
-/* A TCP ACK (V26: did the receiver of a bad-CRC VI segment acknowledge it?). */
+/* A TCP ACK (V26, V29: did the receiver of a bad VI segment or IFT frame acknowledge it?). */
 static void on_ack(void *ctx, unsigned conn, enum vn_dir dir, uint64_t acked, uint64_t frame)
 {
     (void)frame;
@@ -745,6 +755,8 @@ static void on_ack(void *ctx, unsigned conn, enum vn_dir dir, uint64_t acked, ui
     struct lint_conn *lc = conn < c->nconns ? c->conns[conn] : NULL;
     if (lc && lc->kind == KIND_VITCP)
         vw_vitcp_badcrc_ack(&lc->badcrc, (int)dir == lc->first_dir ? 0 : 1, acked);
+    if (lc && lc->kind == KIND_IFT) /* V29: the receiver's reaction counts from its ACK */
+        vw_ift_nego_ack(&lc->ift, (int)dir == lc->first_dir ? 0 : 1, acked);
 }
 
 static void on_notice(void *ctx, uint64_t frame, const char *msg)

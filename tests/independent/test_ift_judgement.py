@@ -92,6 +92,32 @@ class NoDataAfterError(unittest.TestCase):
         self.assertEqual(ts, lt)
 
 
+class NoDataAfterErrorInFlight(unittest.TestCase):
+    """V29 for IFT: the receiver's frames count as carrying on only once its
+    TCP ACK covered the error frame. B's frame sent before it received A's
+    bad frame (its ACK short of it) was in flight; B then resets: clean.
+    B's frame after its ACK covered it is red. One and two passes."""
+
+    def test_in_flight_then_reset_is_clean(self):
+        c = agreed()
+        bad = c.send(0, frame(VB, ddp_tagged(), PAYLOAD, bad_hcrc=True), ack=False)
+        c._raw(1, 0x08, frame(VA, ddp_tagged(), PAYLOAD), ack=c.seq[0] - len(frame(VB, ddp_tagged(), PAYLOAD)))
+        c.seq[1] += len(frame(VA, ddp_tagged(), PAYLOAD))
+        c.rst(1)
+        lt = every_pass(self, "ift_err_in_flight.pcap", c.frames)
+        self.assertEqual(ids(lt), {bad: {"IFT-5.1-HDR-CRC"}})
+
+    def test_after_its_ack_is_red(self):
+        c = agreed()
+        bad = c.send(0, frame(VB, ddp_tagged(), PAYLOAD, bad_hcrc=True), ack=False)
+        c._raw(1, 0x08, frame(VA, ddp_tagged(), PAYLOAD), ack=c.seq[0] - len(frame(VB, ddp_tagged(), PAYLOAD)))
+        c.seq[1] += len(frame(VA, ddp_tagged(), PAYLOAD))
+        more = c.send(1, frame(VA, ddp_tagged(), PAYLOAD))   # its ACK now covers the bad frame
+        c.close()
+        lt = every_pass(self, "ift_err_after_ack.pcap", c.frames)
+        self.assertEqual(ids(lt), {bad: {"IFT-5.1-HDR-CRC"}, more: {"IFT-5.1-NO-DATA-AFTER-ERROR"}})
+
+
 class ShortPayloadSize(unittest.TestCase):
     def test_framing_lost_once(self):
         c = agreed()

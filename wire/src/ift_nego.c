@@ -158,9 +158,29 @@ void vw_ift_nego_frame_done(struct vw_ift_nego *n, int dir, const struct vw_find
     }
 }
 
+void vw_ift_nego_frame_end(struct vw_ift_nego *n, int dir, uint64_t end)
+{
+    if ((dir == 0 || dir == 1) && n->error_frame[dir] && !n->error_end_known[dir]) {
+        n->error_end_known[dir] = true;
+        n->error_end[dir] = end;
+    }
+}
+
+void vw_ift_nego_ack(struct vw_ift_nego *n, int dir, uint64_t acked)
+{
+    if (dir != 0 && dir != 1)
+        return;
+    n->acks_reported = true;
+    if (acked > n->acked[dir])
+        n->acked[dir] = acked;
+}
+
 void vw_ift_nego_after_error(struct vw_ift_nego *n, int dir, struct vw_findings *fs)
 {
     if ((dir != 0 && dir != 1) || !n->error_frame[1 - dir] || n->after_error_seen[dir])
+        return;
+    /* V29: not yet received (by its TCP ACK): the frame was in flight */
+    if (n->acks_reported && n->error_end_known[1 - dir] && n->acked[dir] < n->error_end[1 - dir])
         return;
     n->after_error_seen[dir] = true;
     vw_findings_add(fs, VW_REQ_IFT_5_1_NO_DATA_AFTER_ERROR, VW_SEV_ERROR, 0, 0,

@@ -1036,7 +1036,7 @@ static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, boo
         static const struct {
             unsigned f;
             enum vw_req req;
-        } checks[] = {{F_MAGIC, VW_REQ_IFT_4_1_MAGIC}, {F_VERSION, VW_REQ_IFT_4_2_VERSION},
+        } checks[] = {{F_MAGIC, VW_REQ_IFT_4_INDICATION_FIRST}, {F_VERSION, VW_REQ_IFT_4_2_VERSION},
                       {F_BC, VW_REQ_IFT_4_2_BC_VERSION_SET}, {F_CRC, VW_REQ_IFT_4_2_IND_CRC},
                       {F_RSVD, VW_REQ_IFT_4_2_RESERVED_ZERO}};
         int64_t vals[] = {ind.magic, ind.version, ind.bc_version, ind.crc_ok, !ind.reserved_zero};
