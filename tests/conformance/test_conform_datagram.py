@@ -32,7 +32,8 @@ NODE = 0x10
 
 
 class Responder:
-    def __init__(self, odd=False):
+    def __init__(self, odd=False, mute=False):
+        self.mute = mute  # answers nothing (a node that offers no echo)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
@@ -54,7 +55,7 @@ class Responder:
             vp, dt_hi, dt_lo, te, pt, edl, hrz, sa_hi, sa_lo = struct.unpack(">BBHHHIBBH", data[:16])
             dt = (dt_hi << 16) | dt_lo
             sa = (sa_hi << 16) | sa_lo
-            if vp >> 6:
+            if vp >> 6 or self.mute:
                 continue
             body = data[16:-8]
             ei = struct.unpack(">Q", data[-8:])[0]

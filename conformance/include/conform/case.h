@@ -34,6 +34,20 @@
  *   role passive          the tester listens and the implementation connects
  *                         to it (vitcp-conform run --listen); the first step
  *                         is then 'accept' instead of 'connect'
+ *   needs echo readback|rdma-echo
+ *                         (C60) test conventions (hooks, the module's
+ *                         table in protocol.h) the case needs: each word
+ *                         must be offered, of 'A|B' either; a target that
+ *                         does not offer one makes the case not applicable
+ *                         with the reason (they are no rules of the draft)
+ *   provides echo         (C60) the case is the probe of a hook: it runs
+ *                         before the first case that needs it; passing, the
+ *                         hook is offered; else the target does not offer it
+ *                         and the probe is not applicable (a rule of the
+ *                         draft broken on the way still fails it), unless
+ *                         `run --offers` declared it
+ *   when HOOK STEP        (C60, generic runner) the step runs only when the
+ *   when !HOOK STEP       target offers the hook (or only when it does not)
  *   needs region          the case uses the target's RDMA region: $addr,
  *                         $handle, $len (from the target's announcement, the
  *                         vipl-peer convention, or --region); without one the
@@ -141,6 +155,8 @@ enum cf_step_kind {
 
 #define CF_TYPE_ANY 0xFFu /* expect/await: any segment type */
 
+#define CF_HOOK_NAME_MAX 24 /* a test convention's name (protocol.h cf_hook_def) */
+
 /* Fields an expect (or a send) can name are the protocol module's
  * (field_by_name): indices below CF_MAX_FIELDS, compared in their order. */
 
@@ -207,9 +223,22 @@ struct cf_step {
     bool data_capture;      /* EXPECT: payload bytes equal the captured ones */
     unsigned replay_answer; /* SEND (role passive): what the module derives from the
                                live peer's first message (VI/TCP: CF_ANSWER_*) */
+    /* 'when HOOK' / 'when !HOOK' (C60): the step runs only when the target
+     * offers the hook (when_not: only when it does not); "" always. */
+    char when[CF_HOOK_NAME_MAX];
+    bool when_not;
 };
 
 #define CF_MAX_STEPS 64
+#define CF_MAX_NEEDS 4        /* 'needs' words of a case (each may be A|B|C) */
+#define CF_NEED_ALTS 3
+
+/* One word of 'needs': any of its hooks will do. */
+struct cf_need {
+    char any[CF_NEED_ALTS][CF_HOOK_NAME_MAX];
+    unsigned n;
+    unsigned line;          /* of its 'needs' line, for errors */
+};
 #define CF_MAX_PACKET_ACTIONS 8
 
 struct cf_case {
@@ -224,6 +253,10 @@ struct cf_case {
     bool hostile;           /* after it, check that the target still accepts */
     bool passive;           /* role passive: the implementation connects to the tester */
     bool needs_region;      /* uses the target's RDMA region */
+    struct cf_need needs[CF_MAX_NEEDS]; /* test conventions it needs (C60) */
+    unsigned nneeds;
+    char provides[CF_HOOK_NAME_MAX]; /* the hook this case probes ("": none) */
+    unsigned provides_line;
     bool relay;             /* runs through the packet relay (relay.h) */
     unsigned links;         /* datagram protocols: tester links the case needs ('links N'; 0: 1) */
     uint32_t flags;         /* the module's own directives (VI/TCP: segments,

@@ -22,6 +22,7 @@
 struct vn_pcap_writer;
 
 #define CF_DEFAULT_SLACK_MS 2000 /* V21: allowed beyond an expected reaction */
+#define CF_HOOKS_MAX 16          /* test conventions a run keeps track of (C60) */
 
 struct cf_engine {
     const struct conform_protocol *protocol; /* the cases a suite runs (run --protocol; default vitcp) */
@@ -55,6 +56,7 @@ struct cf_engine {
      * the reason in relay_why_*); cases that cannot are skipped. */
     bool use_relay;
     bool relay_all;              /* every case through the relay (--relay-all) */
+    struct cf_impair impair;     /* --impair (C61): what the relay does to every packet */
     struct cf_relay *relay;
     char relay_open_failed[300];
     int relay_active, relay_passive;
@@ -75,6 +77,22 @@ struct cf_engine {
         char eth_if[16];
         uint8_t eth_dst[6];
     } links[CF_MAX_LINKS];
+    /* Test conventions (C60, core/hooks.c): what `run --offers` declared
+     * and what each hook's probe found, by name; the run's cases and
+     * report, so that a probe runs before the first case needing it. */
+    struct cf_hook_state {
+        char name[CF_HOOK_NAME_MAX];
+        int declared;            /* --offers: 1 offered, 0 not, -1 not said */
+        int offered;             /* 1, 0, -1 not settled yet */
+        bool probing;            /* its probe is running (a cycle of probes) */
+        bool probe_done;         /* its probe case ran (and is in the report if selected) */
+        char how[400];           /* how it was settled, for messages and the report */
+    } hooks[CF_HOOKS_MAX];
+    unsigned nhooks;
+    bool offers_none;            /* --offers none: every hook not named is not offered */
+    const struct cf_case_set *suite;
+    const char *const *suite_only, *const *suite_skip;
+    struct cf_report *report;
     /* Each registered module's settings and per-run state (protocol.h
      * state_init, set_option), by its place in cf_protocols. */
     _Alignas(max_align_t) unsigned char proto_state[CF_PROTOCOLS_MAX][CF_PROTO_STATE_MAX];
@@ -97,6 +115,27 @@ void *cf_engine_state(struct cf_engine *e, const struct conform_protocol *p);
  * takes_value non-NULL, nothing is set). */
 int cf_engine_set_option(struct cf_engine *e, const char *name, const char *value, bool *takes_value, char *why,
                          size_t whylen);
+
+/* Test conventions (C60, core/hooks.c). `run --offers LIST`: "echo,
+ * rdma-echo" offered, "-echo" not, "none" none but those named; 0, or -1
+ * with the reason. Checked against the run's protocol by
+ * cf_engine_check_offers once the command line is read. */
+int cf_engine_set_offers(struct cf_engine *e, const char *list, char *why, size_t whylen);
+int cf_engine_check_offers(const struct cf_engine *e, char *why, size_t whylen);
+/* Is the hook offered (1), not (0), or not settled yet (-1)? */
+int cf_engine_hook_offered(const struct cf_engine *e, const char *name);
+/* Settle every hook case c names (needs, when) before it runs: declared,
+ * a module's option, else its probe case (run now, into the report when
+ * the run selected it). */
+void cf_engine_settle_hooks(struct cf_engine *e, const struct cf_case *c);
+/* Does c need a hook the target does not offer? true, with the reason. */
+bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen);
+/* After probe case c ran (c->provides): the hook's state from its result,
+ * and the result itself turned not applicable when the target simply does
+ * not offer the convention. */
+void cf_engine_probe_done(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
+/* A probe case not to run: its hook is declared not offered (why). */
+bool cf_engine_probe_settled(struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen);
 
 /* Listen on port ("0": any; the chosen one is in listen_port). 0 or -1. */
 int cf_engine_listen(struct cf_engine *e, const char *port, char *why, size_t whylen);

@@ -77,6 +77,17 @@ struct cf_option {
     bool takes_value;
 };
 
+/* A test convention a module's cases may need (C60, docs/conformance.md
+ * "Test conventions"): never a rule of the draft, but what the tester needs
+ * to observe a rule (an echo of delivered data, a read-back of placed
+ * bytes, an answer to a probe). Cases declare it ('needs echo'), a probe
+ * case finds out whether the target offers it ('provides echo'), and
+ * `run --offers` declares it. */
+struct cf_hook_def {
+    const char *name;   /* "echo" */
+    const char *what;   /* "the target sends each delivered Send back" */
+};
+
 /* How a protocol's messages travel (C47): a byte stream over a TCP
  * connection (VI/TCP, IFT, WARP), or one message per UDP datagram (EEP,
  * P1). A datagram module's session is fed one whole datagram per call;
@@ -174,6 +185,13 @@ struct conform_protocol {
     void (*state_init)(void *state);
     const struct cf_option *run_options;   /* ends with a NULL name */
     int (*set_option)(void *state, const char *name, const char *value, char *why, size_t whylen);
+
+    /* Optional: the test conventions (hooks) its cases may need, ending
+     * with a NULL name; a module without a table takes no 'needs HOOK'. */
+    const struct cf_hook_def *hooks;
+    /* Optional: does a module's run option settle a hook (EEP: a delivery
+     * log regex offers delivery-log)? 1 offered, 0 not, -1 no opinion. */
+    int (*hook_offered)(const void *state, const char *hook);
 
     /* Optional overrides. */
     void (*run_case)(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);

@@ -42,14 +42,66 @@ struct cf_relay_action {
     unsigned first, last; /* 1-based, inclusive */
 };
 
+/* What an impairment profile (below) did to a packet. */
+enum cf_impair_mark {
+    CF_IMPAIR_LOST = 1,       /* not forwarded: its TCP repairs it */
+    CF_IMPAIR_COPY = 2,       /* a second copy of the packet before */
+    CF_IMPAIR_DELAYED = 4,    /* held back delay_us */
+    CF_IMPAIR_REORDERED = 8,  /* held back so that later packets overtake it */
+    CF_IMPAIR_PIECE = 16,     /* one piece (piece of pieces) of a data segment cut smaller */
+};
+
 /* One packet the relay saw, whole IPv4 packet. */
 struct cf_relay_packet {
     uint64_t usec;              /* CLOCK_REALTIME, microseconds */
     enum cf_relay_side from;
     bool dropped, duplicated;   /* what an action did to it */
+    uint8_t impaired;           /* cf_impair_mark bits: what the run's impairment did */
+    uint16_t piece, pieces;     /* CF_IMPAIR_PIECE: 1-based piece of pieces */
+    uint32_t delay_us;          /* CF_IMPAIR_DELAYED / REORDERED: how long it was held */
+    uint64_t seed;              /* the impairment's seed for this recording (0: none) */
     size_t len;
     uint8_t *data;
 };
+
+/* A network impairment profile (issue 33, C61) the relay applies to every
+ * TCP packet of every recording, after the case's own packet actions:
+ * loss, duplication, delay (a jitter reorders), holding a packet back so
+ * later ones overtake it, and cutting data segments into smaller ones.
+ * SYN and RST segments and segments with an urgent pointer pass whole and
+ * in time (a lost SYN costs a second's retransmission, and URG has its
+ * own cases). Decisions come from a PRNG per side seeded with the
+ * profile's seed and the case's id: the Nth packet of a side in a case
+ * meets the same fate in every run. */
+struct cf_impair {
+    bool on;
+    unsigned loss_ppm, dup_ppm, reorder_ppm;   /* per million packets */
+    unsigned delay_min_us, delay_max_us;
+    unsigned reorder_hold_us;                  /* how long a reordered packet is held */
+    unsigned reseg_min, reseg_max;             /* piece sizes in bytes (0: no cutting) */
+    uint64_t seed;
+    char text[200];                            /* the profile in full, for reports */
+};
+/* "lossy", "tiny-segments,seed=7", "loss=2%,reorder=5%,dup=1%,delay=1-20ms,
+ * resegment=1-100,seed=N" (core/impair.c). 0, or -1 with the reason. */
+int cf_impair_parse(const char *spec, struct cf_impair *out, char *why, size_t whylen);
+/* The shipped profiles, NULL-terminated pairs of name and meaning. */
+extern const char *const cf_impair_profiles[][3];
+/* The seed of one case's recording: the profile's and the case's id. */
+uint64_t cf_impair_case_seed(const struct cf_impair *imp, const char *case_id);
+/* "3 lost, 1 copied, 2 reordered, 5 delayed, 12 pieces" of a recording
+ * ("" when nothing was done). */
+void cf_impair_summary(const struct cf_relay_packet *p, size_t count, char *out, size_t n);
+
+/* The impairment's PRNG (splitmix64): the next number; true with ppm per
+ * million; a number in [lo, hi]. */
+uint64_t cf_impair_next(uint64_t *state);
+bool cf_impair_chance(uint64_t *state, unsigned ppm);
+unsigned cf_impair_between(uint64_t *state, unsigned lo, unsigned hi);
+
+/* The impairment for the recordings from now on (NULL or !on: none),
+ * with this recording's seed. */
+void cf_relay_impair(struct cf_relay *r, const struct cf_impair *imp, uint64_t seed);
 
 /* Create the namespace, the devices and the forwarding thread. NULL with
  * the reason in why (not root, no /dev/net/tun...). */

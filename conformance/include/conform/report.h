@@ -18,6 +18,7 @@ enum cf_verdict {
     CF_SKIP,
     CF_NOT_APPLICABLE,
     CF_ADVISORY, /* differs from a project decision on what the draft leaves open: never fails a run */
+    CF_INCONCLUSIVE, /* the run's impairment destroyed the case's evidence (C61, datagram links): never fails */
 };
 
 #define CF_MAX_REQS 12
@@ -34,15 +35,17 @@ struct cf_result {
     unsigned nreqs;
     enum vw_level level;     /* strongest level among reqs */
     enum cf_verdict verdict;
+    bool rule_broken;        /* the fail came from a rule the target's bytes broke (its session), not a step */
     enum vw_req failed_req;  /* the requirement a fail/timeout breaks (advisory: the decision differed from) */
     unsigned frames[CF_MAX_FRAMES]; /* frame numbers in the run's capture */
     unsigned nframes;
     char message[CF_MESSAGE_MAX];
+    char impaired[200];      /* what the run's impairment did to the case's packets (C61; "" none) */
     double seconds;
 };
 
 struct cf_summary {
-    unsigned ran, passed, failed, timed_out, skipped, not_applicable, advisory;
+    unsigned ran, passed, failed, timed_out, skipped, not_applicable, advisory, inconclusive;
     unsigned must_failed; /* failing or timed-out cases whose broken rule is a MUST */
 };
 
@@ -52,7 +55,15 @@ struct cf_report {
     char capture[256]; /* recorded capture of the run ("" if none) */
     char target[300];
     char protocol[16]; /* the protocol the run selected ("" if not one) */
+    char impair[200];  /* the run's impairment profile in full (C61; "" none) */
     double seconds;
+    /* The test conventions the run settled (C60): offered or not, and how. */
+    struct cf_report_hook {
+        char name[24];
+        bool offered;
+        char how[400];
+    } hooks[16];
+    unsigned nhooks;
 };
 
 void cf_report_init(struct cf_report *r);

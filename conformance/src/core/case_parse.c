@@ -348,6 +348,73 @@ int cf_case_add_packet(struct cf_case *c, char *const *tok, int ntok, char *why,
 
 #define MAX_TOKENS 40
 
+/* One word of 'needs' (C60): HOOK or A|B|C, checked against the module's
+ * table when the case is complete (its protocol line may come later). */
+static int add_need(struct parser *p, struct cf_case *c, const char *word)
+{
+    if (c->nneeds == CF_MAX_NEEDS)
+        return fail(p, "a case needs at most %d test conventions", CF_MAX_NEEDS);
+    struct cf_need *nd = &c->needs[c->nneeds];
+    memset(nd, 0, sizeof *nd);
+    nd->line = p->line;
+    for (const char *at = word;;) {
+        size_t len = strcspn(at, "|");
+        if (len == 0 || len >= CF_HOOK_NAME_MAX || nd->n == CF_NEED_ALTS)
+            return fail(p, "bad 'needs' word '%s' (HOOK, or up to %d alternatives A|B)", word, CF_NEED_ALTS);
+        memcpy(nd->any[nd->n], at, len);
+        nd->any[nd->n][len] = 0;
+        if (strcmp(nd->any[nd->n], "region") == 0)
+            return fail(p, "'region' has no alternatives: 'needs region' alone");
+        nd->n++;
+        if (!at[len])
+            break;
+        at += len + 1;
+    }
+    c->nneeds++;
+    return 0;
+}
+
+/* Is name a test convention of the module (its hooks table)? */
+static bool module_hook(const struct conform_protocol *pr, const char *name)
+{
+    for (const struct cf_hook_def *h = pr->hooks; h && h->name; h++)
+        if (strcmp(h->name, name) == 0)
+            return true;
+    return false;
+}
+
+/* Every hook a case names is its module's: "" or the first unknown name. */
+static const char *unknown_hook(const struct cf_case *c, unsigned *line)
+{
+    *line = 0;
+    for (unsigned i = 0; i < c->nneeds; i++)
+        for (unsigned k = 0; k < c->needs[i].n; k++)
+            if (!module_hook(c->proto, c->needs[i].any[k])) {
+                *line = c->needs[i].line;
+                return c->needs[i].any[k];
+            }
+    if (c->provides[0] && !module_hook(c->proto, c->provides)) {
+        *line = c->provides_line;
+        return c->provides;
+    }
+    for (unsigned i = 0; i < c->nsteps; i++)
+        if (c->steps[i].when[0] && !module_hook(c->proto, c->steps[i].when)) {
+            *line = c->steps[i].line;
+            return c->steps[i].when;
+        }
+    return "";
+}
+
+/* "echo, readback": the module's hook names, for messages. */
+static void hook_names(const struct conform_protocol *pr, char *out, size_t n)
+{
+    out[0] = 0;
+    for (const struct cf_hook_def *h = pr->hooks; h && h->name; h++) {
+        size_t have = strlen(out);
+        snprintf(out + have, n - have, "%s%s", have ? ", " : "", h->name);
+    }
+}
+
 static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
 {
     const char *kw = tok[0];
@@ -434,9 +501,25 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         return 0;
     }
     if (strcmp(kw, "needs") == 0) {
-        if (ntok != 2 || strcmp(tok[1], "region") != 0)
-            return fail(p, "'needs' takes 'region'");
-        c->needs_region = true;
+        if (ntok < 2)
+            return fail(p, "'needs' takes 'region' and the test conventions the case needs (HOOK or A|B)");
+        for (int i = 1; i < ntok; i++) {
+            if (strcmp(tok[i], "region") == 0) {
+                c->needs_region = true;
+                continue;
+            }
+            if (add_need(p, c, tok[i]) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    if (strcmp(kw, "provides") == 0) {
+        if (ntok != 2 || strlen(tok[1]) >= sizeof c->provides)
+            return fail(p, "'provides' takes the one test convention the case probes");
+        if (c->provides[0])
+            return fail(p, "a case probes one test convention ('provides' %s already)", c->provides);
+        strcpy(c->provides, tok[1]);
+        c->provides_line = p->line;
         return 0;
     }
 
@@ -452,13 +535,32 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         }
     }
 
-    /* Steps. A trailing [ID] names the requirement the step checks. */
+    /* Steps. 'when [!]HOOK' before one makes it conditional (C60); a
+     * trailing [ID] names the requirement the step checks. */
+    const char *when = NULL;
+    if (strcmp(kw, "when") == 0) {
+        if (ntok < 3)
+            return fail(p, "'when' takes a test convention ([!]HOOK) and a step");
+        when = tok[1];
+        tok += 2;
+        ntok -= 2;
+        kw = tok[0];
+        if (strcmp(kw, "connect") == 0 || strcmp(kw, "accept") == 0 || strcmp(kw, "when") == 0)
+            return fail(p, "'when' takes one step other than connect and accept");
+    }
     p->stepped = true;
     if (c->nsteps == CF_MAX_STEPS)
         return fail(p, "too many steps (at most %d)", CF_MAX_STEPS);
     struct cf_step *st = &c->steps[c->nsteps];
     memset(st, 0, sizeof *st);
     st->line = p->line;
+    if (when) {
+        st->when_not = when[0] == '!';
+        when += st->when_not;
+        if (!*when || strlen(when) >= sizeof st->when)
+            return fail(p, "'when' takes a test convention's name, or !NAME");
+        strcpy(st->when, when);
+    }
     if (ntok > 1 && tok[ntok - 1][0] == '[') {
         char *id = tok[ntok - 1] + 1;
         size_t n = strlen(id);
@@ -603,6 +705,13 @@ int cf_case_parse(const char *text, const char *file, struct cf_case *out, char 
             p.line = st->line;
             return fail(&p, "link=%u needs 'links %u' (or more) in the header", st->link, st->link + 1);
         }
+    }
+    const char *unknown = unknown_hook(out, &p.line);
+    if (*unknown) {
+        char names[300];
+        hook_names(out->proto, names, sizeof names);
+        return fail(&p, "'%s' is no test convention of %s (%s)", unknown, out->proto->title,
+                    names[0] ? names : "it has none");
     }
     for (unsigned i = 0; i < out->nsteps; i++)
         if (out->steps[i].req == VW_REQ_NONE)

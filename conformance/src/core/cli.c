@@ -33,6 +33,7 @@ static const char usage_run[] =
     "                         [--link N=[ADDR:]PORT[,HOST:PORT]|N=eth:IF[,MAC]]... [--eep-address A]\n"
     "                         [--eep-router] [--eep-chain] [--topology end|router|chain --node-cmd CMD...\n"
     "                         [--node-ready REGEX] [--node-wait SEC] [--node-log FILE]]\n"
+    "                         [--offers HOOK,-HOOK,...|none] [--impair PROFILE]\n"
     "  --target runs the active cases (the tester connects); --listen the passive ones (role passive:\n"
     "  the implementation connects; CMD is started for each case, {host} and {port} replaced by where to).\n"
     "  Packet-level cases (loss, retransmission, urgent pointers) run through a packet relay from a\n"
@@ -45,6 +46,13 @@ static const char usage_run[] =
     "  SEL is a case id, a requirement ID (a trailing * matches a prefix) or a draft section.\n"
     "  --protocol runs that protocol's cases only (default vitcp; a case names its protocol with a\n"
     "  'protocol NAME' line, VI/TCP's when it has none; other protocols' cases are in DIR/NAME/).\n"
+    "  --offers declares the test conventions the target offers (an echo, a read-back...: no rules of\n"
+    "  the draft, what the tester needs to observe one; -HOOK: not offered, none: none but those named);\n"
+    "  without it a probe case finds out. A case needing a convention the target does not offer is\n"
+    "  not applicable, with the reason; a probe of a declared one fails the run if it fails.\n"
+    "  --impair runs every case through the packet relay, which impairs the network (root): PROFILE is\n"
+    "  lossy, reordering, jittery, tiny-segments, or loss=N%,dup=N%,reorder=N%,delay=A-Bms,resegment=A-B,\n"
+    "  seed=N (TCP protocols). Seeded per case: the report and the capture's comments say what was done.\n"
     "  --iscsi (protocol warp): the target is in iSCSI mode (warp-peer --iscsi); run the WARP iSCSI\n"
     "  cases only (without it, the echo cases only).\n"
     "  Datagram protocols (eep: UDP, one message per datagram) send from tester links: link 0 to\n"
@@ -264,7 +272,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
                                                   "--junit", "--capture", "--slack",
                                                   "--listen", "--connect-cmd", "--region", "--protocol",
                                                   "--link", "--topology", "--node-cmd", "--node-ready",
-                                                  "--node-wait", "--node-log"};
+                                                  "--node-wait", "--node-log", "--offers", "--impair"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known |= strcmp(a, with_value[k]) == 0;
@@ -316,6 +324,14 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             if (!parse_uint(v, 600, &sec) || sec == 0)
                 return usage_error(err, "bad --node-wait '%s' (seconds, 1..600)", v);
             topo.wait_ms = (unsigned)sec * 1000u;
+        } else if (strcmp(a, "--impair") == 0) {
+            char why[300];
+            if (cf_impair_parse(v, &e.impair, why, sizeof why) < 0)
+                return usage_error(err, "%s", why);
+        } else if (strcmp(a, "--offers") == 0) {
+            char why[200];
+            if (cf_engine_set_offers(&e, v, why, sizeof why) < 0)
+                return usage_error(err, "%s", why);
         } else if (strcmp(a, "--cases") == 0) cases_dir = v;
         else if (strcmp(a, "--json") == 0) json = v;
         else if (strcmp(a, "--junit") == 0) junit = v;
@@ -371,6 +387,11 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     }
     if (!have_target && !listen_port)
         return usage_error(err, "run needs --target HOST:PORT or --listen PORT%s", "");
+    {
+        char why[400];
+        if (cf_engine_check_offers(&e, why, sizeof why) < 0)
+            return usage_error(err, "%s", why);
+    }
     if (capture && no_capture)
         return usage_error(err, "--capture and --no-capture contradict each other%s", "");
     /* The evidence goes beside the reports: r.json -> r.pcapng. */
@@ -379,6 +400,14 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         capture = beside;
     if (e.relay_all && !e.use_relay)
         return usage_error(err, "--relay-all and --no-relay contradict each other%s", "");
+    if (e.impair.on) {
+        /* C61: every case on real packets through the relay, which impairs them */
+        if (!e.use_relay)
+            return usage_error(err, "--impair and --no-relay contradict each other%s", "");
+        /* datagram links: the tester impairs its own links (core/runner.c) */
+        if (e.protocol->transport != CF_TRANSPORT_DATAGRAM)
+            e.relay_all = true;
+    }
     if (e.connect_cmd[0] && !listen_port)
         return usage_error(err, "--connect-cmd needs --listen%s", "");
 
@@ -451,6 +480,8 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     if (capture)
         snprintf(rep.capture, sizeof rep.capture, "%s", capture);
     snprintf(rep.protocol, sizeof rep.protocol, "%s", e.protocol->name);
+    if (e.impair.on)
+        snprintf(rep.impair, sizeof rep.impair, "%s", e.impair.text);
     cf_engine_run_suite(&e, &set, only, skip, &rep, quiet ? NULL : err);
     cf_topology_close(net); /* the nodes end before the reports are written */
     if (have_topology)

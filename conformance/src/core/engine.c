@@ -199,7 +199,21 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
         res->seconds = cf_seconds_since(start);
         return;
     }
+    /* test conventions (C60): settled before the case, a missing one makes it not applicable */
+    char why_na[CF_MESSAGE_MAX - 300];
+    cf_engine_settle_hooks(e, c);
+    if (cf_engine_hooks_missing(e, c, why_na, sizeof why_na) ||
+        (c->provides[0] && cf_engine_probe_settled(e, c, why_na, sizeof why_na))) {
+        res->verdict = CF_NOT_APPLICABLE;
+        snprintf(res->message, sizeof res->message, "%s: %s", c->file, why_na);
+        if (c->provides[0])
+            cf_engine_probe_done(e, c, res);
+        res->seconds = cf_seconds_since(start);
+        return;
+    }
     (p->run_case ? p->run_case : cf_generic_run_case)(e, c, res);
+    if (c->provides[0])
+        cf_engine_probe_done(e, c, res);
     if (c->expect_fail) {
         /* meta 'verdict fail': the replay must find the difference */
         if (res->verdict == CF_FAIL) {
@@ -254,6 +268,15 @@ static bool selected(const struct cf_engine *e, const struct cf_case *c, const c
     return false;
 }
 
+/* Did probe case c already run, before a case that needed its hook? */
+static bool probe_ran(const struct cf_engine *e, const struct cf_case *c)
+{
+    for (unsigned i = 0; i < e->nhooks; i++)
+        if (strcmp(e->hooks[i].name, c->provides) == 0)
+            return e->hooks[i].probe_done;
+    return false;
+}
+
 static void progress_line(FILE *out, bool tty, size_t done, size_t total, const struct cf_result *res)
 {
     if (!out)
@@ -286,14 +309,39 @@ void cf_engine_run_suite(struct cf_engine *e, const struct cf_case_set *set,
         snprintf(report->target, sizeof report->target, "%s:%s", e->host, e->port);
     else
         snprintf(report->target, sizeof report->target, "listen:%u", e->listen_port);
+    e->suite = set;
+    e->suite_only = only;
+    e->suite_skip = skip;
+    e->report = report;
     for (size_t i = 0; i < set->count; i++) {
         const struct cf_case *c = &set->cases[i];
         if (!selected(e, c, only, skip))
             continue;
+        if (c->provides[0] && probe_ran(e, c)) {
+            /* a probe that ran before the first case needing it (C60) is in the report */
+            const struct cf_result *was = NULL;
+            for (size_t k = 0; k < report->count && !was; k++)
+                if (strcmp(report->cases[k].id, c->id) == 0)
+                    was = &report->cases[k];
+            progress_line(progress, tty, ++done, total, was);
+            continue;
+        }
         struct cf_result res;
         cf_engine_run_case(e, c, &res);
         cf_report_add(report, &res);
         progress_line(progress, tty, ++done, total, &res);
     }
+    /* what the run learnt of the target's test conventions, for the report */
+    for (unsigned i = 0; i < e->nhooks && report->nhooks < sizeof report->hooks / sizeof report->hooks[0]; i++) {
+        if (e->hooks[i].offered < 0)
+            continue;
+        struct cf_report_hook *h = &report->hooks[report->nhooks++];
+        snprintf(h->name, sizeof h->name, "%s", e->hooks[i].name);
+        h->offered = e->hooks[i].offered == 1;
+        snprintf(h->how, sizeof h->how, "%s", e->hooks[i].how);
+    }
+    e->suite = NULL;
+    e->report = NULL;
+    e->suite_only = e->suite_skip = NULL;
     report->seconds = cf_seconds_since(start);
 }

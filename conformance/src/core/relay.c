@@ -20,11 +20,13 @@
 #include <unistd.h>
 
 #include "vitcp/bytes.h"
+#include "vitcp/frame.h"
 
 #define RELAY_ACTIONS_MAX 8
 #define RELAY_CONNS_MAX 16
 #define RELAY_RECORD_MAX (64u * 1024u * 1024u) /* bytes kept per recording */
 #define PACKET_MAX 65536
+#define HELD_MAX 8192 /* packets an impairment holds back at once; more go on at once */
 
 /* The /15 of RFC 2544: never routed, so never somebody's real address. */
 #define RELAY_NET 0xC6120000u /* 198.18.0.0 */
@@ -57,6 +59,19 @@ struct cf_relay {
     struct cf_relay_packet *pk;
     size_t npk, cap;
     size_t recorded_bytes;
+    /* the run's impairment (C61): its profile, this recording's seed and
+     * a PRNG per side; packets held back, soonest first */
+    struct cf_impair imp;
+    uint64_t rec_seed, rng[2];
+    struct held_pkt *held;
+    size_t nheld;
+};
+
+/* A packet an impairment holds back until due (CLOCK_MONOTONIC usec). */
+struct held_pkt {
+    uint64_t due;
+    struct cf_relay_packet pk; /* its data is the held copy; usec set when it goes */
+    struct held_pkt *next;
 };
 
 /* ------------------------------------------------------------ devices */
@@ -237,6 +252,29 @@ static uint64_t now_usec(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+static void record_packet(struct cf_relay *r, const struct cf_relay_packet *pk)
+{
+    if (r->recorded_bytes + pk->len > RELAY_RECORD_MAX)
+        return;
+    if (r->npk == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 256;
+        struct cf_relay_packet *n = realloc(r->pk, cap * sizeof *n);
+        if (!n)
+            return;
+        r->pk = n;
+        r->cap = cap;
+    }
+    uint8_t *copy = malloc(pk->len);
+    if (!copy)
+        return;
+    memcpy(copy, pk->data, pk->len);
+    r->pk[r->npk] = *pk;
+    r->pk[r->npk].data = copy;
+    r->pk[r->npk].usec = now_usec();
+    r->npk++;
+    r->recorded_bytes += pk->len;
+}
+
 static void record(struct cf_relay *r, enum cf_relay_side from, const uint8_t *p, size_t len, bool dropped,
                    bool duplicated)
 {
@@ -254,8 +292,185 @@ static void record(struct cf_relay *r, enum cf_relay_side from, const uint8_t *p
     if (!copy)
         return;
     memcpy(copy, p, len);
-    r->pk[r->npk++] = (struct cf_relay_packet){now_usec(), from, dropped, duplicated, len, copy};
+    r->pk[r->npk++] = (struct cf_relay_packet){.usec = now_usec(), .from = from, .dropped = dropped,
+                                               .duplicated = duplicated, .len = len, .data = copy};
     r->recorded_bytes += len;
+}
+
+/* ------------------------------------------------------------ impairment (C61) */
+
+static uint64_t mono_usec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Write a packet to the side it goes to and record it. */
+static void send_now(struct cf_relay *r, const struct cf_relay_packet *pk)
+{
+    record_packet(r, pk);
+    int out = r->tun[pk->from == CF_RELAY_TESTER ? CF_RELAY_TARGET : CF_RELAY_TESTER];
+    if (write(out, pk->data, pk->len) < 0) {
+        /* a full device queue loses the packet, as a wire would */
+    }
+}
+
+/* Hold a copy of the packet until due (soonest first); a full queue sends it now. */
+static void hold(struct cf_relay *r, const struct cf_relay_packet *pk, uint64_t due)
+{
+    struct held_pkt *h = r->nheld < HELD_MAX ? malloc(sizeof *h) : NULL;
+    uint8_t *copy = h ? malloc(pk->len) : NULL;
+    if (!copy) {
+        free(h);
+        send_now(r, pk);
+        return;
+    }
+    memcpy(copy, pk->data, pk->len);
+    h->due = due;
+    h->pk = *pk;
+    h->pk.data = copy;
+    struct held_pkt **at = &r->held;
+    while (*at && (*at)->due <= due)
+        at = &(*at)->next;
+    h->next = *at;
+    *at = h;
+    r->nheld++;
+}
+
+/* Send what is due (all when flush); the next due time, or 0 when none is held. */
+static uint64_t release_due(struct cf_relay *r, bool flush, bool keep_record)
+{
+    uint64_t now = mono_usec();
+    while (r->held && (flush || r->held->due <= now)) {
+        struct held_pkt *h = r->held;
+        r->held = h->next;
+        r->nheld--;
+        if (keep_record) {
+            send_now(r, &h->pk);
+        } else if (write(r->tun[h->pk.from == CF_RELAY_TESTER ? CF_RELAY_TARGET : CF_RELAY_TESTER], h->pk.data,
+                         h->pk.len) < 0) {
+            /* lost, as on a wire */
+        }
+        free(h->pk.data);
+        free(h);
+    }
+    return r->held ? r->held->due : 0;
+}
+
+/* One packet (or piece) after loss: copied, delayed or held back as the
+ * profile draws, else sent at once. */
+static void impair_emit(struct cf_relay *r, const struct cf_relay_packet *pk)
+{
+    uint64_t *rng = &r->rng[pk->from];
+    unsigned copies = 1u + cf_impair_chance(rng, r->imp.dup_ppm);
+    for (unsigned c = 0; c < copies; c++) {
+        struct cf_relay_packet one = *pk;
+        if (c)
+            one.impaired |= CF_IMPAIR_COPY;
+        unsigned delay = cf_impair_between(rng, r->imp.delay_min_us, r->imp.delay_max_us);
+        if (delay)
+            one.impaired |= CF_IMPAIR_DELAYED;
+        if (cf_impair_chance(rng, r->imp.reorder_ppm)) {
+            delay += r->imp.reorder_hold_us;
+            one.impaired |= CF_IMPAIR_REORDERED;
+        }
+        one.delay_us = delay;
+        if (delay)
+            hold(r, &one, mono_usec() + delay);
+        else
+            send_now(r, &one);
+    }
+}
+
+/* Piece [off, off + n) of a TCP segment (IPv4 header ihl bytes, TCP
+ * header thl) as a segment of its own, with its sequence number, lengths
+ * and both checksums right; FIN and PSH only on the last piece. */
+static size_t cut_piece(const uint8_t *p, size_t ihl, size_t thl, size_t off, size_t n, bool last, uint16_t k,
+                        uint8_t *out)
+{
+    size_t hl = ihl + thl;
+    memcpy(out, p, hl);
+    memcpy(out + hl, p + hl + off, n);
+    vw_put_be16(out + 2, (uint16_t)(hl + n));
+    vw_put_be16(out + 4, (uint16_t)(vw_get_be16(p + 4) + k));
+    out[10] = out[11] = 0;
+    vw_put_be16(out + 10, vn_inet_fold(vn_inet_sum(0, out, ihl)));
+    uint8_t *t = out + ihl;
+    vw_put_be32(t + 4, vw_get_be32(p + ihl + 4) + (uint32_t)off);
+    if (!last)
+        t[13] &= (uint8_t)~0x09u; /* FIN, PSH */
+    t[16] = t[17] = 0;
+    uint8_t pseudo[12];
+    memcpy(pseudo, out + 12, 8);
+    pseudo[8] = 0;
+    pseudo[9] = IPPROTO_TCP;
+    vw_put_be16(pseudo + 10, (uint16_t)(thl + n));
+    vw_put_be16(t + 16, vn_inet_fold(vn_inet_sum(vn_inet_sum(0, pseudo, sizeof pseudo), t, thl + n)));
+    return hl + n;
+}
+
+/* The profile on one packet the case's actions let through (copy: the
+ * action's second copy): lost, cut into pieces, then each emitted. SYN,
+ * RST and URG segments and what is not TCP pass untouched. */
+static void impair(struct cf_relay *r, enum cf_relay_side from, const uint8_t *p, size_t len, bool copy)
+{
+    struct cf_relay_packet pk = {.from = from, .duplicated = copy, .seed = r->rec_seed, .len = len,
+                                 .data = (uint8_t *)p};
+    size_t payload;
+    const uint8_t *t = tcp_header(p, len, &payload);
+    if (!t || (t[13] & 0x26)) { /* SYN, RST, URG */
+        send_now(r, &pk);
+        return;
+    }
+    uint64_t *rng = &r->rng[from];
+    if (cf_impair_chance(rng, r->imp.loss_ppm)) {
+        pk.impaired = CF_IMPAIR_LOST;
+        record_packet(r, &pk);
+        return;
+    }
+    if (!r->imp.reseg_max || payload <= r->imp.reseg_min) {
+        impair_emit(r, &pk);
+        return;
+    }
+    size_t ihl = (size_t)(p[0] & 0x0F) * 4u, thl = (size_t)(t[12] >> 4) * 4u;
+    enum { MAX_PIECES = 2048 }; /* the last piece takes what is left */
+    size_t cuts[MAX_PIECES], npieces = 0;
+    for (size_t off = 0; off < payload && npieces < sizeof cuts / sizeof cuts[0];) {
+        size_t n = cf_impair_between(rng, r->imp.reseg_min, r->imp.reseg_max);
+        if (n > payload - off || npieces + 1 == sizeof cuts / sizeof cuts[0])
+            n = payload - off;
+        cuts[npieces++] = n;
+        off += n;
+    }
+    uint8_t *piece = malloc(ihl + thl + r->imp.reseg_max + payload);
+    if (!piece) {
+        impair_emit(r, &pk);
+        return;
+    }
+    for (size_t i = 0, off = 0; i < npieces; off += cuts[i], i++) {
+        struct cf_relay_packet one = pk;
+        one.data = piece;
+        one.len = cut_piece(p, ihl, thl, off, cuts[i], i + 1 == npieces, (uint16_t)i, piece);
+        one.impaired = CF_IMPAIR_PIECE;
+        one.piece = (uint16_t)(i + 1);
+        one.pieces = (uint16_t)npieces;
+        impair_emit(r, &one);
+    }
+    free(piece);
+}
+
+void cf_relay_impair(struct cf_relay *r, const struct cf_impair *imp, uint64_t seed)
+{
+    pthread_mutex_lock(&r->lock);
+    if (imp && imp->on)
+        r->imp = *imp;
+    else
+        memset(&r->imp, 0, sizeof r->imp);
+    r->rec_seed = r->imp.on ? seed : 0;
+    r->rng[CF_RELAY_TESTER] = seed ^ 0x7465737465720000ull; /* "tester" */
+    r->rng[CF_RELAY_TARGET] = seed ^ 0x7461726765740000ull; /* "target" */
+    pthread_mutex_unlock(&r->lock);
 }
 
 static void forward(struct cf_relay *r, enum cf_relay_side from, const uint8_t *p, size_t len)
@@ -266,6 +481,14 @@ static void forward(struct cf_relay *r, enum cf_relay_side from, const uint8_t *
     bool dropped, duplicated;
     pthread_mutex_lock(&r->lock);
     int copies = judge(r, from, p, len, &dropped, &duplicated);
+    if (r->imp.on) {
+        if (copies == 0)
+            record(r, from, p, len, true, false);
+        for (int i = 0; i < copies; i++)
+            impair(r, from, p, len, i == 1);
+        pthread_mutex_unlock(&r->lock);
+        return;
+    }
     record(r, from, p, len, dropped, false);
     if (copies == 2)
         record(r, from, p, len, false, duplicated); /* the second copy carries the mark */
@@ -285,7 +508,15 @@ static void *relay_main(void *arg)
         return NULL;
     for (;;) {
         struct pollfd p[3] = {{r->tun[0], POLLIN, 0}, {r->tun[1], POLLIN, 0}, {r->stop_fd, POLLIN, 0}};
-        if (poll(p, 3, -1) < 0) {
+        pthread_mutex_lock(&r->lock);
+        uint64_t next = release_due(r, false, true);
+        pthread_mutex_unlock(&r->lock);
+        int wait = -1;
+        if (next) {
+            uint64_t now = mono_usec();
+            wait = next <= now ? 0 : (int)((next - now + 999u) / 1000u);
+        }
+        if (poll(p, 3, wait) < 0) {
             if (errno == EINTR)
                 continue;
             break;
@@ -411,6 +642,12 @@ void cf_relay_close(struct cf_relay *r)
         if (fds[i] >= 0)
             close(fds[i]);
     cf_relay_packets_free(r->pk, r->npk);
+    while (r->held) {
+        struct held_pkt *h = r->held;
+        r->held = h->next;
+        free(h->pk.data);
+        free(h);
+    }
     pthread_mutex_destroy(&r->lock);
     free(r);
 }
@@ -446,6 +683,7 @@ int cf_relay_begin(struct cf_relay *r, const struct cf_relay_action *actions, un
     if (n > RELAY_ACTIONS_MAX)
         return -1;
     pthread_mutex_lock(&r->lock);
+    release_due(r, true, false); /* an earlier case's held packets go, unrecorded */
     cf_relay_packets_free(r->pk, r->npk);
     r->pk = NULL;
     r->npk = r->cap = r->recorded_bytes = 0;

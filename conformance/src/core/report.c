@@ -36,6 +36,7 @@ const char *cf_verdict_name(enum cf_verdict v)
     case CF_SKIP: return "skip";
     case CF_NOT_APPLICABLE: return "not-applicable";
     case CF_ADVISORY: return "advisory";
+    case CF_INCONCLUSIVE: return "inconclusive";
     }
     return "?";
 }
@@ -106,6 +107,7 @@ void cf_report_summary(const struct cf_report *r, struct cf_summary *s)
         case CF_SKIP: s->skipped++; break;
         case CF_NOT_APPLICABLE: s->not_applicable++; break;
         case CF_ADVISORY: s->advisory++; break;
+        case CF_INCONCLUSIVE: s->inconclusive++; break;
         }
         if (c->verdict != CF_SKIP && c->verdict != CF_NOT_APPLICABLE)
             s->ran++;
@@ -130,8 +132,17 @@ static const char *verdict_upper(enum cf_verdict v)
     case CF_SKIP: return "SKIP";
     case CF_NOT_APPLICABLE: return "N/A";
     case CF_ADVISORY: return "ADVISE";
+    case CF_INCONCLUSIVE: return "INCONCL";
     }
     return "?";
+}
+
+/* The test conventions the run settled (C60), one line each. */
+static void write_hooks_text(FILE *out, const struct cf_report *r)
+{
+    for (unsigned i = 0; i < r->nhooks; i++)
+        fprintf(out, "Test convention %s: %s (%s)\n", r->hooks[i].name,
+                r->hooks[i].offered ? "offered" : "not offered", r->hooks[i].how);
 }
 
 void cf_report_write_closing(FILE *out, const struct cf_report *r)
@@ -146,6 +157,8 @@ void cf_report_write_closing(FILE *out, const struct cf_report *r)
         fprintf(out, ", %u not applicable", s.not_applicable);
     if (s.advisory)
         fprintf(out, ", %u advisory", s.advisory);
+    if (s.inconclusive)
+        fprintf(out, ", %u inconclusive", s.inconclusive);
     fprintf(out, " (%.2f s)\n", r->seconds);
 }
 
@@ -170,6 +183,8 @@ void cf_report_write_text(FILE *out, const struct cf_report *r)
                     vw_req_info(c->failed_req)->section);
         if (c->message[0] && c->verdict != CF_PASS)
             fprintf(out, "      %s\n", c->message);
+        if (c->impaired[0] && c->verdict != CF_PASS)
+            fprintf(out, "      impaired: %s\n", c->impaired);
         if (c->nframes && c->verdict != CF_PASS) {
             fprintf(out, "      frames");
             for (unsigned k = 0; k < c->nframes; k++)
@@ -177,6 +192,9 @@ void cf_report_write_text(FILE *out, const struct cf_report *r)
             fprintf(out, "%s%s\n", r->capture[0] ? " in " : "", r->capture);
         }
     }
+    write_hooks_text(out, r);
+    if (r->impair[0])
+        fprintf(out, "Network impaired (the packet relay, or the tester on datagram links): %s\n", r->impair);
     cf_report_write_closing(out, r);
 }
 
@@ -252,22 +270,39 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
             fprintf(out, "%s%u", k ? ", " : "", c->frames[k]);
         fputs("], \"message\": ", out);
         cf_json_string(out, c->message);
+        if (c->impaired[0]) {
+            fputs(", \"impaired\": ", out);
+            cf_json_string(out, c->impaired);
+        }
         fprintf(out, ", \"seconds\": %.3f}", c->seconds);
     }
     struct cf_summary s;
     cf_report_summary(r, &s);
     fprintf(out,
             "\n], \"summary\": {\"ran\": %u, \"passed\": %u, \"failed\": %u, \"timed_out\": %u, "
-            "\"skipped\": %u, \"not_applicable\": %u, \"advisory\": %u, \"must_failed\": %u, "
+            "\"skipped\": %u, \"not_applicable\": %u, \"advisory\": %u, \"inconclusive\": %u, \"must_failed\": %u, "
             "\"seconds\": %.3f, \"capture\": ",
-            s.ran, s.passed, s.failed, s.timed_out, s.skipped, s.not_applicable, s.advisory, s.must_failed,
+            s.ran, s.passed, s.failed, s.timed_out, s.skipped, s.not_applicable, s.advisory, s.inconclusive,
+            s.must_failed,
             r->seconds);
     cf_json_string(out, r->capture);
     fputs(", \"target\": ", out);
     cf_json_string(out, r->target);
     fputs(", \"protocol\": ", out);
     cf_json_string(out, r->protocol);
-    fputs("}}\n", out);
+    if (r->impair[0]) {
+        fputs(", \"impair\": ", out);
+        cf_json_string(out, r->impair);
+    }
+    fputs(", \"hooks\": {", out);
+    for (unsigned i = 0; i < r->nhooks; i++) {
+        fputs(i ? ", " : "", out);
+        cf_json_string(out, r->hooks[i].name);
+        fprintf(out, ": {\"offered\": %s, \"how\": ", r->hooks[i].offered ? "true" : "false");
+        cf_json_string(out, r->hooks[i].how);
+        fputs("}", out);
+    }
+    fputs("}}}\n", out);
 }
 
 void cf_report_write_junit(FILE *out, const struct cf_report *r)
@@ -278,7 +313,7 @@ void cf_report_write_junit(FILE *out, const struct cf_report *r)
     fprintf(out,
             "<testsuites><testsuite name=\"vitcp-conform\" tests=\"%zu\" failures=\"%u\" "
             "errors=\"%u\" skipped=\"%u\" time=\"%.3f\">\n",
-            r->count, s.failed, s.timed_out, s.skipped + s.not_applicable, r->seconds);
+            r->count, s.failed, s.timed_out, s.skipped + s.not_applicable + s.inconclusive, r->seconds);
     for (size_t i = 0; i < r->count; i++) {
         const struct cf_result *c = &r->cases[i];
         /* classname PROTOCOL.SECTION ("vitcp.4.3", "warp.A.1.2") */
@@ -301,6 +336,7 @@ void cf_report_write_junit(FILE *out, const struct cf_report *r)
             break;
         case CF_SKIP:
         case CF_NOT_APPLICABLE:
+        case CF_INCONCLUSIVE:
             fputs("<skipped message=\"", out);
             cf_xml_text(out, c->message);
             fputs("\"/>", out);

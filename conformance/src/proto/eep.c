@@ -1056,6 +1056,13 @@ static void describe_capture_case(FILE *out, const struct cf_case *c)
     cf_case_describe(out, c, NULL);
 }
 
+/* Test conventions its cases may need (C60, docs/conformance.md "Test conventions"). */
+static const struct cf_hook_def eep_hooks[] = {
+    {"echo", "the node sends each message it delivered back to its SA with the same PT and data block"},
+    {"hey-you-answer", "the node answers a Hey-You! message addressed to it with a message of its own to the SA"},
+    {NULL, NULL},
+};
+
 const struct conform_protocol cf_proto_eep = {
     .name = "eep",
     .title = "PacketWay EEP",
@@ -1093,4 +1100,5 @@ const struct conform_protocol cf_proto_eep = {
     .msg_free = msg_free,
     .field_value = field_value,
     .describe = describe,
+    .hooks = eep_hooks,
 };

@@ -1379,6 +1379,12 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
     cf_generic_run_case(e, c, res);
 }
 
+/* Test conventions its cases may need (C60, docs/conformance.md "Test conventions"). */
+static const struct cf_hook_def ift_hooks[] = {
+    {"echo", "the target, as node B, sends each untagged RDMAP Send it delivered back as a Send of its own"},
+    {NULL, NULL},
+};
+
 const struct conform_protocol cf_proto_ift = {
     .name = "ift",
     .title = "IFT",
@@ -1407,4 +1413,5 @@ const struct conform_protocol cf_proto_ift = {
     .load_capture_case = load_capture_case,
     .describe_capture_case = describe_capture_case,
     .is_capture_meta = is_capture_meta,
+    .hooks = ift_hooks,
 };

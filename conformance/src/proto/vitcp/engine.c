@@ -1539,6 +1539,7 @@ static void relay_finish(struct run *r)
     struct cf_relay_packet *pk = cf_relay_take(r->e->relay, &n, done, CF_MAX_PACKET_ACTIONS);
     if (r->e->capture)
         cf_relay_write(r->e->capture, pk, n); /* a write error shows when the run closes the file */
+    cf_engine_relay_note(r->e, pk, n, r->res);
     judge_recording(r, pk, n);
     for (unsigned i = 0; i < r->c->npacket; i++) {
         const struct cf_relay_action *a = &r->c->packet[i];
@@ -1570,7 +1571,7 @@ static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_
         r.via_relay = true;
         r.deadline = cf_after_ms(c->timeout_ms); /* setting up the relay is not the case's time */
         r.relay_base = e->capture ? (unsigned)vn_pcap_frames(e->capture) : 0;
-        cf_relay_begin(e->relay, c->packet, c->npacket);
+        cf_engine_relay_begin(e, c);
     }
     if (vw_vitcp_session_init(&r.session) != 0 || !(r.echo = malloc(ECHO_MAX)) ||
         !(r.written = malloc(ECHO_MAX))) {
