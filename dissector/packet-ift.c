@@ -65,6 +65,19 @@ static int hf_ift_header_size = -1;
 static int hf_ift_payload_size = -1;
 static int hf_ift_vtag = -1;
 static int hf_ift_ddp_header = -1;
+/* The RFC 5041 DDP header's fields in DDP mode (I14, D7): Wireshark's DDP
+ * dissector would read byte 1 as RDMAP, which in DDP mode is the ULP's. */
+static int hf_ift_ddp_tagged = -1;
+static int hf_ift_ddp_last = -1;
+static int hf_ift_ddp_reserved = -1;
+static int hf_ift_ddp_dv = -1;
+static int hf_ift_ddp_rsvdulp = -1;
+static int hf_ift_ddp_stag = -1;
+static int hf_ift_ddp_to = -1;
+static int hf_ift_ddp_rsvdulp2 = -1;
+static int hf_ift_ddp_qn = -1;
+static int hf_ift_ddp_msn = -1;
+static int hf_ift_ddp_mo = -1;
 static int hf_ift_hcrc = -1;
 static int hf_ift_hcrc_status = -1;
 static int hf_ift_payload = -1;
@@ -82,6 +95,8 @@ static gint ett_ift = -1;
 static gint ett_ift_ai = -1;
 static gint ett_ift_ai_flags = -1;
 static gint ett_ift_frame = -1;
+static gint ett_ift_ddp = -1;
+static gint ett_ift_ddp_control = -1;
 static gint ett_ift_state = -1;
 
 static rule_experts_t ift_rules;
@@ -115,7 +130,7 @@ struct ift_side {
     guint32 ai_frame;   /* 0: no AI seen from this side */
     guint32 flags;
     /* The first 64 bytes of this side's stream when they lack the magic:
-     * the indication's place (IFT-4-INDICATION-FIRST), shown as a broken
+     * the indication's place (IFT-4.1-MAGIC, I35), shown as a broken
      * indication so the frames after it stay in step. */
     guint32 ai_slot_frame;
     guint32 ai_slot_raw_offset;
@@ -177,6 +192,16 @@ static gboolean ift_side_known(const struct ift_side *s, const packet_info *pinf
 
 #define IFT_DDP_HDR_PLAUSIBLE_MAX 255
 
+/* I35: after a side's indication with a bad magic nothing of that side is
+ * read as IFT (lint's reader stops there too): its later frames would only
+ * repeat the fault as "a frame before the indication". raw_offset: where
+ * the PDU starts in the frame's data. */
+static gboolean ift_after_bad_indication(const struct ift_side *s, const packet_info *pinfo, guint32 raw_offset)
+{
+    return s->ai_slot_frame && !s->ai_frame &&
+           (pinfo->num > s->ai_slot_frame || (pinfo->num == s->ai_slot_frame && raw_offset > s->ai_slot_raw_offset));
+}
+
 static gboolean ift_is_ai(tvbuff_t *tvb, int offset)
 {
     return tvb_captured_length_remaining(tvb, offset) >= 4 && tvb_get_ntohl(tvb, offset) == VW_IFT_MAGIC;
@@ -199,16 +224,19 @@ static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void
     /* The sender's first byte (relative sequence number 1) is where its
      * indication must be. Without the magic, bytes that cannot start a
      * frame (a DDP header over IFT_DDP_HDR_PLAUSIBLE_MAX bytes; RFC 5041's
-     * are 14 and 18) are taken as a broken indication, so the frames after
-     * it stay in step; a real frame there is a frame before the indication. */
+     * are 14 and 18) or that carry their own indication CRC are an
+     * indication with a bad magic (I35, as lint), so the frames after it
+     * stay in step; other bytes there are a frame before the indication. */
     const struct tcpinfo *tcp = (const struct tcpinfo *)data;
     if (tcp && tcp->seq == 1 && offset == 0 && !ift_side_known(sender, pinfo) &&
-        tvb_get_ntohs(tvb, offset) > IFT_DDP_HDR_PLAUSIBLE_MAX) {
+        vw_ift_first_bytes_rule(tvb_get_ptr(tvb, offset, tvb_captured_length_remaining(tvb, offset)),
+                                (size_t)tvb_captured_length_remaining(tvb, offset)) == VW_REQ_IFT_4_1_MAGIC) {
         sender->ai_slot_frame = pinfo->num;
         sender->ai_slot_raw_offset = (guint32)tvb_raw_offset(tvb);
         return VW_IFT_IND_LEN;
     }
-    if (sender->lost_frame && pinfo->num > sender->lost_frame)
+    if ((sender->lost_frame && pinfo->num > sender->lost_frame) ||
+        ift_after_bad_indication(sender, pinfo, (guint32)tvb_raw_offset(tvb) + (guint32)offset))
         return (guint)tvb_reported_length_remaining(tvb, offset);
     const struct ift_side *receiver = &c->side[1 - dir];
     gboolean known = ift_side_known(sender, pinfo);
@@ -243,7 +271,8 @@ static guint8 ift_mode_of(const struct vw_ift_nego *n)
 /* The record of this PDU; on the first pass, run the wire library's
  * checks in capture order (decoder findings plus the connection's). */
 static struct ift_pdu_record *ift_record(tvbuff_t *tvb, packet_info *pinfo, struct ift_conv *c, int dir,
-                                         const guint8 *raw, guint32 len, gboolean is_ai)
+                                         const guint8 *raw, guint32 len, gboolean is_ai,
+                                         const struct tcpinfo *tcp)
 {
     struct ift_pdu_record *rec = (struct ift_pdu_record *)
         p_get_proto_data(wmem_file_scope(), pinfo, proto_ift, tvb_raw_offset(tvb));
@@ -259,12 +288,9 @@ static struct ift_pdu_record *ift_record(tvbuff_t *tvb, packet_info *pinfo, stru
              * for the negotiation (the frames after it are then frames
              * before an indication, as vw_ift_conn sees them). */
             enum vw_req ind_err = vw_ift_ind_decode(raw, len, &ind, &fs);
-            /* Without the magic these bytes are no indication at all: what
-             * they break is that a side's first bytes are its indication
-             * (I7), the ID the lint gives the same bytes. */
-            for (size_t i = 0; ind_err == VW_REQ_IFT_4_1_MAGIC && i < fs.count; i++)
-                if (fs.item[i].req == VW_REQ_IFT_4_1_MAGIC)
-                    fs.item[i].req = VW_REQ_IFT_4_INDICATION_FIRST;
+            /* Without the magic, bytes that cannot start a frame at the
+             * sender's stream start are an indication with a bad magic:
+             * IFT-4.1-MAGIC, the ID lint gives the same bytes (I35). */
             if (ind_err != VW_REQ_IFT_4_1_MAGIC && ind_err != VW_REQ_IFT_4_1_LENGTH &&
                 vw_ift_nego_indication(&c->nego, dir, &ind, &fs)) {
                 c->side[dir].ai_frame = pinfo->num;
@@ -277,12 +303,17 @@ static struct ift_pdu_record *ift_record(tvbuff_t *tvb, packet_info *pinfo, stru
                 rec->announced.pc = ift_assume_pc;
             }
             vw_ift_nego_frame(&c->nego, dir, &fs);
+            /* V29, as lint: this segment's own ACK first (what its sender had received) */
+            if (tcp && (tcp->flags & TH_ACK))
+                vw_ift_nego_ack(&c->nego, dir, tcp->lastackseq);
             vw_ift_nego_after_error(&c->nego, dir, &fs); /* I12, as the lint */
             struct vw_ift_frame frame;
             struct vw_ift_frame_mode carried;
             if (vw_ift_frame_decode_as_sent(raw, len, &rec->announced, &frame, &carried, &fs) == VW_REQ_NONE)
                 vw_ift_nego_frame_rules(&c->nego, dir, &frame, &fs); /* IFT-4.2-R-MODE, as the lint */
             vw_ift_nego_frame_done(&c->nego, dir, &fs);
+            if (tcp) /* V29: its end, for the receiver's TCP ACK (relative sequence numbers) */
+                vw_ift_nego_frame_end(&c->nego, dir, tcp->nxtseq);
         }
         rec->ai_frame = c->side[dir].ai_frame;
         rec->peer_ai_frame = c->side[1 - dir].ai_frame;
@@ -456,6 +487,31 @@ static void ift_add_crc(proto_tree *tree, tvbuff_t *tvb, packet_info *pinfo, int
                             ENC_LITTLE_ENDIAN, present ? PROTO_CHECKSUM_VERIFY : PROTO_CHECKSUM_NOT_PRESENT);
 }
 
+/* D7: the DDP header's fields in DDP mode (both R clear, I14), RFC 5041's
+ * layout: the control byte, the ULP's byte, then STag and TO (tagged) or
+ * the ULP's four bytes, QN, MSN and MO (untagged). */
+static void ift_add_ddp_fields(proto_tree *t, tvbuff_t *tvb, int offset, const struct vw_ddp_hdr *h)
+{
+    static int *const control_fields[] = {&hf_ift_ddp_tagged, &hf_ift_ddp_last, &hf_ift_ddp_reserved, &hf_ift_ddp_dv,
+                                          NULL};
+    proto_tree_add_bitmask_text(t, tvb, offset, 1, "DDP control: ", NULL, ett_ift_ddp_control, control_fields,
+                                ENC_BIG_ENDIAN, BMT_NO_APPEND);
+    proto_tree_add_item(t, hf_ift_ddp_rsvdulp, tvb, offset + 1, 1, ENC_BIG_ENDIAN);
+    if (h->tagged) {
+        proto_tree_add_item(t, hf_ift_ddp_stag, tvb, offset + 2, 4, ENC_BIG_ENDIAN);
+        proto_tree_add_item(t, hf_ift_ddp_to, tvb, offset + 6, 8, ENC_BIG_ENDIAN);
+        proto_item_append_text(proto_tree_get_parent(t), ": Tagged, STag 0x%08x, TO %" G_GUINT64_FORMAT "%s", h->stag,
+                               h->to, h->last ? ", Last" : "");
+    } else {
+        proto_tree_add_item(t, hf_ift_ddp_rsvdulp2, tvb, offset + 2, 4, ENC_BIG_ENDIAN);
+        proto_tree_add_item(t, hf_ift_ddp_qn, tvb, offset + 6, 4, ENC_BIG_ENDIAN);
+        proto_tree_add_item(t, hf_ift_ddp_msn, tvb, offset + 10, 4, ENC_BIG_ENDIAN);
+        proto_tree_add_item(t, hf_ift_ddp_mo, tvb, offset + 14, 4, ENC_BIG_ENDIAN);
+        proto_item_append_text(proto_tree_get_parent(t), ": Untagged, QN %u, MSN %u, MO %u%s", h->qn, h->msn, h->mo,
+                               h->last ? ", Last" : "");
+    }
+}
+
 static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, proto_tree *ift_tree,
                               const guint8 *raw, guint32 len, struct ift_conv *c, int dir,
                               struct ift_pdu_record *rec)
@@ -478,7 +534,9 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
         if (frame.has_payload_crc && !frame.payload_crc_ok)
             col_append_str(pinfo->cinfo, COL_INFO, " [BAD PAYLOAD CRC]");
         int offset = VW_IFT_FRAME_HDR_LEN;
-        proto_tree_add_item(ft, hf_ift_ddp_header, tvb, offset, frame.header_size, ENC_NA);
+        proto_item *ddp_item = proto_tree_add_item(ft, hf_ift_ddp_header, tvb, offset, frame.header_size, ENC_NA);
+        if (frame.ddp_decoded && rec->mode == IFT_MODE_DDP)
+            ift_add_ddp_fields(proto_item_add_subtree(ddp_item, ett_ift_ddp), tvb, offset, &frame.ddp_hdr);
         offset += frame.header_size;
         ift_add_crc(ft, tvb, pinfo, offset, hf_ift_hcrc, hf_ift_hcrc_status, frame.has_hdr_crc, frame.hdr_crc_computed);
         proto_tree_add_item(ft, hf_ift_payload, tvb, (int)frame.payload_offset, frame.payload_size, ENC_NA);
@@ -548,7 +606,7 @@ static void ift_dissect_lost(tvbuff_t *tvb, packet_info *pinfo, proto_tree *ift_
     col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[framing lost] Len=%u", len);
 }
 
-static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data _U_)
+static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
     info_pdu_begin(pinfo, proto_ift);
     col_set_str(pinfo->cinfo, COL_PROTOCOL, "IFT");
@@ -571,7 +629,12 @@ static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
         ift_dissect_lost(tvb, pinfo, ift_tree, ti, sender, len);
         return tvb_captured_length(tvb);
     }
-    struct ift_pdu_record *rec = ift_record(tvb, pinfo, c, dir, raw, len, is_ai);
+    if (ift_after_bad_indication(sender, pinfo, (guint32)tvb_raw_offset(tvb))) {
+        proto_item_append_text(ti, ", %u bytes after this side's indication with a bad magic (not dissected)", len);
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[after a bad indication] Len=%u", len);
+        return tvb_captured_length(tvb);
+    }
+    struct ift_pdu_record *rec = ift_record(tvb, pinfo, c, dir, raw, len, is_ai, (const struct tcpinfo *)data);
     if (is_ai)
         dissect_ift_ai(tvb, pinfo, ift_tree, raw, rec);
     else
@@ -591,6 +654,27 @@ static int dissect_ift(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void
  * IFT-5.1-FRAME-TRUNCATED, judged on the first pass at the same FIN as
  * lint (stream_end.h); not after the side's framing was lost (I13). */
 static dissector_handle_t ift_end_handle;
+
+/* Every TCP ACK of an IFT connection on the first pass (V29, as lint): a
+ * receiver's frames count as carrying on after an error frame only once its
+ * ACK covered it. Pure ACKs never reach IFT, so a postdissector reads
+ * TCP's ack field. */
+static dissector_handle_t ift_ack_handle;
+static int hf_tcp_ack_id = -1;
+
+static int dissect_ift_ack(tvbuff_t *tvb _U_, packet_info *pinfo, proto_tree *tree, void *data _U_)
+{
+    if (pinfo->ptype != PT_TCP || PINFO_FD_VISITED(pinfo) || hf_tcp_ack_id < 0 || !tree)
+        return 0;
+    conversation_t *conv = find_conversation_pinfo(pinfo, 0);
+    struct ift_conv *c = conv ? (struct ift_conv *)conversation_get_proto_data(conv, proto_ift) : NULL;
+    GPtrArray *acks = c ? proto_get_finfo_ptr_array(tree, hf_tcp_ack_id) : NULL;
+    if (!acks || !acks->len)
+        return 0;
+    field_info *ack = (field_info *)g_ptr_array_index(acks, 0);
+    vw_ift_nego_ack(&c->nego, ift_direction(c, pinfo), fvalue_get_uinteger(&ack->value));
+    return 0;
+}
 
 static void ift_judge_end(packet_info *pinfo, proto_tree *tree, struct vw_findings *fs)
 {
@@ -656,6 +740,17 @@ void proto_register_ift(void)
         { &hf_ift_payload_size, { "Payload size", "ift.payload_size", FT_UINT16, BASE_DEC, NULL, 0x0, "Bytes of DDP payload", HFILL } },
         { &hf_ift_vtag, { "Receiver's VTag", "ift.vtag", FT_UINT16, BASE_HEX, NULL, 0x0, "VTag the receiver of this frame announced in its indication", HFILL } },
         { &hf_ift_ddp_header, { "DDP header", "ift.ddp_header", FT_BYTES, BASE_NONE, NULL, 0x0, "RFC 5041 DDP header carried by the frame (14 bytes tagged, 18 untagged)", HFILL } },
+        { &hf_ift_ddp_tagged, { "Tagged", "ift.ddp.tagged", FT_BOOLEAN, 8, NULL, 0x80, "T: a tagged buffer model segment (RFC 5041)", HFILL } },
+        { &hf_ift_ddp_last, { "Last", "ift.ddp.last", FT_BOOLEAN, 8, NULL, 0x40, "L: the last segment of a DDP message", HFILL } },
+        { &hf_ift_ddp_reserved, { "Reserved", "ift.ddp.reserved", FT_UINT8, BASE_HEX, NULL, 0x3C, "Reserved bits of the DDP control byte", HFILL } },
+        { &hf_ift_ddp_dv, { "DDP version", "ift.ddp.dv", FT_UINT8, BASE_DEC, NULL, 0x03, "DV", HFILL } },
+        { &hf_ift_ddp_rsvdulp, { "Reserved for the ULP", "ift.ddp.rsvdulp", FT_UINT8, BASE_HEX, NULL, 0x0, "RsvdULP: the ULP's byte in DDP mode (RDMAP's control byte only in RDMA mode)", HFILL } },
+        { &hf_ift_ddp_stag, { "STag", "ift.ddp.stag", FT_UINT32, BASE_HEX, NULL, 0x0, "Steering tag of the tagged buffer", HFILL } },
+        { &hf_ift_ddp_to, { "Tagged offset", "ift.ddp.to", FT_UINT64, BASE_DEC, NULL, 0x0, "TO: offset in the tagged buffer", HFILL } },
+        { &hf_ift_ddp_rsvdulp2, { "Reserved for the ULP (untagged)", "ift.ddp.rsvdulp2", FT_UINT32, BASE_HEX, NULL, 0x0, "RsvdULP of an untagged segment: the ULP's in DDP mode", HFILL } },
+        { &hf_ift_ddp_qn, { "Queue number", "ift.ddp.qn", FT_UINT32, BASE_DEC, NULL, 0x0, "QN", HFILL } },
+        { &hf_ift_ddp_msn, { "Message sequence number", "ift.ddp.msn", FT_UINT32, BASE_DEC, NULL, 0x0, "MSN", HFILL } },
+        { &hf_ift_ddp_mo, { "Message offset", "ift.ddp.mo", FT_UINT32, BASE_DEC, NULL, 0x0, "MO", HFILL } },
         { &hf_ift_hcrc, { "Header CRC", "ift.hcrc", FT_UINT32, BASE_HEX, NULL, 0x0, "CRC-32C over the frame header and DDP header, least significant byte first", HFILL } },
         { &hf_ift_hcrc_status, { "Header CRC status", "ift.hcrc.status", FT_UINT8, BASE_NONE, VALS(proto_checksum_vals), 0x0, "Whether the header CRC matches (Not present when the sender announced no HC)", HFILL } },
         { &hf_ift_payload, { "DDP payload", "ift.payload", FT_BYTES, BASE_NONE, NULL, 0x0, "DDP payload bytes of the frame", HFILL } },
@@ -669,7 +764,8 @@ void proto_register_ift(void)
         { &hf_ift_state_vtag, { "Expected VTag", "ift.state.vtag", FT_UINT16, BASE_HEX, NULL, 0x0, "VTag the receiver announced, which this frame must carry", HFILL } },
         { &hf_ift_state_mode, { "Mode", "ift.state.mode", FT_UINT32, BASE_DEC, VALS(ift_mode_vals), 0x0, "DDP or RDMA mode agreed by the two indications", HFILL } },
     };
-    static gint *ett[] = { &ett_ift, &ett_ift_ai, &ett_ift_ai_flags, &ett_ift_frame, &ett_ift_state };
+    static gint *ett[] = { &ett_ift, &ett_ift_ai, &ett_ift_ai_flags, &ett_ift_frame, &ett_ift_state, &ett_ift_ddp,
+                           &ett_ift_ddp_control };
 
     proto_ift = proto_register_protocol("iWARP Framing for TCP", "IFT", "ift");
     proto_register_field_array(proto_ift, hf, array_length(hf));
@@ -695,6 +791,8 @@ void proto_register_ift(void)
     ift_handle = register_dissector("ift", dissect_ift, proto_ift);
     ift_end_handle = create_dissector_handle(dissect_ift_end, proto_ift);
     register_postdissector(ift_end_handle);
+    ift_ack_handle = create_dissector_handle(dissect_ift_ack, proto_ift);
+    register_postdissector(ift_ack_handle);
     ift_tap = register_tap(IFT_TAP_NAME);
 }
 
@@ -703,6 +801,12 @@ void proto_reg_handoff_ift(void)
     ddp_rdmap_handle = find_dissector("iwarp_ddp_rdmap");
     proto_ddp_rdmap = proto_get_id_by_filter_name("iwarp_ddp_rdmap");
     stream_end_want_flags(ift_end_handle);
+    hf_tcp_ack_id = proto_registrar_get_id_byname("tcp.ack");
+    if (hf_tcp_ack_id >= 0) {
+        GArray *want_ack = g_array_new(FALSE, FALSE, (guint)sizeof(int));
+        g_array_append_val(want_ack, hf_tcp_ack_id);
+        set_postdissector_wanted_hfids(ift_ack_handle, want_ack);
+    }
     dissector_add_uint_with_preference("tcp.port", VW_IFT_DEFAULT_PORT, ift_handle);
     heur_dissector_add("tcp", dissect_ift_heur, "IFT over TCP (adaption indication magic)", "ift_tcp",
                        proto_ift, HEURISTIC_ENABLE);

@@ -77,6 +77,7 @@ static int hf_pktway_ei = -1;
 static int hf_pktway_ei_hop = -1;
 static int hf_pktway_link_padding = -1;
 static int hf_pktway_first_hop = -1;
+static int hf_pktway_forwarded_in = -1;
 
 static gint ett_pktway = -1;
 static gint ett_pktway_route = -1;
@@ -95,13 +96,20 @@ typedef struct {
     rule_findings_t findings;
 } pktway_hop_t;
 static struct vw_eep_pairer *pktway_pairer;
-static wmem_map_t *pktway_hops;   /* frame number -> pktway_hop_t */
+static wmem_map_t *pktway_hops;     /* frame number -> pktway_hop_t */
+static wmem_map_t *pktway_forwards; /* first hop's frame number -> the router's copy's (the pair the other way) */
 static guint32 pktway_last_offered;
+/* P31: router addresses (MAC, IPv4, IPv6; commas or spaces) where pairing
+ * a router's hops by content is ambiguous, as lint's --eep-router. */
+static const char *pktway_router_addresses = "";
 
 static void pktway_init(void)
 {
     pktway_pairer = vw_eep_pairer_new();
     pktway_last_offered = 0;
+    /* an address that is none stops the list there (the ones before it count) */
+    if (pktway_pairer)
+        vw_eep_pairer_add_routers(pktway_pairer, pktway_router_addresses, NULL, 0);
 }
 
 static void pktway_cleanup(void)
@@ -131,6 +139,7 @@ static void pktway_router_copy(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
         pktway_last_offered = pinfo->num;
         struct vw_eep_hop hop;
         pktway_hop_of(pinfo, &hop);
+        vw_eep_hop_set_time(&hop, (guint64)pinfo->abs_ts.secs * 1000000u + (guint64)(pinfo->abs_ts.nsecs / 1000));
         struct vw_findings fs;
         vw_findings_clear(&fs);
         uint64_t first = 0;
@@ -139,7 +148,15 @@ static void pktway_router_copy(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tr
             h->first_hop = (guint32)first;
             rule_findings_keep(&h->findings, &fs);
             wmem_map_insert(pktway_hops, GUINT_TO_POINTER(pinfo->num), h);
+            if (!wmem_map_contains(pktway_forwards, GUINT_TO_POINTER(h->first_hop)))
+                wmem_map_insert(pktway_forwards, GUINT_TO_POINTER(h->first_hop), GUINT_TO_POINTER(pinfo->num));
         }
+    }
+    /* The pair the other way: known once the copy was seen (tshark -2, the GUI). */
+    guint32 copy = GPOINTER_TO_UINT(wmem_map_lookup(pktway_forwards, GUINT_TO_POINTER(pinfo->num)));
+    if (copy) {
+        proto_item *ci = proto_tree_add_uint(tree, hf_pktway_forwarded_in, tvb, 0, 0, copy);
+        proto_item_set_generated(ci);
     }
     pktway_hop_t *h = (pktway_hop_t *)wmem_map_lookup(pktway_hops, GUINT_TO_POINTER(pinfo->num));
     if (!h)
@@ -535,7 +552,8 @@ void proto_register_pktway(void)
         { &hf_pktway_ot, { "Optional trailer fields", "pktway.ot", FT_BYTES, BASE_NONE, NULL, 0x0, "Optional trailer fields between the data block and the TAIL", HFILL } },
         { &hf_pktway_ei, { "Error indication (TAIL)", "pktway.ei", FT_UINT64, BASE_HEX, NULL, 0x0, "TAIL word: each set bit flags an error a router saw, bit k being k router shifts before the last router", HFILL } },
         { &hf_pktway_ei_hop, { "Error flagged, router shifts ago", "pktway.ei.hop", FT_UINT32, BASE_DEC, NULL, 0x0, "Router shifts before the last router at which an error was flagged", HFILL } },
-        { &hf_pktway_first_hop, { "First hop in", "pktway.first_hop_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_NONE), 0x0, "This message is a router's copy of the one in that frame (the node it went to sent it on, with the same header and optional header fields); the pair is judged by the router rules", HFILL } },
+        { &hf_pktway_first_hop, { "First hop in", "pktway.first_hop_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_NONE), 0x0, "This message is a router's copy of the one in that frame (the same version, DT, SA and PT, and the same data block or header, seen within a second, sent on by another node than its sender: P31); the pair is judged by the router rules", HFILL } },
+        { &hf_pktway_forwarded_in, { "Forwarded in", "pktway.forwarded_in", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_NONE), 0x0, "A router's copy of this message is in that frame (its pktway.first_hop_in points back here; shown once the copy was dissected: on a second pass, in the GUI)", HFILL } },
         { &hf_pktway_link_padding, { "Link padding", "pktway.link_padding", FT_BYTES, BASE_NONE, NULL, 0x0, "Bytes after the TAIL that the link added (Ethernet minimum frame)", HFILL } },
     };
     static gint *ett[] = { &ett_pktway, &ett_pktway_route, &ett_pktway_header, &ett_pktway_word, &ett_pktway_oh, &ett_pktway_tail };
@@ -551,6 +569,13 @@ void proto_register_pktway(void)
     pktway_handle = register_dissector("pktway", dissect_pktway, proto_pktway);
     pktway_tap = register_tap(PKTWAY_TAP_NAME);
     pktway_hops = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(), g_direct_hash, g_direct_equal);
+    pktway_forwards = wmem_map_new_autoreset(wmem_epan_scope(), wmem_file_scope(), g_direct_hash, g_direct_equal);
+    module_t *pktway_module = prefs_register_protocol(proto_pktway, NULL);
+    prefs_register_string_preference(pktway_module, "router_addresses", "Router addresses",
+        "Addresses of routers (MAC aa:bb:cc:dd:ee:ff, IPv4 or IPv6; commas between them) for pairing the hops of "
+        "a message through a router where the capture is ambiguous: a copy is then a router's only when sent from "
+        "one of them, of a message sent to one (or to a group). Empty: copies are paired by what a router may "
+        "not change (P31). vitcp-conform lint --eep-router does the same.", &pktway_router_addresses);
     register_init_routine(pktway_init);
     register_cleanup_routine(pktway_cleanup);
 }

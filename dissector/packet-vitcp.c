@@ -583,10 +583,13 @@ static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *
     }
     if (*err == VW_REQ_NONE)
         relative_numbers(vc, side, seg, pdu);
-    /* V26, as lint: a later segment after the receiver ACKed a bad-CRC one
-     * (the ACKs come from the postdissector dissect_vitcp_ack) */
-    if (*err == VW_REQ_NONE && !pdu->retransmission && ti)
+    /* V26, V29, as lint: a segment of the receiver after it ACKed a bad-CRC
+     * one (the ACKs come from the postdissector dissect_vitcp_ack) */
+    if (*err == VW_REQ_NONE && !pdu->retransmission && ti) {
+        if (ti->flags & TH_ACK) /* V29, as lint: this segment's own ACK first */
+            vw_vitcp_badcrc_ack(&vc->badcrc, side, ti->lastackseq);
         vw_vitcp_badcrc_segment(&vc->badcrc, &vc->conn, side, ti->nxtseq, pinfo->num, &fs);
+    }
     pdu->phase = (guint8)vc->conn.phase;
     pdu->crc_negotiated = vc->conn.crc_known && vc->conn.crc_negotiated;
     pdu->crc_source = (guint8)crc_source_of(vc);
@@ -1205,6 +1208,8 @@ static void vitcp_judge_end(packet_info *pinfo, proto_tree *tree, struct vw_find
         return;
     int side = side_of(vc, pinfo);
     stream_end_step_t step = stream_end_frame(&vc->end, side, tree);
+    if (step.dir_ended || step.conn_closed)
+        vw_vitcp_badcrc_close(&vc->badcrc, side); /* V29: this side's close is its reaction */
     if (step.dir_ended && !vc->unframed_seen[side])
         vw_vitcp_direction_end(&vc->conn, side, vc->end.pending[side], fs);
     if (step.conn_closed)

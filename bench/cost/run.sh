@@ -17,7 +17,8 @@
 #   Use a Release build without sanitizers for figures; --smoke only proves it works.
 #   Environment: REPS (default 3), BENCH_TMP (default $TMPDIR or /tmp),
 #   COST_LIMIT (seconds one tshark run may take before it is cut off, default 300),
-#   COST_PROTOS (default "vitcp ift warp eep").
+#   COST_PROTOS (default "vitcp ift warp eep eep-router"; eep-router: both hops of
+#   every message through a router, paired by content, P31).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 bench_args "$@"
@@ -31,7 +32,7 @@ done
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 limit=${COST_LIMIT:-300}
-protos=(${COST_PROTOS:-vitcp ift warp eep})
+protos=(${COST_PROTOS:-vitcp ift warp eep eep-router})
 tmp=$(mktemp -d "${BENCH_TMP:-${TMPDIR:-/tmp}}/bench-cost.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 chmod a+rx "$tmp"
@@ -45,6 +46,7 @@ scen[vitcp]=vitcp-full   rule[vitcp]=VITCP-3.2-SEG-LEN-MIN   filt[vitcp]=vitcp  
 scen[ift]=ift-session    rule[ift]=IFT-5.1-DDP-HDR-PRESENT   filt[ift]=ift      off[ift]=54   count[ift]=4000
 scen[warp]=warp-session  rule[warp]=WARP-A-CHUNK-LEN         filt[warp]=warp    off[warp]=54  count[warp]=3500
 scen[eep]=eep-frames     rule[eep]=EEP-6H-DL-FITS            filt[eep]=pktway   off[eep]=14   count[eep]=2500
+scen[eep-router]=eep-router rule[eep-router]=EEP-6H-DL-FITS   filt[eep-router]=pktway off[eep-router]=14 count[eep-router]=2500
 flip_prob=0.00001 flip_seed=22
 reps=${REPS:-3}
 if [ $smoke -eq 1 ]; then

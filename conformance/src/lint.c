@@ -49,6 +49,8 @@ struct lint_conn {
     struct vw_ift_nego ift;
     struct vw_ift_reader ift_reader[2];
     struct ift_segments ift_segments[2];
+    bool ift_based[2];        /* ift_base is known: the capture offset of the reader's first byte */
+    uint64_t ift_base[2];
     struct vw_warp_framer warp[2];
     struct vw_vitcp_badcrc_watch badcrc; /* V26: the reaction to a bad CRC at RD/RR */
     /* A ULP that upgrades its connection to IFT mid-stream (section 4,
@@ -97,6 +99,7 @@ void cf_lint_options_init(struct cf_lint_options *o)
     o->ift_port = VW_IFT_DEFAULT_PORT;
     o->warp_port = VW_WARP_DEFAULT_PORT;
     o->eep_udp_port = VW_EEP_UDP_PORT;
+    o->eep_routers = NULL;
 }
 
 static void add_issue(struct lint_ctx *c, uint64_t frame, int dir, enum vw_req req,
@@ -199,7 +202,7 @@ static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
     c->res->segments++;
     c->res->bytes += len;
     struct lint_conn *lc = c->conns[c->cur_conn];
-    /* V26: a bad CRC that was ACKed and followed by more data (stream offsets) */
+    /* V26, V29: a bad CRC the receiver ACKed and sent on after (stream offsets) */
     struct vw_findings all = *fs;
     vw_vitcp_badcrc_segment(&lc->badcrc, &lc->session.conn, c->cur_dir, lc->base[c->cur_dir] + off + len,
                             c->cur_frame, &all);
@@ -252,7 +255,7 @@ static void on_warp(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
 
 /* One whole PDU of side dir; false when the rest of the side cannot be framed. */
 static bool ift_pdu(struct lint_ctx *c, struct lint_conn *lc, int dir, const uint8_t *raw, size_t len,
-                    bool is_indication)
+                    bool is_indication, uint64_t end)
 {
     struct vw_findings fs;
     vw_findings_clear(&fs);
@@ -294,6 +297,7 @@ static bool ift_pdu(struct lint_ctx *c, struct lint_conn *lc, int dir, const uin
     if (err == VW_REQ_NONE) /* what the negotiated mode asks of a frame (IFT-4.2-R-MODE) */
         vw_ift_nego_frame_rules(&lc->ift, dir, &fr, &fs);
     vw_ift_nego_frame_done(&lc->ift, dir, &fs);
+    vw_ift_nego_frame_end(&lc->ift, dir, end); /* V29: for the receiver's TCP ACK */
     add_findings(c, err, "IFT frame", "cannot be framed", &fs);
     return err == VW_REQ_NONE;
 }
@@ -322,7 +326,8 @@ static bool on_ift_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t strea
     struct lint_ctx *c = call->c;
     uint64_t now = c->cur_frame;
     c->cur_frame = ift_frame_of(c, &call->lc->ift_segments[call->dir], stream_off + len - 1);
-    bool go_on = ift_pdu(c, call->lc, call->dir, raw, len, is_indication);
+    bool go_on = ift_pdu(c, call->lc, call->dir, raw, len, is_indication,
+                         call->lc->ift_base[call->dir] + stream_off + len);
     c->cur_frame = now;
     return go_on;
 }
@@ -334,9 +339,16 @@ static void ift_read_status(struct lint_ctx *c, struct lint_conn *lc, int dir, e
     case VW_IFT_READ_OK:
         return;
     case VW_IFT_READ_NOT_INDICATION:
-        add_issue(c, c->cur_frame, dir, VW_REQ_IFT_4_INDICATION_FIRST, VW_SEV_ERROR,
-                  "the first bytes of this direction are not an adaption indication (no magic "
-                  "0x52444450): the rest of this direction is not checked");
+        /* I35: one ID with the plugin: a bad magic where the indication is
+         * due, or a frame before it */
+        if (lc->ift_reader[dir].not_indication_rule == VW_REQ_IFT_4_1_MAGIC)
+            add_issue(c, c->cur_frame, dir, VW_REQ_IFT_4_1_MAGIC, VW_SEV_ERROR,
+                      "the first bytes of this direction are an adaption indication with a bad magic (not "
+                      "0x52444450): the rest of this direction is not checked");
+        else
+            add_issue(c, c->cur_frame, dir, VW_REQ_IFT_4_INDICATION_FIRST, VW_SEV_ERROR,
+                      "the first bytes of this direction are a frame, not its adaption indication (no magic "
+                      "0x52444450): the rest of this direction is not checked");
         break;
     case VW_IFT_READ_STOPPED:
         add_issue(c, c->cur_frame, dir, VW_REQ_NONE, VW_SEV_NOTE,
@@ -470,6 +482,7 @@ static void classify(struct lint_ctx *c, struct lint_conn *lc, const struct vn_t
         vw_ift_reader_init(&lc->ift_reader[0], &lc->ift, 0, VW_IFT_READ_LIMIT_MAX);
         vw_ift_reader_init(&lc->ift_reader[1], &lc->ift, 1, VW_IFT_READ_LIMIT_MAX);
         memset(lc->ift_segments, 0, sizeof lc->ift_segments);
+        lc->ift_based[0] = lc->ift_based[1] = false;
         c->res->ift_connections++;
     } else if (k == KIND_WARP) {
         if (vw_warp_framer_init(&lc->warp[0]) != 0) {
@@ -508,6 +521,7 @@ static void ift_upgrade(struct lint_ctx *c, struct lint_conn *lc, const struct v
     vw_ift_reader_init(&lc->ift_reader[0], &lc->ift, 0, VW_IFT_READ_LIMIT_MAX);
     vw_ift_reader_init(&lc->ift_reader[1], &lc->ift, 1, VW_IFT_READ_LIMIT_MAX);
     memset(lc->ift_segments, 0, sizeof lc->ift_segments);
+    lc->ift_based[0] = lc->ift_based[1] = false;
     lc->dead[0] = lc->dead[1] = false;
     lc->upgraded = true;
     lc->ift_started[0] = lc->ift_started[1] = false;
@@ -590,6 +604,10 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
                     break; /* the ULP's bytes before this side's indication */
                 lc->ift_started[sdir] = true;
             }
+            if (!lc->ift_based[sdir]) {
+                lc->ift_based[sdir] = true;
+                lc->ift_base[sdir] = ev->offset;
+            }
             ift_feed(c, lc, sdir, ev->data, ev->len);
             break;
         }
@@ -640,6 +658,8 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
                       ev->diff_bytes, (unsigned long long)ev->diff_offset);
         break;
     case VN_TCP_DIR_END:
+        if (lc->kind == KIND_VITCP)
+            vw_vitcp_badcrc_close(&lc->badcrc, sdir); /* V29: this side's close is its reaction */
         if (!lc->dead[sdir])
             direction_end(c, lc, sdir, ev->frame);
         break;
@@ -702,17 +722,22 @@ static void on_datagram(void *ctx, const struct vn_datagram *dg)
     add_findings(c, err, what, "cannot be parsed", &fs);
     if (err != VW_REQ_NONE)
         return;
-    /* Both hops of a message through a router (P11): the wire library
-     * pairs the copies by the carrier's addresses, as the dissector does. */
-    if (!c->eep_pairs && !(c->eep_pairs = vw_eep_pairer_new())) {
-        c->oom = true;
-        return;
+    /* Both hops of a message through a router (P11, P31): the wire library
+     * pairs the copies by what a router may not change, as the dissector
+     * does; --eep-router names router addresses. */
+    if (!c->eep_pairs) {
+        if (!(c->eep_pairs = vw_eep_pairer_new())) {
+            c->oom = true;
+            return;
+        }
+        vw_eep_pairer_add_routers(c->eep_pairs, c->opt->eep_routers, NULL, 0); /* checked by the CLI */
     }
     struct vw_eep_hop hop;
     if (carrier == VW_EEP_CARRIER_LINK)
         vw_eep_hop_set(&hop, dg->src_mac, dg->dst_mac, 6);
     else
         vw_eep_hop_set(&hop, dg->src.ip.addr, dg->dst.ip.addr, dg->src.ip.family == 4 ? 4 : 16);
+    vw_eep_hop_set_time(&hop, dg->ts_usec);
     uint64_t first = 0;
     vw_findings_clear(&fs);
     if (vw_eep_pairer_add(c->eep_pairs, dg->frame, &hop, carrier, dg->data, &msg, &first, &fs)) {
@@ -722,7 +747,7 @@ static void on_datagram(void *ctx, const struct vn_datagram *dg)
     }
 }
 
-/* A TCP ACK (V26: did the receiver of a bad-CRC VI segment acknowledge it?). */
+/* A TCP ACK (V26, V29: did the receiver of a bad VI segment or IFT frame acknowledge it?). */
 static void on_ack(void *ctx, unsigned conn, enum vn_dir dir, uint64_t acked, uint64_t frame)
 {
     (void)frame;
@@ -730,6 +755,8 @@ static void on_ack(void *ctx, unsigned conn, enum vn_dir dir, uint64_t acked, ui
     struct lint_conn *lc = conn < c->nconns ? c->conns[conn] : NULL;
     if (lc && lc->kind == KIND_VITCP)
         vw_vitcp_badcrc_ack(&lc->badcrc, (int)dir == lc->first_dir ? 0 : 1, acked);
+    if (lc && lc->kind == KIND_IFT) /* V29: the receiver's reaction counts from its ACK */
+        vw_ift_nego_ack(&lc->ift, (int)dir == lc->first_dir ? 0 : 1, acked);
 }
 
 static void on_notice(void *ctx, uint64_t frame, const char *msg)

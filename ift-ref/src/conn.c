@@ -569,8 +569,8 @@ int ic_feed(struct conn *c, const uint8_t *data, size_t len)
     enum vw_req e = vw_ift_framer_feed(&c->rx, data, len, on_pdu, c);
     if (c->rx.oom)
         fail(c, VW_REQ_NONE, "no memory to reassemble a frame");
-    else if (e == VW_REQ_IFT_4_INDICATION_FIRST && !c->eof)
-        fail(c, e, "the first bytes are not an adaption indication (no magic 0x%08x): closed (I8)", VW_IFT_MAGIC);
+    else if ((e == VW_REQ_IFT_4_INDICATION_FIRST || e == VW_REQ_IFT_4_1_MAGIC) && !c->eof)
+        fail(c, e, "the first bytes are not an adaption indication (no magic 0x%08x): closed (I8, I35)", VW_IFT_MAGIC);
     else if (e != VW_REQ_NONE && !c->eof)
         fail(c, e, "framing stopped: closed (I8)");
     if (c->out.oom)

@@ -444,16 +444,9 @@ void vn_reasm_segment(struct vn_reasm *r, const struct vn_tcp_seg_in *s)
                                   .offset = (uint64_t)seq_to_off(h, data_seq), .urgent = s->urgent};
         event(r, c, dir, &ev);
     }
-    if (s->len)
-        data_in(r, c, dir, s->frame, s->ts_usec, seq_to_off(h, data_seq), s->data, s->len);
-    if (s->flags & VN_TCP_FIN) {
-        int64_t fo = seq_to_off(h, data_seq) + (int64_t)s->len;
-        if (!h->fin && fo >= 0) {
-            h->fin = true;
-            h->fin_off = (uint64_t)fo;
-        }
-    }
-    /* An ACK past bytes we never saw: the capture lost them. */
+    /* An ACK past bytes we never saw: the capture lost them. The ACK comes
+     * before this segment's own data: it says what its sender had received
+     * when it sent them (V29: a reaction is judged from there). */
     struct vn_half *peer = &c->h[!dir];
     if (ackf && peer->have_base) {
         int64_t ao = seq_to_off(peer, s->ack);
@@ -463,6 +456,15 @@ void vn_reasm_segment(struct vn_reasm *r, const struct vn_tcp_seg_in *s)
             advance_to(r, c, (enum vn_dir)!dir, (uint64_t)ao, s->frame, s->ts_usec);
         if (r->cb->ack && ao >= 0 && ao - (int64_t)peer->next_off < (1ll << 30))
             r->cb->ack(r->cb->ctx, c->index, dir, (uint64_t)ao, s->frame);
+    }
+    if (s->len)
+        data_in(r, c, dir, s->frame, s->ts_usec, seq_to_off(h, data_seq), s->data, s->len);
+    if (s->flags & VN_TCP_FIN) {
+        int64_t fo = seq_to_off(h, data_seq) + (int64_t)s->len;
+        if (!h->fin && fo >= 0) {
+            h->fin = true;
+            h->fin_off = (uint64_t)fo;
+        }
     }
     /* A direction whose bytes up to its FIN are all in has ended: what it
      * left unfinished can never finish (an ACK above may have settled the

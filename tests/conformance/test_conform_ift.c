@@ -169,14 +169,14 @@ static void test_rules_the_target_breaks(void **state)
         assert_true(strlen(v.detail) > 0);
         P->session_free(s);
     }
-    /* a bad magic: the stream does not start with an indication */
+    /* a bad magic: the indication's own rule (I35) */
     size_t n = target_ind(stream, VW_IFT_FLAG_R, 1, 1);
     stream[3] ^= 1;
     void *s = tester_session();
     struct got g = {0};
     struct cf_rx_verdict v = {VW_REQ_NONE, ""};
     P->session_feed(s, stream, n, sink, &g, &v);
-    assert_int_equal(v.req, VW_REQ_IFT_4_INDICATION_FIRST);
+    assert_int_equal(v.req, VW_REQ_IFT_4_1_MAGIC);
     P->session_free(s);
 }
 

@@ -86,8 +86,10 @@ class WiresharkGui(unittest.TestCase):
     def open_in_gui(self, capture, args, windows, menu=None):
         """Start wireshark on a copy of capture, wait for its windows, shoot them; returns its log.
         menu: called with the main window's id once it is shown."""
+        source = capture if os.path.isabs(capture) else os.path.join(SOURCE, "captures", capture)
+        capture = os.path.basename(capture)
         path = os.path.join(self.home, capture)
-        shutil.copy(os.path.join(SOURCE, "captures", capture), path)
+        shutil.copy(source, path)
         os.chmod(path, 0o644)
         env = {"HOME": self.home, "DISPLAY": self.display, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
                "WIRESHARK_EXTCAP_DIR": os.path.join(self.home, "no-extcap"), "XDG_RUNTIME_DIR": self.home}
@@ -171,6 +173,36 @@ class WiresharkGui(unittest.TestCase):
         listed = tsharklib.run_raw(["-z", "help"], with_stderr=True)
         for name in ("vitcp,tree", "ift,tree", "warp,tree", "pktway,tree", "vitcp,srt"):
             self.assertIn(name, (listed[0] + listed[1]).split())
+
+    def test_eep_router_pair_both_ways(self):
+        """Issue 31 (P31): a router with an address per interface (UDP in on
+        127.77.0.10, out from 127.77.0.11) that did not shift the TAIL; the
+        packet list with the pair as columns (pktway.first_hop_in, pktway.forwarded_in): the
+        pair both ways and the router rule. docs/img/eep-router-pair.png is
+        this screenshot."""
+        import sys
+        sys.path.insert(0, os.path.join(SOURCE, "tests", "independent"))
+        from eep_pcap import l2rh, message, udp, write_pcap
+        a, r_in, r_out, b = (bytes([127, 77, 0, n]) for n in (2, 10, 11, 3))
+        data = b"a data block of forty bytes, unchanged."
+        mac = [bytes.fromhex(h) for h in ("02000000000a", "020000000010", "020000000011", "02000000000b")]
+        frames = [udp(message(pt=0x0001, data=data, ei=1, records=l2rh(b"\x03\x01\x04")), src=a, dst=r_in,
+                      smac=mac[0], dmac=mac[1]),
+                  udp(message(pt=0x0001, data=data, ei=1), src=r_out, dst=b, smac=mac[2], dmac=mac[3])]
+        cap = write_pcap(os.path.join(tempfile.mkdtemp(prefix="vitcp-gui-eep-"), "eep-router-pair.pcap"), frames,
+                         [0, 2000])
+
+        # the pair as two columns of the packet list (Edit > Preferences > Columns, or right-click the
+        # field > Apply as Column): each row names the other hop
+        columns = ('gui.column.format:"No.","%m","Time","%t","Source","%s","Destination","%d","Protocol","%p",'
+                   '"First hop in","%Cus:pktway.first_hop_in:0:R","Forwarded in","%Cus:pktway.forwarded_in:0:R",'
+                   '"Info","%i"')
+        gui_log = self.open_in_gui(cap, ["-g", "2", "-o", columns], {"main": "eep-router-pair.pcap"})
+        self.assertNotIn("Dissector bug", gui_log)
+        out = tsharklib.run(cap, ["-2", "-V"])
+        self.assertIn("First hop in: 1", out)
+        self.assertIn("Forwarded in: 2", out)
+        self.assertIn("[EEP-10-EI-SHIFT]", out)
 
     def test_captures_open_clean(self):
         for capture, args, windows, (proto, flt) in CASES:

@@ -90,7 +90,7 @@ class IftInfo(unittest.TestCase):
         import tempfile
         out = os.path.join(tempfile.mkdtemp(prefix="vitcp-ift-"), "magic.pcap")
         subprocess.run([os.path.join(os.environ["VITCP_BUILD_DIR"], "trafgen", "vitcp-trafgen"), "ift-session",
-                        "--break", "IFT-4-INDICATION-FIRST", "--target", "0", "--seed", "1", "--no-meta", "-q",
+                        "--break", "IFT-4.1-MAGIC", "--target", "0", "--seed", "1", "--no-meta", "-q",
                         "-w", out], check=True)
         rows = by_frame(out, ["_ws.col.Info"], "ift.ai")
         self.assertEqual(rows[4][0], "Indication Phase=0 VTag=0x0000 [BAD MAGIC]")  # nothing else was decoded

@@ -92,7 +92,8 @@ class PktwayRules(unittest.TestCase):
         self.assertIn("[EEP-7-OH-FORMAT]", e[2])
         self.assertIn("[EEP-7-MANDATORY-UNKNOWN] Mandatory optional header type 9", e[2])
         self.assertIn("[EEP-6C-DT-KIND]", e[3])
-        self.assertIn("[EEP-9-OT-NEEDS-OH] 8 bytes", e[3])
+        self.assertIn("[EEP-6H-DL-FITS] DL 1 counts 8 bytes, but 8 more bytes", e[3])  # P30
+        self.assertIn("[EEP-9-OT-NEEDS-OH] read as trailer fields", e[3])
         self.assertIn("[EEP-6H-DL-FITS] Data block of 100 words", e[4])
         self.assertIn("[EEP-5A-L2RH-LEN] L2RH with 13 routing bytes needs 16 bytes, 6 left", e[5])
         self.assertIn("[EEP-4A-TRUNCATED] 12 bytes", e[6])
@@ -100,7 +101,7 @@ class PktwayRules(unittest.TestCase):
         for rid in ("[EEP-5B-SYMBOL-PRIORITY]", "[EEP-4A-CARRIAGE] 14 bytes after the TAIL"):
             self.assertIn(rid, e[8])
         rules = by_frame("pktway-faults.pcap", ["pktway.rule"], "pktway.rule")
-        self.assertEqual(rules[3], ["EEP-6C-DT-KIND,EEP-9-OT-NEEDS-OH"])  # UDP: the TAIL is the last word
+        self.assertEqual(rules[3], ["EEP-6C-DT-KIND,EEP-6H-DL-FITS,EEP-9-OT-NEEDS-OH"])  # UDP: the TAIL is the last word
         self.assertEqual(rules[5], ["EEP-5A-L2RH-LEN"])
         self.assertEqual(list(by_frame("pktway-faults.pcap", [], "pktway.expert.6k_sa_physical.error")), [1])
 

@@ -808,7 +808,7 @@ static void test_reactions_to_indications(void **state)
         uint32_t flags;
         bool bad_crc, answered;
     } cases[] = {
-        {"IFT-4-INDICATION-FIRST", VW_IFT_MAGIC ^ 1u, 1, 1, 0, VW_IFT_FLAG_R, false, false},
+        {"IFT-4.1-MAGIC", VW_IFT_MAGIC ^ 1u, 1, 1, 0, VW_IFT_FLAG_R, false, false},
         {"IFT-4.2-VERSION", VW_IFT_MAGIC, 0, 1, 0, VW_IFT_FLAG_R, false, false},
         {"IFT-4.2-BC-VERSION-REJECT", VW_IFT_MAGIC, 2, 2, 0, VW_IFT_FLAG_R, false, false},
         {"IFT-4.2-BC-VERSION-SET", VW_IFT_MAGIC, 1, 0, 0, VW_IFT_FLAG_R, false, false},

@@ -82,23 +82,25 @@ def udp(payload, src=IP_A, dst=IP_B, smac=MAC_A, dmac=MAC_B, sport=UDP_PORT_EEP,
     return frame + b"\0" * (60 - len(frame)) if len(frame) < 60 else frame
 
 
-def write_pcap(path, frames):
-    """Classic pcap, microsecond timestamps, LINKTYPE_ETHERNET."""
+def write_pcap(path, frames, times=None):
+    """Classic pcap, microsecond timestamps, LINKTYPE_ETHERNET; frame i at times[i] microseconds after the
+    start when given, else i seconds."""
     with open(path, "wb") as f:
         f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
         for i, fr in enumerate(frames):
-            f.write(struct.pack("<IIII", 1700000000 + i, 0, len(fr), len(fr)) + fr)
+            t = times[i] if times else i * 1000000
+            f.write(struct.pack("<IIII", 1700000000 + t // 1000000, t % 1000000, len(fr), len(fr)) + fr)
     return path
 
 
 _tmp = None
 
 
-def capture(name, frames):
+def capture(name, frames, times=None):
     global _tmp
     if _tmp is None:
         _tmp = tempfile.mkdtemp(prefix="vitcp-independent-eep-")
-    return write_pcap(os.path.join(_tmp, name), frames)
+    return write_pcap(os.path.join(_tmp, name), frames, times)
 
 
 # ------------------------------------------------------------ the readers

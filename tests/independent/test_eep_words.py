@@ -37,12 +37,13 @@ class MessageLengthInWords(unittest.TestCase):
             1: {"EEP-1B-8B-WORDS"},
             2: {"EEP-1B-8B-WORDS"},
             3: {"EEP-4A-CARRIAGE"},
-            4: {"EEP-9-OT-NEEDS-OH"},
+            4: {"EEP-6H-DL-FITS", "EEP-9-OT-NEEDS-OH"},   # P30: DL did not count it; the trailer reading a note
             5: {"EEP-6H-DL-FITS"},
             6: {"EEP-1B-8B-WORDS"},
         })
         self.assertEqual(self.lint[1], {("EEP-1B-8B-WORDS", "error")})
         self.assertEqual(self.lint[3], {("EEP-4A-CARRIAGE", "note")})
+        self.assertEqual(self.lint[4], {("EEP-6H-DL-FITS", "error"), ("EEP-9-OT-NEEDS-OH", "note")})
 
 
 if __name__ == "__main__":

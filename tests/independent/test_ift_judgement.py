@@ -92,6 +92,32 @@ class NoDataAfterError(unittest.TestCase):
         self.assertEqual(ts, lt)
 
 
+class NoDataAfterErrorInFlight(unittest.TestCase):
+    """V29 for IFT: the receiver's frames count as carrying on only once its
+    TCP ACK covered the error frame. B's frame sent before it received A's
+    bad frame (its ACK short of it) was in flight; B then resets: clean.
+    B's frame after its ACK covered it is red. One and two passes."""
+
+    def test_in_flight_then_reset_is_clean(self):
+        c = agreed()
+        bad = c.send(0, frame(VB, ddp_tagged(), PAYLOAD, bad_hcrc=True), ack=False)
+        c._raw(1, 0x08, frame(VA, ddp_tagged(), PAYLOAD), ack=c.seq[0] - len(frame(VB, ddp_tagged(), PAYLOAD)))
+        c.seq[1] += len(frame(VA, ddp_tagged(), PAYLOAD))
+        c.rst(1)
+        lt = every_pass(self, "ift_err_in_flight.pcap", c.frames)
+        self.assertEqual(ids(lt), {bad: {"IFT-5.1-HDR-CRC"}})
+
+    def test_after_its_ack_is_red(self):
+        c = agreed()
+        bad = c.send(0, frame(VB, ddp_tagged(), PAYLOAD, bad_hcrc=True), ack=False)
+        c._raw(1, 0x08, frame(VA, ddp_tagged(), PAYLOAD), ack=c.seq[0] - len(frame(VB, ddp_tagged(), PAYLOAD)))
+        c.seq[1] += len(frame(VA, ddp_tagged(), PAYLOAD))
+        more = c.send(1, frame(VA, ddp_tagged(), PAYLOAD))   # its ACK now covers the bad frame
+        c.close()
+        lt = every_pass(self, "ift_err_after_ack.pcap", c.frames)
+        self.assertEqual(ids(lt), {bad: {"IFT-5.1-HDR-CRC"}, more: {"IFT-5.1-NO-DATA-AFTER-ERROR"}})
+
+
 class ShortPayloadSize(unittest.TestCase):
     def test_framing_lost_once(self):
         c = agreed()
@@ -256,15 +282,103 @@ class DdpMode(unittest.TestCase):
         self.assertEqual(fields[f][0], "0x00")
 
 
+def every_pass(test, name, frames):
+    """Lint's verdict, which the plugin must give in one pass and in two."""
+    path = capture(name, frames)
+    lt, _ = lint(path)
+    lt = only(lt, "IFT-")
+    for two in (False, True):
+        ts, _ = tshark(path, "IFT-", two_pass=two)
+        test.assertEqual(ts, lt, "two_pass=%s" % two)
+    return lt
+
+
+class DdpModeFields(unittest.TestCase):
+    """Issue 31 item 5 (D7): in DDP mode (both R clear) the plugin decodes
+    the RFC 5041 header itself: control bits, the ULP's byte, STag and TO
+    or QN, MSN and MO; in RDMA mode it leaves them to Wireshark's DDP."""
+
+    FIELDS = ["ift.ddp.tagged", "ift.ddp.last", "ift.ddp.dv", "ift.ddp.rsvdulp", "ift.ddp.stag", "ift.ddp.to",
+              "ift.ddp.qn", "ift.ddp.msn", "ift.ddp.mo", "ift.ddp.rsvdulp2"]
+
+    def test_tagged_and_untagged(self):
+        import struct
+        untagged = struct.pack(">BBIIII", 0x40 | 0x01, 0x5A, 0xCAFEF00D, 3, 7, 64)   # L, DV 1, ULP byte, QN 3, MSN 7, MO 64
+        c = agreed(r=False)
+        t = c.send(0, frame(VB, ddp_tagged(stag=0xABCD, to=4096, rdmap=0x07), PAYLOAD))
+        u = c.send(0, frame(VB, untagged, PAYLOAD))
+        c.close()
+        path = capture("ift_ddp_fields.pcap", c.frames)
+        for two in (False, True):
+            _, f = tshark(path, "IFT-", self.FIELDS, two_pass=two)
+            self.assertEqual(f[t][:6], ["1", "1", "1", "0x07", "0x0000abcd", "4096"], "two_pass=%s" % two)
+            self.assertEqual(f[u][:4], ["0", "1", "1", "0x5a"])
+            self.assertEqual(f[u][6:], ["3", "7", "64", "0xcafef00d"])
+        lt, _ = lint(path)
+        self.assertEqual(ids(only(lt, "IFT-")), {})
+        # RDMA mode: Wireshark's DDP/RDMAP decodes it, not these fields
+        c = agreed(r=True)
+        t = c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        c.close()
+        _, f = tshark(capture("ift_rdma_fields.pcap", c.frames), "IFT-", self.FIELDS + ["iwarp_ddp.stag"])
+        self.assertEqual(f[t][:10], [""] * 10)
+        self.assertEqual(f[t][10], "0x00001234")
+
+
 class BadMagic(unittest.TestCase):
+    """One fault, one ID (I35): an indication with a bad magic is
+    IFT-4.1-MAGIC in both tools, and nothing after it repeats the fault;
+    a frame where the indication is due is IFT-4-INDICATION-FIRST."""
+
     def test_one_id_in_both_tools(self):
         c = Conversation(PORT)
         a = c.send(0, indication(R | HC | PC, VA, magic=0x52444451))
         c.rst(1)
-        lt, ts, _ = both("ift_magic.pcap", c.frames)
-        self.assertEqual(set(ids(lt)), {a})
-        self.assertEqual(len(ids(lt)[a]), 1)
-        self.assertEqual(ts, lt)
+        lt = every_pass(self, "ift_magic.pcap", c.frames)
+        self.assertEqual(ids(lt), {a: {"IFT-4.1-MAGIC"}})
+
+    def test_bad_magic_found_by_its_crc_and_frames_after_it(self):
+        c = Conversation(PORT)
+        a = c.send(0, indication(R | HC | PC, VA, magic=0x00000001))   # header_size 0 there: the CRC tells
+        c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        c.rst(1)
+        lt = every_pass(self, "ift_magic_frames.pcap", c.frames)
+        self.assertEqual(ids(lt), {a: {"IFT-4.1-MAGIC"}})
+
+    def test_frame_before_the_indication(self):
+        c = Conversation(PORT)
+        f = c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        c.rst(1)
+        lt = every_pass(self, "ift_frame_first.pcap", c.frames)
+        self.assertEqual(ids(lt), {f: {"IFT-4-INDICATION-FIRST"}})
+
+
+class BcVersionAnswer(unittest.TestCase):
+    """I34: an answer with BC version 2 to a version 1 indication breaks
+    IFT-4.2-BC-VERSION-SET (answering confirms version 1), an error in both
+    tools, whatever its version field; A's reset is the right reaction."""
+
+    def test_answer_with_bc_version_2(self):
+        for version in (1, 2):
+            c = Conversation(PORT)
+            c.send(0, indication(R | HC | PC, VA))
+            b = c.send(1, indication(PH | R | HC | PC, VB, version=version, bc_version=2))
+            c.rst(0)
+            lt = every_pass(self, "ift_bc_answer%d.pcap" % version, c.frames)
+            self.assertEqual(lt, {b: {("IFT-4.2-BC-VERSION-SET", "error")}})
+
+
+class RDisagreementSeenByA(unittest.TestCase):
+    def test_a_carries_on_after_the_answer_is_red(self):
+        c = Conversation(PORT)
+        c.send(0, indication(R | HC | PC, VA))
+        b = c.send(1, indication(PH | HC | PC, VB))
+        bad = c.send(0, frame(VB, ddp_tagged(), PAYLOAD))
+        c.close()
+        lt = every_pass(self, "ift_r_a_on.pcap", c.frames)
+        self.assertEqual(ids(lt), {bad: {"IFT-4.2-R-AGREE"}})
+        self.assertIn(("IFT-4.2-R-AGREE", "note"), lt[b])
 
 
 if __name__ == "__main__":

@@ -95,10 +95,10 @@ static bool on_ift_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t strea
     return true;
 }
 
-static void ift_read_error(struct ctx *x, enum vw_ift_read_status st)
+static void ift_read_error(struct ctx *x, const struct vw_ift_reader *r, enum vw_ift_read_status st)
 {
     if (st == VW_IFT_READ_NOT_INDICATION)
-        feed_error(x, VW_REQ_IFT_4_INDICATION_FIRST); /* as the wire framer: fatal */
+        feed_error(x, r->not_indication_rule); /* as the wire framer: fatal (I35) */
     else if (st != VW_IFT_READ_OK)
         feed_error(x, VW_REQ_IFT_5_1_FRAME_TRUNCATED);
 }
@@ -108,7 +108,7 @@ static void ift_feed(struct ctx *x, int dir, const uint8_t *data, size_t len)
     struct ift_read_call call = {x, dir};
     struct vw_ift_reader *r = &x->ift_reader[dir];
     if (r->status == VW_IFT_READ_OK)
-        ift_read_error(x, vw_ift_reader_feed(r, data, len, on_ift_pdu, &call));
+        ift_read_error(x, r, vw_ift_reader_feed(r, data, len, on_ift_pdu, &call));
 }
 
 static void on_warp(void *c, const uint8_t *raw, size_t len, uint64_t off,
@@ -163,7 +163,7 @@ static void on_tcp(void *c, const struct vn_tcp_event *ev)
         for (int d = 0; x->ready && x->proto == TG_IFT && d < 2; d++) {
             struct ift_read_call call = {x, d};
             if (x->ift_reader[d].status == VW_IFT_READ_OK)
-                ift_read_error(x, vw_ift_reader_finish(&x->ift_reader[d], on_ift_pdu, &call));
+                ift_read_error(x, &x->ift_reader[d], vw_ift_reader_finish(&x->ift_reader[d], on_ift_pdu, &call));
         }
         if (x->ready && x->proto == TG_VITCP) {
             struct vw_findings f;

@@ -106,7 +106,7 @@ static const struct consequence consequences[] = {
     /* The cut ConnectRequest is undecodable; the acceptor answers it anyway. */
     {"VITCP-3-CE-HDR-PRESENT", {"VITCP-4-UNEXPECTED-CLOSE"}},
     /* Without a magic the first bytes are not an indication at all. */
-    {"IFT-4-INDICATION-FIRST", {"IFT-4.2-PHASE", "IFT-4.2-FRAMES-AFTER-PHASE1"}},
+    {"IFT-4.1-MAGIC", {"IFT-4.2-PHASE", "IFT-4.2-FRAMES-AFTER-PHASE1"}},
 };
 
 static void allowed_for(const char *mut, enum vw_req *allowed, unsigned *n)

@@ -476,12 +476,18 @@ static void test_framer_errors(void **state)
     (void)state;
     struct vw_ift_framer f;
     struct got g = {0};
-    /* bytes that are not an indication where one is due (I7) */
+    /* an indication with a bad magic where one is due (I7, I35) */
     assert_int_equal(vw_ift_framer_init(&f, true), 0);
     const uint8_t junk[8] = {0x52, 0x44, 0x44, 0x51, 0, 0, 0, 0};
     assert_int_equal(vw_ift_framer_feed(&f, junk, 3, on_pdu, &g), VW_REQ_NONE);
-    assert_int_equal(vw_ift_framer_feed(&f, junk + 3, 5, on_pdu, &g), VW_REQ_IFT_4_INDICATION_FIRST);
-    assert_int_equal(vw_ift_framer_feed(&f, junk, 8, on_pdu, &g), VW_REQ_IFT_4_INDICATION_FIRST);
+    assert_int_equal(vw_ift_framer_feed(&f, junk + 3, 5, on_pdu, &g), VW_REQ_IFT_4_1_MAGIC);
+    assert_int_equal(vw_ift_framer_feed(&f, junk, 8, on_pdu, &g), VW_REQ_IFT_4_1_MAGIC);
+    assert_int_equal(g.n, 0);
+    vw_ift_framer_free(&f);
+    /* a frame (header_size 14) where the indication is due: I35 */
+    assert_int_equal(vw_ift_framer_init(&f, true), 0);
+    const uint8_t early[8] = {0, 14, 0, 4, 0xA0, 0xA0, 0, 0};
+    assert_int_equal(vw_ift_framer_feed(&f, early, 8, on_pdu, &g), VW_REQ_IFT_4_INDICATION_FIRST);
     assert_int_equal(g.n, 0);
     vw_ift_framer_free(&f);
 
@@ -770,6 +776,52 @@ static void test_nego_without_framers(void **state)
     assert_true(vw_ift_nego_mode(&n, 1, &m));
     assert_int_equal(m.vtag, 0x1111);
     assert_false(vw_ift_nego_indication(&n, 2, &again, &fs));
+}
+
+/* I34: an answer with BC version 2 to a version 1 indication breaks
+ * IFT-4.2-BC-VERSION-SET (an error, once), not only the decoder's note;
+ * the same indication as phase 0 stays the note (I12). */
+static void test_nego_bc_version_answer(void **state)
+{
+    (void)state;
+    struct vw_ift_nego n;
+    struct vw_findings fs;
+    struct vw_ift_ind a, b;
+    uint8_t buf[64];
+    for (unsigned version = 1; version <= 2; version++) {
+        vw_ift_nego_init(&n);
+        vw_findings_clear(&fs);
+        make_ind(buf, 0, 0x1111, true, true);
+        assert_int_equal(ind_exact(buf, 64, &a, &fs), VW_REQ_NONE);
+        assert_true(vw_ift_nego_indication(&n, 0, &a, &fs));
+        make_ind(buf, 1, 0x2222, true, true);
+        vw_put_be16(buf + 4, (uint16_t)version);
+        vw_put_be16(buf + 6, 2);
+        vw_put_le32(buf + 60, vw_crc32c(buf, 60));
+        vw_findings_clear(&fs);
+        ind_exact(buf, 64, &b, &fs);
+        assert_true(vw_findings_has(&fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT)); /* the decoder's note */
+        assert_true(vw_ift_nego_indication(&n, 1, &b, &fs));
+        assert_false(vw_findings_has(&fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT));
+        unsigned errors = 0;
+        for (unsigned i = 0; i < fs.count; i++)
+            if (fs.item[i].req == VW_REQ_IFT_4_2_BC_VERSION_SET) {
+                assert_int_equal(fs.item[i].severity, VW_SEV_ERROR);
+                errors++;
+            }
+        assert_int_equal(errors, 1);
+    }
+    /* as phase 0 it is the provocation only */
+    vw_ift_nego_init(&n);
+    make_ind(buf, 0, 0x1111, true, true);
+    vw_put_be16(buf + 4, 2);
+    vw_put_be16(buf + 6, 2);
+    vw_put_le32(buf + 60, vw_crc32c(buf, 60));
+    vw_findings_clear(&fs);
+    ind_exact(buf, 64, &a, &fs);
+    vw_ift_nego_indication(&n, 0, &a, &fs);
+    assert_false(vw_findings_has(&fs, VW_REQ_IFT_4_2_BC_VERSION_SET));
+    assert_true(vw_findings_has(&fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT));
 }
 
 /* A sender that breaks its own HC/PC: the layout its length shows, and
@@ -1096,6 +1148,7 @@ int main(void)
         cmocka_unit_test(test_framer_errors),
         cmocka_unit_test(test_connection_rules),
         cmocka_unit_test(test_nego_without_framers),
+        cmocka_unit_test(test_nego_bc_version_answer),
         cmocka_unit_test(test_frame_decode_as_sent),
         cmocka_unit_test(test_frame_len_in_step),
         cmocka_unit_test(test_indication_notes),

@@ -370,10 +370,24 @@ static void test_datagram_carrier(void **state)
     assert_int_equal(m.ei, 0x5);
     assert_int_equal(m.ot_len, 8);
     assert_int_equal(m.link_padding, 0);
-    assert_int_equal(fs.count, 2);
-    assert_int_equal(fs.item[0].req, VW_REQ_EEP_9_OT_NEEDS_OH);
-    assert_string_equal(fs.item[0].detail, "8 bytes between the data block and the TAIL, but h=0");
-    assert_int_equal(fs.item[1].req, VW_REQ_EEP_10_EI_ERROR);
+    /* P30: with h=0 the trailer word is a data word DL did not count (the
+     * DL rule, an error); the trailer reading is the symptom's note */
+    assert_int_equal(fs.count, 3);
+    assert_int_equal(fs.item[0].req, VW_REQ_EEP_6H_DL_FITS);
+    assert_int_equal(fs.item[0].severity, VW_SEV_ERROR);
+    assert_int_equal(fs.item[1].req, VW_REQ_EEP_9_OT_NEEDS_OH);
+    assert_int_equal(fs.item[1].severity, VW_SEV_NOTE);
+    assert_int_equal(fs.item[2].req, VW_REQ_EEP_10_EI_ERROR);
+    /* OH fields written with h=0 (DL counting the data only): the H rule */
+    static const uint8_t oh_h0[40] = {
+        0, 0, 0x01, 0x23, 0, 0, 0, 0x01, 0, 0, 0, 1, 0, 0, 0, 0x42,   /* header: DL 1, h=0 */
+        0x45, 3, 'a', 'b', 'c', 0, 0, 0,                               /* OH type 5, C=1, L=3 */
+        'd', 'a', 't', 'a', 0, 0, 0, 0,                                /* the data word */
+        0, 0, 0, 0, 0, 0, 0, 0};                                       /* TAIL */
+    vw_findings_clear(&fs);
+    assert_int_equal(vw_eep_decode_on(oh_h0, sizeof oh_h0, VW_EEP_CARRIER_DATAGRAM, &m, &fs), VW_REQ_NONE);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_6I_H_FLAG));
+    assert_false(vw_findings_has(&fs, VW_REQ_EEP_6H_DL_FITS));
     /* the same bytes on a link: the TAIL follows the data block */
     assert_int_equal(decode_exact(b, n, &m, &fs), VW_REQ_NONE);
     assert_int_equal(m.tail_offset, 24);
@@ -952,6 +966,89 @@ static void test_pairer(void **state)
     vw_eep_pairer_free(NULL);
 }
 
+/* P31: a router with an address per interface, a time window, named
+ * router addresses, and address parsing. */
+static bool offer_at(struct vw_eep_pairer *p, uint64_t frame, const uint8_t *src, const uint8_t *dst, uint64_t ts,
+                     const struct vw_eep_enc *e, uint64_t *first, struct vw_findings *fs)
+{
+    uint8_t buf[256];
+    size_t n = vw_eep_encode(e, buf, sizeof buf);
+    assert_true(n > 0);
+    struct vw_eep_msg m;
+    assert_int_equal(vw_eep_decode_on(buf, n, VW_EEP_CARRIER_DATAGRAM, &m, NULL), VW_REQ_NONE);
+    struct vw_eep_hop hop;
+    vw_eep_hop_set(&hop, src, dst, 4);
+    vw_eep_hop_set_time(&hop, ts);
+    vw_findings_clear(fs);
+    return vw_eep_pairer_add(p, frame, &hop, VW_EEP_CARRIER_DATAGRAM, buf, &m, first, fs);
+}
+
+static void test_pairer_router_addresses(void **state)
+{
+    (void)state;
+    static const uint8_t a[4] = {127, 77, 0, 2}, r_in[4] = {127, 77, 0, 10}, r_out[4] = {127, 77, 0, 11},
+                         b[4] = {127, 77, 0, 3}, c[4] = {127, 77, 0, 4};
+    struct vw_eep_enc in, out;
+    vw_eep_enc_init(&in, 0x000207, 0x000102, 0x0800, payload, sizeof payload);
+    in.ei = 0x1;
+    out = in;
+    out.ei = 0x1; /* not shifted */
+    uint64_t first = 0;
+    struct vw_findings fs;
+    struct vw_eep_pairer *p = vw_eep_pairer_new();
+    assert_non_null(p);
+    /* received on .10, forwarded from .11: paired by content, judged */
+    assert_false(offer_at(p, 1, a, r_in, 1000, &in, &first, &fs));
+    assert_true(offer_at(p, 2, r_out, b, 3000, &out, &first, &fs));
+    assert_int_equal(first, 1);
+    assert_true(vw_findings_has(&fs, VW_REQ_EEP_10_EI_SHIFT));
+    /* more than a second later: another message, not a hop */
+    in.hdr.te = 1; out.hdr.te = 1;
+    assert_false(offer_at(p, 3, a, r_in, 10000000, &in, &first, &fs));
+    assert_false(offer_at(p, 4, r_out, b, 11000001, &out, &first, &fs));
+    /* the sender again, and a copy back to the sender: no hops */
+    in.hdr.te = 2;
+    assert_false(offer_at(p, 5, a, r_in, 20000000, &in, &first, &fs));
+    out.hdr.te = 2;
+    assert_false(offer_at(p, 6, a, b, 20000100, &out, &first, &fs));
+    assert_false(offer_at(p, 7, r_out, a, 20000200, &out, &first, &fs));
+    /* the same DT/SA/PT with another data block and another header: no hop */
+    static const uint8_t other[13] = "THIRTEEN BYTE";
+    out.data = other;
+    out.hdr.te = 9;
+    assert_false(offer_at(p, 8, r_out, b, 20000300, &out, &first, &fs));
+    out.data = payload;
+    vw_eep_pairer_free(p);
+
+    /* named routers: a non-router's copy is not a hop, the router's is */
+    p = vw_eep_pairer_new();
+    char bad[32];
+    assert_false(vw_eep_pairer_add_routers(p, "127.77.0.10, nonsense", bad, sizeof bad));
+    assert_string_equal(bad, "nonsense");
+    vw_eep_pairer_free(p);
+    p = vw_eep_pairer_new();
+    assert_true(vw_eep_pairer_add_routers(p, "127.77.0.10,127.77.0.11 02:00:00:00:00:10", bad, sizeof bad));
+    in.hdr.te = out.hdr.te = 3;
+    out.ei = 0x2;
+    assert_false(offer_at(p, 1, a, r_in, 1000, &in, &first, &fs));
+    assert_false(offer_at(p, 2, b, c, 2000, &in, &first, &fs)); /* b is no router */
+    assert_true(offer_at(p, 3, r_out, b, 3000, &out, &first, &fs));
+    assert_int_equal(first, 1);
+    assert_int_equal(fs.count, 0);
+    vw_eep_pairer_free(p);
+
+    uint8_t addr[16];
+    size_t len = 0;
+    assert_true(vw_eep_addr_parse("02:00:00:00:00:1f", addr, &len));
+    assert_int_equal(len, 6);
+    assert_int_equal(addr[5], 0x1f);
+    assert_true(vw_eep_addr_parse("fe80::1", addr, &len));
+    assert_int_equal(len, 16);
+    assert_false(vw_eep_addr_parse("10.0.0.300", addr, &len));
+    assert_false(vw_eep_addr_parse("02:00:00:00:00:1f:", addr, &len));
+    assert_false(vw_eep_addr_parse(NULL, addr, &len));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -971,6 +1068,7 @@ int main(void)
         cmocka_unit_test(test_link_message_not_whole_words),
         cmocka_unit_test(test_misaligned_records),
         cmocka_unit_test(test_pairer),
+        cmocka_unit_test(test_pairer_router_addresses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

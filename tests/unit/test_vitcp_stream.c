@@ -536,12 +536,29 @@ static void test_badcrc_watch(void **state)
     vw_vitcp_badcrc_segment(&w, &c, 0, 1100, 9, &fs);
     assert_int_equal(fs.count, 0);
     vw_vitcp_badcrc_ack(&w, 1, 1000);
-    vw_vitcp_badcrc_segment(&w, &c, 1, 300, 10, &fs); /* B carries on */
+    vw_vitcp_badcrc_segment(&w, &c, 0, 1150, 10, &fs); /* V29: the sender's pipelined data is no reaction */
+    assert_int_equal(fs.count, 0);
+    vw_vitcp_badcrc_segment(&w, &c, 1, 300, 10, &fs); /* B, the receiver, carries on */
     assert_int_equal(fs.count, 1);
     assert_int_equal(fs.item[0].req, VW_REQ_VITCP_3_6_BAD_CRC_REACTION);
     assert_non_null(strstr(fs.item[0].detail, "frame 8"));
     vw_findings_clear(&fs);
     vw_vitcp_badcrc_segment(&w, &c, 0, 1200, 11, &fs); /* judged once */
+    assert_int_equal(fs.count, 0);
+    /* V29: the receiver ACKs it and closes: the sender's data after the
+     * receiver's FIN is nobody's reaction */
+    memset(&w, 0, sizeof w);
+    vw_findings_clear(&fs);
+    vw_findings_add(&fs, VW_REQ_VITCP_3_6_CRC_VALID, VW_SEV_ERROR, 0, 4, "bad");
+    vw_vitcp_badcrc_segment(&w, &c, 0, 1000, 8, &fs);
+    vw_vitcp_badcrc_ack(&w, 1, 1000);
+    vw_vitcp_badcrc_close(&w, 0); /* the sender's own close settles nothing */
+    assert_true(w.pending[0]);
+    vw_vitcp_badcrc_close(&w, 1);
+    assert_false(w.pending[0]);
+    vw_findings_clear(&fs);
+    vw_vitcp_badcrc_segment(&w, &c, 0, 1100, 9, &fs);
+    vw_vitcp_badcrc_segment(&w, &c, 1, 300, 10, &fs);
     assert_int_equal(fs.count, 0);
     /* at Unreliable nothing is watched */
     memset(&w, 0, sizeof w);

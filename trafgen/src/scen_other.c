@@ -383,13 +383,11 @@ static void ap_eep_truncated(struct tg_pdu *p, struct tg_rng *r)
     p->eep_cut_at = at;
     p->eep_cut_len = vw_eep_encoded_len(&p->eep) - at;
 }
-static void ap_eep_ot_no_oh(struct tg_pdu *p, struct tg_rng *r)
+static void ap_eep_oh_without_h(struct tg_pdu *p, struct tg_rng *r)
 {
-    (void)r; /* two trailer words (the second not zero) without optional header fields */
-    memset(p->eep_ot, 0, 8);
-    memset(p->eep_ot + 8, 0x07, 8);
-    p->eep.ot = p->eep_ot;
-    p->eep.ot_len = 16;
+    (void)r; /* the optional header fields written, h=0 (P30: the H rule, not the trailer's) */
+    p->eep.keep_h = true;
+    p->eep.hdr.h = false;
 }
 static void ap_eep_ot_unsized(struct tg_pdu *p, struct tg_rng *r)
 {
@@ -505,7 +503,7 @@ const size_t tg_other_scenario_count = sizeof tg_other_scenarios / sizeof tg_oth
 #define MW(sym, el, ap, what) {VW_REQ_##sym, TG_WARP, what, el, ap}
 const struct tg_mutation tg_other_mutations[] = {
     MI(IFT_4_2_IND_CRC, ift_ind, ap_ift_ind_crc, "indication CRC with every bit inverted"),
-    MI(IFT_4_INDICATION_FIRST, ift_ind, ap_ift_magic, "indication with a wrong magic: the stream does not start with one"),
+    MI(IFT_4_1_MAGIC, ift_ind, ap_ift_magic, "indication with a wrong magic (I35)"),
     MI(IFT_4_2_VERSION, ift_ind, ap_ift_version, "indication Version 2"),
     MI(IFT_4_2_RESERVED_ZERO, ift_ind, ap_ift_reserved, "reserved flag bit set"),
     MI(IFT_4_2_PHASE, ift_ind_answer, ap_ift_phase, "answer indication with PH clear"),
@@ -534,7 +532,7 @@ const struct tg_mutation tg_other_mutations[] = {
     ME(EEP_6C_DT_KIND, eep_any, ap_eep_dt_reserved, "Destination-Type of the reserved kind 110x"),
     ME(EEP_6G_PL_ZERO_NO_DATA, eep_oh_no_data, ap_eep_pl_no_data, "PL 3 with DL 0"),
     ME(EEP_4A_TRUNCATED, eep_routed, ap_eep_truncated, "message cut after its EEP header (no data block, no TAIL)"),
-    ME(EEP_9_OT_NEEDS_OH, eep_db_padded, ap_eep_ot_no_oh, "two trailer words without optional header fields (h=0)"),
+    ME(EEP_6I_H_FLAG, eep_with_oh, ap_eep_oh_without_h, "optional header fields written with h=0"),
     ME(EEP_9_OT_UNSIZED, eep_oh_no_data, ap_eep_ot_unsized, "a trailer word behind optional header fields (noted: no OH type sizes it)"),
     ME(EEP_7_MANDATORY_UNKNOWN, eep_with_oh, ap_eep_oh_mandatory, "optional header field marked mandatory (noted: no OH type is known)"),
     ME(EEP_5B_SYMBOL_PRIORITY, eep_routed, ap_eep_symbol_priority, "symbol with priority 3 (noted)"),

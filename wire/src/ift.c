@@ -132,6 +132,15 @@ enum vw_req vw_ift_ind_fatal(const struct vw_ift_ind *ind)
     return VW_REQ_NONE;
 }
 
+enum vw_req vw_ift_first_bytes_rule(const uint8_t *p, size_t have)
+{
+    if (have >= 2 && vw_get_be16(p) > 255) /* VW_IFT_DDP_HDR_PLAUSIBLE_MAX (ift_stream.h) */
+        return VW_REQ_IFT_4_1_MAGIC;
+    if (have >= VW_IFT_IND_LEN && vw_get_le32(p + VW_IFT_IND_CRC_OFF) == vw_crc32c(p, VW_IFT_IND_CRC_OFF))
+        return VW_REQ_IFT_4_1_MAGIC; /* its own indication CRC is right */
+    return VW_REQ_IFT_4_INDICATION_FIRST;
+}
+
 bool vw_ift_plausible_indication(const uint8_t *buf, size_t len)
 {
     return len >= VW_IFT_IND_LEN && vw_get_be32(buf) == VW_IFT_MAGIC &&

@@ -59,7 +59,7 @@ static size_t pdu_len(void *owner, const uint8_t *p)
     struct vw_ift_framer *f = ((struct feed_call *)owner)->f;
     if (!f->ind_seen) {
         if (vw_get_be32(p) != VW_IFT_MAGIC) {
-            f->error = VW_REQ_IFT_4_INDICATION_FIRST;
+            f->error = vw_ift_first_bytes_rule(p, 4); /* I35 */
             return 0;
         }
         return VW_IFT_IND_LEN;

@@ -4,6 +4,7 @@
  * indications are out, and the frame layout each side's indication sets.
  * Shared by vw_ift_conn and by callers that frame PDUs themselves.
  */
+#include <stdio.h>
 #include <string.h>
 #include "vitcp/bytes.h"
 #include "vitcp/ift_stream.h"
@@ -12,6 +13,37 @@ void vw_ift_nego_init(struct vw_ift_nego *n)
 {
     memset(n, 0, sizeof *n);
     n->phase0_dir = -1;
+}
+
+/* I34: an answer to a version-1 indication confirms the agreement to speak
+ * version 1 (section 4: "the sending of the adaption indication is a
+ * confirmation of this agreement"), so version 1's field values bind it: a
+ * BC version above 1 in it breaks IFT-4.2-BC-VERSION-SET ("For this version
+ * of the protocol, this field MUST be set to 1"), whatever its version
+ * field says. The decoder's note (the provocation of a receiver's
+ * rejection) is the symptom: it gives way to the error. */
+static void answer_breaks_bc_version(struct vw_findings *fs, const struct vw_ift_ind *ind)
+{
+    bool have_error = vw_findings_has(fs, VW_REQ_IFT_4_2_BC_VERSION_SET);
+    unsigned kept = 0;
+    for (unsigned i = 0; i < fs->count; i++) {
+        struct vw_finding *it = &fs->item[i];
+        if (it->req == VW_REQ_IFT_4_2_BC_VERSION_REJECT && it->severity == VW_SEV_NOTE) {
+            if (have_error)
+                continue;
+            it->req = VW_REQ_IFT_4_2_BC_VERSION_SET;
+            it->severity = VW_SEV_ERROR;
+            snprintf(it->detail, sizeof it->detail, "BC version %u in the answer to a version 1 indication (I34)",
+                     (unsigned)ind->bc_version);
+            have_error = true;
+        }
+        fs->item[kept++] = *it;
+    }
+    fs->count = kept;
+    if (!have_error)
+        vw_findings_add(fs, VW_REQ_IFT_4_2_BC_VERSION_SET, VW_SEV_ERROR, 6, 2,
+                        "BC version %u in the answer to a version 1 indication: answering confirms version 1, "
+                        "whose BC version must be 1 (I34)", ind->bc_version);
 }
 
 bool vw_ift_nego_indication(struct vw_ift_nego *n, int dir, const struct vw_ift_ind *ind,
@@ -44,6 +76,8 @@ bool vw_ift_nego_indication(struct vw_ift_nego *n, int dir, const struct vw_ift_
                         "R=%u here, R=%u from the peer: the ends disagree, the connection must now "
                         "close in error", !!(ind->flags & VW_IFT_FLAG_R), !!(peer->flags & VW_IFT_FLAG_R));
     }
+    if (n->ind_seen[1 - dir] && peer->version == VW_IFT_VERSION && ind->bc_version > VW_IFT_BC_VERSION)
+        answer_breaks_bc_version(fs, ind);
     if (n->incompatible[1 - dir])
         vw_findings_add(fs, VW_REQ_IFT_4_2_BC_VERSION_REJECT, VW_SEV_ERROR, 0, VW_IFT_IND_LEN,
                         "An answer to the peer's incompatible indication (BC version %u): it must be "
@@ -124,9 +158,29 @@ void vw_ift_nego_frame_done(struct vw_ift_nego *n, int dir, const struct vw_find
     }
 }
 
+void vw_ift_nego_frame_end(struct vw_ift_nego *n, int dir, uint64_t end)
+{
+    if ((dir == 0 || dir == 1) && n->error_frame[dir] && !n->error_end_known[dir]) {
+        n->error_end_known[dir] = true;
+        n->error_end[dir] = end;
+    }
+}
+
+void vw_ift_nego_ack(struct vw_ift_nego *n, int dir, uint64_t acked)
+{
+    if (dir != 0 && dir != 1)
+        return;
+    n->acks_reported = true;
+    if (acked > n->acked[dir])
+        n->acked[dir] = acked;
+}
+
 void vw_ift_nego_after_error(struct vw_ift_nego *n, int dir, struct vw_findings *fs)
 {
     if ((dir != 0 && dir != 1) || !n->error_frame[1 - dir] || n->after_error_seen[dir])
+        return;
+    /* V29: not yet received (by its TCP ACK): the frame was in flight */
+    if (n->acks_reported && n->error_end_known[1 - dir] && n->acked[dir] < n->error_end[1 - dir])
         return;
     n->after_error_seen[dir] = true;
     vw_findings_add(fs, VW_REQ_IFT_5_1_NO_DATA_AFTER_ERROR, VW_SEV_ERROR, 0, 0,

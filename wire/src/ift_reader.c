@@ -45,6 +45,7 @@ static size_t pdu_len(struct vw_ift_reader *r, const uint8_t *p, size_t have, bo
         return VW_IFT_IND_LEN;
     if (!r->nego->ind_seen[r->dir]) {
         r->status = VW_IFT_READ_NOT_INDICATION;
+        r->not_indication_rule = vw_ift_first_bytes_rule(p, have); /* I35 */
         return 0;
     }
     *need = VW_IFT_FRAME_HDR_LEN;

@@ -5,6 +5,8 @@
  * that writes lengths, C bits and reserved fields wrong on request.
  */
 #include <stdlib.h>
+#include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
 #include "vitcp/bytes.h"
 #include "vitcp/pktway.h"
@@ -236,6 +238,47 @@ enum vw_req vw_eep_decode(const uint8_t *buf, size_t len, struct vw_eep_msg *m,
     return vw_eep_decode_on(buf, len, VW_EEP_CARRIER_LINK, m, fs);
 }
 
+/*
+ * P30: with h=0 there are no trailer fields (9: only an OH field announces
+ * them), so whole words of the message between the data block DL sizes and
+ * the TAIL are bytes the header did not count. The rule the sender broke
+ * first is in the header: the H bit (6i) when the data block starts with
+ * OH fields ending with C=1 that account for the extra words (OH fields
+ * written with h=0: a reader takes them as data and the data's end as
+ * extra words), else DL (6h: DL gives the data block's length, shorter
+ * here than the block sent). The trailer reading stays as a note
+ * (EEP-9-OT-NEEDS-OH): read as trailer fields, they would need an OH.
+ * extra: the uncounted bytes (over a link the TAIL read is then a word of
+ * the message and its real TAIL is among them).
+ */
+static void uncounted_words(const uint8_t *buf, const struct vw_eep_msg *m, size_t extra_off, size_t extra,
+                            struct vw_findings *fs)
+{
+    size_t opos = 0;
+    struct vw_eep_oh oh;
+    bool ended = false;
+    const uint8_t *area = buf + m->db_offset;
+    size_t area_len = m->db_len + extra;
+    bool padded = true; /* each field's padding is zero (7), as a writer of OH fields leaves it */
+    while (!ended && vw_eep_oh_next(area, area_len, &opos, &oh) == 1) {
+        ended = oh.last;
+        padded = padded && all_zero(oh.data + oh.data_len, oh.field_len - 2 - oh.data_len);
+    }
+    /* the OH fields shifted exactly as many bytes of the message past the
+     * end DL gives it (a link frame's zero padding is read as padding) */
+    bool oh_fields = ended && padded && opos == extra;
+    if (oh_fields)
+        vw_findings_add(fs, VW_REQ_EEP_6I_H_FLAG, VW_SEV_ERROR, (uint32_t)m->hdr_offset + 12, 1,
+                        "h=0 but the data block starts with %zu bytes of optional header fields (the last with "
+                        "C=1): h must be 1 (P30)", opos);
+    else
+        vw_findings_add(fs, VW_REQ_EEP_6H_DL_FITS, VW_SEV_ERROR, (uint32_t)(m->hdr_offset + 8), 4,
+                        "DL %u counts %zu bytes, but %zu more bytes of the message follow the data block with h=0 "
+                        "(no trailer fields): DL is short (P30)", m->hdr.dl, m->db_len, extra);
+    vw_findings_add(fs, VW_REQ_EEP_9_OT_NEEDS_OH, VW_SEV_NOTE, (uint32_t)extra_off, (uint32_t)extra,
+                    "read as trailer fields, these %zu bytes would need optional header fields", extra);
+}
+
 static enum vw_req decode_core(const uint8_t *buf, size_t len, enum vw_eep_carrier carrier,
                                struct vw_eep_msg *m, struct vw_findings *fs)
 {
@@ -347,6 +390,7 @@ static enum vw_req decode_core(const uint8_t *buf, size_t len, enum vw_eep_carri
      * right behind the data block is zero, that is read as padding, not as
      * zero trailer fields and a zero TAIL (no OH type is known to size
      * trailer fields, so the two readings are otherwise alike). */
+    bool tail_is_data = false;
     bool padded_minimum = carrier == VW_EEP_CARRIER_LINK && (len == 46 || len == 42) &&
                           len > pos + VW_EEP_TAIL_LEN &&
                           all_zero(buf + pos + VW_EEP_TAIL_LEN, len - pos - VW_EEP_TAIL_LEN);
@@ -372,8 +416,7 @@ static enum vw_req decode_core(const uint8_t *buf, size_t len, enum vw_eep_carri
                             "%zu bytes of optional trailer fields (no OH type is known to size them)",
                             m->ot_len);
         else if (m->ot_len)
-            vw_findings_add(fs, VW_REQ_EEP_9_OT_NEEDS_OH, VW_SEV_WARN, (uint32_t)pos, (uint32_t)m->ot_len,
-                            "%zu bytes between the data block and the TAIL, but h=0", m->ot_len);
+            uncounted_words(buf, m, pos, m->ot_len, fs);
     } else {
         /* Without OH fields there are no trailer fields: the header sizes the message. */
         m->tail_offset = pos;
@@ -385,14 +428,14 @@ static enum vw_req decode_core(const uint8_t *buf, size_t len, enum vw_eep_carri
             vw_findings_add(fs, VW_REQ_EEP_P1_CARRIAGE, VW_SEV_NOTE, (uint32_t)m->msg_len,
                             (uint32_t)m->link_padding, "%zu bytes after the TAIL: link padding, not part of the message",
                             m->link_padding);
-        else if (m->link_padding)
-            vw_findings_add(fs, VW_REQ_EEP_9_OT_NEEDS_OH, VW_SEV_WARN, (uint32_t)m->msg_len,
-                            (uint32_t)m->link_padding,
-                            "%zu bytes after the message without optional header fields",
-                            m->link_padding);
+        else if (m->link_padding) {
+            uncounted_words(buf, m, m->msg_len, m->link_padding, fs);
+            tail_is_data = true; /* the word read as the TAIL is one the header did not count */
+        }
     }
     m->ei = vw_get_be64(buf + m->tail_offset);
-    report_ei(m->ei, m->tail_offset, fs);
+    if (!tail_is_data)
+        report_ei(m->ei, m->tail_offset, fs);
     return VW_REQ_NONE;
 }
 
@@ -686,6 +729,30 @@ static bool hop_dst_group(const struct vw_eep_hop *h)
     }
 }
 
+bool vw_eep_addr_parse(const char *text, uint8_t out[16], size_t *len)
+{
+    if (!text || !out || !len)
+        return false;
+    unsigned m[6];
+    char tail;
+    if (sscanf(text, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &tail) == 6 &&
+        strlen(text) == 17) {
+        for (int i = 0; i < 6; i++)
+            out[i] = (uint8_t)m[i];
+        *len = 6;
+        return true;
+    }
+    if (inet_pton(AF_INET, text, out) == 1) {
+        *len = 4;
+        return true;
+    }
+    if (inet_pton(AF_INET6, text, out) == 1) {
+        *len = 16;
+        return true;
+    }
+    return false;
+}
+
 struct pair_entry {
     bool used, forwarded;
     uint64_t frame;
@@ -699,6 +766,9 @@ struct pair_entry {
 struct vw_eep_pairer {
     struct pair_entry e[VW_EEP_PAIR_WINDOW];
     unsigned next; /* ring slot the next message takes */
+    unsigned n_routers;
+    uint8_t router[VW_EEP_PAIR_ROUTERS_MAX][16];
+    uint8_t router_len[VW_EEP_PAIR_ROUTERS_MAX];
 };
 
 struct vw_eep_pairer *vw_eep_pairer_new(void)
@@ -715,31 +785,66 @@ void vw_eep_pairer_free(struct vw_eep_pairer *p)
     free(p);
 }
 
-/* The same message as far as a router must leave it: the version, the
- * rest of the EEP header (a changed priority is judged, not unpaired) and
- * the OH fields, so also the data block's length. */
-static bool same_message_key(const uint8_t *a, const struct vw_eep_msg *ma, const uint8_t *b,
-                             const struct vw_eep_msg *mb)
+bool vw_eep_pairer_add_router(struct vw_eep_pairer *p, const uint8_t *addr, size_t len)
+{
+    if (!p || !addr || (len != 4 && len != 6 && len != 16) || p->n_routers == VW_EEP_PAIR_ROUTERS_MAX)
+        return false;
+    memcpy(p->router[p->n_routers], addr, len);
+    p->router_len[p->n_routers++] = (uint8_t)len;
+    return true;
+}
+
+bool vw_eep_pairer_add_routers(struct vw_eep_pairer *p, const char *list, char *bad, size_t badlen)
+{
+    if (bad && badlen)
+        bad[0] = '\0';
+    for (const char *s = list ? list : ""; *s;) {
+        size_t n = strcspn(s, ", \t");
+        if (n) {
+            char one[64];
+            uint8_t a[16];
+            size_t len = 0;
+            bool ok = n < sizeof one;
+            if (ok) {
+                memcpy(one, s, n);
+                one[n] = '\0';
+                ok = vw_eep_addr_parse(one, a, &len) && vw_eep_pairer_add_router(p, a, len);
+            }
+            if (!ok) {
+                if (bad && badlen)
+                    snprintf(bad, badlen, "%.*s", (int)n, s);
+                return false;
+            }
+        }
+        s += n;
+        s += strspn(s, ", \t");
+    }
+    return true;
+}
+
+static bool is_router(const struct vw_eep_pairer *p, const uint8_t *addr, size_t len)
+{
+    for (unsigned i = 0; i < p->n_routers; i++)
+        if (p->router_len[i] == len && !memcmp(p->router[i], addr, len))
+            return true;
+    return false;
+}
+
+/* What a router may not change (P31): the version, DT, SA and PT. */
+static bool same_router_key(const struct vw_eep_msg *ma, const struct vw_eep_msg *mb)
+{
+    return ma->hdr.version == mb->hdr.version && ma->hdr.dt == mb->hdr.dt && ma->hdr.sa == mb->hdr.sa &&
+           ma->hdr.pt == mb->hdr.pt;
+}
+
+/* The rest of the EEP header apart from the priority, and the OH fields
+ * (so also the data block's length). */
+static bool same_header(const uint8_t *a, const struct vw_eep_msg *ma, const uint8_t *b,
+                        const struct vw_eep_msg *mb)
 {
     size_t la = ma->db_offset - ma->hdr_offset, lb = mb->db_offset - mb->hdr_offset;
     const uint8_t *ha = a + ma->hdr_offset, *hb = b + mb->hdr_offset;
     return la == lb && (ha[0] & 0xC0u) == (hb[0] & 0xC0u) && memcmp(ha + 1, hb + 1, la - 1) == 0;
-}
-
-/* Sent by the node the earlier copy went to (or, for a group destination,
- * by another node than its sender): a hop, not the same frame twice. */
-static bool next_hop(const struct vw_eep_hop *first, const struct vw_eep_hop *later)
-{
-    if (!first->len || first->len != later->len)
-        return false;
-    if (!memcmp(first->src, later->src, first->len) && !memcmp(first->dst, later->dst, first->len))
-        return false;
-    /* a message does not go back where it came from */
-    if (!memcmp(first->src, later->dst, first->len))
-        return false;
-    if (!memcmp(first->dst, later->src, first->len))
-        return true;
-    return hop_dst_group(first) && memcmp(first->src, later->src, first->len) != 0;
 }
 
 static bool same_data(const uint8_t *a, const struct vw_eep_msg *ma, const uint8_t *b, const struct vw_eep_msg *mb)
@@ -748,16 +853,36 @@ static bool same_data(const uint8_t *a, const struct vw_eep_msg *ma, const uint8
     return la == lb && memcmp(a + ma->db_offset, b + mb->db_offset, la) == 0;
 }
 
+/* Could the later copy be a router's hop of the earlier one, by the
+ * addresses that carry them (P31)? */
+static bool may_be_hop(const struct vw_eep_pairer *p, const struct vw_eep_hop *first,
+                       const struct vw_eep_hop *later)
+{
+    if (!first->len || !later->len)
+        return false; /* without the carrier's addresses the sender again cannot be told apart */
+    if (first->ts_usec && later->ts_usec &&
+        (later->ts_usec < first->ts_usec || later->ts_usec - first->ts_usec > VW_EEP_PAIR_USEC))
+        return false;
+    if (p->n_routers) {
+        if (!is_router(p, later->src, later->len))
+            return false;
+        if (first->len == later->len && !memcmp(first->src, later->src, first->len))
+            return false;
+        return is_router(p, first->dst, first->len) || hop_dst_group(first);
+    }
+    if (first->len != later->len)
+        return false;
+    if (!memcmp(first->src, later->src, first->len))
+        return false; /* its own sender again (also the same frame twice) */
+    return memcmp(first->src, later->dst, first->len) != 0; /* not back where it came from */
+}
+
 bool vw_eep_pairer_add(struct vw_eep_pairer *p, uint64_t frame, const struct vw_eep_hop *hop,
                        enum vw_eep_carrier carrier, const uint8_t *buf, const struct vw_eep_msg *m,
                        uint64_t *first_frame, struct vw_findings *fs)
 {
     if (!p || !hop || !m || m->msg_len == 0)
         return false;
-    /* The earlier copy: one with the same data first, else the oldest
-     * one not yet forwarded (a router that changed the data block). */
-    struct pair_entry *best = NULL;
-    int best_score = 0;
     for (unsigned k = 0; k < VW_EEP_PAIR_WINDOW; k++) {
         struct pair_entry *e = &p->e[(p->next + k) % VW_EEP_PAIR_WINDOW];
         /* The same frame again (the sender repeated it, a capture on two
@@ -766,16 +891,26 @@ bool vw_eep_pairer_add(struct vw_eep_pairer *p, uint64_t frame, const struct vw_
         if (e->used && e->hop.len == hop->len && !memcmp(e->hop.src, hop->src, hop->len) &&
             !memcmp(e->hop.dst, hop->dst, hop->len) && e->len == m->msg_len && !memcmp(e->bytes, buf, e->len)) {
             e->frame = frame;
+            e->hop.ts_usec = hop->ts_usec;
             e->forwarded = false;
             return false;
         }
     }
+    /* The earlier copy (P31): the same data block first (8), then the same
+     * header (4), then one sent to this copy's sender (2), then one not yet
+     * forwarded (1); one with neither the data nor the header is another
+     * message; ties go to the oldest. */
+    struct pair_entry *best = NULL;
+    int best_score = 0;
     for (unsigned k = 0; k < VW_EEP_PAIR_WINDOW; k++) {
         struct pair_entry *e = &p->e[(p->next + k) % VW_EEP_PAIR_WINDOW]; /* oldest first */
-        if (!e->used || !next_hop(&e->hop, hop) || !same_message_key(e->bytes, &e->msg, buf, m))
+        if (!e->used || !same_router_key(&e->msg, m) || !may_be_hop(p, &e->hop, hop))
             continue;
-        /* same data: 2, not yet forwarded: 1; a forwarded copy with other data is no match */
-        int score = (same_data(e->bytes, &e->msg, buf, m) ? 2 : 0) + (e->forwarded ? 0 : 1);
+        bool data = same_data(e->bytes, &e->msg, buf, m), header = same_header(e->bytes, &e->msg, buf, m);
+        if (!data && !header)
+            continue;
+        bool to_sender = e->hop.len == hop->len && !memcmp(e->hop.dst, hop->src, hop->len);
+        int score = (data ? 8 : 0) + (header ? 4 : 0) + (to_sender ? 2 : 0) + (e->forwarded ? 0 : 1);
         if (score > best_score) {
             best = e;
             best_score = score;

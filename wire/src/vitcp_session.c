@@ -61,13 +61,16 @@ void vw_vitcp_badcrc_segment(struct vw_vitcp_badcrc_watch *w, const struct vw_vi
 {
     if (dir != 0 && dir != 1)
         return;
-    for (int d = 0; d < 2; d++) {
-        if (!w->pending[d] || !w->acked[d])
-            continue;
-        w->pending[d] = false;
+    /* V29: only the receiver of the bad segment (the other side) reacts; a
+     * segment of its own after it ACKed the bad one shows neither reaction.
+     * The sender's own later segments (pipelined, or sent before it saw the
+     * receiver's close) are no reaction of anybody's. */
+    int sender = 1 - dir;
+    if (w->pending[sender] && w->acked[sender]) {
+        w->pending[sender] = false;
         vw_findings_add(fs, VW_REQ_VITCP_3_6_BAD_CRC_REACTION, VW_SEV_ERROR, 0, 0,
-                        "bad-CRC segment of frame %llu was TCP-ACKed, the connection goes on: neither "
-                        "reaction of 3.6 (V26)", (unsigned long long)w->frame[d]);
+                        "the receiver TCP-ACKed the bad-CRC segment of frame %llu and sends on instead of "
+                        "closing: neither reaction of 3.6 (V26, V29)", (unsigned long long)w->frame[sender]);
     }
     bool reliable = c->level == VW_VITCP_ATTR_RELIABLE_DELIVERY || c->level == VW_VITCP_ATTR_RELIABLE_RECEPTION;
     if (!reliable || w->pending[dir])
@@ -86,4 +89,12 @@ void vw_vitcp_badcrc_ack(struct vw_vitcp_badcrc_watch *w, int dir, uint64_t acke
 {
     if ((dir == 0 || dir == 1) && w->pending[1 - dir] && acked >= w->end[1 - dir])
         w->acked[1 - dir] = true;
+}
+
+void vw_vitcp_badcrc_close(struct vw_vitcp_badcrc_watch *w, int dir)
+{
+    /* V29: side dir closed (FIN or RST): the second reaction of 3.6 for a
+     * bad segment it received; nothing of it is judged any more. */
+    if (dir == 0 || dir == 1)
+        w->pending[1 - dir] = false;
 }

@@ -45,6 +45,7 @@ struct cf_lint_options {
     uint16_t ift_port;       /* default VW_IFT_DEFAULT_PORT (I1) */
     uint16_t warp_port;      /* default VW_WARP_DEFAULT_PORT (W1) */
     uint16_t eep_udp_port;   /* default VW_EEP_UDP_PORT (P1); Ethertype 0x88B5 always */
+    const char *eep_routers; /* router addresses (MAC, IPv4, IPv6; commas), NULL: pair by content (P31) */
 };
 
 void cf_lint_options_init(struct cf_lint_options *o);

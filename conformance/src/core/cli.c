@@ -11,6 +11,7 @@
 #include "conform/cases_dir.h"
 #include "conform/case.h"
 #include "conform/coverage.h"
+#include "vitcp/pktway.h"
 #include "conform/engine.h"
 #include "conform/core.h"
 #include "conform/lint.h"
@@ -69,9 +70,11 @@ static const char usage_run[] =
     "  seconds, default 10), or after 0.5 s without --node-ready. Its output goes to FILE ({n}: the\n"
     "  node's number). Where no namespace can be made, every case is skipped with the reason.\n";
 static const char usage_lint[] =
-    "vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] FILE.pcap[ng]\n"
+    "vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] [--eep-router ADDRS]\n"
+    "                   FILE.pcap[ng]\n"
     "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
-    "  (--warp-port, 5997) and PacketWay EEP (Ethertype 0x88B5, UDP --eep-port, 5998).\n";
+    "  (--warp-port, 5997) and PacketWay EEP (Ethertype 0x88B5, UDP --eep-port, 5998). --eep-router\n"
+    "  names router addresses (MAC, IPv4, IPv6; commas) where pairing a router's hops is ambiguous.\n";
 static const char usage_show[] =
     "vitcp-conform show NAME.meta      (the steps a capture case compiles to)\n";
 static const char usage_help[] =
@@ -534,6 +537,18 @@ static int cmd_lint(int argc, char **argv, FILE *out, FILE *err)
                 o.warp_port = (uint16_t)p;
             else
                 o.eep_udp_port = (uint16_t)p;
+        } else if (strcmp(a, "--eep-router") == 0) {
+            /* P31: router addresses, checked here so lint never meets a bad one */
+            if (!(v = need_value(argc, argv, &i, err)))
+                return CF_EXIT_USAGE;
+            struct vw_eep_pairer *probe = vw_eep_pairer_new();
+            char bad[64];
+            bool ok = probe && vw_eep_pairer_add_routers(probe, v, bad, sizeof bad) && *v;
+            vw_eep_pairer_free(probe);
+            if (!ok)
+                return usage_error(err, "bad --eep-router address '%s' (MAC aa:bb:cc:dd:ee:ff, IPv4 or IPv6; "
+                                   "commas between several)", *v ? bad : v);
+            o.eep_routers = v;
         } else if (a[0] == '-' && a[1]) {
             return usage_error(err, "unknown option '%s' for lint", a);
         } else if (file) {

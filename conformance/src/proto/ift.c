@@ -443,10 +443,12 @@ static void read_status(struct ift_session *s, enum vw_ift_read_status st)
     if (st == VW_IFT_READ_OK)
         return;
     s->dead = true;
-    if (st == VW_IFT_READ_NOT_INDICATION)
-        rx_verdict(s->v, VW_REQ_IFT_4_INDICATION_FIRST,
+    if (st == VW_IFT_READ_NOT_INDICATION) /* I35: a bad magic, or a frame before the indication */
+        rx_verdict(s->v, s->reader.not_indication_rule,
                    "%s (no magic 0x52444450 at stream offset %llu)",
-                   "the target's first bytes are not an adaption indication", 0ULL);
+                   s->reader.not_indication_rule == VW_REQ_IFT_4_1_MAGIC
+                       ? "the target's first bytes are an adaption indication with a bad magic"
+                       : "the target's first bytes are a frame, not an adaption indication", 0ULL);
     else if (st == VW_IFT_READ_FRAMING_LOST) /* I13: a frame's sizes did not fit */
         rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s (stream offset %llu)",
                    "bytes of the target's where a frame should start cannot start one: the sizes of the frame "

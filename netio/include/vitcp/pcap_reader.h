@@ -82,7 +82,8 @@ struct vn_reader_callbacks {
      * malformed headers, IP fragments, limits reached). May be NULL. */
     void (*notice)(void *ctx, uint64_t frame, const char *msg);
     void *ctx;
-    /* Every TCP segment with ACK set, after its data was handed on: dir is
+    /* Every TCP segment with ACK set, before its data is handed on (the ACK
+     * says what its sender had received when it sent that data, V29): dir is
      * the ACK's sender, acked the stream offset of the other direction it
      * acknowledges (its next expected byte). May be NULL. */
     void (*ack)(void *ctx, unsigned conn, enum vn_dir dir, uint64_t acked, uint64_t frame);

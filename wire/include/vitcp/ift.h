@@ -100,6 +100,17 @@ void vw_ift_ind_notes(const struct vw_ift_ind *ind, struct vw_findings *findings
  * indication? (heuristic dissection, the ULP-upgrade case of section 4) */
 bool vw_ift_plausible_indication(const uint8_t *buf, size_t len);
 
+/* I35: the rule broken by a direction's first bytes when they do not start
+ * with the magic (have >= 2). Bytes that cannot start a frame (a
+ * header_size above 255: RFC 5041's DDP headers are 14 and 18 bytes), or
+ * 64 bytes whose last four are the CRC-32C of the first 60, sit where the
+ * indication is due: an indication with a bad magic, IFT-4.1-MAGIC. Other
+ * bytes are a frame sent before the indication, IFT-4-INDICATION-FIRST.
+ * Decided on the bytes at hand (the first TCP segment), as the plugin
+ * sees them. The reader, the framer, lint and the
+ * plugin all name the first bytes with this. */
+enum vw_req vw_ift_first_bytes_rule(const uint8_t *p, size_t have);
+
 /* How an encoder writes a CRC (indication, header or payload CRC). */
 enum vw_ift_crc_write {
     VW_IFT_CRC_GOOD,   /* the correct CRC-32C, LSB first (I3) */

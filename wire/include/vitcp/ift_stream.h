@@ -78,6 +78,14 @@ struct vw_ift_nego {
     bool incompatible[2];      /* this side's indication has a BC version above ours */
     bool error_frame[2];       /* this side sent a frame its receiver must close on (I8, I12) */
     bool after_error_seen[2];  /* this side sent a frame after the peer's error frame (reported once) */
+    /* V29 for IFT: the receiver's reaction counts from when its TCP ACK
+     * covered the error frame (the caller's stream unit), once the caller
+     * reports ACKs at all (vw_ift_nego_ack); frames it sent before were in
+     * flight, no reaction. */
+    bool acks_reported;
+    uint64_t acked[2];         /* highest ACK side d sent of the other side's bytes */
+    bool error_end_known[2];
+    uint64_t error_end[2];     /* end of side d's first error frame */
 };
 
 void vw_ift_nego_init(struct vw_ift_nego *n);
@@ -109,6 +117,12 @@ void vw_ift_nego_frame(const struct vw_ift_nego *n, int dir, struct vw_findings 
  * receiver of such a frame: it carried on instead of closing. */
 void vw_ift_nego_frame_done(struct vw_ift_nego *n, int dir, const struct vw_findings *findings);
 void vw_ift_nego_after_error(struct vw_ift_nego *n, int dir, struct vw_findings *findings);
+/* V29: where the frame vw_ift_nego_frame_done just took ends (the caller's
+ * stream unit), and each TCP ACK side dir sends (acked: the other side's
+ * next expected byte). Once ACKs are reported, a frame of the receiver
+ * counts as carrying on only after its ACK covered the error frame. */
+void vw_ift_nego_frame_end(struct vw_ift_nego *n, int dir, uint64_t end);
+void vw_ift_nego_ack(struct vw_ift_nego *n, int dir, uint64_t acked);
 
 /* I13: could the bytes at p start a frame of side dir? False (framing is
  * lost there) when both indications are known and the bytes are neither an
@@ -146,7 +160,7 @@ void vw_ift_nego_frame_rules(const struct vw_ift_nego *n, int dir, const struct 
 
 enum vw_ift_read_status {
     VW_IFT_READ_OK,
-    VW_IFT_READ_NOT_INDICATION, /* the direction does not start with an indication (IFT-4-INDICATION-FIRST) */
+    VW_IFT_READ_NOT_INDICATION, /* the direction does not start with an indication: not_indication_rule (I35) */
     VW_IFT_READ_TOO_LARGE,      /* a PDU longer than the reader's limit */
     VW_IFT_READ_NO_MEMORY,
     VW_IFT_READ_STOPPED,        /* the callback asked to stop */
@@ -172,6 +186,7 @@ struct vw_ift_reader {
     enum vw_ift_read_status status; /* sticky */
     uint64_t lost_off;              /* VW_IFT_READ_FRAMING_LOST: stream offset of the foreign bytes */
     uint16_t lost_hs, lost_vtag;    /* ... their header_size and VTag */
+    enum vw_req not_indication_rule; /* VW_IFT_READ_NOT_INDICATION: IFT-4.1-MAGIC or IFT-4-INDICATION-FIRST (I35) */
 };
 
 /* limit: longest PDU to accept (at least VW_IFT_IND_LEN; VW_IFT_READ_LIMIT_MAX

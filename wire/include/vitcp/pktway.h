@@ -222,30 +222,53 @@ bool vw_eep_forward_check(const uint8_t *in_buf, const struct vw_eep_msg *in, co
 /* ------------------------------------------------------ router pairs */
 
 /*
- * A capture that holds both hops of a message through a router (P11): the
- * wire library pairs the copies so that lint and the dissector judge them
- * alike. A copy pairs with an earlier one when the later was sent by the
- * node the earlier was sent to (for a group destination: by another node
- * than its sender) and not back to the earlier one's sender, and both have the same version, EEP header apart from
- * the priority, and OH fields; among such, one with the same data block
- * and trailer first, else the oldest not yet forwarded (the same frame
- * again, same addresses and bytes, is no hop and is kept once). The pair is then
- * judged by vw_eep_forward_check with the link state unknown (TAIL shift,
- * records consumed, header, priority, data block and trailer unmodified),
- * and a forwarded Hey-You!/Broadcast breaks EEP-6C-LOCAL-ONLY (P7).
+ * A capture that holds both hops of a message through a router (P11, P31):
+ * the wire library pairs the copies so that lint and the dissector judge
+ * them alike. A router has an address per interface (it receives on one
+ * and forwards from another, over UDP or Ethernet), so copies are paired
+ * by what a router may not change, whatever addresses carry them: a later
+ * copy pairs with an earlier one of the same version, DT, SA and PT, seen
+ * at most VW_EEP_PAIR_USEC before it, that has the same data block and
+ * trailer or the same EEP header apart from the priority and OH fields;
+ * never with one its own sender sent (the sender again) nor one it goes
+ * back to (its destination is the earlier one's sender). Named router
+ * addresses (vw_eep_pairer_add_router) settle ambiguous captures: then only
+ * a copy sent from a router address, of a message sent to one (or to a
+ * group), is a router's. Among candidates: the same data block first, then
+ * the same header, then the one sent to this copy's sender (a router with
+ * one address), then one not yet forwarded, then the oldest (the same
+ * frame again, same addresses and bytes, is no hop and is kept once). The
+ * pair is judged by vw_eep_forward_check with the link state unknown (TAIL
+ * shift, records consumed, header, priority, data block and trailer
+ * unmodified), and a forwarded Hey-You!/Broadcast breaks EEP-6C-LOCAL-ONLY
+ * (P7).
  */
 struct vw_eep_hop {
     uint8_t src[16], dst[16]; /* the carrier's addresses: MAC (Ethernet) or IP (UDP) */
     uint8_t len;              /* 6, 4 or 16; 0 = unknown (never paired) */
+    uint64_t ts_usec;         /* capture time (vw_eep_hop_set_time); 0 = unknown: no time window */
 };
 /* len 6 (MAC), 4 (IPv4) or 16 (IPv6); anything else leaves the hop unknown. */
 void vw_eep_hop_set(struct vw_eep_hop *hop, const uint8_t *src, const uint8_t *dst, size_t len);
+static inline void vw_eep_hop_set_time(struct vw_eep_hop *hop, uint64_t ts_usec) { hop->ts_usec = ts_usec; }
+/* An address written as a MAC (aa:bb:cc:dd:ee:ff), IPv4 or IPv6: its bytes
+ * and length (6, 4, 16); false when it is none of them. */
+bool vw_eep_addr_parse(const char *text, uint8_t out[16], size_t *len);
 
 #define VW_EEP_PAIR_WINDOW 64 /* messages kept to pair with (copies of their bytes) */
+#define VW_EEP_PAIR_USEC 1000000u /* a router's copy follows its first hop within a second (P31) */
+#define VW_EEP_PAIR_ROUTERS_MAX 32
 struct vw_eep_pairer;
 /* NULL when out of memory. */
 struct vw_eep_pairer *vw_eep_pairer_new(void);
 void vw_eep_pairer_free(struct vw_eep_pairer *p);
+/* Name one of a router's addresses (len 6, 4 or 16); false when the list
+ * is full or the address is not one. Once any is named, only copies sent
+ * from a named address are a router's (P31). */
+bool vw_eep_pairer_add_router(struct vw_eep_pairer *p, const uint8_t *addr, size_t len);
+/* Name router addresses from a list of them separated by commas or spaces;
+ * false (and *bad the first one that is not an address) on an error. */
+bool vw_eep_pairer_add_routers(struct vw_eep_pairer *p, const char *list, char *bad, size_t badlen);
 /* Offer the next message of a capture (decoded without error from buf;
  * frame numbers increase). Returns true when it is a router's copy of an
  * earlier message: *first_frame names that one and the router rules go to

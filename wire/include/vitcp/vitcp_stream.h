@@ -132,9 +132,12 @@ struct vw_vitcp_conn {
  * (3.6: withhold the TCP ACK, or deliver with error and close at once), as a
  * capture shows it. The caller reports each segment (its end in the caller's
  * stream unit: lint's stream offsets, the dissector's relative TCP sequence
- * numbers) and each TCP ACK; a VI segment framed (either side) after the
- * receiver ACKed past a bad-CRC segment breaks VITCP-3.6-BAD-CRC-REACTION:
- * the ACK was not withheld and the connection was not closed.
+ * numbers), each TCP ACK and each side's close; a VI segment the receiver
+ * sends after it ACKed past a bad-CRC segment, before it closed, breaks
+ * VITCP-3.6-BAD-CRC-REACTION: the ACK was not withheld and the connection
+ * was not closed. The reaction is judged on the receiving side only (V29):
+ * the sender's segments after the bad one (pipelined, or after the
+ * receiver's FIN) are not the receiver's fault.
  */
 struct vw_vitcp_badcrc_watch {
     bool pending[2];   /* side d sent a bad-CRC segment at RD/RR, not judged yet */
@@ -149,6 +152,9 @@ void vw_vitcp_badcrc_segment(struct vw_vitcp_badcrc_watch *w, const struct vw_vi
                              uint64_t seg_end, uint64_t frame, struct vw_findings *findings);
 /* A TCP ACK from side dir acknowledging the other side up to acked. */
 void vw_vitcp_badcrc_ack(struct vw_vitcp_badcrc_watch *w, int dir, uint64_t acked);
+/* Side dir closed (its FIN, or an RST from it): the reaction to a bad
+ * segment it received is the close; nothing is judged after it. */
+void vw_vitcp_badcrc_close(struct vw_vitcp_badcrc_watch *w, int dir);
 
 void vw_vitcp_conn_init(struct vw_vitcp_conn *c);
 /* The caller saw the TCP connection open (its SYN): then a segment before
