@@ -235,7 +235,20 @@ int peer_client_run(const struct peer_opts *o)
         cl.ready = true; /* the fault: frames before phase 1 */
     bool shut = false;
     static uint8_t buf[65536];
+    bool piped = false;
     while (!peer_stop) {
+        if (cl.ready && !piped && (o->choices & CH_PIPELINE)) {
+            /* a Send of its own, queued with the first operation: one TCP write (lines 332-333) */
+            uint8_t extra[PEER_GREETING_LEN];
+            for (size_t i = 0; i < sizeof extra; i++)
+                extra[i] = peer_pattern(PEER_GREETING_K, i);
+            if (push(&cl, OP_SEND, PEER_GREETING_K, sizeof extra, NULL, NULL) ||
+                ic_send_message(&c, extra, sizeof extra)) {
+                fprintf(stderr, "ift-peer: no memory for an operation\n");
+                goto out;
+            }
+        }
+        piped = piped || cl.ready;
         while (cl.ready && !c.failed && cl.next_op < cl.total_ops && c.out.len < QUEUE_HIGH)
             if (queue_op(&cl, &c, cl.next_op++)) {
                 fprintf(stderr, "ift-peer: no memory for an operation\n");
