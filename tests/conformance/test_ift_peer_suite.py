@@ -4,9 +4,8 @@ generic step runner.
 
 1. `ift-peer --listen` (node B) passes every active case (`--target`) and
    the connecting `ift-peer --connect` (node A, `--connect-cmd`) every
-   passive case (`--listen`), with the defaults and with each choice of
-   `ift-peer --list-choices` (a case may then be not applicable, never
-   fail); the reports name the protocol, JSON and JUnit alike. The relay
+   passive case (`--listen`) with the defaults (each choice of
+   `ift-peer --list-choices`: ctest ift_peer_choices); the reports name the protocol, JSON and JUnit alike. The relay
    cases (I11's speculative placement, C46) run against the default target
    (as root; otherwise they are skipped with the reason); the fault and
    choice runs leave them out (--no-relay).
@@ -40,7 +39,7 @@ CONFORM = os.environ.get("VITCP_CONFORM", "")
 CASES = os.environ.get("VITCP_CASES", "")
 
 ACTIVE_CASES = {
-    "ift-negotiate", "ift-vtag-random", "ift-send-echo", "ift-two-sends", "ift-crc-none", "ift-crc-header",
+    "ift-probe-echo", "ift-probe-readback", "ift-negotiate", "ift-vtag-random", "ift-send-echo", "ift-two-sends", "ift-crc-none", "ift-crc-header",
     "ift-crc-payload", "ift-bad-hdr-crc-not-placed", "ift-bad-payload-crc-not-placed", "ift-bad-vtag-not-placed",
     "ift-bad-crc32-not-placed", "ift-bad-omit-hcrc-not-placed", "ift-write-read", "ift-write-segments",
     "ift-r-disagree", "ift-r-disagree-ddp-target", "ift-ddp-mode", "ift-bad-magic", "ift-version-0",
@@ -67,7 +66,7 @@ RELAY_PASSIVE = {
 CAPTURE_ACTIVE = {"ift-capture-exchange", "ift-capture-bad-crc"}
 CAPTURE_PASSIVE = {"ift-capture-listen"}
 ACTIVE_CASES |= CAPTURE_ACTIVE
-PASSIVE_CASES = {"ift-listen-phase0", "ift-listen-wait-phase1", "ift-listen-r-disagree", "ift-listen-bad-phase"}
+PASSIVE_CASES = {"ift-probe-readback-listen", "ift-listen-phase0", "ift-listen-wait-phase1", "ift-listen-r-disagree", "ift-listen-bad-phase"}
 PASSIVE_CASES |= CAPTURE_PASSIVE | RELAY_PASSIVE
 RELAY_CASES |= RELAY_PASSIVE
 IFT_CASES = ACTIVE_CASES | PASSIVE_CASES
@@ -96,6 +95,14 @@ for _c in RELAY_CASES:
     NO_FAULT_FAILS[_c] = ("a relay case, run against the default target only: ift-peer reads its TCP stream "
                           "through a socket, so it receives in order whatever the relay does to the segments, "
                           "and no fault of it places speculatively")
+
+# Faults whose case gives an advisory verdict (C35), not a failure: the
+# case's rule is a project decision where the draft leaves the reaction
+# open, so the fault shows as an advisory verdict under its own ID there.
+ADVISORY_CATCHES = {
+    "fixed-vtag": "ift-vtag-random",        # I26: one draw per process cannot be told from a fixed VTag
+    "answer-version-0": "ift-version-0",    # I25: the reaction to Version 0 is the project's (lines 105-114)
+}
 
 # Other IDs a fault legitimately makes a case fail with, and why.
 RELATED = {
@@ -170,32 +177,18 @@ class IftSuite(unittest.TestCase):
         self.check_report(rep, junit, text, PASSIVE_CASES, set(), relay_ran=os.geteuid() == 0)
         self.assertEqual(rc, 0, text)
 
-    def test_every_choice_passes(self):
-        names = choices()
-        self.assertIn("no-r", names)
-
-        def one(choice):
-            return run_active(["--choice", choice]), run_passive(["--choice", choice])
-
-        results = dict(zip(names, peerlib.parallel(one, names, 3)))
-        for choice, ((rc, rep, junit, text), (prc, prep, pjunit, ptext)) in results.items():
-            with self.subTest(choice=choice):
-                self.check_report(rep, junit, text, ACTIVE_CASES)
-                self.assertEqual(rc, 0, text)
-                self.check_report(prep, pjunit, ptext, PASSIVE_CASES)
-                self.assertEqual(prc, 0, ptext)
-        # the DDP-mode target is really tested, not only not applicable
-        by_id = {c["id"]: c["verdict"] for c in results["no-r"][0][1]["cases"]}
-        self.assertEqual(by_id["ift-ddp-mode"], "pass")
-        self.assertEqual(by_id["ift-r-disagree-ddp-target"], "pass")
-
     def test_each_fault_fails_a_case_under_its_id(self):
         table = faults()
         self.assertGreaterEqual(len(table), 17)
 
         def one(job):
             fault, kind = job
-            return (run_passive if kind == "passive" else run_active)(["--fault", fault], ["--slack", "800"])
+            rc, rep, junit, text = (run_passive if kind == "passive" else run_active)(["--fault", fault],
+                                                                                      ["--slack", "800", "--offers", "echo,readback"])
+            for c in rep["cases"]:  # the advisory verdict is how the fault shows there (C35)
+                if c["verdict"] == "advisory" and ADVISORY_CATCHES.get(fault) == c["id"]:
+                    c["verdict"] = "fail"
+            return rc, rep, junit, text
 
         jobs = [(f, k) for f in table for k in (("passive",) if is_client_fault(f) else ("active", "passive"))]
         results = peerlib.fault_runs(jobs, one, 3)
