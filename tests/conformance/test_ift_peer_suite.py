@@ -39,7 +39,7 @@ CONFORM = os.environ.get("VITCP_CONFORM", "")
 CASES = os.environ.get("VITCP_CASES", "")
 
 ACTIVE_CASES = {
-    "ift-probe-echo", "ift-probe-readback", "ift-negotiate", "ift-vtag-random", "ift-send-echo", "ift-two-sends", "ift-crc-none", "ift-crc-header",
+    "ift-probe-offer", "ift-probe-echo", "ift-probe-readback", "ift-negotiate", "ift-vtag-random", "ift-send-echo", "ift-two-sends", "ift-crc-none", "ift-crc-header",
     "ift-crc-payload", "ift-bad-hdr-crc-not-placed", "ift-bad-payload-crc-not-placed", "ift-bad-vtag-not-placed",
     "ift-bad-crc32-not-placed", "ift-bad-omit-hcrc-not-placed", "ift-write-read", "ift-write-segments",
     "ift-r-disagree", "ift-r-disagree-ddp-target", "ift-ddp-mode", "ift-bad-magic", "ift-version-0",
@@ -184,7 +184,7 @@ class IftSuite(unittest.TestCase):
         def one(job):
             fault, kind = job
             rc, rep, junit, text = (run_passive if kind == "passive" else run_active)(["--fault", fault],
-                                                                                      ["--slack", "800", "--offers", "echo,readback"])
+                                                                                      ["--slack", "800", "--offers", "offer,echo,readback"])
             for c in rep["cases"]:  # the advisory verdict is how the fault shows there (C35)
                 if c["verdict"] == "advisory" and ADVISORY_CATCHES.get(fault) == c["id"]:
                     c["verdict"] = "fail"

@@ -1228,6 +1228,8 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
         char pcap[sizeof out->file + 8];
         cf_meta_capture_path(meta_path, pcap, sizeof pcap);
         out->passive = L->passive;
+        if (!L->passive) /* the recorded tester's offer, answered (C60) */
+            cap_need(out, "offer");
         L->tester = L->passive ? 1 : 0;
         vw_ift_nego_init(&L->nego);
         vw_ift_reader_init(&L->reader[0], &L->nego, 0, VW_IFT_READ_LIMIT_MAX);
@@ -1406,6 +1408,8 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
 /* Test conventions its cases may need (C60, docs/conformance.md "Test conventions"). */
 static const struct cf_hook_def ift_hooks[] = {
     {"echo", "the target, as node B, sends each untagged RDMAP Send it delivered back as a Send of its own"},
+    {"offer", "the target, as node B, accepts the tester's usual offer (Version 1, R, HC, PC) and answers it with a "
+              "phase 1 this tester can work with (BC Version 1): which offers it accepts is its policy"},
     {"readback", "the target places RDMA Writes into its region (run --region, default ift-peer's: STag 1, TO "
                  "0x10000000) and answers RDMA Read Requests from it"},
     {NULL, NULL},
