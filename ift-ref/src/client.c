@@ -221,7 +221,8 @@ int peer_client_run(const struct peer_opts *o)
     cl.shadow = calloc(o->peer_len, 1);
     cl.written = calloc(o->peer_len, 1);
     struct conn c;
-    ic_init(&c, fd, 0, true, o, &cl.own, &hooks, &cl);
+    bool as_b = (o->choices & CH_CONNECT_AS_B) != 0; /* node B although it connected */
+    ic_init(&c, fd, 0, !as_b, o, &cl.own, &hooks, &cl);
     int rc = 1;
     if (!cl.own.mem || !cl.shadow || !cl.written) {
         fprintf(stderr, "ift-peer: no memory for the regions\n");
@@ -230,7 +231,8 @@ int peer_client_run(const struct peer_opts *o)
     peer_event("event=region addr=0x%llx handle=%u len=%lu", (unsigned long long)cl.own.addr, cl.own.stag,
                o->region_size);
     peer_event("event=connected conn=0 peer=%s fault=%s", o->connect, ift_fault_name(o->fault));
-    ic_start(&c);
+    if (!as_b)
+        ic_start(&c);
     if (o->fault == FAULT_EARLY_FRAMES)
         cl.ready = true; /* the fault: frames before phase 1 */
     bool shut = false;

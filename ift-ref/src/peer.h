@@ -43,6 +43,7 @@
 #define CH_NEWER_VERSION 0x010u  /* announce Version 2, BC Version 1 (lines 109-112) */
 #define CH_CLOSE_FIN 0x020u      /* close in error with FIN, not RST (lines 137-138, 141-143) */
 #define CH_ABORT_LATE 0x040u     /* B: answer phase 1, then abort an unacceptable CRC choice */
+#define CH_CONNECT_AS_B 0x080u   /* --connect as node B: wait for phase 0 (lines 129-132 name no TCP role) */
 #define PEER_GREETING_LEN 16u
 #define PEER_GREETING_K 0xFFFFul /* the pattern of a greeting or pipelined Send (peer_pattern) */
 

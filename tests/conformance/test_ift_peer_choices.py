@@ -6,7 +6,8 @@ IFT draft leaves to an implementation: DDP mode, declined or required
 CRCs, IH/IP/SP/SM/RM, a node B that greets right after its phase 1, a node
 A that pipelines several messages into one TCP write, small DDP and TCP
 segments, one random VTag per process, a newer Version refused or
-announced, a close in error with FIN, an abort after the answer. The whole
+announced, a close in error with FIN, an abort after the answer, a
+connecting node B. The whole
 suite runs against each switch alone and a few combinations: the active
 cases with ift-peer as node B (relay and capture cases included, as root),
 the listen-mode cases with `ift-peer --connect` as node A and the same
@@ -44,12 +45,17 @@ REFUSALS = {"ift-bad-magic", "ift-version-0", "ift-bc-version-2", "ift-bad-ind-c
 # A target that refuses the tester's usual offer (R, HC, PC): only the
 # refusals apply, and as node A only the cases that need no answer of it.
 REFUSES_OFFER = ACTIVE - REFUSALS
-REFUSES_OFFER_PASSIVE = PASSIVE - {"ift-listen-r-disagree", "ift-listen-bad-phase"}
+REFUSES_OFFER_PASSIVE = PASSIVE - {"ift-probe-connects-as-a", "ift-listen-r-disagree", "ift-listen-bad-phase"}
+# Listen mode: the case of a connecting node B is not applicable to every
+# node A (added below unless the row chooses connect-as-b), and a node B
+# makes the cases written for a connecting node A not applicable.
+NODE_B = {"ift-listen-node-b"}
+NODE_B_PASSIVE = PASSIVE - NODE_B
 # A target in DDP mode: what needs RDMA mode (RDMAP Sends, Writes, Reads)
 # is not applicable; the DDP-mode echo needs --offers echo (the echo probe
 # is an RDMAP Send).
 DDP_TARGET = ACTIVE - REFUSALS - {"ift-negotiate", "ift-vtag-random", "ift-r-disagree-ddp-target"}
-DDP_TARGET_PASSIVE = PASSIVE - {"ift-listen-bad-phase"}
+DDP_TARGET_PASSIVE = PASSIVE - {"ift-probe-connects-as-a", "ift-listen-bad-phase"}
 
 # (choices, extra run arguments, not applicable active, passive, advisory active)
 MATRIX = [
@@ -79,6 +85,8 @@ MATRIX = [
     (["refuse-newer-version"], [], DDP_ONLY | {"ift-newer-version-accepted"}, set(), set()),  # 115-116
     (["newer-version"], [], DDP_ONLY, set(), set()),                              # lines 109-112
     (["close-fin"], [], DDP_ONLY, set(), set()),                                  # lines 137-138, I24
+    (["connect-as-b"], [], DDP_ONLY, NODE_B_PASSIVE, set()),                      # lines 129-132, I31
+    (["connect-as-b", "greet", "no-hc", "trickle=5"], [], DDP_ONLY | CAPTURE_ACTIVE, NODE_B_PASSIVE, set()),
     (["greet", "pipeline", "trickle=5", "frag=16", "vtag-per-process", "close-fin", "newer-version"], [],
      DDP_ONLY, set(), {"ift-vtag-random"}),
     (["greet", "no-hc", "ih", "sp", "frag=100"], [],
@@ -128,6 +136,8 @@ class IftPeerChoices(unittest.TestCase):
                 problems.append("%s: the suite took %.1f s (at most 30)" % (name, seconds))
             for mode, rc, rep, _junit, text in runs:
                 want_na, want_adv = (na_active, advisory) if mode == "active" else (na_passive, set())
+                if mode == "passive" and "connect-as-b" not in choices:
+                    want_na = want_na | NODE_B
                 cases = rep["cases"]
                 self.assertEqual({c["id"] for c in cases}, ACTIVE if mode == "active" else PASSIVE, text)
                 bad = [c for c in cases if c["verdict"] not in ("pass", "not-applicable", "advisory", "skip")]

@@ -66,13 +66,15 @@ RELAY_PASSIVE = {
 CAPTURE_ACTIVE = {"ift-capture-exchange", "ift-capture-bad-crc"}
 CAPTURE_PASSIVE = {"ift-capture-listen"}
 ACTIVE_CASES |= CAPTURE_ACTIVE
-PASSIVE_CASES = {"ift-probe-readback-listen", "ift-listen-phase0", "ift-listen-wait-phase1", "ift-listen-r-disagree", "ift-listen-bad-phase"}
+PASSIVE_CASES = {"ift-probe-connects-as-a", "ift-probe-readback-listen", "ift-listen-node-b", "ift-listen-phase0", "ift-listen-wait-phase1", "ift-listen-r-disagree", "ift-listen-bad-phase"}
 PASSIVE_CASES |= CAPTURE_PASSIVE | RELAY_PASSIVE
 RELAY_CASES |= RELAY_PASSIVE
 IFT_CASES = ACTIVE_CASES | PASSIVE_CASES
 
-# Not applicable against a default ift-peer: they need a target in DDP mode.
+# Not applicable against a default ift-peer: they need a target in DDP mode,
+# and (listen mode) a connecting target that is node B.
 DEFAULT_NA = {"ift-r-disagree-ddp-target", "ift-ddp-mode"}
+DEFAULT_NA_PASSIVE = {"ift-listen-node-b"}
 
 # The connect command of the passive cases: node A reads 16 bytes (its
 # first frame is a Read Request).
@@ -174,7 +176,7 @@ class IftSuite(unittest.TestCase):
         self.check_report(rep, junit, text, ACTIVE_CASES, DEFAULT_NA, relay_ran=os.geteuid() == 0)
         self.assertEqual(rc, 0, text)
         rc, rep, junit, text = run_passive([], relay=True)
-        self.check_report(rep, junit, text, PASSIVE_CASES, set(), relay_ran=os.geteuid() == 0)
+        self.check_report(rep, junit, text, PASSIVE_CASES, DEFAULT_NA_PASSIVE, relay_ran=os.geteuid() == 0)
         self.assertEqual(rc, 0, text)
 
     def test_each_fault_fails_a_case_under_its_id(self):
@@ -184,7 +186,7 @@ class IftSuite(unittest.TestCase):
         def one(job):
             fault, kind = job
             rc, rep, junit, text = (run_passive if kind == "passive" else run_active)(["--fault", fault],
-                                                                                      ["--slack", "800", "--offers", "offer,echo,readback"])
+                                                                                      ["--slack", "800", "--offers", "offer,echo,readback,connects-as-a"])
             for c in rep["cases"]:  # the advisory verdict is how the fault shows there (C35)
                 if c["verdict"] == "advisory" and ADVISORY_CATCHES.get(fault) == c["id"]:
                     c["verdict"] = "fail"

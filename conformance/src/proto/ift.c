@@ -1086,6 +1086,16 @@ static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, boo
             (*into)->type = IT_IND;
             cap_match(*into, flags[i].f, (ind.flags & flags[i].bit) != 0);
         }
+        if (L->ends_close && !L->passive) {
+            /* a recorded error follows: what B sends right after its phase 1
+             * (a greeting, I23) comes in before the tester's next write, so
+             * that expect-close does not take it for data after the error
+             * (I24, C66) */
+            struct cf_step *w = cap_step(L, CF_STEP_WAIT, c->reqs[0]);
+            if (!w)
+                return false;
+            w->wait_ms = 100;
+        }
         return true;
     }
     struct vw_ift_frame_mode announced = {0}, carried;
@@ -1228,8 +1238,8 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
         char pcap[sizeof out->file + 8];
         cf_meta_capture_path(meta_path, pcap, sizeof pcap);
         out->passive = L->passive;
-        if (!L->passive) /* the recorded tester's offer, answered (C60) */
-            cap_need(out, "offer");
+        /* the recorded tester's offer, answered; a connecting node A (C60, I30, I31) */
+        cap_need(out, L->passive ? "connects-as-a" : "offer");
         L->tester = L->passive ? 1 : 0;
         vw_ift_nego_init(&L->nego);
         vw_ift_reader_init(&L->reader[0], &L->nego, 0, VW_IFT_READ_LIMIT_MAX);
@@ -1410,6 +1420,8 @@ static const struct cf_hook_def ift_hooks[] = {
     {"echo", "the target, as node B, sends each untagged RDMAP Send it delivered back as a Send of its own"},
     {"offer", "the target, as node B, accepts the tester's usual offer (Version 1, R, HC, PC) and answers it with a "
               "phase 1 this tester can work with (BC Version 1): which offers it accepts is its policy"},
+    {"connects-as-a", "the target, connecting (listen mode), is node A: its phase 0 comes first"},
+    {"connects-as-b", "the target, connecting (listen mode), is node B: it waits for the tester's phase 0"},
     {"readback", "the target places RDMA Writes into its region (run --region, default ift-peer's: STag 1, TO "
                  "0x10000000) and answers RDMA Read Requests from it"},
     {NULL, NULL},
