@@ -584,6 +584,33 @@ int ic_feed(struct conn *c, const uint8_t *data, size_t len)
     c->last_io_ms = peer_now_ms();
     if (c->eof) /* after the answer of fault answer-incompatible: nothing more is read */
         return 0;
+    if ((c->o->choices & CH_UPGRADE) && !c->is_a && !c->ulp_done) {
+        /* a ULP's upgrade request before the indication (lines 69-72, I32):
+         * matched byte by byte; anything else is IFT from its first byte */
+        size_t i = 0;
+        while (i < len && c->ulp_have < PEER_ULP_LEN && data[i] == (uint8_t)PEER_ULP_REQUEST[c->ulp_have]) {
+            i++;
+            c->ulp_have++;
+        }
+        if (c->ulp_have == PEER_ULP_LEN) {
+            peer_event("event=ulp-upgrade conn=%u", c->id);
+            outq_put(&c->out, (const uint8_t *)PEER_ULP_AGREED, PEER_ULP_LEN);
+            c->ulp_done = true;
+            data += i;
+            len -= i;
+        } else if (i < len) { /* not the request: what matched so far is IFT's */
+            c->ulp_done = true;
+            size_t had = c->ulp_have - i;
+            if (had && vw_ift_framer_feed(&c->rx, (const uint8_t *)PEER_ULP_REQUEST, had, on_pdu, c) != VW_REQ_NONE) {
+                fail(c, VW_REQ_IFT_4_INDICATION_FIRST, "the first bytes are neither a ULP upgrade nor an indication");
+                return -1;
+            }
+        } else {
+            return 0; /* all of it matched: wait for the rest of the request */
+        }
+        if (!len)
+            return c->failed ? -1 : 0;
+    }
     enum vw_req e = vw_ift_framer_feed(&c->rx, data, len, on_pdu, c);
     if (c->rx.oom)
         fail(c, VW_REQ_NONE, "no memory to reassemble a frame");

@@ -350,6 +350,8 @@ static const struct choice {
      0, 0, 0, CH_REFUSE_NEWER},
     {"newer-version", NULL, "announce Version 2 with BC Version 1: a later version compatible with 1 (lines 109-112)",
      0, 0, 0, CH_NEWER_VERSION},
+    {"upgrade", NULL, "as B, a ULP may upgrade the connection first: 16 bytes \"" PEER_ULP_REQUEST "\" before the "
+     "indication are answered with \"" PEER_ULP_AGREED "\" (lines 69-72, I32)", 0, 0, 0, CH_UPGRADE},
     {"connect-as-b", NULL, "with --connect, be node B: wait for the peer's phase 0 and answer it (lines 129-132 name "
      "phases, not TCP roles)", 0, 0, 0, CH_CONNECT_AS_B},
     {"close-fin", NULL, "close in error with FIN instead of RST (lines 137-138, 141-143 name no TCP segment)", 0, 0, 0,

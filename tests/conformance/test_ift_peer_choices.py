@@ -7,7 +7,7 @@ CRCs, IH/IP/SP/SM/RM, a node B that greets right after its phase 1, a node
 A that pipelines several messages into one TCP write, small DDP and TCP
 segments, one random VTag per process, a newer Version refused or
 announced, a close in error with FIN, an abort after the answer, a
-connecting node B. The whole
+connecting node B, a ULP's upgrade before the indication. The whole
 suite runs against each switch alone and a few combinations: the active
 cases with ift-peer as node B (relay and capture cases included, as root),
 the listen-mode cases with `ift-peer --connect` as node A and the same
@@ -50,6 +50,9 @@ REFUSES_OFFER_PASSIVE = PASSIVE - {"ift-probe-connects-as-a", "ift-listen-r-disa
 # node A (added below unless the row chooses connect-as-b), and a node B
 # makes the cases written for a connecting node A not applicable.
 NODE_B = {"ift-listen-node-b"}
+# The mid-stream upgrade (089) needs a target that takes the suite's ULP
+# (--choice upgrade): not applicable elsewhere (added below).
+ULP = {"ift-ulp-upgrade"}
 NODE_B_PASSIVE = PASSIVE - NODE_B
 # A target in DDP mode: what needs RDMA mode (RDMAP Sends, Writes, Reads)
 # is not applicable; the DDP-mode echo needs --offers echo (the echo probe
@@ -86,6 +89,8 @@ MATRIX = [
     (["newer-version"], [], DDP_ONLY, set(), set()),                              # lines 109-112
     (["close-fin"], [], DDP_ONLY, set(), set()),                                  # lines 137-138, I24
     (["connect-as-b"], [], DDP_ONLY, NODE_B_PASSIVE, set()),                      # lines 129-132, I31
+    (["upgrade"], [], DDP_ONLY, set(), set()),                                    # lines 69-72, I32
+    (["upgrade", "greet", "trickle=3", "close-fin"], [], DDP_ONLY, set(), set()),
     (["connect-as-b", "greet", "no-hc", "trickle=5"], [], DDP_ONLY | CAPTURE_ACTIVE, NODE_B_PASSIVE, set()),
     (["greet", "pipeline", "trickle=5", "frag=16", "vtag-per-process", "close-fin", "newer-version"], [],
      DDP_ONLY, set(), {"ift-vtag-random"}),
@@ -138,6 +143,8 @@ class IftPeerChoices(unittest.TestCase):
                 want_na, want_adv = (na_active, advisory) if mode == "active" else (na_passive, set())
                 if mode == "passive" and "connect-as-b" not in choices:
                     want_na = want_na | NODE_B
+                if mode == "active" and "upgrade" not in choices:
+                    want_na = want_na | ULP
                 cases = rep["cases"]
                 self.assertEqual({c["id"] for c in cases}, ACTIVE if mode == "active" else PASSIVE, text)
                 bad = [c for c in cases if c["verdict"] not in ("pass", "not-applicable", "advisory", "skip")]

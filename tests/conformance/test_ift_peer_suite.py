@@ -45,7 +45,7 @@ ACTIVE_CASES = {
     "ift-r-disagree", "ift-r-disagree-ddp-target", "ift-ddp-mode", "ift-bad-magic", "ift-version-0",
     "ift-bc-version-2", "ift-bad-ind-crc", "ift-ind-crc32-refused", "ift-newer-version-accepted",
     "ift-reserved-ignored", "ift-phase-1-first", "ift-frame-before-indication", "ift-flag-ih", "ift-flag-ip",
-    "ift-flag-sp", "ift-flag-sm", "ift-flag-rm",
+    "ift-flag-sp", "ift-flag-sm", "ift-flag-rm", "ift-ulp-upgrade",
 }
 # Through the packet relay (I11, C46): root and a target listening on all
 # addresses; the fault and choice runs leave them out (--no-relay).
@@ -72,8 +72,9 @@ RELAY_CASES |= RELAY_PASSIVE
 IFT_CASES = ACTIVE_CASES | PASSIVE_CASES
 
 # Not applicable against a default ift-peer: they need a target in DDP mode,
-# and (listen mode) a connecting target that is node B.
-DEFAULT_NA = {"ift-r-disagree-ddp-target", "ift-ddp-mode"}
+# one that takes the suite's ULP upgrade (--choice upgrade), and (listen
+# mode) a connecting target that is node B.
+DEFAULT_NA = {"ift-r-disagree-ddp-target", "ift-ddp-mode", "ift-ulp-upgrade"}
 DEFAULT_NA_PASSIVE = {"ift-listen-node-b"}
 
 # The connect command of the passive cases: node A reads 16 bytes (its
@@ -92,6 +93,9 @@ NO_FAULT_FAILS = {
     "ift-frame-before-indication": "a reaction (I20); ift-peer's framer cannot take a frame for an indication: "
                                    "a fault that answered one would first have to read 64 bytes of a frame as one",
 }
+
+NO_FAULT_FAILS["ift-ulp-upgrade"] = ("needs a target that takes the suite's ULP upgrade (ift-peer --choice upgrade, "
+                                     "ift_peer_choices); the fault runs use ift-peer without it")
 
 for _c in RELAY_CASES:
     NO_FAULT_FAILS[_c] = ("a relay case, run against the default target only: ift-peer reads its TCP stream "
