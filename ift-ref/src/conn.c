@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "peer.h"
+#include "vitcp/checksum.h"
 
 #define SIDE_A 0
 #define SIDE_B 1
@@ -611,9 +612,20 @@ int ic_feed(struct conn *c, const uint8_t *data, size_t len)
         if (!len)
             return c->failed ? -1 : 0;
     }
+    if (c->head_len < sizeof c->head && !c->peer_ind) {
+        size_t n = sizeof c->head - c->head_len < len ? sizeof c->head - c->head_len : len;
+        memcpy(c->head + c->head_len, data, n);
+        c->head_len += n;
+    }
     enum vw_req e = vw_ift_framer_feed(&c->rx, data, len, on_pdu, c);
+    uint32_t crc_wire = (uint32_t)c->head[60] | (uint32_t)c->head[61] << 8 | (uint32_t)c->head[62] << 16 |
+                        (uint32_t)c->head[63] << 24;
     if (c->rx.oom)
         fail(c, VW_REQ_NONE, "no memory to reassemble a frame");
+    else if (e == VW_REQ_IFT_4_INDICATION_FIRST && !c->eof && c->head_len == sizeof c->head &&
+             crc_wire == vw_crc32c(c->head, VW_IFT_IND_CRC_OFF))
+        fail(c, VW_REQ_IFT_4_1_MAGIC, "an adaption indication with magic 0x%02x%02x%02x%02x, not 0x%08x: closed (I8)",
+             c->head[0], c->head[1], c->head[2], c->head[3], VW_IFT_MAGIC);
     else if (e == VW_REQ_IFT_4_INDICATION_FIRST && !c->eof)
         fail(c, e, "the first bytes are not an adaption indication (no magic 0x%08x): closed (I8)", VW_IFT_MAGIC);
     else if (e != VW_REQ_NONE && !c->eof)

@@ -11,7 +11,7 @@
 #include "vitcp/fault_table.h"
 
 #define IFT_FAULTS(X) \
-    X(BAD_MAGIC, "bad-magic", "IFT-4-INDICATION-FIRST", "the indication's magic is 0x52444451: the stream does not start with an indication") \
+    X(BAD_MAGIC, "bad-magic", "IFT-4.1-MAGIC", "the indication's magic is 0x52444451 (its CRC right): an indication with a wrong magic number") \
     X(VERSION_0, "version-0", "IFT-4.2-VERSION", "the indication carries Version 0") \
     X(BC_VERSION, "bc-version-0", "IFT-4.2-BC-VERSION-SET", "a Version 1 indication with BC Version 0") \
     X(BAD_IND_CRC, "bad-ind-crc", "IFT-4.2-IND-CRC", "the indication's CRC has every bit inverted") \

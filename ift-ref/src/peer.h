@@ -123,6 +123,8 @@ struct conn {
     struct vw_ift_framer rx;
     bool ind_sent, peer_ind, ready;
     size_t ulp_have;             /* choice upgrade: bytes of the ULP's request matched so far */
+    uint8_t head[VW_IFT_IND_LEN]; /* the peer's first IFT bytes: a wrong magic with a right CRC is */
+    size_t head_len;             /* IFT-4.1-MAGIC, other bytes IFT-4-INDICATION-FIRST */
     bool ulp_done;               /* no (more) ULP bytes: IFT from here */
     bool r_disagree;             /* go on anyway (fault ignore-r-disagree) */
     struct vw_ift_ind peer;

@@ -202,6 +202,10 @@ struct ift_session {
      * before its indication, and those gathered so far */
     size_t ulp_due, ulp_have;
     uint8_t ulp[ULP_LEN];
+    /* the target's first IFT bytes: an indication with a wrong magic but a
+     * right CRC is named IFT-4.1-MAGIC, other bytes IFT-4-INDICATION-FIRST */
+    uint8_t head[VW_IFT_IND_LEN];
+    size_t head_len;
     unsigned pend_qn;
     size_t pend_len;
     struct reasm untagged, tagged;
@@ -454,7 +458,13 @@ static void read_status(struct ift_session *s, enum vw_ift_read_status st)
     if (st == VW_IFT_READ_OK)
         return;
     s->dead = true;
-    if (st == VW_IFT_READ_NOT_INDICATION)
+    uint32_t crc_wire = (uint32_t)s->head[60] | (uint32_t)s->head[61] << 8 | (uint32_t)s->head[62] << 16 |
+                        (uint32_t)s->head[63] << 24;
+    if (st == VW_IFT_READ_NOT_INDICATION && s->head_len == VW_IFT_IND_LEN &&
+        crc_wire == vw_crc32c(s->head, VW_IFT_IND_CRC_OFF))
+        rx_verdict(s->v, VW_REQ_IFT_4_1_MAGIC, "%s (its CRC is right; stream offset %llu)",
+                   "the target's adaption indication has a wrong magic number", 0ULL);
+    else if (st == VW_IFT_READ_NOT_INDICATION)
         rx_verdict(s->v, VW_REQ_IFT_4_INDICATION_FIRST,
                    "%s (no magic 0x52444450 at stream offset %llu)",
                    "the target's first bytes are not an adaption indication", 0ULL);
@@ -493,6 +503,11 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
         }
         if (!len)
             return;
+    }
+    if (s->head_len < sizeof s->head && !s->nego.ind_seen[1]) {
+        size_t n = sizeof s->head - s->head_len < len ? sizeof s->head - s->head_len : len;
+        memcpy(s->head + s->head_len, data, n);
+        s->head_len += n;
     }
     read_status(s, vw_ift_reader_feed(&s->reader, data, len, on_pdu, s));
 }
