@@ -240,7 +240,8 @@ class IftSuite(unittest.TestCase):
     def test_generic_runner_features_fail_what_differs(self):
         """if-open makes a refused offer not applicable, but never excuses a
         message that differs; a later connect opens a new session; a relay
-        action that did not happen fails the case."""
+        action that did not happen fails the case; the tester's own write
+        after the target closed is no verdict (C66)."""
         head = "protocol ift\ncase %s\nrequire IFT-4.2-HC-ACCEPTABLE\n"
         cases = {
             "010.case": ("ift-x-refused", "connect\nsend Ind hc=0\nexpect Ind if-open\n",
@@ -252,9 +253,17 @@ class IftSuite(unittest.TestCase):
             "040.case": ("ift-x-reconnect", "connect\nsend Ind hc=0\nexpect-close\nconnect\nsend Ind\n"
                          "expect Ind\nsend Send payload=10\nexpect Send payload=10 data=echo\n",
                          "pass", None, ""),
+            # C66: the tester's own write after the target's close is no verdict; the next step judges the close
+            "050.case": ("ift-x-write-after-close", "connect\nsend Ind hc=0\nwait 200\nsend Send payload=10\n"
+                         "expect-close\n", "pass", None, ""),
+            "060.case": ("ift-x-write-after-close-if-open", "connect\nsend Ind hc=0\nwait 200\n"
+                         "send Send payload=10\nexpect Send if-open\n", "not-applicable", None, "if-open"),
+            "070.case": ("ift-x-write-after-close-expect", "connect\nsend Ind hc=0\nwait 200\n"
+                         "send Send payload=10\nexpect Send\n", "fail", "IFT-4.2-HC-ACCEPTABLE",
+                         "closed the connection instead of sending Send"),
         }
         if os.geteuid() == 0:
-            cases["050.case"] = ("ift-x-relay", "relay\npacket drop tester 9\nconnect\nsend Ind\nexpect Ind\n",
+            cases["080.case"] = ("ift-x-relay", "relay\npacket drop tester 9\nconnect\nsend Ind\nexpect Ind\n",
                                  "fail", "IFT-4.2-HC-ACCEPTABLE", "the relay applied 'packet drop tester 9' to 0")
         with tempfile.TemporaryDirectory() as d:
             os.mkdir(os.path.join(d, "ift"))
