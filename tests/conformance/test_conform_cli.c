@@ -457,10 +457,60 @@ static void advisory_verdict_in_every_report(void **state)
     assert_non_null(strstr(text, "differs from VITCP-2.2.2.2.6-READ-WINDOW-EXCESS (DECISION"));
     assert_non_null(strstr(text, ", 1 advisory"));
     assert_non_null(strstr(json, "\"verdict\": \"advisory\", \"failed_requirement\": \"VITCP-2.2.2.2.6-READ-WINDOW-EXCESS\""));
-    assert_non_null(strstr(json, "\"advisory\": 1, \"must_failed\": 0"));
+    assert_non_null(strstr(json, "\"advisory\": 1, \"inconclusive\": 0, \"must_failed\": 0"));
     assert_null(strstr(junit, "<failure"));
     assert_non_null(strstr(junit, "failures=\"0\""));
     assert_non_null(strstr(junit, "advisory VITCP-2.2.2.2.6-READ-WINDOW-EXCESS: the target kept"));
+    free(text);
+    free(json);
+    free(junit);
+    cf_report_free(&rep);
+}
+
+/* An inconclusive verdict (C61: an impairment destroyed a datagram case's
+ * evidence) is reported as such everywhere and never fails the run. */
+static void inconclusive_verdict_in_every_report(void **state)
+{
+    (void)state;
+    struct cf_report rep;
+    cf_report_init(&rep);
+    snprintf(rep.impair, sizeof rep.impair, "loss=3%%,seed=1");
+    struct cf_result res;
+    memset(&res, 0, sizeof res);
+    snprintf(res.id, sizeof res.id, "eep-echo-delivered");
+    res.reqs[0] = vw_req_by_id("EEP-4B-BIG-ENDIAN");
+    res.nreqs = 1;
+    res.verdict = CF_INCONCLUSIVE;
+    res.failed_req = VW_REQ_NONE;
+    snprintf(res.message, sizeof res.message, "inconclusive: the impairment destroyed the evidence");
+    snprintf(res.impaired, sizeof res.impaired, "datagrams: 1 lost (seed 9)");
+    assert_int_equal(cf_report_add(&rep, &res), 0);
+    assert_int_equal(cf_report_exit_code(&rep), 0);
+    struct cf_summary sum;
+    cf_report_summary(&rep, &sum);
+    assert_int_equal(sum.inconclusive, 1);
+    assert_int_equal(sum.ran, 1);
+    char *text = NULL, *json = NULL, *junit = NULL;
+    size_t n;
+    FILE *f = open_memstream(&text, &n);
+    cf_report_write_text(f, &rep);
+    fclose(f);
+    f = open_memstream(&json, &n);
+    cf_report_write_json(f, &rep);
+    fclose(f);
+    f = open_memstream(&junit, &n);
+    cf_report_write_junit(f, &rep);
+    fclose(f);
+    assert_non_null(strstr(text, "INCONCL eep-echo-delivered"));
+    assert_non_null(strstr(text, "impaired: datagrams: 1 lost (seed 9)"));
+    assert_non_null(strstr(text, ", 1 inconclusive"));
+    assert_non_null(strstr(text, "Network impaired (the packet relay, or the tester on datagram links): loss=3%,seed=1"));
+    assert_non_null(strstr(json, "\"verdict\": \"inconclusive\", \"failed_requirement\": null"));
+    assert_non_null(strstr(json, "\"impaired\": \"datagrams: 1 lost (seed 9)\""));
+    assert_non_null(strstr(json, "\"inconclusive\": 1,"));
+    assert_non_null(strstr(json, "\"impair\": \"loss=3%,seed=1\""));
+    assert_null(strstr(junit, "<failure"));
+    assert_non_null(strstr(junit, "<skipped message=\"inconclusive"));
     free(text);
     free(json);
     free(junit);
@@ -603,6 +653,7 @@ int main(void)
         cmocka_unit_test(case_script_parses_fields_and_tags),
         cmocka_unit_test(case_script_parses_choices),
         cmocka_unit_test(advisory_verdict_in_every_report),
+        cmocka_unit_test(inconclusive_verdict_in_every_report),
         cmocka_unit_test(shipped_cases_load),
         cmocka_unit_test(case_script_names_its_protocol),
         cmocka_unit_test(cases_folder_has_a_subfolder_per_protocol),

@@ -93,6 +93,12 @@ uint64_t cf_impair_case_seed(const struct cf_impair *imp, const char *case_id);
  * ("" when nothing was done). */
 void cf_impair_summary(const struct cf_relay_packet *p, size_t count, char *out, size_t n);
 
+/* The impairment's PRNG (splitmix64): the next number; true with ppm per
+ * million; a number in [lo, hi]. */
+uint64_t cf_impair_next(uint64_t *state);
+bool cf_impair_chance(uint64_t *state, unsigned ppm);
+unsigned cf_impair_between(uint64_t *state, unsigned lo, unsigned hi);
+
 /* The impairment for the recordings from now on (NULL or !on: none),
  * with this recording's seed. */
 void cf_relay_impair(struct cf_relay *r, const struct cf_impair *imp, uint64_t seed);

@@ -18,6 +18,7 @@ enum cf_verdict {
     CF_SKIP,
     CF_NOT_APPLICABLE,
     CF_ADVISORY, /* differs from a project decision on what the draft leaves open: never fails a run */
+    CF_INCONCLUSIVE, /* the run's impairment destroyed the case's evidence (C61, datagram links): never fails */
 };
 
 #define CF_MAX_REQS 12
@@ -44,7 +45,7 @@ struct cf_result {
 };
 
 struct cf_summary {
-    unsigned ran, passed, failed, timed_out, skipped, not_applicable, advisory;
+    unsigned ran, passed, failed, timed_out, skipped, not_applicable, advisory, inconclusive;
     unsigned must_failed; /* failing or timed-out cases whose broken rule is a MUST */
 };
 

@@ -401,10 +401,9 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         /* C61: every case on real packets through the relay, which impairs them */
         if (!e.use_relay)
             return usage_error(err, "--impair and --no-relay contradict each other%s", "");
-        if (e.protocol->transport == CF_TRANSPORT_DATAGRAM)
-            return usage_error(err, "--impair: %s runs over datagram links, which the packet relay does not carry "
-                               "(TCP protocols only: vitcp, ift, warp)", e.protocol->title);
-        e.relay_all = true;
+        /* datagram links: the tester impairs its own links (core/runner.c) */
+        if (e.protocol->transport != CF_TRANSPORT_DATAGRAM)
+            e.relay_all = true;
     }
     if (e.connect_cmd[0] && !listen_port)
         return usage_error(err, "--connect-cmd needs --listen%s", "");

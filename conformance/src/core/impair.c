@@ -213,3 +213,21 @@ void cf_impair_summary(const struct cf_relay_packet *p, size_t count, char *out,
             snprintf(out + have, n - have, "%s%u %s", have ? ", " : "", v[k], w[k]);
     }
 }
+
+uint64_t cf_impair_next(uint64_t *s) /* splitmix64 */
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+bool cf_impair_chance(uint64_t *s, unsigned ppm)
+{
+    return ppm && cf_impair_next(s) % 1000000u < ppm;
+}
+
+unsigned cf_impair_between(uint64_t *s, unsigned lo, unsigned hi)
+{
+    return hi <= lo ? lo : lo + (unsigned)(cf_impair_next(s) % (uint64_t)(hi - lo + 1u));
+}

@@ -306,24 +306,6 @@ static uint64_t mono_usec(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static uint64_t rng_next(uint64_t *s) /* splitmix64 */
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static bool chance(uint64_t *s, unsigned ppm)
-{
-    return ppm && rng_next(s) % 1000000u < ppm;
-}
-
-static unsigned between(uint64_t *s, unsigned lo, unsigned hi)
-{
-    return hi <= lo ? lo : lo + (unsigned)(rng_next(s) % (uint64_t)(hi - lo + 1u));
-}
-
 /* Write a packet to the side it goes to and record it. */
 static void send_now(struct cf_relay *r, const struct cf_relay_packet *pk)
 {
@@ -381,15 +363,15 @@ static uint64_t release_due(struct cf_relay *r, bool flush, bool keep_record)
 static void impair_emit(struct cf_relay *r, const struct cf_relay_packet *pk)
 {
     uint64_t *rng = &r->rng[pk->from];
-    unsigned copies = 1u + chance(rng, r->imp.dup_ppm);
+    unsigned copies = 1u + cf_impair_chance(rng, r->imp.dup_ppm);
     for (unsigned c = 0; c < copies; c++) {
         struct cf_relay_packet one = *pk;
         if (c)
             one.impaired |= CF_IMPAIR_COPY;
-        unsigned delay = between(rng, r->imp.delay_min_us, r->imp.delay_max_us);
+        unsigned delay = cf_impair_between(rng, r->imp.delay_min_us, r->imp.delay_max_us);
         if (delay)
             one.impaired |= CF_IMPAIR_DELAYED;
-        if (chance(rng, r->imp.reorder_ppm)) {
+        if (cf_impair_chance(rng, r->imp.reorder_ppm)) {
             delay += r->imp.reorder_hold_us;
             one.impaired |= CF_IMPAIR_REORDERED;
         }
@@ -442,7 +424,7 @@ static void impair(struct cf_relay *r, enum cf_relay_side from, const uint8_t *p
         return;
     }
     uint64_t *rng = &r->rng[from];
-    if (chance(rng, r->imp.loss_ppm)) {
+    if (cf_impair_chance(rng, r->imp.loss_ppm)) {
         pk.impaired = CF_IMPAIR_LOST;
         record_packet(r, &pk);
         return;
@@ -455,7 +437,7 @@ static void impair(struct cf_relay *r, enum cf_relay_side from, const uint8_t *p
     enum { MAX_PIECES = 2048 }; /* the last piece takes what is left */
     size_t cuts[MAX_PIECES], npieces = 0;
     for (size_t off = 0; off < payload && npieces < sizeof cuts / sizeof cuts[0];) {
-        size_t n = between(rng, r->imp.reseg_min, r->imp.reseg_max);
+        size_t n = cf_impair_between(rng, r->imp.reseg_min, r->imp.reseg_max);
         if (n > payload - off || npieces + 1 == sizeof cuts / sizeof cuts[0])
             n = payload - off;
         cuts[npieces++] = n;

@@ -36,6 +36,7 @@ const char *cf_verdict_name(enum cf_verdict v)
     case CF_SKIP: return "skip";
     case CF_NOT_APPLICABLE: return "not-applicable";
     case CF_ADVISORY: return "advisory";
+    case CF_INCONCLUSIVE: return "inconclusive";
     }
     return "?";
 }
@@ -106,6 +107,7 @@ void cf_report_summary(const struct cf_report *r, struct cf_summary *s)
         case CF_SKIP: s->skipped++; break;
         case CF_NOT_APPLICABLE: s->not_applicable++; break;
         case CF_ADVISORY: s->advisory++; break;
+        case CF_INCONCLUSIVE: s->inconclusive++; break;
         }
         if (c->verdict != CF_SKIP && c->verdict != CF_NOT_APPLICABLE)
             s->ran++;
@@ -130,6 +132,7 @@ static const char *verdict_upper(enum cf_verdict v)
     case CF_SKIP: return "SKIP";
     case CF_NOT_APPLICABLE: return "N/A";
     case CF_ADVISORY: return "ADVISE";
+    case CF_INCONCLUSIVE: return "INCONCL";
     }
     return "?";
 }
@@ -154,6 +157,8 @@ void cf_report_write_closing(FILE *out, const struct cf_report *r)
         fprintf(out, ", %u not applicable", s.not_applicable);
     if (s.advisory)
         fprintf(out, ", %u advisory", s.advisory);
+    if (s.inconclusive)
+        fprintf(out, ", %u inconclusive", s.inconclusive);
     fprintf(out, " (%.2f s)\n", r->seconds);
 }
 
@@ -189,7 +194,7 @@ void cf_report_write_text(FILE *out, const struct cf_report *r)
     }
     write_hooks_text(out, r);
     if (r->impair[0])
-        fprintf(out, "Network impaired by the packet relay: %s\n", r->impair);
+        fprintf(out, "Network impaired (the packet relay, or the tester on datagram links): %s\n", r->impair);
     cf_report_write_closing(out, r);
 }
 
@@ -275,9 +280,10 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
     cf_report_summary(r, &s);
     fprintf(out,
             "\n], \"summary\": {\"ran\": %u, \"passed\": %u, \"failed\": %u, \"timed_out\": %u, "
-            "\"skipped\": %u, \"not_applicable\": %u, \"advisory\": %u, \"must_failed\": %u, "
+            "\"skipped\": %u, \"not_applicable\": %u, \"advisory\": %u, \"inconclusive\": %u, \"must_failed\": %u, "
             "\"seconds\": %.3f, \"capture\": ",
-            s.ran, s.passed, s.failed, s.timed_out, s.skipped, s.not_applicable, s.advisory, s.must_failed,
+            s.ran, s.passed, s.failed, s.timed_out, s.skipped, s.not_applicable, s.advisory, s.inconclusive,
+            s.must_failed,
             r->seconds);
     cf_json_string(out, r->capture);
     fputs(", \"target\": ", out);
@@ -307,7 +313,7 @@ void cf_report_write_junit(FILE *out, const struct cf_report *r)
     fprintf(out,
             "<testsuites><testsuite name=\"vitcp-conform\" tests=\"%zu\" failures=\"%u\" "
             "errors=\"%u\" skipped=\"%u\" time=\"%.3f\">\n",
-            r->count, s.failed, s.timed_out, s.skipped + s.not_applicable, r->seconds);
+            r->count, s.failed, s.timed_out, s.skipped + s.not_applicable + s.inconclusive, r->seconds);
     for (size_t i = 0; i < r->count; i++) {
         const struct cf_result *c = &r->cases[i];
         /* classname PROTOCOL.SECTION ("vitcp.4.3", "warp.A.1.2") */
@@ -330,6 +336,7 @@ void cf_report_write_junit(FILE *out, const struct cf_report *r)
             break;
         case CF_SKIP:
         case CF_NOT_APPLICABLE:
+        case CF_INCONCLUSIVE:
             fputs("<skipped message=\"", out);
             cf_xml_text(out, c->message);
             fputs("\"/>", out);

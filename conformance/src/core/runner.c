@@ -67,6 +67,25 @@ struct grun {
     struct cf_rx_verdict rx;
     pid_t child;      /* role passive: the --connect-cmd started for this case */
     bool via_relay;   /* a 'relay' case (C46): connections through the packet relay */
+    /* datagram links under run --impair (C61): the tester impairs what it
+     * sends and what it receives, from a PRNG per direction seeded with the
+     * case's id; held datagrams go (out) or are read (in) when due */
+    bool impair;
+    uint64_t rng[2];  /* [0] what the tester sends, [1] what it receives */
+    unsigned imp_lost, imp_copied, imp_delayed, imp_reordered;
+    struct dheld *held_dgrams;
+};
+
+/* A datagram an impairment holds back (datagram links, C61). */
+struct dheld {
+    uint64_t due_usec;       /* CLOCK_MONOTONIC */
+    bool out;                /* the tester's, to send on link; else the target's, to read */
+    unsigned link;
+    struct sockaddr_storage peer;
+    socklen_t peer_len;
+    size_t len;
+    uint8_t *data;
+    struct dheld *next;
 };
 
 static void gdecide(struct grun *r, enum cf_verdict v, enum vw_req req, const char *fmt, ...)
@@ -135,6 +154,113 @@ static void judge_rx(struct grun *r)
     r->res->rule_broken = true;
 }
 
+/* ------------------------------------------------ datagram impairment (C61) */
+
+static uint64_t mono_usec(void)
+{
+    struct timespec t = cf_now();
+    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+static void impair_comment(struct grun *r, const char *what)
+{
+    if (r->e->capture) {
+        char note[160];
+        snprintf(note, sizeof note, "impairment (seed %llu): %s",
+                 (unsigned long long)cf_impair_case_seed(&r->e->impair, r->c->id), what);
+        vn_pcap_comment_next(r->e->capture, note);
+    }
+}
+
+/* Hold a copy of a datagram for delay_us; false when it cannot be held. */
+static bool dgram_hold(struct grun *r, bool out, unsigned link, const struct sockaddr *peer, socklen_t peer_len,
+                       const uint8_t *data, size_t len, unsigned delay_us)
+{
+    struct dheld *h = calloc(1, sizeof *h);
+    uint8_t *copy = h ? malloc(len ? len : 1) : NULL;
+    if (!copy || peer_len > sizeof h->peer) {
+        free(h);
+        free(copy);
+        return false;
+    }
+    memcpy(copy, data, len);
+    h->due_usec = mono_usec() + delay_us;
+    h->out = out;
+    h->link = link;
+    memcpy(&h->peer, peer, peer_len);
+    h->peer_len = peer_len;
+    h->len = len;
+    h->data = copy;
+    struct dheld **at = &r->held_dgrams;
+    while (*at && (*at)->due_usec <= h->due_usec)
+        at = &(*at)->next;
+    h->next = *at;
+    *at = h;
+    return true;
+}
+
+/* The fate of one datagram (dir 0: the tester's, 1: the target's): how
+ * many copies go on (0: lost) and the delay of each. */
+static unsigned dgram_fate(struct grun *r, int dir, unsigned delay_us[2])
+{
+    const struct cf_impair *imp = &r->e->impair;
+    uint64_t *rng = &r->rng[dir];
+    if (cf_impair_chance(rng, imp->loss_ppm)) {
+        r->imp_lost++;
+        return 0;
+    }
+    unsigned copies = 1u + cf_impair_chance(rng, imp->dup_ppm);
+    r->imp_copied += copies - 1;
+    for (unsigned c = 0; c < copies; c++) {
+        delay_us[c] = cf_impair_between(rng, imp->delay_min_us, imp->delay_max_us);
+        if (cf_impair_chance(rng, imp->reorder_ppm)) {
+            delay_us[c] += imp->reorder_hold_us;
+            r->imp_reordered++;
+        } else if (delay_us[c]) {
+            r->imp_delayed++;
+        }
+    }
+    return copies;
+}
+
+static void feed_datagram(struct grun *r, unsigned link, const uint8_t *buf, size_t len);
+static int send_datagram(struct grun *r, unsigned k, const uint8_t *data, size_t len);
+
+/* What is due of the held datagrams goes now; the microseconds until the
+ * next is due (UINT64_MAX: none held). */
+static uint64_t dgram_release(struct grun *r)
+{
+    while (r->held_dgrams && r->held_dgrams->due_usec <= mono_usec() && !r->decided) {
+        struct dheld *h = r->held_dgrams;
+        r->held_dgrams = h->next;
+        if (h->out) {
+            if (send_datagram(r, h->link, h->data, h->len) == 0)
+                cf_capture_datagram(r->e, r->lfd[h->link], (struct sockaddr *)&r->lto[h->link], r->lto_len[h->link],
+                                    true, h->data, h->len);
+        } else {
+            cf_capture_datagram(r->e, r->lfd[h->link], (struct sockaddr *)&h->peer, h->peer_len, false, h->data,
+                                h->len);
+            feed_datagram(r, h->link, h->data, h->len);
+        }
+        free(h->data);
+        free(h);
+    }
+    if (!r->held_dgrams)
+        return UINT64_MAX;
+    uint64_t now = mono_usec();
+    return r->held_dgrams->due_usec > now ? r->held_dgrams->due_usec - now : 0;
+}
+
+static void dgram_held_free(struct grun *r)
+{
+    while (r->held_dgrams) {
+        struct dheld *h = r->held_dgrams;
+        r->held_dgrams = h->next;
+        free(h->data);
+        free(h);
+    }
+}
+
 /* Read what the target sends for up to ms (or until something arrives
  * when stop_on_message). */
 /* Datagram protocols: read every link for up to ms (or until a message
@@ -155,12 +281,20 @@ static void pump_dgram(struct grun *r, int ms, bool stop_on_message)
             }
         if (n == 0)
             return;
+        unsigned before = r->qcount;
+        uint64_t next = r->impair ? dgram_release(r) : UINT64_MAX;
+        if (stop_on_message && r->qcount > before)
+            return;
+        bool held_first = next != UINT64_MAX && (uint64_t)left * 1000u > next;
+        if (held_first)
+            left = (int)((next + 999u) / 1000u);
         int got_n = poll(pf, n, left);
         if (got_n < 0 && errno == EINTR)
             continue;
+        if (got_n == 0 && held_first)
+            continue; /* a held datagram is due */
         if (got_n <= 0)
             return;
-        unsigned before = r->qcount;
         for (unsigned i = 0; i < n && !r->decided; i++) {
             if (!(pf[i].revents & (POLLIN | POLLERR)))
                 continue;
@@ -171,18 +305,40 @@ static void pump_dgram(struct grun *r, int ms, bool stop_on_message)
             if (got < 0)
                 continue; /* EAGAIN, or an ICMP error of an earlier send (port unreachable) */
             size_t len = (size_t)got > sizeof buf ? sizeof buf : (size_t)got;
+            if (r->impair) {
+                unsigned delay[2], copies = dgram_fate(r, 1, delay);
+                if (copies == 0) {
+                    impair_comment(r, "lost: the tester ignores it");
+                    cf_capture_datagram(r->e, pf[i].fd, (struct sockaddr *)&from, fl, false, buf, len);
+                }
+                for (unsigned c = 0; c < copies; c++) {
+                    if (delay[c] && dgram_hold(r, false, which[i], (struct sockaddr *)&from, fl, buf, len, delay[c]))
+                        continue;
+                    if (c)
+                        impair_comment(r, "a second copy");
+                    cf_capture_datagram(r->e, pf[i].fd, (struct sockaddr *)&from, fl, false, buf, len);
+                    feed_datagram(r, which[i], buf, len);
+                }
+                continue;
+            }
             cf_capture_datagram(r->e, pf[i].fd, (struct sockaddr *)&from, fl, false, buf, len);
-            r->cur_link = which[i];
-            if (r->p->session_carrier)
-                r->p->session_carrier(r->session, r->e->links[which[i]].eth_if[0] != 0);
-            r->p->session_feed(r->session, buf, len, on_message, r, &r->rx);
-            judge_rx(r);
+            feed_datagram(r, which[i], buf, len);
         }
         if (stop_on_message && r->qcount > before)
             return;
         if (cf_ms_until(until) == 0)
             return;
     }
+}
+
+/* One datagram of the target's that came in on link into the session. */
+static void feed_datagram(struct grun *r, unsigned link, const uint8_t *buf, size_t len)
+{
+    r->cur_link = link;
+    if (r->p->session_carrier)
+        r->p->session_carrier(r->session, r->e->links[link].eth_if[0] != 0);
+    r->p->session_feed(r->session, buf, len, on_message, r, &r->rx);
+    judge_rx(r);
 }
 
 static void pump(struct grun *r, int ms, bool stop_on_message)
@@ -269,15 +425,10 @@ static void keep_echo(struct grun *r, const struct cf_encoded *enc)
  * in writes of st->split bytes (each its own TCP segment: TCP_NODELAY, and
  * a pause of 2 ms between them), or held for the next send (hold). */
 /* Datagram protocols: the message as one datagram out of the step's link. */
-static int put_datagram(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc)
+static int send_datagram(struct grun *r, unsigned k, const uint8_t *data, size_t len)
 {
-    unsigned k = st->link;
-    if (r->lfd[k] < 0 || r->lto_len[k] == 0) {
-        errno = EDESTADDRREQ;
-        return -1;
-    }
     for (;;) {
-        ssize_t w = sendto(r->lfd[k], enc->bytes, enc->len, 0, (struct sockaddr *)&r->lto[k], r->lto_len[k]);
+        ssize_t w = sendto(r->lfd[k], data, len, 0, (struct sockaddr *)&r->lto[k], r->lto_len[k]);
         if (w < 0 && (errno == EINTR || errno == ECONNREFUSED))
             continue; /* ECONNREFUSED: an ICMP error of an earlier send, reported now */
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -288,9 +439,32 @@ static int put_datagram(struct grun *r, const struct cf_step *st, const struct c
         }
         if (w < 0)
             return -1;
-        break;
+        return 0;
     }
-    cf_capture_datagram(r->e, r->lfd[k], (struct sockaddr *)&r->lto[k], r->lto_len[k], true, enc->bytes, enc->len);
+}
+
+static int put_datagram(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc)
+{
+    unsigned k = st->link;
+    if (r->lfd[k] < 0 || r->lto_len[k] == 0) {
+        errno = EDESTADDRREQ;
+        return -1;
+    }
+    unsigned delay[2] = {0, 0}, copies = r->impair ? dgram_fate(r, 0, delay) : 1;
+    if (copies == 0) {
+        impair_comment(r, "lost: the node never got it");
+        cf_capture_datagram(r->e, r->lfd[k], (struct sockaddr *)&r->lto[k], r->lto_len[k], true, enc->bytes, enc->len);
+    }
+    for (unsigned c = 0; c < copies; c++) {
+        if (delay[c] && dgram_hold(r, true, k, (struct sockaddr *)&r->lto[k], r->lto_len[k], enc->bytes, enc->len,
+                                   delay[c]))
+            continue;
+        if (send_datagram(r, k, enc->bytes, enc->len) < 0)
+            return -1;
+        if (c)
+            impair_comment(r, "a second copy");
+        cf_capture_datagram(r->e, r->lfd[k], (struct sockaddr *)&r->lto[k], r->lto_len[k], true, enc->bytes, enc->len);
+    }
     return 0;
 }
 
@@ -818,6 +992,37 @@ static void relay_finish(struct grun *r)
     cf_relay_packets_free(pk, n);
 }
 
+/* Datagram links under impairment (C61): the draft's rules apply (EEP has
+ * no retransmission), so a case the impairment touched and that did not
+ * pass lost its evidence to the impairment, not to the node: inconclusive,
+ * never a failure under a protocol rule. */
+static void impair_verdict(struct grun *r)
+{
+    struct cf_result *res = r->res;
+    const unsigned v[] = {r->imp_lost, r->imp_copied, r->imp_reordered, r->imp_delayed};
+    const char *const w[] = {"lost", "copied", "reordered", "delayed"};
+    char what[160] = "";
+    for (size_t k = 0; k < 4; k++) {
+        size_t have = strlen(what);
+        if (v[k])
+            snprintf(what + have, sizeof what - have, "%s%u %s", have ? ", " : "", v[k], w[k]);
+    }
+    snprintf(res->impaired, sizeof res->impaired, "datagrams: %s (seed %llu)", what[0] ? what : "none impaired",
+             (unsigned long long)cf_impair_case_seed(&r->e->impair, r->c->id));
+    /* a fixed delay keeps the order and arrives within the slack: the evidence stands */
+    const struct cf_impair *imp = &r->e->impair;
+    bool destroyed = r->imp_lost || r->imp_copied || r->imp_reordered ||
+                     (r->imp_delayed && imp->delay_min_us != imp->delay_max_us);
+    if (!destroyed || (res->verdict != CF_FAIL && res->verdict != CF_TIMEOUT))
+        return;
+    char was[CF_MESSAGE_MAX];
+    snprintf(was, sizeof was, "%s", res->message);
+    res->verdict = CF_INCONCLUSIVE;
+    res->failed_req = VW_REQ_NONE;
+    snprintf(res->message, sizeof res->message, "inconclusive: the impairment destroyed the evidence (datagrams: "
+             "%s; a datagram link has no retransmission): %.*s", what, (int)(sizeof res->message - 360), was);
+}
+
 void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
 {
     struct grun *r = calloc(1, sizeof *r);
@@ -836,6 +1041,12 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
         r->lfd[k] = -1;
     r->rx.req = VW_REQ_NONE;
     r->deadline = cf_after_ms(c->timeout_ms);
+    if (r->dgram && e->impair.on) {
+        uint64_t seed = cf_impair_case_seed(&e->impair, c->id);
+        r->impair = true;
+        r->rng[0] = seed ^ 0x7465737465720000ull;
+        r->rng[1] = seed ^ 0x7461726765740000ull;
+    }
     if ((c->from_capture && !c->proto->load_capture_case) || c->needs_region || (c->relay && r->dgram))
         gdecide(r, CF_SKIP, VW_REQ_NONE, "%s cases run only scripted (or from a capture the module loads as "
                 "steps), without a region, and through the relay only over TCP (the generic runner)",
@@ -852,8 +1063,12 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
         }
         run_steps(r);
     }
-    if (r->dgram)
+    if (r->dgram) {
         drain_links(r);
+        dgram_held_free(r);
+    }
+    if (r->impair)
+        impair_verdict(r);
     for (unsigned k = 0; k < CF_MAX_LINKS; k++)
         if (r->lfd[k] >= 0)
             close(r->lfd[k]);
