@@ -588,7 +588,7 @@ static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *
     if (*err == VW_REQ_NONE && !pdu->retransmission && ti) {
         if (ti->flags & TH_ACK) /* V29, as lint: this segment's own ACK first */
             vw_vitcp_badcrc_ack(&vc->badcrc, side, ti->lastackseq);
-        vw_vitcp_badcrc_segment(&vc->badcrc, &vc->conn, side, ti->nxtseq, pinfo->num, seg, &fs);
+        vw_vitcp_badcrc_segment(&vc->badcrc, &vc->conn, side, ti->nxtseq, pinfo->num, &fs);
     }
     pdu->phase = (guint8)vc->conn.phase;
     pdu->crc_negotiated = vc->conn.crc_known && vc->conn.crc_negotiated;

@@ -205,7 +205,7 @@ static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
     /* V26, V29: a bad CRC the receiver ACKed and sent on after (stream offsets) */
     struct vw_findings all = *fs;
     vw_vitcp_badcrc_segment(&lc->badcrc, &lc->session.conn, c->cur_dir, lc->base[c->cur_dir] + off + len,
-                            c->cur_frame, err == VW_REQ_NONE ? seg : NULL, &all);
+                            c->cur_frame, &all);
     add_findings(c, err, vw_vitcp_type_name(seg->hdr.type), "segment cannot be parsed", &all);
     if (lc->nurgent[c->cur_dir])
         judge_urgent(c, lc, c->cur_dir, off, len);

@@ -57,22 +57,23 @@ enum vw_req vw_vitcp_session_feed(struct vw_vitcp_session *s, int dir, const uin
 }
 
 void vw_vitcp_badcrc_segment(struct vw_vitcp_badcrc_watch *w, const struct vw_vitcp_conn *c, int dir,
-                             uint64_t seg_end, uint64_t frame, const struct vw_vitcp_seg *seg,
-                             struct vw_findings *fs)
+                             uint64_t seg_end, uint64_t frame, struct vw_findings *fs)
 {
     if (dir != 0 && dir != 1)
         return;
     /* V29: only the receiver of the bad segment (the other side) reacts; a
      * segment of its own after it ACKed the bad one shows neither reaction.
      * The sender's own later segments (pipelined, or sent before it saw the
-     * receiver's close) are no reaction of anybody's. At Reliable Reception
-     * the second reaction sends a Message ACK with UTE before the close
-     * (3.6: "a message ack MUST be sent ... Unrecoverable Transport Error"). */
+     * receiver's close) are no reaction of anybody's. */
     int sender = 1 - dir;
-    bool ute_ack = seg && c->level == VW_VITCP_ATTR_RELIABLE_RECEPTION &&
-                   (seg->hdr.remote_err & VW_VITCP_ERR_UTE) != 0;
-    if (w->pending[sender] && w->acked[sender] && !ute_ack) {
+    if (w->pending[sender] && w->acked[sender]) {
         w->pending[sender] = false;
+        /* At Reliable Reception the second reaction delivers the error
+         * first: a segment whose Message ACK carries the VI error is that
+         * report, and what must follow it (the close) is V15's
+         * VITCP-3.2-ACK-ERROR-CLOSE. */
+        if (c->dir[dir].error_acked)
+            return;
         vw_findings_add(fs, VW_REQ_VITCP_3_6_BAD_CRC_REACTION, VW_SEV_ERROR, 0, 0,
                         "the receiver TCP-ACKed the bad-CRC segment of frame %llu and sends on instead of "
                         "closing: neither reaction of 3.6 (V26, V29)", (unsigned long long)w->frame[sender]);

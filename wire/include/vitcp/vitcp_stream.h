@@ -145,15 +145,13 @@ struct vw_vitcp_badcrc_watch {
     uint64_t end[2];   /* its end */
     uint64_t frame[2]; /* its frame */
 };
-/* Call for every segment side dir sends (seg: decoded, or NULL), with its
- * findings complete, before anything else about it: judges the watch
- * (findings gets the error) and then watches this segment if it has a bad
- * CRC at RD/RR. At Reliable Reception the receiver's Message ACK with
- * Unrecoverable Transport Error is the second reaction's own MUST, so a
- * segment carrying it is no carrying on (V29). */
+/* Call for every segment side dir sends, with its findings complete, before
+ * anything else about it: judges the watch (findings gets the error) and
+ * then watches this segment if it has a bad CRC at RD/RR. At Reliable
+ * Reception the receiver's Message ACK with the error is the second
+ * reaction's report (V29). */
 void vw_vitcp_badcrc_segment(struct vw_vitcp_badcrc_watch *w, const struct vw_vitcp_conn *c, int dir,
-                             uint64_t seg_end, uint64_t frame, const struct vw_vitcp_seg *seg,
-                             struct vw_findings *findings);
+                             uint64_t seg_end, uint64_t frame, struct vw_findings *findings);
 /* A TCP ACK from side dir acknowledging the other side up to acked. */
 void vw_vitcp_badcrc_ack(struct vw_vitcp_badcrc_watch *w, int dir, uint64_t acked);
 /* Side dir closed (its FIN, or an RST from it): the reaction to a bad
