@@ -74,6 +74,10 @@ static int choice_one(struct pn_config *cfg, const char *item, size_t n, char *e
                 return -1;
             }
             cfg->known_oh |= 1ull << u;
+            if (t[tl] == ':' && !t[tl + 1]) {
+                snprintf(err, errlen, "bad choice known-oh=%s (OH types 0-63, ':' between)", val);
+                return -1;
+            }
             t += tl + (t[tl] == ':');
         }
     } else {
@@ -89,13 +93,14 @@ int pn_choice_parse(struct pn_config *cfg, const char *list, char *err, size_t e
         snprintf(err, errlen, "empty --choice (see --list-choices)");
         return -1;
     }
-    for (const char *s = list; *s;) {
+    for (const char *s = list;;) {
         size_t n = strcspn(s, ",");
         if (choice_one(cfg, s, n, err, errlen))
             return -1;
-        s += n + (s[n] == ',');
+        if (!s[n])
+            return 0;
+        s += n + 1; /* a trailing ',' leaves an empty choice: refused */
     }
-    return 0;
 }
 
 void pn_choice_format(const struct pn_config *cfg, char *buf, size_t cap)
