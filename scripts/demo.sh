@@ -101,7 +101,7 @@ echo "vipl-peer listens on $pport, region $region (ADDR:HANDLE:LEN, hex address 
   --listen 0 --connect-cmd "$(printf '%q' "$peer") --connect {host}:{port} --linger 3000" \
   --json "$out/conformance.json" --junit "$out/conformance.xml" --capture "$out/conformance.pcap" || true
 
-step "4. vitcp-conform runs the WARP suite against warp-peer: echo cases (warp-peer address based, its event=region line as --region), then iSCSI ones (warp-peer --iscsi)"
+step "4. vitcp-conform runs the WARP suite against warp-peer: echo cases (warp-peer address based, its event=region line as --region), then iSCSI ones (warp-peer --iscsi), each with its listen-mode case (warp-peer --connect as the initiator)"
 wpeer=$build/warp-ref/warp-peer
 for mode in echo iscsi; do
   wlog=$out/warp-peer-$mode.log
@@ -114,11 +114,14 @@ for mode in echo iscsi; do
     sleep 0.1
   done
   wport=$(sed -n 's/^event=listening port=\([0-9]*\).*/\1/p' "$wlog")
-  extra=(); [ "$mode" = iscsi ] && extra=(--iscsi)
+  # listen mode (C64): warp-peer --connect as the initiator under test
+  extra=(--iscsi --listen 0 --connect-cmd "$(printf '%q' "$wpeer") --connect {host}:{port} --iscsi --write 2048")
   # the target's region (C50): event=region addr=0x... handle=N len=N, as ADDR:HANDLE:LEN
   if [ "$mode" = echo ] && line=$(grep -m1 '^event=region' "$wlog"); then
     read -r _ raddr rhandle rlen _ <<<"$line"
-    extra=(--region "${raddr#addr=0x}:$(printf '%x' "${rhandle#handle=}"):${rlen#len=}")
+    wregion="${raddr#addr=0x}:$(printf '%x' "${rhandle#handle=}"):${rlen#len=}"
+    extra=(--region "$wregion" --listen 0 --connect-cmd \
+           "$(printf '%q' "$wpeer") --connect {host}:{port} --send 3000 --rdma 5000 --send 10 --frag 1000 --region $wregion")
   fi
   "$conform" run --protocol warp "${extra[@]}" --target "127.0.0.1:$wport" --quiet \
     --json "$out/conformance-warp-$mode.json" --no-capture | tail -1 || true

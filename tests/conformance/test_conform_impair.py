@@ -162,6 +162,12 @@ class Impaired(unittest.TestCase):
                 mine = target_frames(path)
                 return {i for frame, found in judged.items() if frame in mine for i, s in found if s == "error"}
             new = errors(got, cap) - errors(clean, self.clean_cap)
+            # ...and not because nothing was decoded: the same VI/TCP segments, give or take a few NOPs
+            pdus = lambda path, report: sum(len([t for t in line.split(",") if t]) for line in tcp_pcap.tsharklib.run(
+                path, (["-2"] if two else []) + on(report) + ["-T", "fields", "-e", "vitcp.type"]).splitlines())
+            n_clean, n_got = pdus(self.clean_cap, self.clean_report), pdus(cap, rep)
+            self.assertGreater(n_clean, 150)
+            self.assertGreater(n_got, 0.9 * n_clean, "the plugin decoded %d segments, %d on the clean wire" % (n_got, n_clean))
             self.assertEqual(new, set(), "plugin%s: VI/TCP errors only the impaired capture shows" % (" -2" if two else ""))
 
 

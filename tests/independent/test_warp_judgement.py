@@ -129,6 +129,47 @@ class RejectedReadingsNamed(unittest.TestCase):
         self.assertTrue(any("leaves the Adler-32 out" in i["message"] for i in issues))
 
 
+class RuleBrokenNamed(unittest.TestCase):
+    """W21 (issue 28): a verdict names the rule the bytes broke, the same in both tools."""
+
+    def test_length_four_too_long(self):
+        def long4(ctype, flags, a, b, payload):
+            full = chunk(ctype, flags, a, b, payload)
+            body = full[:2] + struct.pack(">H", len(full) + 4) + full[4:-4]
+            return body + struct.pack(">I", zlib.adler32(body))
+        c = Conversation(PORT)
+        c.send(0, chunk(SEND, L, 1, 0, b"ok"))
+        bad = c.send(0, long4(SEND, L, 2, 0, b"p" * 20) + chunk(SEND, L, 3, 0, b"q" * 20))
+        c.close()
+        path = capture("warp_len4.pcap", c.frames)
+        lt, ts = both(path)
+        self.assertEqual(ids(lt), {bad: {"WARP-A-CHUNK-LEN"}})
+        self.assertEqual(ts, lt)
+        _, issues = lint(path)
+        self.assertTrue(any("is 4 more than the chunk" in i["message"] for i in issues))
+
+    def test_early_last_bit(self):
+        c = Conversation(PORT)
+        c.send(0, chunk(SEND, L, 1, 0, b"a" * 1448))
+        bad = c.send(0, chunk(SEND, L, 1, 1448, b"b" * 100))
+        c.send(0, chunk(SEND, L, 2, 0, b"next"))
+        c.close()
+        lt, ts = both(capture("warp_early_l.pcap", c.frames))
+        self.assertEqual(ids(lt), {bad: {"WARP-SUMMARY-L-LAST"}})
+        self.assertEqual(ts, lt)
+
+    def test_repeated_ssn(self):
+        c = Conversation(PORT)
+        c.send(0, chunk(SEND, L, 1, 0, b"once"))
+        copy = c.send(0, chunk(SEND, L, 1, 0, b"once"))
+        c.send(0, chunk(SEND, L, 2, 0, b"next"))
+        other = c.send(0, chunk(SEND, L, 2, 0, b"else"))
+        c.close()
+        lt, ts = both(capture("warp_ssn_again.pcap", c.frames))
+        self.assertEqual(ids(lt), {copy: {"WARP-A.1.2-SSN-NEXT", "WARP-INTRO-NO-WARP-RETRANSMIT"},
+                                   other: {"WARP-A.1.2-SSN-NEXT"}})
+        self.assertEqual(ts, lt)
+
 class PayloadOnlyLengthNamed(unittest.TestCase):
     """W17: a Chunk length that counts the payload only is named where the bytes show it (the
     chunk's Adler-32 checks out read so, or a chunk header follows it), in both tools, at the

@@ -769,7 +769,8 @@ static void test_warp_payload_only_reading(void **state)
     assert_int_equal(vw_warp_payload_only(s, 3), VW_WARP_PO_NO);
 }
 
-/* WARP-INTRO-NO-WARP-RETRANSMIT: a Send sent again with its SSN. */
+/* A Send sent again with its SSN breaks SSN-NEXT (W4) first; the same
+ * first chunk again is also named WARP-INTRO-NO-WARP-RETRANSMIT (W21). */
 static void test_warp_does_not_retransmit(void **state)
 {
     (void)state;
@@ -779,9 +780,60 @@ static void test_warp_does_not_retransmit(void **state)
     n += hand_send(s + n, 0x01, 42, 0, "next", 4);
     struct verdicts v;
     run_stream(&v, s, n, false);
+    assert_int_equal(v.n, 2);
+    assert_int_equal(v.rule[0], VW_REQ_WARP_W4_SSN_NEXT);
+    assert_string_equal(v.detail[0], "SSN 41, expected 42 (one more than the previous Send)");
+    assert_int_equal(v.rule[1], VW_REQ_WARP_INTRO_NO_RELIABLE_DELIVERY);
+    assert_string_equal(v.detail[1], "Send 41 sent again after its Last chunk (the same first chunk): WARP does not "
+                                     "retransmit (TCP does)");
+    /* another Send with the SSN of the one before: SSN-NEXT only */
+    n = hand_send(s, 0x01, 41, 0, "once", 4);
+    n += hand_send(s + n, 0x01, 41, 0, "more", 4);
+    run_stream(&v, s, n, false);
     assert_int_equal(v.n, 1);
-    assert_int_equal(v.rule[0], VW_REQ_WARP_INTRO_NO_RELIABLE_DELIVERY);
-    assert_string_equal(v.detail[0], "SSN 41 again after its Last chunk: WARP does not retransmit (TCP does)");
+    assert_int_equal(v.rule[0], VW_REQ_WARP_W4_SSN_NEXT);
+}
+
+/* W21: a Send that goes on at its next offset after a chunk with L had its
+ * L too early (WARP-SUMMARY-L-LAST), not a retransmission or a bad offset. */
+static void test_early_last_bit(void **state)
+{
+    (void)state;
+    uint8_t s[128];
+    size_t n = hand_send(s, 0x01, 5, 0, "abc", 3);
+    n += hand_send(s + n, 0x01, 5, 3, "def", 3);
+    n += hand_send(s + n, 0x01, 6, 0, "ghi", 3);
+    struct verdicts v;
+    run_stream(&v, s, n, false);
+    assert_int_equal(v.n, 1);
+    assert_int_equal(v.rule[0], VW_REQ_WARP_SUMMARY_L_LAST);
+    assert_string_equal(v.detail[0], "Send 5 continues at offset 3 after a chunk with the Last bit: L was set on a "
+                                     "chunk that was not its last");
+}
+
+/* W21: a Chunk length 4 more than the chunk (its Adler-32 right 4 bytes
+ * earlier) is WARP-A-CHUNK-LEN, not a bad Adler-32, and framing is lost. */
+static void test_chunk_len_four_too_long(void **state)
+{
+    (void)state;
+    uint8_t s[128];
+    size_t n = hand_send(s, 0x01, 1, 0, "hello", 5);
+    size_t m = n + hand_send(s + n, 0x01, 2, 0, "world", 5);
+    s[3] = (uint8_t)(n + 4); /* the sender's length counts 4 more; its Adler-32 covers that header */
+    uLong a = adler32(adler32(0L, Z_NULL, 0), s, (uInt)(n - 4));
+    s[n - 4] = (uint8_t)(a >> 24), s[n - 3] = (uint8_t)(a >> 16), s[n - 2] = (uint8_t)(a >> 8), s[n - 1] = (uint8_t)a;
+    struct verdicts v;
+    memset(&v, 0, sizeof v);
+    struct vw_warp_framer f;
+    assert_int_equal(vw_warp_framer_init(&f), 0);
+    uint8_t *d = exact(s, m);
+    assert_int_equal(vw_warp_framer_feed(&f, d, m, on_verdict, &v), VW_REQ_WARP_A_CHUNK_LEN);
+    free(d);
+    vw_warp_framer_free(&f);
+    assert_int_equal(v.chunks, 1);
+    assert_int_equal(v.n, 1);
+    assert_int_equal(v.rule[0], VW_REQ_WARP_A_CHUNK_LEN);
+    assert_non_null(strstr(v.detail[0], "is 4 more than the chunk"));
 }
 
 static void test_region_find(void **state)
@@ -1075,6 +1127,8 @@ int main(void)
         cmocka_unit_test(test_last_bit_missing),
         cmocka_unit_test(test_rejected_readings_named),
         cmocka_unit_test(test_warp_does_not_retransmit),
+        cmocka_unit_test(test_early_last_bit),
+        cmocka_unit_test(test_chunk_len_four_too_long),
         cmocka_unit_test(test_warp_payload_only_reading),
         cmocka_unit_test(test_region_find),
         cmocka_unit_test(test_iscsi_headers),

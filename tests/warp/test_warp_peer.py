@@ -292,7 +292,7 @@ class BadInput(unittest.TestCase):
             (send_chunk(1, 0, b"x")[:-1] + b"\x00", "WARP-A-ADLER-VALID"),
             (chunk(0x2001, struct.pack(">II", 0, 0), b"zz"), "WARP-A-TYPE-KNOWN"),
             (struct.pack(">HH", 0x1001, 12) + bytes(8), "WARP-A-CHUNK-LEN"),
-            (good + send_chunk(1, 0, b"again"), "WARP-INTRO-NO-WARP-RETRANSMIT"),
+            (good + send_chunk(1, 0, b"again"), "WARP-A.1.2-SSN-NEXT"),
             (chunk(0x1001, struct.pack(">IQ", 99, 0), b"rdma"), "WARP-INTRO-RDMA-RID-ALLOCATED"),
             (send_chunk(1, 0, b"a", flags=0x2), "WARP-SUMMARY-C-ONLY-WITH-L"),
             (send_chunk(1, 0, b"a", flags=0) + send_chunk(2, 0, b"b"), "WARP-SUMMARY-L-LAST"),
@@ -302,7 +302,7 @@ class BadInput(unittest.TestCase):
         for i, (data, rule) in enumerate(cases, 1):
             with self.subTest(rule=rule):
                 got = self.closed_after(data, rule, i)
-                if rule == "WARP-INTRO-NO-WARP-RETRANSMIT":
+                if rule == "WARP-A.1.2-SSN-NEXT":
                     # the good first Send still came back, as one Send with SSN 1, before the close
                     self.assertEqual(got, send_chunk(1, 0, b"first"))
                 elif rule != "WARP-A-ADLER-VALID":

@@ -249,6 +249,11 @@ static void exchange(struct client *cl, struct iscsi_initiator *in)
             c->failed = true;
             break;
         }
+        if (c->tx.close_now && !c->out.len) { /* fault close-mid-pdu: the cut PDU is out */
+            peer_event("event=closed conn=%u reason=fault-close-mid-pdu", c->id);
+            c->failed = true;
+            break;
+        }
         if (n > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR))) {
             ssize_t r = recv(c->fd, buf, sizeof buf, 0);
             if (r > 0) {
@@ -295,6 +300,7 @@ int peer_client_run(const struct peer_opts *o)
               o->iscsi ? (void *)&in : (void *)&cl, &cl.region, 1, o->max_pdu, o->iscsi);
     cl.conn.tx.frag = o->frag;
     cl.conn.tx.fault = o->fault;
+    peer_tx_choices(&cl.conn, &o->choices, o->iscsi);
     cl.conn.tx.region_len = cl.region.r.len;
     peer_event("event=connected conn=0 target=%s fault=%s mode=%s", o->connect, warp_fault_name(o->fault),
                o->iscsi ? "iscsi" : "echo");

@@ -43,6 +43,16 @@ void peer_conn_init(struct conn *c, int fd, unsigned id, const struct conn_handl
     c->last_io_ms = peer_now_ms();
 }
 
+void peer_tx_choices(struct conn *c, const struct peer_choices *ch, bool iscsi)
+{
+    c->tx.header_chunk = ch->header_chunk;
+    c->tx.last_byte = ch->last_byte;
+    c->tx.completion = ch->completion;
+    c->tx.iscsi = iscsi;
+    c->tx.next_ssn = peer_choices_first_ssn(ch);
+    c->no_close = ch->no_close;
+}
+
 static void fail(struct conn *c, const char *rule, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void fail(struct conn *c, const char *rule, const char *fmt, ...)
@@ -96,9 +106,10 @@ static void lax_note(struct conn *c, const char *fmt, ...)
                vw_req_id(lax_rule(c)), detail, warp_fault_name(c->tx.fault));
 }
 
-/* Every finding as a line; true if one is an error (the connection fails).
+/* Every finding as a line; true if one is an error (the connection fails,
+ * or with the choice no-close the chunk is discarded: discard says so).
  * The rule of a receiving fault is a note instead. */
-static bool report(struct conn *c, const struct vw_findings *fs)
+static bool report(struct conn *c, const struct vw_findings *fs, bool discard)
 {
     bool error = false;
     enum vw_req lax = lax_rule(c);
@@ -109,7 +120,12 @@ static bool report(struct conn *c, const struct vw_findings *fs)
                        vw_req_id(f->req), f->detail, warp_fault_name(c->tx.fault));
             continue;
         }
-        if (f->severity == VW_SEV_ERROR) {
+        if (f->severity == VW_SEV_ERROR && discard) {
+            if (!error) /* the first rule names it; nothing of the chunk is placed */
+                peer_event("event=discarded conn=%u rule=%s detail=%s", c->id, vw_req_id(f->req), f->detail);
+            c->errors++;
+            error = true;
+        } else if (f->severity == VW_SEV_ERROR) {
             fail(c, vw_req_id(f->req), "%s", f->detail);
             error = true;
         } else {
@@ -234,11 +250,20 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
         vw_warp_iscsi_check(&c->iscsi, ch, &all);
     if (err == VW_REQ_NONE && ch->type == VW_WARP_RDMA)
         err = find_region(c, ch, &ri, &at, &all);
-    if (report(c, &all))
+    if (report(c, &all, c->no_close)) {
+        if (c->no_close) /* discarded: the sequence stands as if the chunk never came */
+            c->framer.seq = c->framer.seq_before;
         return;
+    }
     if (err != VW_REQ_NONE && err == lax_rule(c)) {
         /* keep-rid-unknown, keep-out-of-region, keep-unframed: nowhere to place it; dropped */
         lax_note(c, "chunk at stream offset %llu dropped", (unsigned long long)off);
+        return;
+    }
+    if (err != VW_REQ_NONE && c->no_close) {
+        peer_event("event=discarded conn=%u rule=%s detail=chunk at stream offset %llu cannot be parsed", c->id,
+                   vw_req_id(err), (unsigned long long)off);
+        c->framer.seq = c->framer.seq_before;
         return;
     }
     if (err != VW_REQ_NONE) {
@@ -257,10 +282,16 @@ int peer_conn_feed(struct conn *c, const uint8_t *data, size_t len)
     c->last_io_ms = peer_now_ms();
     if (c->failed)
         return -1;
+    if (c->unframed) /* no-close after a framing loss: nothing more is a chunk */
+        return 0;
     enum vw_req e = vw_warp_framer_feed(&c->framer, data, len, on_chunk, c);
     if (!c->failed && c->framer.oom)
         fail(c, NULL, "no memory to gather a chunk");
-    else if (!c->failed && e != VW_REQ_NONE && e == lax_rule(c))
+    else if (!c->failed && e != VW_REQ_NONE && c->no_close) {
+        c->unframed = true;
+        peer_event("event=discarded conn=%u rule=%s detail=the stream cannot be framed at offset %llu; the rest "
+                   "is dropped", c->id, vw_req_id(e), (unsigned long long)c->framer.stream_off);
+    } else if (!c->failed && e != VW_REQ_NONE && e == lax_rule(c))
         lax_note(c, "the stream cannot be framed at offset %llu; the rest is dropped",
                  (unsigned long long)c->framer.stream_off);
     else if (!c->failed && e != VW_REQ_NONE)
@@ -279,7 +310,8 @@ int peer_conn_finish(struct conn *c)
     vw_warp_framer_finish(&c->framer, &fs);
     if (c->iscsi_checks)
         vw_warp_iscsi_finish(&c->iscsi, &fs);
-    report(c, &fs);
+    if (!c->unframed)
+        report(c, &fs, false);
     return c->failed ? -1 : 0;
 }
 

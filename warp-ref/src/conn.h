@@ -64,6 +64,8 @@ struct conn {
     struct outq out;
     struct warp_tx tx;
     bool failed;                 /* an error was reported: close without sending more */
+    bool no_close;               /* choice no-close: an invalid chunk is discarded, the connection kept */
+    bool unframed;               /* no-close: framing was lost, the rest of the stream is dropped */
     bool lax_noted;              /* a receiving fault's ignored rule was printed (framing, dropped chunks) */
     bool eof;                    /* the peer closed its direction */
     double last_io_ms;
@@ -72,6 +74,9 @@ struct conn {
 
 void peer_conn_init(struct conn *c, int fd, unsigned id, const struct conn_handlers *h, void *owner,
                struct peer_region *regions, size_t nregions, size_t max_pdu, bool iscsi_checks);
+/* The allowed choices (choices.h) that shape what c sends and how it
+ * receives: chunk cuts, first SSN, completions, no-close. */
+void peer_tx_choices(struct conn *c, const struct peer_choices *ch, bool iscsi);
 /* Received bytes. Returns 0, or -1 once the connection failed. */
 int peer_conn_feed(struct conn *c, const uint8_t *data, size_t len);
 /* The peer's direction ended (or the wait for it did): end-of-stream checks. */

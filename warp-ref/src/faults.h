@@ -22,7 +22,10 @@
     X(SKIP_SSN, "skip-ssn", "WARP-A.1.2-SSN-NEXT", "the Send Sequence Number advances by two") \
     X(SEND_OFFSET, "send-offset", "WARP-A.1.2-SEND-OFFSET", "Send fragments after the first carry offset + 1") \
     X(RDMA_GAP, "rdma-gap", "WARP-A.1.1-RDMA-CONTIGUOUS", "RDMA fragments after the first carry offset + 1") \
-    X(RETRANSMIT, "retransmit", "WARP-INTRO-NO-WARP-RETRANSMIT", "every Send goes out twice with one SSN") \
+    X(RDMA_RID_CHANGE, "rdma-rid-change", "WARP-A.1.1-RDMA-CONTIGUOUS", "RDMA fragments after the first carry RID + 1 (the RID changes mid-PDU)") \
+    X(RDMA_NO_LAST, "rdma-no-last", "WARP-SUMMARY-L-LAST", "RDMA Writes never carry the Last bit") \
+    X(CLOSE_MID_PDU, "close-mid-pdu", "WARP-SUMMARY-L-LAST", "the connection closes after the first chunk of a ULP PDU of two or more chunks") \
+    X(RETRANSMIT, "retransmit", "WARP-A.1.2-SSN-NEXT", "every Send goes out twice with one SSN (SSN-NEXT, then NO-WARP-RETRANSMIT, W21)") \
     X(RID_UNKNOWN, "rid-unknown", "WARP-INTRO-RDMA-RID-ALLOCATED", "RDMA Writes to the RID after the announced one") \
     X(OUT_OF_REGION, "out-of-region", "WARP-INTRO-REGION-BOUNDS", "RDMA Writes one region length past the announced offset") \
     X(ISCSI_DATA_IN_SEND, "iscsi-data-in-send", "WARP-B.4-DATA-BY-RDMA", "--iscsi: Data-In carries its data in the Send, no RDMA Write") \

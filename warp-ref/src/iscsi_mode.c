@@ -48,6 +48,8 @@ static int target_read(struct conn *c, struct iscsi_target *t, uint32_t itt, uin
         data[i] = iscsi_pattern(itt, i);
     vw_iscsi_put_data_in(hdr, f == FAULT_ISCSI_RID_NOT_ITT ? itt ^ 0x80000000u : itt, len,
                          f == FAULT_ISCSI_FIRST_OFFSET ? VW_ISCSI_BLOCK : 0, 0, exp_cmdsn);
+    if (t->draft_data_in)
+        hdr[0] = VW_ISCSI_DRAFT_DATA_IN;
     int rc = 0;
     if (f == FAULT_ISCSI_DATA_IN_SEND) {
         size_t padded = ((size_t)len + 3) & ~(size_t)3;

@@ -27,6 +27,7 @@ struct iscsi_target {
     size_t max_read;
     bool write_open;
     uint32_t write_itt, write_len;
+    bool draft_data_in;        /* choice data-in=0x45: the draft's Data-In opcode (W19) */
 };
 extern const struct conn_handlers iscsi_target_handlers;
 

@@ -10,7 +10,8 @@
  *             [--frag N] [--mix] [--split N] [--completion N]
  *             [--region ADDR:HANDLE:LEN] [--timeout MS] [--fault NAME]
  *   warp-peer --connect HOST:PORT --iscsi [--read N]... [--write N]...
- *   warp-peer --list-faults | --help
+ *   warp-peer ... --choice NAME[=VALUE][,...]   (both modes: what the draft allows)
+ *   warp-peer --list-faults | --list-choices | --help
  *
  * As a target it serves every connection independently in one poll loop,
  * echoes each Send ULP PDU as a Send and each RDMA Write ULP PDU as an RDMA
@@ -60,11 +61,35 @@ static int echo_send(struct conn *c, const uint8_t *data, size_t len, uint32_t s
     return tx_pdu(&c->tx, &c->out, &p);
 }
 
-/* The bytes read back from the region: the echo shows what was placed. */
+/* The bytes read back from the region: the echo shows what was placed
+ * (choices: as a Send, readback, or not at all, no-rdma-echo). */
 static int echo_rdma(struct conn *c, struct peer_region *r, uint64_t at, uint64_t offset, size_t len, uint16_t flags)
 {
+    const struct peer_choices *ch = c->owner;
+    if (ch && ch->no_rdma_echo)
+        return 0;
     struct tx_pdu p = {.type = VW_WARP_RDMA, .rid = r->r.rid, .offset = offset, .data = r->mem + at, .len = len,
                        .flags = flags & VW_WARP_FLAG_C};
+    if (ch && ch->readback)
+        p.type = VW_WARP_SEND;
+    if (ch && ch->mix && !ch->readback) { /* a Send telling of the placement, its chunks between the echo's */
+        char text[96];
+        int n = snprintf(text, sizeof text, "placed rid=0x%x offset=0x%llx len=%zu", r->r.rid,
+                         (unsigned long long)offset, len);
+        struct tx_pdu note = {.type = VW_WARP_SEND, .data = (const uint8_t *)text, .len = (size_t)n};
+        return tx_mixed(&c->tx, &c->out, &note, &p);
+    }
+    return tx_pdu(&c->tx, &c->out, &p);
+}
+
+/* Choice announce: the region's variables in a Send before anything else
+ * (lines 196-201: the ULP exchanges them; the draft has no format). */
+static int announce_region(struct conn *c, const struct peer_region *r)
+{
+    char text[128];
+    int n = snprintf(text, sizeof text, "region rid=0x%x base=0x%llx len=%llu", r->r.rid,
+                     (unsigned long long)r->r.base, (unsigned long long)r->r.len);
+    struct tx_pdu p = {.type = VW_WARP_SEND, .data = (const uint8_t *)text, .len = (size_t)n};
     return tx_pdu(&c->tx, &c->out, &p);
 }
 
@@ -120,7 +145,8 @@ static void accept_one(struct target *t)
         r->r = (struct vw_warp_region){o->handle, 0, o->region_size};
         r->mem = calloc(o->region_size, 1);
         regions = r;
-        t->iscsi[slot] = (struct iscsi_target){.statsn = 1, .max_read = o->max_pdu};
+        t->iscsi[slot] = (struct iscsi_target){.statsn = 1, .max_read = o->max_pdu,
+                                               .draft_data_in = o->choices.draft_data_in};
         if (!r->mem) {
             free(c);
             c = NULL;
@@ -134,14 +160,17 @@ static void accept_one(struct target *t)
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     peer_conn_init(c, fd, ++t->next_id, o->iscsi ? &iscsi_target_handlers : &echo_handlers,
-              o->iscsi ? (void *)&t->iscsi[slot] : NULL, regions, 1, o->max_pdu, o->iscsi);
+              o->iscsi ? (void *)&t->iscsi[slot] : (void *)&o->choices, regions, 1, o->max_pdu, o->iscsi);
     c->tx.frag = o->frag;
     c->tx.fault = o->fault;
     c->tx.region_len = regions->r.len;
+    peer_tx_choices(c, &o->choices, o->iscsi);
     t->conns[slot] = c;
     char ip[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
     peer_event("event=accepted conn=%u peer=%s:%u", c->id, ip, ntohs(a.sin_port));
+    if (o->choices.announce && !o->iscsi && announce_region(c, regions) == 0)
+        peer_conn_flush(c, 0);
 }
 
 /* One connection's turn after poll: read (unless its echoes back up),
@@ -170,6 +199,8 @@ static bool serve(struct target *t, unsigned slot, short revents)
     }
     if (c->eof && !c->out.len) /* the peer is done and has every echo */
         return drop(t, slot, "eof"), true;
+    if (c->tx.close_now && !c->out.len) /* fault close-mid-pdu: the cut PDU is out */
+        return drop(t, slot, "fault-close-mid-pdu"), true;
     if (peer_now_ms() - c->last_io_ms > (double)t->o->idle_ms)
         return drop(t, slot, "idle"), true;
     return false;
@@ -196,11 +227,21 @@ static int run_target(const struct peer_opts *o)
             free(t);
             return 1;
         }
-        /* W5: non-zero based by default, offsets are the region's addresses */
-        uint64_t base = o->zero_based ? 0 : (uint64_t)(uintptr_t)t->region.mem;
+        /* W5: non-zero based by default, offsets are the region's addresses (choice base=: any 64-bit base) */
+        uint64_t base = o->choices.base_set ? o->choices.base
+                        : o->zero_based     ? 0
+                                            : (uint64_t)(uintptr_t)t->region.mem;
+        if (base > UINT64_MAX - o->region_size) {
+            fprintf(stderr, "warp-peer: a region based at 0x%llx cannot hold %lu bytes\n", (unsigned long long)base,
+                    o->region_size);
+            close(t->lfd);
+            free(t->region.mem);
+            free(t);
+            return 1;
+        }
         t->region.r = (struct vw_warp_region){o->handle, base, o->region_size};
         peer_event("event=region addr=0x%llx handle=%u len=%lu based=%s", (unsigned long long)base, o->handle,
-                   o->region_size, o->zero_based ? "zero" : "address");
+                   o->region_size, base == 0 ? "zero" : o->choices.base_set ? "fixed" : "address");
     } else {
         peer_event("event=region addr=0x0 handle=%u len=%lu based=zero per=connection", o->handle, o->region_size);
     }
@@ -248,13 +289,15 @@ static void usage(FILE *f)
             "                 [--mix] [--split N] [--completion N] [--region ADDR:HANDLE:LEN]\n"
             "                 [--timeout MS] [--fault NAME]\n"
             "       warp-peer --connect HOST:PORT --iscsi [--read N]... [--write N]... [--frag N] [--fault NAME]\n"
-            "       warp-peer --list-faults\n"
+            "       warp-peer ... [--choice NAME[=VALUE][,...]]...   (both modes)\n"
+            "       warp-peer --list-faults | --list-choices\n"
             "A reference WARP endpoint over TCP (default port %u). As a target it echoes every Send and\n"
             "RDMA Write ULP PDU (or, with --iscsi, serves READ/WRITE as an iSCSI target); with --connect\n"
             "it sends the given operations and checks every echo. One event=... line per event on stdout.\n"
             "  --port P             listen port, 0 for any (the event=listening line says which)\n"
             "  --bind ADDR          IPv4 address to listen on (default 0.0.0.0)\n"
             "  --fault NAME         break one rule, sending or receiving (name or requirement ID)\n"
+            "  --choice LIST        choices the draft allows (see --list-choices; not faults)\n"
             "  --frag N             payload bytes per chunk, 1..%u (default %u)\n"
             "  --region-size N      bytes of the announced RDMA region (default %u)\n"
             "  --handle N           its RID (default 1); --zero-based: offsets start at 0\n"
@@ -322,7 +365,8 @@ int main(int argc, char **argv)
         {"write", required_argument, 0, 'W'}, {"count", required_argument, 0, 'n'},
         {"mix", no_argument, 0, 'x'}, {"split", required_argument, 0, 'S'},
         {"completion", required_argument, 0, 'C'}, {"region", required_argument, 0, 'G'},
-        {"timeout", required_argument, 0, 'T'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"timeout", required_argument, 0, 'T'}, {"choice", required_argument, 0, 'K'},
+        {"list-choices", no_argument, 0, 'k'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     struct peer_opts o = {.port = VW_WARP_DEFAULT_PORT, .bind = "0.0.0.0", .frag = PEER_DEFAULT_FRAG,
                           .region_size = PEER_DEFAULT_REGION, .handle = 1, .max_pdu = PEER_DEFAULT_MAX_PDU,
                           .idle_ms = 30000, .count = 1, .completion_every = 1, .timeout_ms = 10000,
@@ -408,6 +452,13 @@ int main(int argc, char **argv)
             if (parse_num(optarg, 1, 3600000, &o.timeout_ms))
                 return bad("--timeout", optarg);
             break;
+        case 'K':
+            if (peer_choices_parse(optarg, &o.choices, &o.frag, &o.handle))
+                return 2;
+            break;
+        case 'k':
+            peer_choices_list(stdout);
+            return tool_stdout_check("warp-peer");
         case 'h': usage(stdout); return tool_stdout_check("warp-peer");
         default: /* getopt's own message would name the program by its path */
             fprintf(stderr, "warp-peer: unknown option or missing value: %s\n", argv[optind > 1 ? optind - 1 : 1]);

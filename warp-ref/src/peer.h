@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "choices.h"
 #include "faults.h"
 #include "iscsi_mode.h"
 
@@ -24,6 +25,7 @@ struct peer_op {
 struct peer_opts {
     /* both */
     enum warp_fault fault;
+    struct peer_choices choices; /* --choice: what the draft leaves open (choices.h) */
     size_t frag;
     bool iscsi;
     size_t max_pdu;

@@ -49,10 +49,20 @@ static int next_chunk(struct warp_tx *tx, struct outq *q, struct cursor *c)
             return -1;
     }
     size_t frag = tx->frag ? tx->frag : TX_FRAG_MAX;
-    size_t n = p->len - c->done < frag ? p->len - c->done : frag;
+    if (!c->started && tx->header_chunk && tx->header_chunk < frag)
+        frag = tx->header_chunk; /* choice header-chunk: the ULP header in a chunk of its own */
+    size_t left = p->len - c->done;
+    size_t n = left < frag ? left : frag;
+    if (tx->last_byte && n == left && left > 1)
+        n--; /* choice last-byte: the last byte follows in a chunk of its own */
     bool last = c->done + n == p->len;
     vw_warp_enc_init(&e, p->type, p->data ? p->data + c->done : NULL, n);
-    e.flags = last ? (uint16_t)(VW_WARP_FLAG_L | (p->flags & (VW_WARP_FLAG_C | VW_WARP_FLAG_E))) : 0;
+    uint16_t c_bit = p->flags & VW_WARP_FLAG_C;
+    if (tx->completion == COMPLETION_NEVER && !tx->iscsi) /* B.4 526-528: iSCSI headers notify */
+        c_bit = 0;
+    else if (tx->completion == COMPLETION_ALL && !(tx->iscsi && p->type == VW_WARP_RDMA))
+        c_bit = VW_WARP_FLAG_C;
+    e.flags = last ? (uint16_t)(VW_WARP_FLAG_L | c_bit | (p->flags & VW_WARP_FLAG_E)) : 0;
     uint64_t off = c->done;
     bool later = c->started;
     switch (tx->fault) {
@@ -60,6 +70,10 @@ static int next_chunk(struct warp_tx *tx, struct outq *q, struct cursor *c)
     case FAULT_TX_ERROR: e.flags |= last ? VW_WARP_FLAG_E : 0; break;
     case FAULT_NO_LAST: /* C goes with L (else C-ONLY-WITH-L breaks first) */
         if (p->type == VW_WARP_SEND)
+            e.flags &= (uint16_t)~(VW_WARP_FLAG_L | VW_WARP_FLAG_C);
+        break;
+    case FAULT_RDMA_NO_LAST:
+        if (p->type == VW_WARP_RDMA)
             e.flags &= (uint16_t)~(VW_WARP_FLAG_L | VW_WARP_FLAG_C);
         break;
     case FAULT_RESERVED_BITS: e.rsvd = 0x1FF; break;
@@ -76,7 +90,7 @@ static int next_chunk(struct warp_tx *tx, struct outq *q, struct cursor *c)
         e.ssn = c->ssn;
         e.offset = off;
     } else {
-        e.rid = p->rid;
+        e.rid = p->rid + (tx->fault == FAULT_RDMA_RID_CHANGE && later ? 1u : 0u);
         e.offset = p->offset + off;
     }
     if (put(q, &e))
@@ -84,12 +98,14 @@ static int next_chunk(struct warp_tx *tx, struct outq *q, struct cursor *c)
     c->done += n;
     c->started = true;
     c->finished = last;
+    if (tx->fault == FAULT_CLOSE_MID_PDU && !last) /* the rest is never sent: the connection closes */
+        tx->close_now = true;
     return 0;
 }
 
 static int drain(struct warp_tx *tx, struct outq *q, struct cursor *c)
 {
-    while (!c->finished)
+    while (!c->finished && !tx->close_now)
         if (next_chunk(tx, q, c))
             return -1;
     return 0;
@@ -97,6 +113,8 @@ static int drain(struct warp_tx *tx, struct outq *q, struct cursor *c)
 
 int tx_pdu(struct warp_tx *tx, struct outq *q, const struct tx_pdu *pdu)
 {
+    if (tx->close_now) /* close-mid-pdu: nothing after the cut */
+        return 0;
     struct cursor c;
     cursor_start(tx, &c, pdu);
     if (drain(tx, q, &c))
@@ -116,7 +134,7 @@ int tx_mixed(struct warp_tx *tx, struct outq *q, const struct tx_pdu *a, const s
     struct cursor ca, cb;
     cursor_start(tx, &ca, a);
     cursor_start(tx, &cb, b);
-    while (!ca.finished || !cb.finished) {
+    while ((!ca.finished || !cb.finished) && !tx->close_now) {
         if (!ca.finished && next_chunk(tx, q, &ca))
             return -1;
         if (!cb.finished && next_chunk(tx, q, &cb))

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "choices.h"
 #include "faults.h"
 #include "outq.h"
 
@@ -21,6 +22,12 @@ struct warp_tx {
     size_t frag;            /* payload bytes per chunk, 1..TX_FRAG_MAX */
     enum warp_fault fault;
     uint64_t region_len;    /* how far out-of-region moves RDMA Writes */
+    /* allowed choices (choices.h) */
+    size_t header_chunk;    /* first chunk of a ULP PDU: at most this many payload bytes (0: frag) */
+    bool last_byte;         /* the last byte of a ULP PDU in a chunk of its own */
+    enum completion_policy completion;
+    bool iscsi;             /* iSCSI data RDMA Writes never carry C (B.4), whatever the policy */
+    bool close_now;         /* fault close-mid-pdu: a ULP PDU was cut; close once the queue is out */
 };
 
 /* One ULP PDU to cut: a Send (rid unused) or an RDMA Write. flags: C and E

@@ -10,6 +10,10 @@ bool vw_iscsi_hdr_read(const uint8_t *b, size_t len, struct vw_iscsi_hdr *h)
     if (len < VW_ISCSI_BHS_LEN)
         return false;
     h->opcode = b[0] & 0x3F;
+    if ((b[0] & 0x7F) == VW_ISCSI_DRAFT_DATA_IN) { /* W19: the draft's number of Data-In */
+        h->opcode = VW_ISCSI_DATA_IN;
+        h->draft_opcode = true;
+    }
     h->flags = b[1];
     h->status = b[3];
     h->ahs_len = 4u * b[4];
@@ -38,7 +42,7 @@ bool vw_iscsi_looks_like_pdu(const uint8_t *b, size_t len)
     /* target opcodes (the I bit is the initiator's): NOP-In, SCSI Response, Task Management
      * Response, Login Response, Text Response, Data-In, Logout Response, R2T, Async, Reject */
     case 0x20: case 0x21: case 0x22: case 0x23: case 0x24: case 0x25: case 0x26: case 0x31: case 0x32: case 0x3F:
-        if (b[0] & 0x40)
+        if ((b[0] & 0x40) && !h.draft_opcode)
             return false;
         break;
     default:
@@ -60,6 +64,11 @@ const char *vw_iscsi_opcode_name(unsigned opcode)
     case VW_ISCSI_R2T: return "Ready To Transfer";
     default: return "iSCSI PDU";
     }
+}
+
+const char *vw_iscsi_hdr_name(const struct vw_iscsi_hdr *h)
+{
+    return h->draft_opcode ? "SCSI Data-In (the draft's opcode 0x45)" : vw_iscsi_opcode_name(h->opcode);
 }
 
 static void put_start(uint8_t *b, uint8_t opcode, uint8_t flags, uint32_t data_len, uint32_t itt)

@@ -55,6 +55,15 @@ enum vw_req vw_warp_decode(const uint8_t *buf, size_t len, struct vw_warp_chunk 
     c->adler_wire = vw_get_be32(buf + len - VW_WARP_ADLER_LEN);
     c->adler_computed = vw_adler32(buf, len - VW_WARP_ADLER_LEN);
     c->adler_ok = c->adler_wire == c->adler_computed;
+    /* W21: a Chunk length 4 more than the chunk: the Adler-32 four bytes
+     * earlier checks out. The length is what is wrong, not the checksum. */
+    if (!c->adler_ok && len >= min + VW_WARP_ADLER_LEN &&
+        vw_adler32(buf, len - 2 * VW_WARP_ADLER_LEN) == vw_get_be32(buf + len - 2 * VW_WARP_ADLER_LEN)) {
+        vw_findings_add(fs, VW_REQ_WARP_A_CHUNK_LEN, VW_SEV_ERROR, 2, 2,
+                        "Chunk length %u is 4 more than the chunk: its Adler-32 checks out 4 bytes earlier "
+                        "(W2 counts header, payload and Adler-32, no more); framing lost", c->chunk_len);
+        return VW_REQ_WARP_A_CHUNK_LEN;
+    }
     if (!c->adler_ok) {
         const char *how = "";
         uint32_t le = vw_get_le32(buf + len - VW_WARP_ADLER_LEN);

@@ -74,19 +74,31 @@ void vw_warp_seq_check(struct vw_warp_seq *f, const struct vw_warp_chunk *c,
                 vw_findings_add(fs, VW_REQ_WARP_W4_SEND_OFFSET, VW_SEV_ERROR, 8, 4,
                                 "Offset %u does not continue the Send (expected %u)", off,
                                 f->send_next_off);
+        } else if (f->have_ssn && c->ssn == f->ssn && off != 0 && off == f->send_next_off) {
+            /* The Send goes on where it stopped: its L came too early, the
+             * rule broken is L's (line 238), not a retransmission's. */
+            pos->continuation = true;
+            pos->expected_offset = f->send_next_off;
+            vw_findings_add(fs, VW_REQ_WARP_SUMMARY_L_LAST, VW_SEV_ERROR, 1, 1,
+                            "Send %u continues at offset %u after a chunk with the Last bit: L was set on a "
+                            "chunk that was not its last", c->ssn, off);
         } else {
-            /* TCP retransmits; a Send sent again over WARP is a second copy. */
-            if (f->have_ssn && c->ssn == f->ssn)
-                vw_findings_add(fs, VW_REQ_WARP_INTRO_NO_RELIABLE_DELIVERY, VW_SEV_ERROR, 4, 4,
-                                "SSN %u again after its Last chunk: WARP does not retransmit (TCP does)",
-                                c->ssn);
-            else if (f->have_ssn && c->ssn != (uint32_t)(f->ssn + 1u))
+            if (f->have_ssn && c->ssn != (uint32_t)(f->ssn + 1u))
                 vw_findings_add(fs, VW_REQ_WARP_W4_SSN_NEXT, VW_SEV_ERROR, 4, 4,
                                 "SSN %u, expected %u (one more than the previous Send)", c->ssn,
                                 (uint32_t)(f->ssn + 1u));
+            /* TCP retransmits; the same first chunk of a Send sent again over
+             * WARP is a second copy: named after the SSN rule it breaks. */
+            if (f->have_ssn && c->ssn == f->ssn && off == 0 && c->payload_len == f->first_len &&
+                c->adler_computed == f->first_adler)
+                vw_findings_add(fs, VW_REQ_WARP_INTRO_NO_RELIABLE_DELIVERY, VW_SEV_ERROR, 4, 4,
+                                "Send %u sent again after its Last chunk (the same first chunk): WARP does not "
+                                "retransmit (TCP does)", c->ssn);
             if (off != 0)
                 vw_findings_add(fs, VW_REQ_WARP_W4_SEND_OFFSET, VW_SEV_ERROR, 8, 4,
                                 "Offset %u in the first chunk of Send %u, expected 0", off, c->ssn);
+            f->first_adler = c->adler_computed;
+            f->first_len = c->payload_len;
         }
         f->have_ssn = true;
         f->ssn = c->ssn;
@@ -212,8 +224,11 @@ static void deliver(void *owner, const uint8_t *raw, size_t len)
     vw_findings_clear(&fs);
     enum vw_req err = vw_warp_decode(raw, len, &chunk, &fs);
     f->po_checked = false; /* the next chunk's start is still to check (W17) */
+    f->seq_before = f->seq;
     if (err == VW_REQ_NONE)
         vw_warp_seq_check(&f->seq, &chunk, NULL, &fs);
+    if (err == VW_REQ_WARP_A_CHUNK_LEN) /* W21: a length 4 too long took the next chunk's first bytes */
+        f->error = VW_REQ_WARP_A_CHUNK_LEN;
     f->prev_bad_adler = (err == VW_REQ_NONE || err == VW_REQ_WARP_A_TYPE_KNOWN) && !chunk.adler_ok;
     if (f->prev_bad_adler)
         f->prev_full_adler = vw_adler32(raw, len);

@@ -33,7 +33,7 @@ static void on_rdma(struct vw_warp_iscsi *s, const struct vw_warp_chunk *c, stru
 static void check_data_pdu(const struct vw_warp_iscsi *s, const struct vw_iscsi_hdr *h,
                            uint16_t send_flags, struct vw_findings *fs)
 {
-    const char *name = vw_iscsi_opcode_name(h->opcode);
+    const char *name = vw_iscsi_hdr_name(h);
     uint64_t header_only = VW_ISCSI_BHS_LEN + (uint64_t)h->ahs_len;
     if (s->send_len != header_only)
         vw_findings_add(fs, VW_REQ_WARP_B4_DATA_BY_RDMA, VW_SEV_ERROR, 0, 0,

@@ -237,6 +237,7 @@ struct cf_step {
 struct cf_need {
     char any[CF_NEED_ALTS][CF_HOOK_NAME_MAX];
     unsigned n;
+    unsigned line;          /* of its 'needs' line, for errors */
 };
 #define CF_MAX_PACKET_ACTIONS 8
 
@@ -255,6 +256,7 @@ struct cf_case {
     struct cf_need needs[CF_MAX_NEEDS]; /* test conventions it needs (C60) */
     unsigned nneeds;
     char provides[CF_HOOK_NAME_MAX]; /* the hook this case probes ("": none) */
+    unsigned provides_line;
     bool relay;             /* runs through the packet relay (relay.h) */
     unsigned links;         /* datagram protocols: tester links the case needs ('links N'; 0: 1) */
     uint32_t flags;         /* the module's own directives (VI/TCP: segments,

@@ -356,6 +356,7 @@ static int add_need(struct parser *p, struct cf_case *c, const char *word)
         return fail(p, "a case needs at most %d test conventions", CF_MAX_NEEDS);
     struct cf_need *nd = &c->needs[c->nneeds];
     memset(nd, 0, sizeof *nd);
+    nd->line = p->line;
     for (const char *at = word;;) {
         size_t len = strcspn(at, "|");
         if (len == 0 || len >= CF_HOOK_NAME_MAX || nd->n == CF_NEED_ALTS)
@@ -388,10 +389,14 @@ static const char *unknown_hook(const struct cf_case *c, unsigned *line)
     *line = 0;
     for (unsigned i = 0; i < c->nneeds; i++)
         for (unsigned k = 0; k < c->needs[i].n; k++)
-            if (!module_hook(c->proto, c->needs[i].any[k]))
+            if (!module_hook(c->proto, c->needs[i].any[k])) {
+                *line = c->needs[i].line;
                 return c->needs[i].any[k];
-    if (c->provides[0] && !module_hook(c->proto, c->provides))
+            }
+    if (c->provides[0] && !module_hook(c->proto, c->provides)) {
+        *line = c->provides_line;
         return c->provides;
+    }
     for (unsigned i = 0; i < c->nsteps; i++)
         if (c->steps[i].when[0] && !module_hook(c->proto, c->steps[i].when)) {
             *line = c->steps[i].line;
@@ -514,6 +519,7 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         if (c->provides[0])
             return fail(p, "a case probes one test convention ('provides' %s already)", c->provides);
         strcpy(c->provides, tok[1]);
+        c->provides_line = p->line;
         return 0;
     }
 

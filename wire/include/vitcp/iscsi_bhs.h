@@ -23,10 +23,16 @@ enum vw_iscsi_opcode {
     VW_ISCSI_DATA_IN = 0x25,  /* the draft's "0x45" (iSCSI drafts of 2001) */
     VW_ISCSI_R2T = 0x31,
 };
+/* Byte 0 of a SCSI Data-In as the WARP draft numbers it (lines 490, 497-498:
+ * "target opcode 0x45"; W19): read as VW_ISCSI_DATA_IN with draft_opcode set.
+ * RFC 3720 has no PDU with this byte (0x45 would be a Data-Out with the
+ * initiator's I bit, which a Data-Out never carries). */
+#define VW_ISCSI_DRAFT_DATA_IN 0x45
 
 /* The fields a reader of the mapping needs; byte offsets of RFC 3720 10.2. */
 struct vw_iscsi_hdr {
-    uint8_t opcode;      /* low 6 bits of byte 0 */
+    uint8_t opcode;      /* low 6 bits of byte 0; VW_ISCSI_DATA_IN for the draft's 0x45 too */
+    bool draft_opcode;   /* byte 0 was the draft's Data-In number 0x45 (W19), not RFC 3720's 0x25 */
     uint8_t flags;       /* byte 1: F 0x80, R 0x40 / W 0x20 on a command */
     uint8_t status;      /* byte 3 of a SCSI Response */
     unsigned ahs_len;    /* TotalAHSLength in bytes */
@@ -50,6 +56,9 @@ uint64_t vw_iscsi_pdu_len(const struct vw_iscsi_hdr *h);
 bool vw_iscsi_looks_like_pdu(const uint8_t *buf, size_t len);
 /* "SCSI Command", "SCSI Data-In", ... ("iSCSI PDU" for others). */
 const char *vw_iscsi_opcode_name(unsigned opcode);
+/* The same for a header read back, naming the reading of its opcode:
+ * "SCSI Data-In (the draft's opcode 0x45)" for the draft's number. */
+const char *vw_iscsi_hdr_name(const struct vw_iscsi_hdr *h);
 
 /* Writers of one 48-byte header each (LUN 0, Simple task attribute). */
 void vw_iscsi_put_scsi_cmd(uint8_t *bhs, bool read, uint32_t itt, uint32_t edtl, uint32_t cmdsn,

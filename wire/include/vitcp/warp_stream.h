@@ -27,6 +27,8 @@ struct vw_warp_seq {
     uint32_t ssn;            /* SSN of the open (or last) Send PDU */
     bool send_open;          /* a Send PDU started and its L chunk not yet seen */
     uint32_t send_next_off;
+    uint32_t first_adler;    /* the last Send's first chunk: its Adler-32 and payload length, */
+    size_t first_len;        /* which a copy sent again repeats (WARP-INTRO-NO-WARP-RETRANSMIT) */
     bool rdma_open;
     uint32_t rdma_rid;
     uint64_t rdma_next_off;
@@ -42,9 +44,11 @@ struct vw_warp_seq_pos {
 /* Check one decoded chunk against the chunks before it (W4), adding
  * WARP-A.1.2-SSN-NEXT, WARP-A.1.2-SEND-OFFSET and WARP-A.1.1-RDMA-CONTIGUOUS
  * to findings (may be NULL), then advance the state. pos may be NULL.
- * Two diagnoses are more precise than SSN-NEXT: the next SSN at offset 0
- * while a Send is open is WARP-SUMMARY-L-LAST, the SSN of the Send just
- * ended is WARP-INTRO-NO-WARP-RETRANSMIT.
+ * Diagnoses: the next SSN at offset 0 while a Send is open is
+ * WARP-SUMMARY-L-LAST, and so is a chunk of the Send just ended that goes
+ * on at its next offset (its L came early); a repeated SSN breaks SSN-NEXT,
+ * followed by WARP-INTRO-NO-WARP-RETRANSMIT when it is the same first chunk
+ * again (W21).
  * Chunks of unknown type change nothing. */
 void vw_warp_seq_check(struct vw_warp_seq *s, const struct vw_warp_chunk *c,
                        struct vw_warp_seq_pos *pos, struct vw_findings *findings);
@@ -66,6 +70,9 @@ struct vw_warp_framer {
     enum vw_req error;       /* sticky framing error */
     uint64_t chunks;
     struct vw_warp_seq seq;  /* W4 state */
+    struct vw_warp_seq seq_before; /* W4 state before the last chunk delivered: a receiver
+                                      that discards an invalid chunk (W10 leaves the reaction
+                                      open, C62) restores it in its callback */
     bool prev_bad_adler;     /* the last chunk's Adler-32 was bad ... */
     uint32_t prev_full_adler; /* ... and this is the Adler-32 of all its bytes (W15) */
     bool no_adler_reading;   /* framing was lost to a Chunk length without the Adler-32 (W15) */
