@@ -6,7 +6,11 @@ datagram links (C47, C48).
 1. An end node (`pktway-node --echo`, tester link 0) passes every end-node
    case, and a router between the tester's links 0 and 1 (`--router`, the
    topology below; `run --eep-router`) every router case; each run skips
-   the other kind; the reports name the protocol.
+   the other kind; the reports name the protocol. Each run is told
+   pktway-node's node contract (docs/conformance.md, "The node under
+   test"; C70): an OH type it does not know, the L2RH toward link 1, that
+   its routers count a malformed message as a detected error. Its other
+   choices are test_pktway_node_choices.py's.
 2. Every fault of `pktway-node --list-faults` (the router ones against the
    router, the others against the end node) fails at least one case under
    the fault's own requirement ID, and no case fails for another ID except
