@@ -7,8 +7,8 @@
  *   pktway-node --addr A [--udp [ADDR:]PORT]... [--iface IF]... [--router]
  *               [--peer EEP=HOP[@IF]]... [--subscribe L]... [--mtu [IF:]N]...
  *               [--echo] [--send SPEC]... [--duration MS] [--pcap FILE]
- *               [--ethertype T] [--fault NAME]
- *   pktway-node --list-faults | --help
+ *               [--ethertype T] [--fault NAME] [--choice LIST]
+ *   pktway-node --list-faults | --list-choices | --help
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -142,7 +142,12 @@ static int send_msg(struct node *n, const struct pn_hop *hop, const uint8_t *msg
         buf[12] = (uint8_t)(n->ethertype >> 8);
         buf[13] = (uint8_t)n->ethertype;
         memcpy(buf + 14, msg, wire);
-        r = send(ifc->fd, buf, 14 + wire, 0);
+        size_t flen = 14 + wire;
+        if (n->cfg.eth_pad && flen < 60) { /* choice eth-pad: a NIC's minimum frame */
+            memset(buf + flen, 0, 60 - flen);
+            flen = 60;
+        }
+        r = send(ifc->fd, buf, flen, 0);
     }
     if (r < 0)
         return -1;
@@ -357,8 +362,8 @@ static void usage(FILE *f)
             "usage: pktway-node --addr A [--udp [ADDR:]PORT]... [--iface IF]... [--router]\n"
             "                   [--peer EEP=HOP[@IF]]... [--subscribe L]... [--mtu [IF:]N]...\n"
             "                   [--echo] [--send SPEC]... [--duration MS] [--pcap FILE]\n"
-            "                   [--ethertype T] [--fault NAME]\n"
-            "       pktway-node --list-faults\n"
+            "                   [--ethertype T] [--fault NAME] [--choice LIST]\n"
+            "       pktway-node --list-faults | --list-choices\n"
             "A reference PacketWay EEP end node (and, with --router, an inter-SAN router) over UDP\n"
             "(default port %u) and raw Ethernet (Ethertype 0x%04X). One event=... line per message on\n"
             "stdout; commands on stdin: send SPEC, peer EEP=HOP[@IF], quit.\n"
@@ -376,7 +381,8 @@ static void usage(FILE *f)
             "  --duration MS        exit after MS milliseconds (default: run until quit or a signal)\n"
             "  --pcap FILE          record every message received and sent (pcap, or pcapng by name)\n"
             "  --ethertype T        Ethertype on Ethernet interfaces (default 0x%04X)\n"
-            "  --fault NAME         break one rule on the wire (name or requirement ID, see --list-faults)\n",
+            "  --fault NAME         break one rule on the wire (name or requirement ID, see --list-faults)\n"
+            "  --choice LIST        make choices the draft allows (comma-separated, see --list-choices)\n",
             VW_EEP_UDP_PORT, VW_EEP_ETHERTYPE, VW_EEP_UDP_PORT, PN_UDP_MTU_DEFAULT, PN_ETH_MTU_DEFAULT,
             VW_EEP_ETHERTYPE);
 }
@@ -412,8 +418,10 @@ struct if_opt {
 static int run(struct node *n, const char **sends, unsigned n_sends, long duration_ms)
 {
     const char *role = n->cfg.router ? "router" : "end";
-    event(n, "event=ready addr=0x%06x role=%s fault=%s echo=%d interfaces=%u", (unsigned)n->cfg.addr, role,
-          pn_fault_name(n->cfg.fault), n->cfg.echo, n->cfg.n_ifs);
+    char chosen[200];
+    pn_choice_format(&n->cfg, chosen, sizeof chosen);
+    event(n, "event=ready addr=0x%06x role=%s fault=%s echo=%d interfaces=%u choices=%s", (unsigned)n->cfg.addr, role,
+          pn_fault_name(n->cfg.fault), n->cfg.echo, n->cfg.n_ifs, chosen);
     for (unsigned i = 0; i < n_sends; i++)
         originate(n, sends[i]);
     bool stdin_open = true;
@@ -489,7 +497,8 @@ int main(int argc, char **argv)
         {"send", required_argument, 0, 's'},      {"duration", required_argument, 0, 'd'},
         {"pcap", required_argument, 0, 'w'},      {"ethertype", required_argument, 0, 'E'},
         {"fault", required_argument, 0, 'f'},     {"list-faults", no_argument, 0, 'l'},
-        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},            {"choice", required_argument, 0, 'c'},
+        {"list-choices", no_argument, 0, 'C'},    {0, 0, 0, 0}};
     static struct node node;
     struct node *n = &node;
     uint32_t addr = 0;
@@ -557,6 +566,17 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'c': {
+            char cerr[160];
+            if (pn_choice_parse(&n->cfg, optarg, cerr, sizeof cerr)) {
+                fprintf(stderr, "pktway-node: %s\n", cerr);
+                return 2;
+            }
+            break;
+        }
+        case 'C':
+            pn_choice_list(stdout);
+            return stdout_check();
         case 'l':
             pn_fault_list(stdout);
             return stdout_check();

@@ -12,6 +12,118 @@ void pn_config_init(struct pn_config *cfg, uint32_t addr)
     memset(cfg, 0, sizeof *cfg);
     cfg->addr = addr;
     cfg->types = vw_eep_types_default;
+    cfg->err_quote = PN_ERR_QUOTE;
+}
+
+static int parse_u64(const char *s, size_t n, uint64_t max, uint64_t *out);
+
+/* ------------------------------------------------------------ choices */
+
+/* The allowed choices: each where the draft (lines given) leaves the node
+ * free. Not faults: a node making any of them keeps every rule. */
+static const struct {
+    const char *name, *lines, *what;
+} choices[] = {
+    {"no-hey-you-answer", "683-689", "a delivered Hey-You! is not answered (\"If you receive it, it's for you\": no answer is asked)"},
+    {"drop-leftover-l2rh", "412-413,449-451", "a message that stops at this node with an L2RH left is dropped, not consumed and delivered (L2RHs \"should be consumed\" by the HRs before the destination)"},
+    {"l2rh-if-byte=N", "455-456", "an L2RH's routing byte N (0-7) names the out interface, bytes N+1..N+6 the native next hop (\"totally SAN dependent\")"},
+    {"known-oh=T[:T...]", "805,814", "OH types 0-63 this node knows: a mandatory OH field of a known type is processed (\"application-specific OH-TYPEs\")"},
+    {"err-quote=N", "729-731", "an ERR carries the first N (0-64) bytes of the message it answers (the draft says only that the TE names the error)"},
+    {"no-detect", "160-161,880-883", "as a router, no error is detected in what it forwards (the LSbit is never set: how a SAN checks errors is not defined)"},
+    {"eth-pad", "137-138,193", "Ethernet frames shorter than 60 bytes are padded to 60, as a NIC does (the native data link's encapsulation)"},
+};
+
+void pn_choice_list(FILE *out)
+{
+    for (size_t i = 0; i < sizeof choices / sizeof choices[0]; i++)
+        fprintf(out, "%s lines %s: %s\n", choices[i].name, choices[i].lines, choices[i].what);
+}
+
+static int choice_one(struct pn_config *cfg, const char *item, size_t n, char *err, size_t errlen)
+{
+    char name[64];
+    if (n == 0 || n >= sizeof name) {
+        snprintf(err, errlen, "bad choice '%.*s' (see --list-choices)", (int)(n > 40 ? 40 : n), item);
+        return -1;
+    }
+    memcpy(name, item, n);
+    name[n] = 0;
+    char *eq = strchr(name, '=');
+    const char *val = eq ? eq + 1 : NULL;
+    if (eq)
+        *eq = 0;
+    uint64_t u;
+    bool flag = !val;
+    if (!strcmp(name, "no-hey-you-answer") && flag) {
+        cfg->no_hey_you_answer = true;
+    } else if (!strcmp(name, "drop-leftover-l2rh") && flag) {
+        cfg->drop_leftover_l2rh = true;
+    } else if (!strcmp(name, "no-detect") && flag) {
+        cfg->no_detect = true;
+    } else if (!strcmp(name, "eth-pad") && flag) {
+        cfg->eth_pad = true;
+    } else if (!strcmp(name, "l2rh-if-byte") && val && !parse_u64(val, strlen(val), 7, &u)) {
+        cfg->l2rh_if_byte = (unsigned)u;
+    } else if (!strcmp(name, "err-quote") && val && !parse_u64(val, strlen(val), PN_ERR_QUOTE, &u)) {
+        cfg->err_quote = (size_t)u;
+    } else if (!strcmp(name, "known-oh") && val && *val) {
+        for (const char *t = val; *t;) {
+            size_t tl = strcspn(t, ":");
+            if (parse_u64(t, tl, VW_EEP_OH_TYPE_MASK, &u)) {
+                snprintf(err, errlen, "bad choice known-oh=%s (OH types 0-63, ':' between)", val);
+                return -1;
+            }
+            cfg->known_oh |= 1ull << u;
+            if (t[tl] == ':' && !t[tl + 1]) {
+                snprintf(err, errlen, "bad choice known-oh=%s (OH types 0-63, ':' between)", val);
+                return -1;
+            }
+            t += tl + (t[tl] == ':');
+        }
+    } else {
+        snprintf(err, errlen, "bad choice '%s%s%s' (see --list-choices)", name, val ? "=" : "", val ? val : "");
+        return -1;
+    }
+    return 0;
+}
+
+int pn_choice_parse(struct pn_config *cfg, const char *list, char *err, size_t errlen)
+{
+    if (!*list) {
+        snprintf(err, errlen, "empty --choice (see --list-choices)");
+        return -1;
+    }
+    for (const char *s = list;;) {
+        size_t n = strcspn(s, ",");
+        if (choice_one(cfg, s, n, err, errlen))
+            return -1;
+        if (!s[n])
+            return 0;
+        s += n + 1; /* a trailing ',' leaves an empty choice: refused */
+    }
+}
+
+void pn_choice_format(const struct pn_config *cfg, char *buf, size_t cap)
+{
+    size_t w = 0;
+    buf[0] = 0;
+#define ADD(...)                                                                  \
+    do {                                                                          \
+        if (w < cap)                                                              \
+            w += (size_t)snprintf(buf + w, cap - w, "%s", w ? "," : "");          \
+        if (w < cap)                                                              \
+            w += (size_t)snprintf(buf + w, cap - w, __VA_ARGS__);                 \
+    } while (0)
+    if (cfg->no_hey_you_answer) ADD("no-hey-you-answer");
+    if (cfg->drop_leftover_l2rh) ADD("drop-leftover-l2rh");
+    if (cfg->l2rh_if_byte) ADD("l2rh-if-byte=%u", cfg->l2rh_if_byte);
+    if (cfg->known_oh) ADD("known-oh=0x%llx", (unsigned long long)cfg->known_oh);
+    if (cfg->err_quote != PN_ERR_QUOTE) ADD("err-quote=%zu", cfg->err_quote);
+    if (cfg->no_detect) ADD("no-detect");
+    if (cfg->eth_pad) ADD("eth-pad");
+#undef ADD
+    if (!buf[0])
+        snprintf(buf, cap, "none");
 }
 
 const char *pn_verdict_name(enum pn_verdict v)
@@ -283,8 +395,8 @@ static void send_err(const struct pn_config *cfg, unsigned in_if, const struct p
     if (cfg->fault == PN_FAULT_WRONG_TE)
         te = 0x00FF;
     size_t end = m->tail_offset + VW_EEP_TAIL_LEN, quote = end - m->hdr_offset;
-    if (quote > PN_ERR_QUOTE)
-        quote = PN_ERR_QUOTE;
+    if (quote > cfg->err_quote)
+        quote = cfg->err_quote;
     struct vw_eep_enc enc;
     vw_eep_enc_init(&enc, m->hdr.sa, cfg->addr, cfg->types.pt_err, buf + m->hdr_offset, quote);
     enc.hdr.te = te;
@@ -360,8 +472,9 @@ static void deliver(const struct pn_config *cfg, unsigned in_if, const struct pn
     struct vw_eep_oh oh;
     bool mandatory = false, optional = false;
     while (vw_eep_oh_next(m->oh, m->oh_len, &pos, &oh) == 1)
-        *(oh.mandatory ? &mandatory : &optional) = true;
-    if (mandatory && cfg->fault != PN_FAULT_ACCEPT_MANDATORY) { /* P8: no OH type is known */
+        if (!(cfg->known_oh >> oh.type & 1)) /* a known type is processed (choice known-oh) */
+            *(oh.mandatory ? &mandatory : &optional) = true;
+    if (mandatory && cfg->fault != PN_FAULT_ACCEPT_MANDATORY) { /* P8: no OH type is known but those chosen */
         verdict(res, PN_DROPPED, vw_req_id(VW_REQ_EEP_7_MANDATORY_UNKNOWN));
         send_err(cfg, in_if, from, buf, m, cfg->types.te_err_unknown_oh, res);
         return;
@@ -369,8 +482,10 @@ static void deliver(const struct pn_config *cfg, unsigned in_if, const struct pn
     if (optional && cfg->fault == PN_FAULT_DROP_OPTIONAL)
         return verdict(res, PN_DROPPED, vw_req_id(VW_REQ_EEP_7_OPTIONAL_MAY_DROP));
     verdict(res, PN_DELIVERED, "");
-    if (dt == VW_EEP_ADDR_HEY_YOU)
-        send_answer(cfg, in_if, from, m, "answer", res);
+    if (dt == VW_EEP_ADDR_HEY_YOU) {
+        if (!cfg->no_hey_you_answer)
+            send_answer(cfg, in_if, from, m, "answer", res);
+    }
     else if (cfg->echo)
         send_answer(cfg, in_if, from, m, "echo", res);
 }
@@ -490,7 +605,7 @@ void pn_handle(const struct pn_config *cfg, unsigned in_if, const struct pn_hop 
     res->decoded = true;
     for (unsigned i = 0; i < fs.count; i++)
         if (fs.item[i].severity == VW_SEV_ERROR)
-            res->error_seen = true;
+            res->error_seen = !cfg->no_detect;
     res->records = m->n_l2rh + m->n_symbols;
     if (cfg->fault == PN_FAULT_DROP_MIXED && m->n_l2rh && m->n_symbols)
         return verdict(res, PN_DROPPED, vw_req_id(VW_REQ_EEP_5B_SYMBOLS_MIXED));
@@ -514,6 +629,8 @@ void pn_handle(const struct pn_config *cfg, unsigned in_if, const struct pn_hop 
     bool local_only = dt == VW_EEP_ADDR_HEY_YOU || dt == VW_EEP_ADDR_BROADCAST; /* P7: never forwarded */
 
     if (!cfg->router || local_only || (!have_l2rh && is_local(cfg, dt))) {
+        if (cfg->drop_leftover_l2rh && m->n_l2rh)
+            return verdict(res, PN_DROPPED, "leftover-l2rh"); /* choice: not consumed, dropped */
         res->consumed = res->records; /* P13: a message that stops here consumes every record */
         deliver(cfg, in_if, from, buf, m, &fs, res);
         if (cfg->router && local_only && cfg->fault == PN_FAULT_FORWARD_LOCAL) {
@@ -549,11 +666,12 @@ void pn_handle(const struct pn_config *cfg, unsigned in_if, const struct pn_hop 
             a = l2rh_at;
             res->consumed = 1;
         }
-        if (l2rh.data_len < 1 || l2rh.data[0] >= cfg->n_ifs)
+        unsigned at = cfg->l2rh_if_byte; /* 0 unless the choice l2rh-if-byte */
+        if (l2rh.data_len < at + 1 || l2rh.data[at] >= cfg->n_ifs)
             return unreachable(cfg, in_if, from, buf, m, res);
-        hop.ifx = l2rh.data[0];
-        if (l2rh.data_len >= 7) {
-            memcpy(hop.addr, l2rh.data + 1, 6);
+        hop.ifx = l2rh.data[at];
+        if (l2rh.data_len >= at + 7) {
+            memcpy(hop.addr, l2rh.data + at + 1, 6);
             hop.len = 6;
         } else if (!pn_route(cfg, dt, hop.ifx, &hop)) {
             return unreachable(cfg, in_if, from, buf, m, res);

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "faults.h"
 #include "vitcp/pktway.h"
 
@@ -58,7 +59,24 @@ struct pn_config {
     unsigned n_logical;
     enum pn_fault fault;
     struct vw_eep_types types;
+    /* Allowed choices (--choice, docs/pktway-node.md "Choices"): where the
+     * draft leaves the node free; none breaks a rule. */
+    bool no_hey_you_answer;   /* a delivered Hey-You! is not answered (lines 683-689) */
+    bool drop_leftover_l2rh;  /* a message that stops here with an L2RH left is dropped (412-413, 449-451) */
+    unsigned l2rh_if_byte;    /* routing byte naming the out interface (455-456: SAN dependent) */
+    uint64_t known_oh;        /* OH types this node knows, bit per type (814: application-specific) */
+    size_t err_quote;         /* bytes of the offending message an ERR carries (729-731) */
+    bool no_detect;           /* a router detects no error in what it forwards (160-161, 882) */
+    bool eth_pad;             /* Ethernet frames padded to the 60-byte minimum (137-138) */
 };
+
+/* --choice LIST: comma-separated choices (pn_choice_list names them). 0, or
+ * -1 with the reason. */
+int pn_choice_parse(struct pn_config *cfg, const char *list, char *err, size_t errlen);
+/* One "name draft-lines what" line per choice (--list-choices). */
+void pn_choice_list(FILE *out);
+/* The choices set, comma-separated ("none"), for the ready line. */
+void pn_choice_format(const struct pn_config *cfg, char *buf, size_t cap);
 
 /* Defaults: no interface, router off, the P8 types. */
 void pn_config_init(struct pn_config *cfg, uint32_t addr);

@@ -253,8 +253,11 @@ class Datagrams(unittest.TestCase):
         try:
             with tempfile.TemporaryDirectory() as d:
                 js = os.path.join(d, "r.json")
+                # the node's conventions declared (C60, C70): an impaired probe says nothing
+                # about them, and pktway-node --echo offers both
                 p = subprocess.run([CONFORM, "run", "--protocol", "eep", "--target", "127.0.0.1:%d" % port,
-                                    "--cases", vipl.CASES, "--json", js, "--no-capture", "--quiet"] + list(extra),
+                                    "--cases", vipl.CASES, "--json", js, "--no-capture", "--quiet",
+                                    "--offers", "echo,hey-you-answer", "--eep-unknown-oh", "5"] + list(extra),
                                    capture_output=True, text=True, timeout=300)
                 with open(js) as f:
                     return p.returncode, json.load(f), p.stdout + p.stderr

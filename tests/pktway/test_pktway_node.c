@@ -526,6 +526,86 @@ static void test_fault_table(void **state)
 
 /* Garbage, every truncation and every single-byte change of valid messages:
  * a verdict, never a crash (ASan/UBSan watch). */
+/* The allowed choices (--choice, docs/pktway-node.md "Choices"): each
+ * changes what the draft leaves open, nothing else. */
+static void test_choices(void **state)
+{
+    (void)state;
+    struct pn_config c;
+    char err[160];
+    uint8_t b[512];
+    struct vw_eep_msg a;
+    end_cfg(&c);
+    const char *bad[] = {"", "nope", "l2rh-if-byte", "l2rh-if-byte=8", "known-oh=64", "known-oh=", "known-oh=1:",
+                         "err-quote=65", "no-detect=1", "eth-pad,", ",eth-pad"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(pn_choice_parse(&c, bad[i], err, sizeof err), -1);
+    char shown[200];
+    end_cfg(&c);
+    pn_choice_format(&c, shown, sizeof shown);
+    assert_string_equal(shown, "none");
+
+    /* no-hey-you-answer: delivered, not answered */
+    assert_int_equal(pn_choice_parse(&c, "no-hey-you-answer", err, sizeof err), 0);
+    size_t n = msg("dt=hey-you,len=8", b, sizeof b);
+    pn_handle(&c, 0, &from0, b, n, res);
+    assert_int_equal(res->verdict, PN_DELIVERED);
+    assert_int_equal(res->n_out, 0);
+
+    /* drop-leftover-l2rh: an L2RH left at the destination drops it; symbols are still consumed */
+    end_cfg(&c);
+    assert_int_equal(pn_choice_parse(&c, "drop-leftover-l2rh", err, sizeof err), 0);
+    n = msg("dt=2,l2rh=01,len=8", b, sizeof b);
+    pn_handle(&c, 0, &from0, b, n, res);
+    assert_int_equal(res->verdict, PN_DROPPED);
+    assert_string_equal(res->reason, "leftover-l2rh");
+    n = msg("dt=2,sym=5,len=8", b, sizeof b);
+    pn_handle(&c, 0, &from0, b, n, res);
+    assert_int_equal(res->verdict, PN_DELIVERED);
+
+    /* known-oh: a mandatory field of a known type is processed; another type is not */
+    end_cfg(&c);
+    assert_int_equal(pn_choice_parse(&c, "known-oh=5:9,err-quote=8", err, sizeof err), 0);
+    assert_int_equal(pn_peer_parse(&c, "1=10.9.9.9:7000", err, sizeof err), 0);
+    n = msg("dt=2,moh=5:aa,len=8", b, sizeof b);
+    pn_handle(&c, 0, &from0, b, n, res);
+    assert_int_equal(res->verdict, PN_DELIVERED);
+    n = msg("dt=2,moh=6:aa,len=8", b, sizeof b);
+    pn_handle(&c, 0, &from0, b, n, res);
+    assert_int_equal(res->verdict, PN_DROPPED);
+    assert_int_equal(res->n_out, 1);
+    decode_ok(res->out[0].buf, res->out[0].len, &a); /* err-quote=8: the ERR quotes 8 bytes */
+    assert_int_equal(a.data_len, 8);
+    pn_choice_format(&c, shown, sizeof shown);
+    assert_string_equal(shown, "known-oh=0x220,err-quote=8");
+
+    /* l2rh-if-byte=2: routing byte 2 names the out interface */
+    router_cfg(&c);
+    assert_int_equal(pn_choice_parse(&c, "l2rh-if-byte=2", err, sizeof err), 0);
+    n = msg("dt=1,l2rh=0000010a0001091b58,len=8", b, sizeof b); /* out of 1 to 10.0.1.9:7000, whatever the DT */
+    pn_handle(&c, 0, &from0, b, n, res);
+    assert_int_equal(res->verdict, PN_FORWARDED);
+    assert_int_equal(res->out[0].hop.ifx, 1);
+    assert_memory_equal(res->out[0].hop.addr, "\x0a\x00\x01\x09\x1b\x58", 6);
+    n = msg("dt=2,l2rh=000001,len=8", b, sizeof b); /* byte 2 without a hop: the peer table's on interface 1 */
+    pn_handle(&c, 0, &from0, b, n, res);
+    assert_int_equal(res->verdict, PN_FORWARDED);
+    assert_int_equal(res->out[0].hop.ifx, 1);
+    n = msg("dt=2,l2rh=01,len=8", b, sizeof b); /* too short for byte 2 */
+    pn_handle(&c, 0, &from0, b, n, res);
+    assert_string_equal(res->reason, "unreachable");
+
+    /* no-detect: a router forwards a malformed message without the LSbit */
+    router_cfg(&c);
+    assert_int_equal(pn_choice_parse(&c, "no-detect,eth-pad", err, sizeof err), 0);
+    assert_true(c.eth_pad);
+    n = msg("dt=2,ei=1,sa=0xE00001,len=8", b, sizeof b);
+    pn_handle(&c, 0, &from0, b, n, res);
+    assert_int_equal(res->verdict, PN_FORWARDED);
+    assert_false(res->error_seen);
+    assert_int_equal(res->ei_out, 2);
+}
+
 static void test_garbage(void **state)
 {
     (void)state;
@@ -571,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_spec_and_peer_parsing),
         cmocka_unit_test(test_fault_table),
         cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_choices),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

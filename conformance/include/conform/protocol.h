@@ -193,6 +193,11 @@ struct conform_protocol {
      * log regex offers delivery-log)? 1 offered, 0 not, -1 no opinion. */
     int (*hook_offered)(const void *state, const char *hook);
 
+    /* Optional: a case the run cannot take at all (EEP: a router case
+     * against an end node), skipped with the reason before its test
+     * conventions are settled, so that no probe runs for it. true: skip. */
+    bool (*case_skipped)(struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen);
+
     /* Optional overrides. */
     void (*run_case)(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
     int (*check_alive)(struct cf_engine *e, char *why, size_t whylen);

@@ -201,6 +201,14 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
     }
     /* test conventions (C60): settled before the case, a missing one makes it not applicable */
     char why_na[CF_MESSAGE_MAX - 300];
+    if (p->case_skipped && p->case_skipped(e, c, why_na, sizeof why_na)) {
+        res->verdict = CF_SKIP;
+        snprintf(res->message, sizeof res->message, "%s: %s", c->file, why_na);
+        if (c->provides[0])
+            cf_engine_probe_done(e, c, res); /* a probe the run cannot take: not offered */
+        res->seconds = cf_seconds_since(start);
+        return;
+    }
     cf_engine_settle_hooks(e, c);
     if (cf_engine_hooks_missing(e, c, why_na, sizeof why_na) ||
         (c->provides[0] && cf_engine_probe_settled(e, c, why_na, sizeof why_na))) {

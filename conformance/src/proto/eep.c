@@ -60,16 +60,34 @@ static const char *const field_names[EF_COUNT] = {
 #define EEP_CASE_REC_NODE_SHIFT 8
 /* A send's route= (st->str[0]) and oh= (st->str[1]) lists. */
 
+#define EEP_L2RH_MAX 32 /* routing bytes of a contract's L2RH (--eep-l2rh) */
+
+/* The node under test's contract (docs/conformance.md, "The node under
+ * test"): what the tester must be told because the draft leaves it to the
+ * node. */
+struct eep_contract {
+    uint8_t l2rh[2][EEP_L2RH_MAX]; /* --eep-l2rh LINK=HEX: the L2RH's routing bytes toward tester link LINK */
+    size_t l2rh_len[2];
+    bool have_l2rh[2];
+    int unknown_oh;                /* --eep-unknown-oh T: an OH type the node does not know; -1 none */
+};
+
 struct eep_settings {
     uint32_t node;  /* --eep-address */
     bool router;    /* --eep-router */
     bool chain;     /* --eep-chain: two routers in a row */
+    struct eep_contract contract;
 };
 _Static_assert(sizeof(struct eep_settings) <= CF_PROTO_STATE_MAX, "EEP settings fit the engine");
 
 /* The node's address for the run's sessions (set with the engine's state;
  * one run at a time per process). */
 static uint32_t node_address = CF_EEP_NODE_DEFAULT;
+/* The run's node contract and whether the router declared that it counts
+ * a malformed message (PL not 0 with DL 0) as a detected error (the hook
+ * error-lsbit), for the encoder and the sessions, likewise. */
+static struct eep_contract contract = {.unknown_oh = -1};
+static bool router_detects_format_errors;
 
 static int field_by_name(const char *name)
 {
@@ -165,7 +183,15 @@ static int parse_route(const char *s, size_t n, struct route_list *l)
     memcpy(item, s, n);
     item[n] = 0;
     int len;
-    if (strncmp(item, "l2rh:", 5) == 0) {
+    if (strncmp(item, "l2rh:@", 6) == 0) {
+        /* the node contract's L2RH toward tester link N (--eep-l2rh) */
+        r->kind = VW_EEP_ROUTE_L2RH;
+        if ((item[6] != '0' && item[6] != '1') || item[7])
+            return -1;
+        unsigned link = (unsigned)(item[6] - '0');
+        len = (int)contract.l2rh_len[link];
+        memcpy(l->data[l->n], contract.l2rh[link], contract.l2rh_len[link]);
+    } else if (strncmp(item, "l2rh:", 5) == 0) {
         r->kind = VW_EEP_ROUTE_L2RH;
         len = hex_bytes(item + 5, strlen(item + 5), l->data[l->n], EEP_RECORD_DATA);
     } else if (strncmp(item, "sym:", 4) == 0) {
@@ -199,8 +225,17 @@ static int parse_oh(const char *s, size_t n, struct oh_list *l)
     memcpy(item, s, n);
     item[n] = 0;
     char *end;
-    unsigned long type = strtoul(item + 1, &end, 0), len;
-    if (end == item + 1 || *end != ':' || type > VW_EEP_OH_TYPE_MASK)
+    unsigned long type, len;
+    if (item[1] == 'U') {
+        /* the OH type the node under test declares unknown (--eep-unknown-oh) */
+        type = contract.unknown_oh >= 0 ? (unsigned long)contract.unknown_oh : 0;
+        end = item + 2;
+    } else {
+        type = strtoul(item + 1, &end, 0);
+        if (end == item + 1)
+            return -1;
+    }
+    if (*end != ':' || type > VW_EEP_OH_TYPE_MASK)
         return -1;
     char *end2;
     len = strtoul(end + 1, &end2, 0);
@@ -266,8 +301,10 @@ static int parse_send_arg(struct cf_step *st, const char *name, const char *v, c
     memset(&ol, 0, sizeof ol);
     if (route ? parse_list(dst, route_item, &rl) < 0 : parse_list(dst, oh_item, &ol) < 0) {
         snprintf(why, whylen,
-                 route ? "route= takes l2rh:HEX or sym:TYPE[:HEX] (at most %d records of %d bytes)"
-                       : "oh= takes mTYPE:LEN or oTYPE:LEN (T=1 mandatory / optional, at most %d fields of %d bytes)",
+                 route ? "route= takes l2rh:HEX, l2rh:@LINK (the node's, --eep-l2rh) or sym:TYPE[:HEX] (at most %d "
+                        "records of %d bytes)"
+                      : "oh= takes mTYPE:LEN or oTYPE:LEN (T=1 mandatory / optional; TYPE U: the node's unknown one, "
+                        "--eep-unknown-oh; at most %d fields of %d bytes)",
                  EEP_MAX_RECORDS, EEP_RECORD_DATA);
         return -1;
     }
@@ -304,8 +341,8 @@ static void fill_padding(uint8_t *buf, size_t len, uint8_t b)
     pos = 0;
     struct vw_eep_oh o;
     while (m.oh && vw_eep_oh_next(m.oh, m.oh_len, &pos, &o) == 1) {
-        size_t used = (size_t)(o.data - buf) + o.data_len;
-        for (size_t i = used; i < o.offset + o.field_len && i < len; i++)
+        size_t used = (size_t)(o.data - buf) + o.data_len, start = (size_t)(o.data - buf) - 2;
+        for (size_t i = used; i < start + o.field_len && i < len; i++) /* o.offset is the OH area's */
             buf[i] = b;
     }
     for (size_t i = m.db_offset + m.data_len; i < m.db_offset + m.db_len && i < len; i++)
@@ -356,6 +393,17 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
             out->bytes[m.hdr_offset + 2] = (uint8_t)(node_address >> 8);
             out->bytes[m.hdr_offset + 3] = (uint8_t)node_address;
         }
+        /* a mandatory OH field: of the type the node under test does not
+         * know (--eep-unknown-oh), as the recorded node did not know its */
+        size_t pos = 0;
+        struct vw_eep_oh oh;
+        if (contract.unknown_oh >= 0 &&
+            vw_eep_decode_on(out->bytes, out->len, VW_EEP_CARRIER_DATAGRAM, &m, NULL) == VW_REQ_NONE)
+            while (m.oh && vw_eep_oh_next(m.oh, m.oh_len, &pos, &oh) == 1)
+                if (oh.mandatory) {
+                    size_t at = (size_t)(oh.data - out->bytes) - 2; /* oh.offset is the OH area's */
+                    out->bytes[at] = (uint8_t)((out->bytes[at] & 0xC0u) | (unsigned)contract.unknown_oh);
+                }
         out->payload_off = out->payload_len = 0;
         out->msg_offset = 0;
         return 0;
@@ -521,6 +569,21 @@ static void take_findings(struct cf_rx_verdict *v, const struct vw_findings *fs,
         }
 }
 
+/* A message the node under test originated (an answer, an echo, an ERR:
+ * anything but a router's copy of the tester's message) is judged as its
+ * source's: V is 0b00 for the working version (6a; a router may pass on
+ * another, so lint only warns) and no bytes lie between the data block and
+ * the TAIL without OH fields announcing them (9: an OH written without h,
+ * or a DL too small for the data block); lint, which cannot tell a source
+ * from a router's copy, warns. */
+static void judge_as_source(struct vw_findings *fs)
+{
+    for (unsigned i = 0; i < fs->count; i++)
+        if (fs->item[i].severity == VW_SEV_WARN &&
+            (fs->item[i].req == VW_REQ_EEP_6A_VERSION || fs->item[i].req == VW_REQ_EEP_9_OT_NEEDS_OH))
+            fs->item[i].severity = VW_SEV_ERROR;
+}
+
 static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
                          struct cf_rx_verdict *v)
 {
@@ -548,6 +611,8 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
                                 "%s", fs.item[i].detail);
         fs = own;
     }
+    if (!copy_of_sent)
+        judge_as_source(&fs);
     take_findings(v, &fs, nth, "");
     if (err != VW_REQ_NONE) {
         if (v->req == VW_REQ_NONE) {
@@ -564,7 +629,11 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
         snprintf(v->detail, sizeof v->detail, "datagram %u: a copy carries %zu of the tester's %zu data bytes: the "
                  "router split the message", nth, dec->m.data_len, s->sent_msg.data_len);
     }
-    enum vw_eep_link_state link = s->n_sent_errs ? VW_EEP_LINK_DAMAGED : VW_EEP_LINK_CLEAN;
+    /* a router may or may not see an error in the tester's malformed
+     * message (how it checks is the SAN's, lines 160-161): its LSbit is
+     * judged only where the router declared it does (hook error-lsbit) */
+    enum vw_eep_link_state link = !s->n_sent_errs ? VW_EEP_LINK_CLEAN
+                                  : router_detects_format_errors ? VW_EEP_LINK_DAMAGED : VW_EEP_LINK_UNKNOWN;
     if (copy_of_sent && !s->chain) {
         struct vw_findings fw;
         vw_findings_clear(&fw);
@@ -575,19 +644,28 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
          * forwarded), against what the second sent */
         uint8_t *mid = malloc(s->sent_len);
         struct vw_eep_msg mid_msg;
-        if (mid) {
+        /* the first router's LSbit unknown: either first copy may be right */
+        for (int first_set = link == VW_EEP_LINK_DAMAGED; mid && first_set < (link == VW_EEP_LINK_CLEAN ? 1 : 2);
+             first_set++) {
             memcpy(mid, s->sent, s->sent_len);
-            uint64_t ei = vw_eep_tail_forward(s->sent_msg.ei, link == VW_EEP_LINK_DAMAGED);
+            uint64_t ei = vw_eep_tail_forward(s->sent_msg.ei, first_set);
             for (int i = 7; i >= 0; i--, ei >>= 8)
                 mid[s->sent_msg.tail_offset + (size_t)i] = (uint8_t)ei;
-            if (vw_eep_decode_on(mid, s->sent_len, VW_EEP_CARRIER_DATAGRAM, &mid_msg, NULL) == VW_REQ_NONE) {
-                struct vw_findings fw;
-                vw_findings_clear(&fw);
-                vw_eep_forward_check(mid, &mid_msg, copy, &dec->m, link, &fw);
-                take_findings(v, &fw, nth, " (the second router's copy of the tester's last message)");
-            }
-            free(mid);
+            if (vw_eep_decode_on(mid, s->sent_len, VW_EEP_CARRIER_DATAGRAM, &mid_msg, NULL) != VW_REQ_NONE)
+                break;
+            struct vw_findings fw;
+            vw_findings_clear(&fw);
+            bool again = link == VW_EEP_LINK_UNKNOWN && !first_set;
+            vw_eep_forward_check(mid, &mid_msg, copy, &dec->m, link, &fw);
+            bool errors = false;
+            for (unsigned i = 0; i < fw.count; i++)
+                errors |= fw.item[i].severity == VW_SEV_ERROR;
+            if (errors && again)
+                continue; /* perhaps the first router set it */
+            take_findings(v, &fw, nth, " (the second router's copy of the tester's last message)");
+            break;
         }
+        free(mid);
     }
     struct cf_msg m = {0};
     m.type = type_of_pt(dec->m.hdr.pt);
@@ -684,13 +762,18 @@ static void state_init(void *state)
     struct eep_settings *s = state;
     memset(s, 0, sizeof *s);
     s->node = CF_EEP_NODE_DEFAULT;
+    s->contract.unknown_oh = -1;
     node_address = s->node;
+    contract = s->contract;
+    router_detects_format_errors = false;
 }
 
 static const struct cf_option run_options[] = {
     {"--eep-address", true},
     {"--eep-router", false},
     {"--eep-chain", false},
+    {"--eep-l2rh", true},
+    {"--eep-unknown-oh", true},
     {NULL, false},
 };
 
@@ -700,6 +783,34 @@ static int set_option(void *state, const char *name, const char *value, char *wh
     if (strcmp(name, "--eep-router") == 0 || strcmp(name, "--eep-chain") == 0) {
         s->router = true;
         s->chain |= name[6] == 'c';
+        return 0;
+    }
+    if (strcmp(name, "--eep-l2rh") == 0) {
+        /* LINK=HEX: the routing bytes of the L2RH that sends a message out
+         * of the router under test toward tester link LINK */
+        const char *hex = value && (value[0] == '0' || value[0] == '1') && value[1] == '=' ? value + 2 : NULL;
+        unsigned link = hex ? (unsigned)(value[0] - '0') : 0;
+        int n = hex ? hex_bytes(hex, strlen(hex), s->contract.l2rh[link], EEP_L2RH_MAX) : -1;
+        if (n < 0) {
+            snprintf(why, whylen, "bad --eep-l2rh '%s' (LINK=HEX: link 0 or 1, at most %d routing bytes in hex)",
+                     value ? value : "", EEP_L2RH_MAX);
+            return -1;
+        }
+        s->contract.l2rh_len[link] = (size_t)n;
+        s->contract.have_l2rh[link] = true;
+        contract = s->contract;
+        return 0;
+    }
+    if (strcmp(name, "--eep-unknown-oh") == 0) {
+        char *e2;
+        unsigned long t = value ? strtoul(value, &e2, 0) : 99;
+        if (!value || !*value || *e2 || t > VW_EEP_OH_TYPE_MASK) {
+            snprintf(why, whylen, "bad --eep-unknown-oh '%s' (an OH type 0..63 the node does not know)",
+                     value ? value : "");
+            return -1;
+        }
+        s->contract.unknown_oh = (int)t;
+        contract = s->contract;
         return 0;
     }
     char *end;
@@ -720,43 +831,79 @@ static int set_option(void *state, const char *name, const char *value, char *wh
 /* The router cases need a node that routes between the tester's links,
  * the others an end node: `run --protocol eep --eep-router` runs the
  * first, without it the others. */
-static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+static bool case_skipped(struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen)
 {
     const struct eep_settings *s = cf_engine_state(e, c->proto);
     bool chain_case = (c->flags & EEP_CASE_CHAIN) != 0;
     bool router_case = (c->flags & EEP_CASE_ROUTER) != 0 || chain_case;
     if (s && (s->router != router_case || s->chain != chain_case)) {
-        res->verdict = CF_SKIP;
-        cf_result_set_message(res, "%s: %s", c->file,
-                              chain_case ? "a case for two routers in a row (run --eep-chain)"
-                              : router_case ? "a router case: it needs one router under test (run --eep-router)"
-                              : "an end-node case: --eep-router and --eep-chain run the router cases only");
-        return;
+        snprintf(why, whylen, "%s",
+                 chain_case ? "a case for two routers in a row (run --eep-chain)"
+                 : router_case ? "a router case: it needs one router under test (run --eep-router)"
+                 : "an end-node case: --eep-router and --eep-chain run the router cases only");
+        return true;
     }
     if ((c->flags & EEP_CASE_UDP_ONLY) && e->links[0].eth_if[0]) {
+        snprintf(why, whylen, "a UDP case: over Ethernet bytes after the message are link padding (P11)");
+        return true;
+    }
+    return false;
+}
+
+static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+{
+    const struct eep_settings *s = cf_engine_state(e, c->proto);
+    char why[300];
+    if (case_skipped(e, c, why, sizeof why)) {
         res->verdict = CF_SKIP;
-        cf_result_set_message(res, "%s: a UDP case: over Ethernet bytes after the message are link padding (P11)",
-                              c->file);
+        cf_result_set_message(res, "%s: %s", c->file, why);
         return;
     }
-    if (s)
+    if (s) {
         node_address = s->node;
+        contract = s->contract;
+    }
+    router_detects_format_errors = cf_engine_hook_offered(e, "error-lsbit") == 1;
     cf_generic_run_case(e, c, res);
 }
 
-/* After a hostile case: the node still answers a Hey-You on link 0 (an
- * end node; a router is probed by its own cases). */
+/* The node contract settles the hooks it describes: an L2RH toward tester
+ * link 1 (--eep-l2rh 1=HEX), an OH type the node does not know
+ * (--eep-unknown-oh). */
+static int hook_offered(const void *state, const char *hook)
+{
+    const struct eep_settings *s = state;
+    if (strcmp(hook, "l2rh-route") == 0)
+        return s->contract.have_l2rh[1];
+    if (strcmp(hook, "unknown-oh") == 0)
+        return s->contract.unknown_oh >= 0;
+    return -1;
+}
+
+/* After a hostile case: the node still does what it offers on link 0 (an
+ * end node; a router is probed by its own cases): echoes a message for it
+ * (hook echo), else answers a Hey-You! (hook hey-you-answer). An end node
+ * that offers neither shows nothing a tester can see, so no survival
+ * probe is possible: the next cases show whether it still runs. */
 static int check_alive(struct cf_engine *e, char *why, size_t whylen)
 {
     const struct eep_settings *s = cf_engine_state(e, &cf_proto_eep);
     if (s && s->router)
         return 0;
+    const char *script;
+    if (cf_engine_hook_offered(e, "echo") == 1)
+        script = "protocol eep\ncase eep-alive\nrequire EEP-4B-BIG-ENDIAN\ntimeout 5000\n"
+                 "connect\nsend RRP dt=node payload=8 fill=9\nexpect *\n";
+    else if (cf_engine_hook_offered(e, "hey-you-answer") == 1)
+        script = "protocol eep\ncase eep-alive\nrequire EEP-6C-LOCAL-ONLY\ntimeout 5000\n"
+                 "connect\nsend RRP dt=hey-you payload=8\nexpect *\n";
+    else
+        return 0;
     struct cf_case *c = calloc(1, sizeof *c);
     if (!c)
         return 0;
     char err[300];
-    int rc = cf_case_parse("protocol eep\ncase eep-alive\nrequire EEP-6C-LOCAL-ONLY\ntimeout 5000\n"
-                           "connect\nsend RRP dt=hey-you payload=8\nexpect *\n", "<survival probe>", c, err, sizeof err);
+    int rc = cf_case_parse(script, "<survival probe>", c, err, sizeof err);
     struct cf_result res;
     if (rc == 0) {
         /* alive when it answers at all: what the answer breaks is the
@@ -765,7 +912,9 @@ static int check_alive(struct cf_engine *e, char *why, size_t whylen)
         cf_generic_run_case(e, c, &res);
         rc = res.verdict == CF_TIMEOUT || res.verdict == CF_SKIP ? -1 : 0;
         if (rc < 0)
-            snprintf(why, whylen, "a Hey-You! was not answered: %.200s", res.message);
+            snprintf(why, whylen, "%s: %.200s",
+                     strstr(script, "hey-you") ? "a Hey-You! was not answered" : "a message was not echoed",
+                     res.message);
     }
     free(c);
     return rc == 0 ? 0 : -1;
@@ -795,6 +944,10 @@ struct cap_load {
     uint8_t link1_key[24];
     bool full;
     char err[160];
+    /* what the recording shows of the recorded node's conventions (C70):
+     * the case needs them of the node under test */
+    bool last_sent_hey_you;  /* the tester's last message was a Hey-You! */
+    bool shows_answer, shows_echo, shows_unknown_oh;
 };
 
 static void cap_key(const struct vn_datagram *dg, bool src, uint8_t key[24])
@@ -924,6 +1077,8 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
             L->cap = ncap;
         }
         memcpy(c->blob + c->blob_len, dg->data, dg->len);
+        L->last_sent_hey_you = decoded && m.hdr.dt == VW_EEP_ADDR_HEY_YOU;
+        L->shows_unknown_oh |= decoded && m.n_oh_mandatory > 0;
         st->kind = CF_STEP_SEND;
         st->type = decoded ? type_of_pt(m.hdr.pt) : ET_OTHER;
         st->pdu_off = c->blob_len;
@@ -934,15 +1089,26 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
             return; /* what the recorded node sent broken is not the target's to repeat */
         st->kind = CF_STEP_EXPECT;
         st->type = type_of_pt(m.hdr.pt);
+        bool err_msg = m.hdr.pt == vw_eep_types_default.pt_err;
+        bool copy = L->router && st->link == 1;
+        bool answer = !copy && !err_msg && L->last_sent_hey_you;
         cap_add_match(st, EF_DT, m.hdr.dt == L->rec_node ? EEP_SYM_NODE : (int64_t)m.hdr.dt);
         cap_add_match(st, EF_SA, m.hdr.sa == L->rec_node ? EEP_SYM_NODE : (int64_t)m.hdr.sa);
-        cap_add_match(st, EF_TE, m.hdr.te);
-        cap_add_match(st, EF_ROUTES, m.n_l2rh + m.n_symbols);
-        cap_add_match(st, EF_PAYLOAD, (int64_t)m.data_len);
-        /* an ERR quotes the message it answers, whose DT the replay may
-         * have changed (to the node under test's): its length only */
-        if (m.hdr.pt != vw_eep_types_default.pt_err)
-            cap_add_match(st, EF_DIGEST, data_digest(m.data, m.data_len));
+        if (answer) {
+            /* what a Hey-You! answer carries is the node's (hook hey-you-answer) */
+            st->type = CF_TYPE_ANY;
+            L->shows_answer = true;
+        } else {
+            cap_add_match(st, EF_TE, m.hdr.te);
+            cap_add_match(st, EF_ROUTES, m.n_l2rh + m.n_symbols);
+            /* an ERR quotes what the node chooses of the message it answers
+             * (nothing of it is a rule): its TE only */
+            if (!err_msg) {
+                cap_add_match(st, EF_PAYLOAD, (int64_t)m.data_len);
+                cap_add_match(st, EF_DIGEST, data_digest(m.data, m.data_len));
+            }
+            L->shows_echo |= !copy && !err_msg;
+        }
     }
     c->nsteps++;
 }
@@ -1034,6 +1200,21 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
     }
     if (rc == 0) {
         out->flags |= L.rec_node << EEP_CASE_REC_NODE_SHIFT;
+        /* the recorded node's conventions, needed of the node under test */
+        const char *needs[3];
+        unsigned nn = 0;
+        if (L.shows_echo)
+            needs[nn++] = "echo";
+        if (L.shows_answer)
+            needs[nn++] = "hey-you-answer";
+        if (L.shows_unknown_oh)
+            needs[nn++] = "unknown-oh";
+        for (unsigned i = 0; i < nn && out->nneeds < CF_MAX_NEEDS; i++) {
+            struct cf_need *nd = &out->needs[out->nneeds++];
+            memset(nd, 0, sizeof *nd);
+            snprintf(nd->any[0], sizeof nd->any[0], "%s", needs[i]);
+            nd->n = 1;
+        }
         for (unsigned i = 1; i < out->nsteps; i++)
             for (unsigned k = 0; k < frames.nframe; k++)
                 if (out->steps[i].line == frames.frame_no[k])
@@ -1060,6 +1241,11 @@ static void describe_capture_case(FILE *out, const struct cf_case *c)
 static const struct cf_hook_def eep_hooks[] = {
     {"echo", "the node sends each message it delivered back to its SA with the same PT and data block"},
     {"hey-you-answer", "the node answers a Hey-You! message addressed to it with a message of its own to the SA"},
+    {"l2rh-route", "the node contract gives the L2RH (its routing bytes, --eep-l2rh 1=HEX) that makes the router "
+                   "send a message out toward tester link 1"},
+    {"unknown-oh", "the node contract names an OH type the node does not know (--eep-unknown-oh T)"},
+    {"error-lsbit", "the router counts a message whose PL is not 0 with DL 0 as a detected error and sets the "
+                    "LSbit (declared: run --offers error-lsbit)"},
     {NULL, NULL},
 };
 
@@ -1101,4 +1287,6 @@ const struct conform_protocol cf_proto_eep = {
     .field_value = field_value,
     .describe = describe,
     .hooks = eep_hooks,
+    .hook_offered = hook_offered,
+    .case_skipped = case_skipped,
 };
