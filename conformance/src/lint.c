@@ -931,3 +931,11 @@ void cf_lint_write_json(FILE *out, const char *path, const struct cf_lint_result
             (unsigned long long)res->warp_chunks, (unsigned long long)res->eep_messages, res->errors,
             res->warnings, res->notes, res->seconds);
 }
+
+bool cf_lint_routers_valid(const char *list, char *bad, size_t badlen)
+{
+    struct vw_eep_pairer *probe = vw_eep_pairer_new();
+    bool ok = probe && vw_eep_pairer_add_routers(probe, list, bad, badlen) && *list;
+    vw_eep_pairer_free(probe);
+    return ok;
+}

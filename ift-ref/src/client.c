@@ -221,7 +221,8 @@ int peer_client_run(const struct peer_opts *o)
     cl.shadow = calloc(o->peer_len, 1);
     cl.written = calloc(o->peer_len, 1);
     struct conn c;
-    ic_init(&c, fd, 0, true, o, &cl.own, &hooks, &cl);
+    bool as_b = (o->choices & CH_CONNECT_AS_B) != 0; /* node B although it connected */
+    ic_init(&c, fd, 0, !as_b, o, &cl.own, &hooks, &cl);
     int rc = 1;
     if (!cl.own.mem || !cl.shadow || !cl.written) {
         fprintf(stderr, "ift-peer: no memory for the regions\n");
@@ -230,12 +231,26 @@ int peer_client_run(const struct peer_opts *o)
     peer_event("event=region addr=0x%llx handle=%u len=%lu", (unsigned long long)cl.own.addr, cl.own.stag,
                o->region_size);
     peer_event("event=connected conn=0 peer=%s fault=%s", o->connect, ift_fault_name(o->fault));
-    ic_start(&c);
+    if (!as_b)
+        ic_start(&c);
     if (o->fault == FAULT_EARLY_FRAMES)
         cl.ready = true; /* the fault: frames before phase 1 */
     bool shut = false;
     static uint8_t buf[65536];
+    bool piped = false;
     while (!peer_stop) {
+        if (cl.ready && !piped && (o->choices & CH_PIPELINE)) {
+            /* a Send of its own, queued with the first operation: one TCP write (lines 332-333) */
+            uint8_t extra[PEER_GREETING_LEN];
+            for (size_t i = 0; i < sizeof extra; i++)
+                extra[i] = peer_pattern(PEER_GREETING_K, i);
+            if (push(&cl, OP_SEND, PEER_GREETING_K, sizeof extra, NULL, NULL) ||
+                ic_send_message(&c, extra, sizeof extra)) {
+                fprintf(stderr, "ift-peer: no memory for an operation\n");
+                goto out;
+            }
+        }
+        piped = piped || cl.ready;
         while (cl.ready && !c.failed && cl.next_op < cl.total_ops && c.out.len < QUEUE_HIGH)
             if (queue_op(&cl, &c, cl.next_op++)) {
                 fprintf(stderr, "ift-peer: no memory for an operation\n");

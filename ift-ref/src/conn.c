@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "peer.h"
+#include "vitcp/checksum.h"
 
 #define SIDE_A 0
 #define SIDE_B 1
@@ -77,7 +78,9 @@ static int outq_put(struct outq *q, const uint8_t *p, size_t n)
 int ic_flush(struct conn *c)
 {
     while (c->out.len) {
-        ssize_t w = send(c->fd, c->out.buf + c->out.head, c->out.len, MSG_NOSIGNAL);
+        /* choice trickle=N: writes of at most N bytes, each its own TCP segment (TCP_NODELAY) */
+        size_t n = c->o->trickle && c->out.len > c->o->trickle ? c->o->trickle : c->out.len;
+        ssize_t w = send(c->fd, c->out.buf + c->out.head, n, MSG_NOSIGNAL);
         if (w < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return 0;
@@ -158,7 +161,7 @@ void ic_close(struct conn *c)
 {
     if (c->fd < 0)
         return;
-    if (c->rst) { /* I8: close in error, RST */
+    if (c->rst && !(c->o->choices & CH_CLOSE_FIN)) { /* I8: close in error, RST (choice close-fin: FIN) */
         struct linger lg = {1, 0};
         setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
     }
@@ -177,6 +180,8 @@ static void send_indication(struct conn *c)
     struct vw_ift_ind_enc e;
     vw_ift_ind_enc_init(&e, phase, c->vtag, c->tx_hc, c->tx_pc);
     e.flags = c->flags | (phase ? VW_IFT_FLAG_PH : 0u);
+    if (o->choices & CH_NEWER_VERSION)
+        e.version = 2; /* a later version, backward compatible with 1 (BC Version 1) */
     uint8_t reserved[VW_IFT_IND_RESERVED_LEN] = {0};
     switch (o->fault) {
     case FAULT_BAD_MAGIC: e.magic = VW_IFT_MAGIC + 1u; break;
@@ -355,6 +360,11 @@ static void on_indication(struct conn *c, const struct vw_ift_pdu *pdu, enum vw_
     for (unsigned i = 0; i < fs.count; i++)
         if (fs.item[i].req != VW_REQ_IFT_4_2_R_AGREE)
             report(c, &fs.item[i]);
+    if ((o->choices & CH_REFUSE_NEWER) && ind->version > VW_IFT_VERSION) {
+        fail(c, VW_REQ_IFT_4_2_NEWER_VERSION_ACCEPTED, "Version %u refused: this end's choice (choice "
+             "refuse-newer-version; \"need not be rejected\")", ind->version);
+        return;
+    }
     /* what this end accepts of the peer's CRC choices (--require) */
     uint32_t f = ind->flags;
     static const struct {
@@ -373,6 +383,8 @@ static void on_indication(struct conn *c, const struct vw_ift_pdu *pdu, enum vw_
     };
     for (size_t i = 0; i < sizeof policy / sizeof policy[0]; i++)
         if ((o->require & policy[i].req) && !!(f & policy[i].flag) != policy[i].want) {
+            if ((o->choices & CH_ABORT_LATE) && !c->is_a) /* the draft sets no time for the abort */
+                send_indication(c);
             fail(c, policy[i].rule, "%s: aborted", policy[i].what);
             return;
         }
@@ -392,6 +404,13 @@ static void on_indication(struct conn *c, const struct vw_ift_pdu *pdu, enum vw_
                (f & VW_IFT_FLAG_HC) ? "H" : "-", (f & VW_IFT_FLAG_PC) ? "P" : "-", c->vtag, ind->vtag);
     if (c->hooks && c->hooks->on_ready)
         c->hooks->on_ready(c);
+    if ((o->choices & CH_GREET) && !c->is_a && !disagree) {
+        /* B may send right after its phase 1 (lines 129-132, I7): a message of its own */
+        uint8_t hello[PEER_GREETING_LEN];
+        for (size_t i = 0; i < sizeof hello; i++)
+            hello[i] = peer_pattern(PEER_GREETING_K, i);
+        tx_untagged(c, 0, VW_RDMAP_SEND, 0, !vw_ift_nego_rdma(&c->nego), hello, sizeof hello);
+    }
 }
 
 /* A Send message (or, in DDP mode, an untagged message) is whole. */
@@ -566,6 +585,33 @@ int ic_feed(struct conn *c, const uint8_t *data, size_t len)
     c->last_io_ms = peer_now_ms();
     if (c->eof) /* after the answer of fault answer-incompatible: nothing more is read */
         return 0;
+    if ((c->o->choices & CH_UPGRADE) && !c->is_a && !c->ulp_done) {
+        /* a ULP's upgrade request before the indication (lines 69-72, I32):
+         * matched byte by byte; anything else is IFT from its first byte */
+        size_t i = 0;
+        while (i < len && c->ulp_have < PEER_ULP_LEN && data[i] == (uint8_t)PEER_ULP_REQUEST[c->ulp_have]) {
+            i++;
+            c->ulp_have++;
+        }
+        if (c->ulp_have == PEER_ULP_LEN) {
+            peer_event("event=ulp-upgrade conn=%u", c->id);
+            outq_put(&c->out, (const uint8_t *)PEER_ULP_AGREED, PEER_ULP_LEN);
+            c->ulp_done = true;
+            data += i;
+            len -= i;
+        } else if (i < len) { /* not the request: what matched so far is IFT's */
+            c->ulp_done = true;
+            size_t had = c->ulp_have - i;
+            if (had && vw_ift_framer_feed(&c->rx, (const uint8_t *)PEER_ULP_REQUEST, had, on_pdu, c) != VW_REQ_NONE) {
+                fail(c, VW_REQ_IFT_4_INDICATION_FIRST, "the first bytes are neither a ULP upgrade nor an indication");
+                return -1;
+            }
+        } else {
+            return 0; /* all of it matched: wait for the rest of the request */
+        }
+        if (!len)
+            return c->failed ? -1 : 0;
+    }
     enum vw_req e = vw_ift_framer_feed(&c->rx, data, len, on_pdu, c);
     if (c->rx.oom)
         fail(c, VW_REQ_NONE, "no memory to reassemble a frame");

@@ -314,28 +314,48 @@ static int parse_list(const char *arg, const char *const *names, const uint32_t 
     return 0;
 }
 
-/* Choices the IFT draft leaves to each end (4.2), as vipl-peer's --choice:
- * not faults. They apply on top of --flags and --require. */
+/* Choices the IFT draft leaves to each end, as vipl-peer's --choice: not
+ * faults. They apply on top of --flags and --require. Each row names the
+ * draft's lines that allow it (docs/ift-peer.md, "Allowed choices"). */
 static const struct choice {
     const char *name, *arg, *what;
     uint32_t set, clear;
-    unsigned require;
+    unsigned require, behaviour;
 } CHOICES[] = {
-    {"no-r", NULL, "R clear: DDP mode wanted (4.2 R; both ends must agree)", 0, VW_IFT_FLAG_R, 0},
-    {"no-hc", NULL, "send no header CRC (4.2 HC)", 0, VW_IFT_FLAG_HC, 0},
-    {"no-pc", NULL, "send no payload CRC (4.2 PC)", 0, VW_IFT_FLAG_PC, 0},
-    {"ih", NULL, "announce IH: received header CRCs are not checked (4.2 IH, I9)", VW_IFT_FLAG_IH, 0, 0},
-    {"ip", NULL, "announce IP: received payload CRCs are not checked (4.2 IP, I9)", VW_IFT_FLAG_IP, 0, 0},
-    {"sp", NULL, "announce SP: the peer may place speculatively (4.2 SP)", VW_IFT_FLAG_SP, 0, 0},
-    {"sm", NULL, "set SM (willing to send markers; none are ever sent, I9)", VW_IFT_FLAG_SM, 0, 0},
-    {"rm", NULL, "set RM (wishes to receive markers, I9)", VW_IFT_FLAG_RM, 0, 0},
-    {"require-hc", NULL, "abort when the peer sends no header CRC (4.2 HC, SHOULD abort)", 0, 0, REQ_HC},
-    {"require-pc", NULL, "abort when the peer sends no payload CRC (4.2 PC)", 0, 0, REQ_PC},
-    {"refuse-hc", NULL, "abort when the peer sends header CRCs (4.2 HC)", 0, 0, REQ_NO_HC},
-    {"refuse-pc", NULL, "abort when the peer sends payload CRCs (4.2 PC)", 0, 0, REQ_NO_PC},
-    {"require-checked-hc", NULL, "close when the peer announces IH (4.2 IH)", 0, 0, REQ_CHECKED_HC},
-    {"require-checked-pc", NULL, "close in error when the peer announces IP (4.2 IP)", 0, 0, REQ_CHECKED_PC},
-    {"frag", "N", "payload bytes per DDP segment, as --frag", 0, 0, 0},
+    {"no-r", NULL, "R clear: DDP mode wanted (lines 134-138; both ends must agree)", 0, VW_IFT_FLAG_R, 0, 0},
+    {"no-hc", NULL, "send no header CRC (lines 140-143)", 0, VW_IFT_FLAG_HC, 0, 0},
+    {"no-pc", NULL, "send no payload CRC (lines 145-148)", 0, VW_IFT_FLAG_PC, 0, 0},
+    {"ih", NULL, "announce IH: received header CRCs are not checked (lines 150-154, I9)", VW_IFT_FLAG_IH, 0, 0, 0},
+    {"ip", NULL, "announce IP: received payload CRCs are not checked (lines 156-160, I9)", VW_IFT_FLAG_IP, 0, 0, 0},
+    {"sp", NULL, "announce SP: the peer may place speculatively (lines 162-167)", VW_IFT_FLAG_SP, 0, 0, 0},
+    {"sm", NULL, "set SM (willing to send markers; none are ever sent, lines 169-172, I9)", VW_IFT_FLAG_SM, 0, 0, 0},
+    {"rm", NULL, "set RM (wishes to receive markers, lines 183-186, I9)", VW_IFT_FLAG_RM, 0, 0, 0},
+    {"require-hc", NULL, "abort when the peer sends no header CRC (lines 140-143, SHOULD abort)", 0, 0, REQ_HC, 0},
+    {"require-pc", NULL, "abort when the peer sends no payload CRC (lines 145-148)", 0, 0, REQ_PC, 0},
+    {"refuse-hc", NULL, "abort when the peer sends header CRCs (lines 140-143)", 0, 0, REQ_NO_HC, 0},
+    {"refuse-pc", NULL, "abort when the peer sends payload CRCs (lines 145-148)", 0, 0, REQ_NO_PC, 0},
+    {"require-checked-hc", NULL, "close when the peer announces IH (lines 150-154)", 0, 0, REQ_CHECKED_HC, 0},
+    {"require-checked-pc", NULL, "close in error when the peer announces IP (lines 156-160)", 0, 0, REQ_CHECKED_PC, 0},
+    {"abort-late", NULL, "as B, answer phase 1 before aborting an unacceptable CRC choice (lines 141-148 set no time)",
+     0, 0, 0, CH_ABORT_LATE},
+    {"greet", NULL, "as B, send a 16-byte Send of its own right after phase 1 (lines 129-132, I7)", 0, 0, 0, CH_GREET},
+    {"pipeline", NULL, "as A, a 16-byte Send of its own and the first operation in one TCP write (lines 332-333)", 0, 0,
+     0, CH_PIPELINE},
+    {"frag", "N", "payload bytes per DDP segment, as --frag (lines 271-272, 360-362)", 0, 0, 0, 0},
+    {"trickle", "N", "write at most N bytes per TCP segment (lines 332-333, 360-362: TCP segments as TCP likes)", 0, 0,
+     0, 0},
+    {"vtag-per-process", NULL, "one random VTag for every connection of the process (lines 189-191)", 0, 0, 0,
+     CH_VTAG_PER_PROCESS},
+    {"refuse-newer-version", NULL, "close on a Version above 1, even with BC Version 1 (lines 115-116: need not accept)",
+     0, 0, 0, CH_REFUSE_NEWER},
+    {"newer-version", NULL, "announce Version 2 with BC Version 1: a later version compatible with 1 (lines 109-112)",
+     0, 0, 0, CH_NEWER_VERSION},
+    {"upgrade", NULL, "as B, a ULP may upgrade the connection first: 16 bytes \"" PEER_ULP_REQUEST "\" before the "
+     "indication are answered with \"" PEER_ULP_AGREED "\" (lines 69-72, I32)", 0, 0, 0, CH_UPGRADE},
+    {"connect-as-b", NULL, "with --connect, be node B: wait for the peer's phase 0 and answer it (lines 129-132 name "
+     "phases, not TCP roles)", 0, 0, 0, CH_CONNECT_AS_B},
+    {"close-fin", NULL, "close in error with FIN instead of RST (lines 137-138, 141-143 name no TCP segment)", 0, 0, 0,
+     CH_CLOSE_FIN},
 };
 
 static void list_choices(void)
@@ -345,8 +365,8 @@ static void list_choices(void)
                CHOICES[i].what);
 }
 
-/* One --choice argument: NAME[=VALUE][,NAME...] into set/clear/require. */
-static int parse_choices(const char *arg, uint32_t *set, uint32_t *clear, unsigned *require, size_t *frag)
+/* One --choice argument: NAME[=VALUE][,NAME...] into set/clear/require and o. */
+static int parse_choices(const char *arg, uint32_t *set, uint32_t *clear, unsigned *require, struct peer_opts *o)
 {
     char list[256];
     if (strlen(arg) >= sizeof list) {
@@ -370,17 +390,21 @@ static int parse_choices(const char *arg, uint32_t *set, uint32_t *clear, unsign
             fprintf(stderr, "ift-peer: choice '%s' %s\n", item, ch->arg ? "needs =VALUE" : "takes no value");
             return -1;
         }
-        if (val) { /* frag=N */
+        if (val) { /* frag=N, trickle=N */
             unsigned long v;
             if (parse_num(val, 1, PEER_FRAG_MAX, &v)) {
                 fprintf(stderr, "ift-peer: bad value '%s' for choice '%s' (%s=%s)\n", val, item, item, ch->arg);
                 return -1;
             }
-            *frag = v;
+            if (!strcmp(item, "frag"))
+                o->frag = v;
+            else
+                o->trickle = v;
         }
         *set |= ch->set;
         *clear |= ch->clear;
         *require |= ch->require;
+        o->choices |= ch->behaviour;
     }
     return 0;
 }
@@ -506,7 +530,7 @@ int main(int argc, char **argv)
                 return bad("--timeout", optarg);
             break;
         case 'K':
-            if (parse_choices(optarg, &choice_set, &choice_clear, &choice_require, &o.frag))
+            if (parse_choices(optarg, &choice_set, &choice_clear, &choice_require, &o))
                 return 2;
             break;
         case 'k': list_choices(); return tool_stdout_check("ift-peer");
@@ -523,6 +547,10 @@ int main(int argc, char **argv)
     }
     o.flags = (o.flags & ~choice_clear) | choice_set;
     o.require |= choice_require;
+    if ((o.choices & CH_VTAG_PER_PROCESS) && !o.vtag_set) { /* one draw, every connection */
+        o.vtag = peer_random_vtag();
+        o.vtag_set = true;
+    }
     if (o.connect && listen_given) {
         fprintf(stderr, "ift-peer: --listen (role B) and --connect (role A) exclude each other\n");
         return 2;

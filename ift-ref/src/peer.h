@@ -34,6 +34,23 @@
 #define REQ_CHECKED_HC 0x10u /* the peer must check ours: no IH */
 #define REQ_CHECKED_PC 0x20u /* no IP */
 
+/* Allowed choices (--choice, docs/ift-peer.md "Allowed choices"): what the
+ * draft leaves to an implementation, never a fault. */
+#define CH_GREET 0x001u          /* B: a Send of its own right after phase 1 (lines 129-132) */
+#define CH_PIPELINE 0x002u       /* A: a Send of its own and the first operation in one TCP write */
+#define CH_VTAG_PER_PROCESS 0x004u /* one random VTag per process (lines 189-191) */
+#define CH_REFUSE_NEWER 0x008u   /* close on a Version above 1 (lines 115-116: "need not") */
+#define CH_NEWER_VERSION 0x010u  /* announce Version 2, BC Version 1 (lines 109-112) */
+#define CH_CLOSE_FIN 0x020u      /* close in error with FIN, not RST (lines 137-138, 141-143) */
+#define CH_ABORT_LATE 0x040u     /* B: answer phase 1, then abort an unacceptable CRC choice */
+#define CH_UPGRADE 0x100u        /* B: a ULP's upgrade exchange may come before the indication (lines 69-72) */
+#define PEER_ULP_REQUEST "ULP RDDP UPGRADE" /* the suite's demonstration ULP (I32) */
+#define PEER_ULP_AGREED "ULP RDDP AGREED "
+#define PEER_ULP_LEN 16u
+#define CH_CONNECT_AS_B 0x080u   /* --connect as node B: wait for phase 0 (lines 129-132 name no TCP role) */
+#define PEER_GREETING_LEN 16u
+#define PEER_GREETING_K 0xFFFFul /* the pattern of a greeting or pipelined Send (peer_pattern) */
+
 enum op_kind { OP_SEND, OP_WRITE, OP_READ };
 struct peer_op {
     enum op_kind kind;
@@ -47,6 +64,8 @@ struct peer_opts {
     uint16_t vtag;
     unsigned require;        /* REQ_* */
     size_t frag;             /* payload bytes per DDP segment */
+    unsigned choices;        /* CH_* */
+    size_t trickle;          /* choice trickle=N: TCP writes of at most N bytes (0: any) */
     size_t max_msg;          /* largest Send message reassembled */
     uint64_t region_addr;    /* this end's region: TO of its first byte */
     uint32_t stag;
@@ -103,6 +122,8 @@ struct conn {
     struct vw_ift_nego nego;     /* side 0 = A, 1 = B */
     struct vw_ift_framer rx;
     bool ind_sent, peer_ind, ready;
+    size_t ulp_have;             /* choice upgrade: bytes of the ULP's request matched so far */
+    bool ulp_done;               /* no (more) ULP bytes: IFT from here */
     bool r_disagree;             /* go on anyway (fault ignore-r-disagree) */
     struct vw_ift_ind peer;
     bool tx_hc, tx_pc;           /* CRCs this end's frames carry (its own HC/PC) */

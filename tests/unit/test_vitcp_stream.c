@@ -586,6 +586,20 @@ static void test_badcrc_watch(void **state)
     vw_vitcp_badcrc_segment(&w, &c, 0, 1100, 9, &fs);
     vw_vitcp_badcrc_segment(&w, &c, 1, 300, 10, &fs);
     assert_int_equal(fs.count, 0);
+    /* at Reliable Reception the receiver's error report (a Message ACK with
+     * a VI error) is the second reaction itself, not carrying on */
+    memset(&w, 0, sizeof w);
+    c.level = VW_VITCP_ATTR_RELIABLE_RECEPTION;
+    vw_findings_clear(&fs);
+    vw_findings_add(&fs, VW_REQ_VITCP_3_6_CRC_VALID, VW_SEV_ERROR, 0, 4, "bad");
+    vw_vitcp_badcrc_segment(&w, &c, 0, 1000, 8, &fs);
+    vw_vitcp_badcrc_ack(&w, 1, 1000);
+    c.dir[1].error_acked = true;
+    vw_findings_clear(&fs);
+    vw_vitcp_badcrc_segment(&w, &c, 1, 300, 9, &fs);
+    assert_int_equal(fs.count, 0);
+    assert_false(w.pending[0]);
+    c.dir[1].error_acked = false;
     /* at Unreliable nothing is watched */
     memset(&w, 0, sizeof w);
     c.level = VW_VITCP_ATTR_UNRELIABLE;

@@ -68,6 +68,12 @@ void vw_vitcp_badcrc_segment(struct vw_vitcp_badcrc_watch *w, const struct vw_vi
     int sender = 1 - dir;
     if (w->pending[sender] && w->acked[sender]) {
         w->pending[sender] = false;
+        /* At Reliable Reception the second reaction delivers the error
+         * first: a segment whose Message ACK carries the VI error is that
+         * report, and what must follow it (the close) is V15's
+         * VITCP-3.2-ACK-ERROR-CLOSE. */
+        if (c->dir[dir].error_acked)
+            return;
         vw_findings_add(fs, VW_REQ_VITCP_3_6_BAD_CRC_REACTION, VW_SEV_ERROR, 0, 0,
                         "the receiver TCP-ACKed the bad-CRC segment of frame %llu and sends on instead of "
                         "closing: neither reaction of 3.6 (V26, V29)", (unsigned long long)w->frame[sender]);

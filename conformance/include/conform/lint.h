@@ -12,6 +12,7 @@
 #ifndef CONFORM_LINT_H
 #define CONFORM_LINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,5 +71,9 @@ size_t cf_lint_count(const struct cf_lint_result *res, enum vw_req req, enum vw_
 
 void cf_lint_write_text(FILE *out, const char *path, const struct cf_lint_result *res);
 void cf_lint_write_json(FILE *out, const char *path, const struct cf_lint_result *res);
+
+/* Is list a valid --eep-router list (P31: MAC, IPv4 or IPv6 addresses,
+ * commas between several)? false with the first bad one in bad. */
+bool cf_lint_routers_valid(const char *list, char *bad, size_t badlen);
 
 #endif

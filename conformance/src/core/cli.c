@@ -11,7 +11,6 @@
 #include "conform/cases_dir.h"
 #include "conform/case.h"
 #include "conform/coverage.h"
-#include "vitcp/pktway.h"
 #include "conform/engine.h"
 #include "conform/core.h"
 #include "conform/lint.h"
@@ -541,11 +540,8 @@ static int cmd_lint(int argc, char **argv, FILE *out, FILE *err)
             /* P31: router addresses, checked here so lint never meets a bad one */
             if (!(v = need_value(argc, argv, &i, err)))
                 return CF_EXIT_USAGE;
-            struct vw_eep_pairer *probe = vw_eep_pairer_new();
             char bad[64];
-            bool ok = probe && vw_eep_pairer_add_routers(probe, v, bad, sizeof bad) && *v;
-            vw_eep_pairer_free(probe);
-            if (!ok)
+            if (!cf_lint_routers_valid(v, bad, sizeof bad))
                 return usage_error(err, "bad --eep-router address '%s' (MAC aa:bb:cc:dd:ee:ff, IPv4 or IPv6; "
                                    "commas between several)", *v ? bad : v);
             o.eep_routers = v;

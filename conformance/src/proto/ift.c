@@ -22,7 +22,13 @@
 
 /* Message types: RDMAP opcodes in RDMA mode (both R set), then the
  * indication and the DDP mode's segments (the second DDP byte the ULP's). */
-enum { IT_IND = 8, IT_TAGGED = 9, IT_UNTAGGED = 10, IT_COUNT };
+enum { IT_IND = 8, IT_TAGGED = 9, IT_UNTAGGED = 10, IT_ULP = 11, IT_COUNT };
+
+/* The suite's demonstration ULP for a mid-stream upgrade (I32): the tester
+ * asks with these 16 bytes before any indication, a target offering
+ * 'ulp-upgrade' answers with the 16 of ULP_AGREED, then IFT starts. */
+#define ULP_REQUEST "ULP RDDP UPGRADE"
+#define ULP_LEN 16u
 
 enum ift_field {
     F_MAGIC, F_VERSION, F_BC, F_PH, F_R, F_HC, F_PC, F_IH, F_IP, F_SP, F_SM, F_RM, F_RSVD, F_VTAG, F_CRC,
@@ -45,7 +51,7 @@ static const char *const type_names[IT_COUNT] = {
     [VW_RDMAP_WRITE] = "Write", [VW_RDMAP_READ_REQUEST] = "ReadReq", [VW_RDMAP_READ_RESPONSE] = "ReadResp",
     [VW_RDMAP_SEND] = "Send", [VW_RDMAP_SEND_INVALIDATE] = "SendInv", [VW_RDMAP_SEND_SE] = "SendSE",
     [VW_RDMAP_SEND_SE_INVALIDATE] = "SendSEInv", [VW_RDMAP_TERMINATE] = "Term", [IT_IND] = "Ind",
-    [IT_TAGGED] = "Tagged", [IT_UNTAGGED] = "Untagged",
+    [IT_TAGGED] = "Tagged", [IT_UNTAGGED] = "Untagged", [IT_ULP] = "Ulp",
 };
 
 /* A send's CRC and VTag arguments (st->opts). */
@@ -156,6 +162,7 @@ static int parse_send_arg(struct cf_step *st, const char *name, const char *v, c
  * offsets of one STag up to L). raw holds the first PDU, then the payload. */
 struct ift_rx {
     bool is_ind;
+    bool is_ulp;               /* ULP bytes before the target's indication (I32) */
     struct vw_ift_ind ind;
     bool vtagdup;
     uint16_t header_size, payload_size, vtag;
@@ -190,7 +197,11 @@ struct ift_session {
     uint32_t next_msn[3];      /* per queue: the MSN of its next message */
     uint32_t next_mo[3];       /* per queue: where the message in progress goes on */
     /* what encode wrote, taken by session_sent when it went out */
-    bool pend_ind, pend_frame, pend_untagged, pend_last;
+    bool pend_ind, pend_frame, pend_untagged, pend_last, pend_ulp;
+    /* a mid-stream upgrade (I32): ULP bytes of the target's still due
+     * before its indication, and those gathered so far */
+    size_t ulp_due, ulp_have;
+    uint8_t ulp[ULP_LEN];
     unsigned pend_qn;
     size_t pend_len;
     struct reasm untagged, tagged;
@@ -468,6 +479,23 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
     s->v = v;
     if (s->dead)
         return;
+    if (s->ulp_due && !s->nego.ind_seen[1]) { /* the ULP's answer, before any IFT byte (I32) */
+        size_t n = len < s->ulp_due ? len : s->ulp_due;
+        memcpy(s->ulp + s->ulp_have, data, n);
+        s->ulp_have += n;
+        s->ulp_due -= n;
+        data += n;
+        len -= n;
+        if (!s->ulp_due) {
+            struct ift_rx rx;
+            memset(&rx, 0, sizeof rx);
+            rx.is_ulp = true;
+            deliver_msg(s, IT_ULP, &rx, s->ulp, 0, s->ulp, s->ulp_have);
+            s->ulp_have = 0;
+        }
+        if (!len)
+            return;
+    }
     read_status(s, vw_ift_reader_feed(&s->reader, data, len, on_pdu, s));
 }
 
@@ -718,7 +746,23 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
                   size_t whylen)
 {
     struct ift_session *s = session;
-    s->pend_ind = s->pend_frame = false;
+    s->pend_ind = s->pend_frame = s->pend_ulp = false;
+    if (st->type == IT_ULP) { /* the upgrade request, or payload=N bytes of pattern fill (I32) */
+        size_t n = st->set[F_PAYLOAD] ? (size_t)vals[F_PAYLOAD] : ULP_LEN;
+        out->bytes = malloc(n ? n : 1);
+        if (!out->bytes) {
+            snprintf(why, whylen, "out of memory");
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++)
+            out->bytes[i] = st->set[F_PAYLOAD] ? cf_pattern_byte(i, st->fill) : (uint8_t)ULP_REQUEST[i];
+        out->len = n;
+        out->payload_off = 0;
+        out->payload_len = n;
+        out->msg_offset = CF_MSG_NO_ECHO;
+        s->pend_ulp = true;
+        return 0;
+    }
     if (st->cap_pdu)
         return encode_captured(s, st, out, why, whylen);
     if (st->type == IT_IND)
@@ -738,6 +782,8 @@ static void session_sent(void *session, const struct cf_encoded *enc)
             s->tx_hc = (ind.flags & VW_IFT_FLAG_HC) != 0;
             s->tx_pc = (ind.flags & VW_IFT_FLAG_PC) != 0;
         }
+    } else if (s->pend_ulp && !s->nego.ind_seen[1]) {
+        s->ulp_due = ULP_LEN; /* the convention's answer: 16 bytes of the ULP's */
     } else if (s->pend_frame && s->pend_untagged && s->pend_qn < 3) {
         if (s->pend_last) {
             s->next_msn[s->pend_qn]++;
@@ -746,7 +792,7 @@ static void session_sent(void *session, const struct cf_encoded *enc)
             s->next_mo[s->pend_qn] += (uint32_t)s->pend_len;
         }
     }
-    s->pend_ind = s->pend_frame = false;
+    s->pend_ind = s->pend_frame = s->pend_ulp = false;
 }
 
 /* ------------------------------------------------------ the accessor */
@@ -837,6 +883,10 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
 static void describe(const struct cf_msg *m, char *out, size_t n)
 {
     const struct ift_rx *rx = m->decoded;
+    if (rx->is_ulp) {
+        snprintf(out, n, "Ulp %zu bytes of the ULP's (before any indication)", rx->payload_len);
+        return;
+    }
     if (rx->is_ind) {
         char fl[80];
         snprintf(out, n, "Ind phase %u version %u bc %u flags %s vtag 0x%04x", vw_ift_ind_phase(&rx->ind),
@@ -962,6 +1012,20 @@ static bool cap_blob(struct cap_load *L, const uint8_t *p, size_t n)
     return true;
 }
 
+/* A test convention the replay relies on (C60): an echo, a read-back. */
+static void cap_need(struct cf_case *c, const char *hook)
+{
+    for (unsigned i = 0; i < c->nneeds; i++)
+        if (strcmp(c->needs[i].any[0], hook) == 0)
+            return;
+    if (c->nneeds == CF_MAX_NEEDS)
+        return;
+    struct cf_need *nd = &c->needs[c->nneeds++];
+    memset(nd, 0, sizeof *nd);
+    snprintf(nd->any[0], sizeof nd->any[0], "%s", hook);
+    nd->n = 1;
+}
+
 /* A whole message of the target's: one expect. */
 static void cap_expect_msg(struct cap_load *L, struct cap_acc *a, bool rdma)
 {
@@ -974,15 +1038,24 @@ static void cap_expect_msg(struct cap_load *L, struct cap_acc *a, bool rdma)
      * instead (the scripted cases' if-open, C44) */
     st->na_if_closed = L->after_tester_ind;
     L->after_tester_ind = false;
+    /* awaited (issue 29): a message of the target's own (a greeting, a
+     * pipelined one) is no answer of the recording's; the session still
+     * judges it */
+    st->skip_other = true;
     st->type = type;
+    if (!L->passive && !h->tagged && type == VW_RDMAP_SEND)
+        cap_need(L->c, "echo");
+    if (!L->passive && h->tagged && type == VW_RDMAP_READ_RESPONSE)
+        cap_need(L->c, "readback");
     st->cap_pdu = L->c->nsteps;
     cap_match(st, F_T, h->tagged);
     if (h->tagged) {
         cap_match(st, F_STAG, h->stag);
         cap_match(st, F_TO, (int64_t)h->to);
     } else {
+        /* not its MSN: the target numbers its own messages (a greeting first
+         * moves the echoes' MSNs on); their order is the expects' order */
         cap_match(st, F_QN, h->qn);
-        cap_match(st, F_MSN, h->msn);
     }
     cap_match(st, F_PAYLOAD, (int64_t)a->len);
     struct vw_rdmap_read_req rr;
@@ -1036,17 +1109,20 @@ static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, boo
         static const struct {
             unsigned f;
             enum vw_req req;
-        } checks[] = {{F_MAGIC, VW_REQ_IFT_4_INDICATION_FIRST}, {F_VERSION, VW_REQ_IFT_4_2_VERSION},
-                      {F_BC, VW_REQ_IFT_4_2_BC_VERSION_SET}, {F_CRC, VW_REQ_IFT_4_2_IND_CRC},
+        } checks[] = {{F_VERSION, VW_REQ_IFT_4_2_VERSION}, {F_BC, VW_REQ_IFT_4_2_BC_VERSION_SET},
+                      {F_CRC, VW_REQ_IFT_4_2_IND_CRC}, {F_MAGIC, VW_REQ_IFT_4_1_MAGIC},
                       {F_RSVD, VW_REQ_IFT_4_2_RESERVED_ZERO}};
-        int64_t vals[] = {ind.magic, ind.version, ind.bc_version, ind.crc_ok, !ind.reserved_zero};
+        int64_t vals[] = {ind.version, ind.bc_version, ind.crc_ok, ind.magic, !ind.reserved_zero};
         for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
             struct cf_step *ck = cap_step(L, CF_STEP_CHECK, checks[i].req);
             if (!ck)
                 return false;
             ck->type = IT_IND;
             cap_match(ck, checks[i].f, vals[i]);
-            cap_req(c, checks[i].req);
+            if (checks[i].f == F_VERSION) /* a later Version, BC Version 1 (lines 109-116) */
+                ck->match[ck->nmatch - 1].op = CF_OP_GE;
+            if (checks[i].f != F_MAGIC) /* the case names it as IFT-4-INDICATION-FIRST (its meta), at most 12 IDs */
+                cap_req(c, checks[i].req);
         }
         static const struct {
             unsigned f;
@@ -1061,6 +1137,16 @@ static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, boo
                 return false;
             (*into)->type = IT_IND;
             cap_match(*into, flags[i].f, (ind.flags & flags[i].bit) != 0);
+        }
+        if (L->ends_close && !L->passive) {
+            /* a recorded error follows: what B sends right after its phase 1
+             * (a greeting, I23) comes in before the tester's next write, so
+             * that expect-close does not take it for data after the error
+             * (I24, C66) */
+            struct cf_step *w = cap_step(L, CF_STEP_WAIT, c->reqs[0]);
+            if (!w)
+                return false;
+            w->wait_ms = 100;
         }
         return true;
     }
@@ -1204,6 +1290,8 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
         char pcap[sizeof out->file + 8];
         cf_meta_capture_path(meta_path, pcap, sizeof pcap);
         out->passive = L->passive;
+        /* the recorded tester's offer, answered; a connecting node A (C60, I30, I31) */
+        cap_need(out, L->passive ? "connects-as-a" : "offer");
         L->tester = L->passive ? 1 : 0;
         vw_ift_nego_init(&L->nego);
         vw_ift_reader_init(&L->reader[0], &L->nego, 0, VW_IFT_READ_LIMIT_MAX);
@@ -1382,6 +1470,14 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
 /* Test conventions its cases may need (C60, docs/conformance.md "Test conventions"). */
 static const struct cf_hook_def ift_hooks[] = {
     {"echo", "the target, as node B, sends each untagged RDMAP Send it delivered back as a Send of its own"},
+    {"offer", "the target, as node B, accepts the tester's usual offer (Version 1, R, HC, PC) and answers it with a "
+              "phase 1 this tester can work with (BC Version 1): which offers it accepts is its policy"},
+    {"ulp-upgrade", "the target, as node B, takes a ULP's upgrade request (the 16 bytes \"" ULP_REQUEST "\") before "
+                    "the indication and answers it with 16 bytes of its own (I32)"},
+    {"connects-as-a", "the target, connecting (listen mode), is node A: its phase 0 comes first"},
+    {"connects-as-b", "the target, connecting (listen mode), is node B: it waits for the tester's phase 0"},
+    {"readback", "the target places RDMA Writes into its region (run --region, default ift-peer's: STag 1, TO "
+                 "0x10000000) and answers RDMA Read Requests from it"},
     {NULL, NULL},
 };
 

@@ -147,7 +147,9 @@ struct vw_vitcp_badcrc_watch {
 };
 /* Call for every segment side dir sends, with its findings complete, before
  * anything else about it: judges the watch (findings gets the error) and
- * then watches this segment if it has a bad CRC at RD/RR. */
+ * then watches this segment if it has a bad CRC at RD/RR. At Reliable
+ * Reception the receiver's Message ACK with the error is the second
+ * reaction's report (V29). */
 void vw_vitcp_badcrc_segment(struct vw_vitcp_badcrc_watch *w, const struct vw_vitcp_conn *c, int dir,
                              uint64_t seg_end, uint64_t frame, struct vw_findings *findings);
 /* A TCP ACK from side dir acknowledging the other side up to acked. */
