@@ -346,6 +346,7 @@ static void ack_err(struct vw_vitcp_enc *e) { e->hdr.msg_ack = 11; e->hdr.remote
 static void rx_back(struct vw_vitcp_enc *e) { e->hdr.rx_desc_posted = 2; }
 static void resp_len_200(struct vw_vitcp_enc *e) { e->payload_len = 200; }
 static void wrong_rdma_len(struct vw_vitcp_enc *e) { e->rdma.length = 50; }
+static void resp_len_100(struct vw_vitcp_enc *e) { e->payload_len = 100; }
 
 static void test_conn_rules(void **state)
 {
@@ -453,6 +454,31 @@ static void test_conn_rules(void **state)
     st.len[1] = 0;
     st.nsegs = 1;
     expect(&st, VW_REQ_VITCP_4_ANSWER_TYPES);
+}
+
+/* 2.2.2.2.3: only RdmaReadResponse segments may interleave with another
+ * message (V36); a request or a Send inside an open Send is EOM-LAST. */
+static void test_interleave_exception(void **state)
+{
+    (void)state;
+    static struct stream st;
+    const uint16_t RD = VW_VITCP_ATTR_RELIABLE_DELIVERY;
+
+    base(&st, RD, false, false, 4);
+    enc_at(&st, 0, VW_VITCP_RDMA_READ_REQ, 11, NULL);
+    enc_at(&st, 1, VW_VITCP_SEND, 51, no_eom);
+    enc_at(&st, 1, VW_VITCP_RDMA_READ_RESP, 11, resp_len_100);
+    enc_at(&st, 1, VW_VITCP_SEND, 51, eom_off10);
+    struct seen s = check_stream(&st);
+    assert_int_equal(s.fatal, 0);
+    if (s.errors != 0)
+        fail_msg("a read response inside an open Send is allowed, got %s", vw_req_id(s.all.item[0].req));
+
+    base(&st, RD, false, false, 4);
+    enc_at(&st, 0, VW_VITCP_SEND, 11, no_eom);
+    enc_at(&st, 0, VW_VITCP_RDMA_READ_REQ, 12, NULL);
+    enc_at(&st, 0, VW_VITCP_SEND, 11, eom_off10);
+    expect(&st, VW_REQ_VITCP_3_2_EOM_LAST);
 }
 
 /* The accepter's answer must respect the request (3.3). */
@@ -619,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_framer_every_split),
         cmocka_unit_test(test_framer_error_and_resync),
         cmocka_unit_test(test_conn_rules),
+        cmocka_unit_test(test_interleave_exception),
         cmocka_unit_test(test_accept_rules),
         cmocka_unit_test(test_midstream),
         cmocka_unit_test(test_badcrc_watch),

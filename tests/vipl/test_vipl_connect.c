@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -80,6 +81,62 @@ static void test_refused_until_timeout(void **state)
     assert_true(tries <= 12); /* not a busy loop */
     assert_int_equal(h_vi_state(vi), VIP_STATE_IDLE);
     assert_int_equal(VipDestroyVi(vi), VIP_SUCCESS);
+    h_nic_close(&a);
+}
+
+/* A raw listener on 127.0.0.1:port (the provider the request calls). */
+static int raw_listener(uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    return fd;
+}
+
+/* Accept within 2 s and read the first segment's header: its type. */
+static unsigned accept_first_type(int lfd)
+{
+    struct pollfd p = {.fd = lfd, .events = POLLIN};
+    assert_int_equal(poll(&p, 1, 2000), 1);
+    int fd = accept(lfd, NULL, NULL);
+    assert_true(fd >= 0);
+    uint8_t hdr[24];
+    size_t got = 0;
+    while (got < sizeof hdr) {
+        struct pollfd q = {.fd = fd, .events = POLLIN};
+        assert_int_equal(poll(&q, 1, 2000), 1);
+        ssize_t n = read(fd, hdr + got, sizeof hdr - got);
+        assert_true(n > 0);
+        got += (size_t)n;
+    }
+    close(fd); /* TCP closes in Pending Accept, before any answer */
+    return hdr[1] & 0x1fu;
+}
+
+/* 4.2: "Pending Accept ... TCP Closes - Reestablish"
+ * (VITCP-4.2-PENDING-TCP-CLOSE-REESTABLISH): TCP closed before the answer
+ * is connected again and the ConnectRequest sent again, until the Timeout. */
+static void test_pending_accept_tcp_closes(void **state)
+{
+    (void)state;
+    struct h_nic a;
+    h_nic_open(&a, NULL);
+    VIP_VI_HANDLE va = h_vi_create(&a, RD);
+    uint16_t port = free_port();
+    int lfd = raw_listener(port);
+    struct h_connector c = {.n = &a, .vi = va, .port = port, .disc = "gone", .timeout_ms = 1000};
+    h_connect_start(&c);
+    assert_int_equal(accept_first_type(lfd), 5); /* ConnectRequest */
+    assert_int_equal(accept_first_type(lfd), 5); /* reestablished, requested again */
+    close(lfd);
+    assert_int_equal(h_connect_join(&c), VIP_TIMEOUT);
+    assert_int_equal(h_vi_state(va), VIP_STATE_IDLE);
+    h_vi_destroy(va);
     h_nic_close(&a);
 }
 
@@ -225,6 +282,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_until_timeout),
+        cmocka_unit_test(test_pending_accept_tcp_closes),
         cmocka_unit_test(test_request_before_listener),
         cmocka_unit_test(test_wait_posted_after_request),
         cmocka_unit_test(test_nomatch_answers),
