@@ -50,7 +50,8 @@ struct cf_meta_frames {
 };
 
 /* Read the .meta at path: blank lines and '#' comments skipped, "KEY VALUE"
- * lines; 'case', 'title', 'section', 'require ID...' and 'verdict fail'
+ * lines; 'case', 'title', 'section', 'require ID...', 'verdict fail' and
+ * 'verdict advisory' (C35: the first requirement's failure is advisory)
  * into out, 'frame N ID' and 'nothing-else ID' into frames, every other
  * key to mod->key. A .meta without 'case' and 'require' is refused.
  * Returns 0, or -1 with "path:line: reason" (or "path: reason") in err. */

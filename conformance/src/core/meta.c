@@ -101,6 +101,8 @@ int cf_meta_read(const char *path, const struct cf_meta_module *mod, struct cf_c
             rc = read_frame(mod, key, value, frames, path, lineno, err, errlen);
         } else if (strcmp(key, "verdict") == 0 && strcmp(value, "fail") == 0) {
             out->expect_fail = true;
+        } else if (strcmp(key, "verdict") == 0 && strcmp(value, "advisory") == 0) {
+            out->advisory = true; /* C35: the first requirement is a reaction the draft leaves open */
         } else {
             /* 'verdict pass' too: the module does not know it either, and
              * the unknown-line message lists 'verdict fail' */
