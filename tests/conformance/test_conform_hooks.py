@@ -54,6 +54,22 @@ expect RRP payload=4 data=echo
 }
 
 
+M64 = (1 << 64) - 1
+
+
+def first_send_lost(profile_seed, case_id, loss_ppm):
+    """Does the impairment (core/impair.c, runner.c) lose the tester's first datagram of the case?"""
+    h = 0xcbf29ce484222325
+    for b in case_id.encode():
+        h = ((h ^ b) * 0x100000001b3) & M64
+    seed = (h ^ ((profile_seed * 0x9E3779B97F4A7C15) & M64)) or 1
+    state = ((seed ^ 0x7465737465720000) + 0x9E3779B97F4A7C15) & M64  # the tester's stream, one step on
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return (z ^ (z >> 31)) % 1000000 < loss_ppm
+
+
 def verdicts(rep):
     return {c["id"]: c for c in rep["cases"]}
 
@@ -127,6 +143,18 @@ class Hooks(unittest.TestCase):
         rc, rep, text, _ = self.run_against(True, CASES, "--only", "hk-needs")
         self.assertEqual(rep["cases"][0]["verdict"], "not-applicable", text)
         self.assertIn("probe hk-probe", rep["cases"][0]["message"])
+
+    def test_a_probe_the_impairment_spoilt_leaves_its_cases_inconclusive(self):
+        """run --impair (C61) on a datagram link: a probe whose datagram was lost does not say the target
+        offers nothing; it and the cases that need its convention are inconclusive."""
+        seed = next(s for s in range(1, 200) if first_send_lost(s, "hk-probe", 500000))
+        cases = {k: CASES[k] for k in ("p-probe.case", "q-needs.case")}
+        rc, rep, text, _ = self.run_against(False, cases, "--impair", "loss=50%%,seed=%d" % seed)
+        got = verdicts(rep)
+        self.assertEqual(got["hk-probe"]["verdict"], "inconclusive", got["hk-probe"]["message"])
+        self.assertEqual(got["hk-needs"]["verdict"], "inconclusive", got["hk-needs"]["message"])
+        self.assertIn("needs the target's echo", got["hk-needs"]["message"])
+        self.assertEqual(rc, 0, text)
 
     def test_bad_offers_and_bad_cases_are_refused(self):
         for bad, words in (("nosuch", "no test convention of PacketWay EEP"), ("", "bad --offers"),

@@ -86,6 +86,7 @@ struct cf_engine {
         int offered;             /* 1, 0, -1 not settled yet */
         bool probing;            /* its probe is running (a cycle of probes) */
         bool probe_done;         /* its probe case ran (and is in the report if selected) */
+        bool inconclusive;       /* its probe's evidence was destroyed (run --impair, C61) */
         char how[400];           /* how it was settled, for messages and the report */
     } hooks[CF_HOOKS_MAX];
     unsigned nhooks;
@@ -128,8 +129,11 @@ int cf_engine_hook_offered(const struct cf_engine *e, const char *name);
  * a module's option, else its probe case (run now, into the report when
  * the run selected it). */
 void cf_engine_settle_hooks(struct cf_engine *e, const struct cf_case *c);
-/* Does c need a hook the target does not offer? true, with the reason. */
-bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen);
+/* Does c need a hook the target does not offer? true, with the reason;
+ * *inconclusive (may be NULL) when it is not known because the impairment
+ * destroyed the probe's evidence (the case is then inconclusive too). */
+bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen,
+                             bool *inconclusive);
 /* After probe case c ran (c->provides): the hook's state from its result,
  * and the result itself turned not applicable when the target simply does
  * not offer the convention. */

@@ -210,9 +210,10 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
         return;
     }
     cf_engine_settle_hooks(e, c);
-    if (cf_engine_hooks_missing(e, c, why_na, sizeof why_na) ||
+    bool unknown = false;
+    if (cf_engine_hooks_missing(e, c, why_na, sizeof why_na, &unknown) ||
         (c->provides[0] && cf_engine_probe_settled(e, c, why_na, sizeof why_na))) {
-        res->verdict = CF_NOT_APPLICABLE;
+        res->verdict = unknown ? CF_INCONCLUSIVE : CF_NOT_APPLICABLE;
         snprintf(res->message, sizeof res->message, "%s: %s", c->file, why_na);
         if (c->provides[0])
             cf_engine_probe_done(e, c, res);

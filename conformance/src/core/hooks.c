@@ -167,8 +167,11 @@ void cf_engine_settle_hooks(struct cf_engine *e, const struct cf_case *c)
             settle(e, c->proto, c->steps[i].when);
 }
 
-bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen)
+bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen,
+                             bool *inconclusive)
 {
+    if (inconclusive)
+        *inconclusive = false;
     for (unsigned i = 0; i < c->nneeds; i++) {
         const struct cf_need *nd = &c->needs[i];
         bool any = false;
@@ -182,8 +185,12 @@ bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c,
         for (unsigned k = 0; k < nd->n && w >= 0 && (size_t)w < whylen; k++) {
             const char *how = "not settled";
             for (unsigned j = 0; j < e->nhooks; j++)
-                if (strcmp(e->hooks[j].name, nd->any[k]) == 0 && e->hooks[j].how[0])
-                    how = e->hooks[j].how;
+                if (strcmp(e->hooks[j].name, nd->any[k]) == 0) {
+                    if (e->hooks[j].how[0])
+                        how = e->hooks[j].how;
+                    if (e->hooks[j].inconclusive && inconclusive)
+                        *inconclusive = true;
+                }
             w += snprintf(why + w, whylen - (size_t)w, "%s%s: %s", k ? "; " : " (a test convention, not a rule of the "
                           "draft; docs/conformance.md, \"Test conventions\"): ", nd->any[k], how);
         }
@@ -215,6 +222,10 @@ void cf_engine_probe_done(struct cf_engine *e, const struct cf_case *c, struct c
     char was[CF_MESSAGE_MAX];
     snprintf(was, sizeof was, "%s", res->message);
     snprintf(h->how, sizeof h->how, "probe %s: %.*s", c->id, (int)(sizeof h->how - 80), was);
+    if (res->verdict == CF_INCONCLUSIVE) {
+        h->inconclusive = true; /* not known: the cases needing it are inconclusive too */
+        return;
+    }
     if ((res->verdict == CF_FAIL && res->rule_broken) || res->verdict == CF_SKIP)
         return; /* a rule of the draft broken on the way stays a failure */
     res->verdict = CF_NOT_APPLICABLE;
