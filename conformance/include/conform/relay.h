@@ -89,8 +89,15 @@ int cf_impair_parse(const char *spec, struct cf_impair *out, char *why, size_t w
 extern const char *const cf_impair_profiles[][3];
 /* The seed of one case's recording: the profile's and the case's id. */
 uint64_t cf_impair_case_seed(const struct cf_impair *imp, const char *case_id);
-/* "3 lost, 1 copied, 2 reordered, 5 delayed, 12 pieces" of a recording
+/* What an impairment did, counted: a recording's packets, or a datagram
+ * case's (core/runner.c). */
+struct cf_impair_counts {
+    unsigned lost, copied, reordered, delayed, pieces;
+};
+/* "3 lost, 1 copied, 2 reordered, 5 delayed, 12 pieces of cut segments"
  * ("" when nothing was done). */
+void cf_impair_counts_text(const struct cf_impair_counts *k, char *out, size_t n);
+/* The same of a recording's packets. */
 void cf_impair_summary(const struct cf_relay_packet *p, size_t count, char *out, size_t n);
 
 /* The impairment's PRNG (splitmix64): the next number; true with ppm per

@@ -194,24 +194,29 @@ uint64_t cf_impair_case_seed(const struct cf_impair *imp, const char *case_id)
     return s ? s : 1;
 }
 
+void cf_impair_counts_text(const struct cf_impair_counts *k, char *out, size_t n)
+{
+    out[0] = 0;
+    const unsigned v[] = {k->lost, k->copied, k->reordered, k->delayed, k->pieces};
+    const char *const w[] = {"lost", "copied", "reordered", "delayed", "pieces of cut segments"};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        size_t have = strlen(out);
+        if (v[i])
+            snprintf(out + have, n - have, "%s%u %s", have ? ", " : "", v[i], w[i]);
+    }
+}
+
 void cf_impair_summary(const struct cf_relay_packet *p, size_t count, char *out, size_t n)
 {
-    unsigned lost = 0, copies = 0, reordered = 0, delayed = 0, pieces = 0;
+    struct cf_impair_counts k = {0};
     for (size_t i = 0; i < count; i++) {
-        lost += (p[i].impaired & CF_IMPAIR_LOST) != 0;
-        copies += (p[i].impaired & CF_IMPAIR_COPY) != 0;
-        reordered += (p[i].impaired & CF_IMPAIR_REORDERED) != 0;
-        delayed += (p[i].impaired & CF_IMPAIR_DELAYED) != 0;
-        pieces += (p[i].impaired & CF_IMPAIR_PIECE) != 0;
+        k.lost += (p[i].impaired & CF_IMPAIR_LOST) != 0;
+        k.copied += (p[i].impaired & CF_IMPAIR_COPY) != 0;
+        k.reordered += (p[i].impaired & CF_IMPAIR_REORDERED) != 0;
+        k.delayed += (p[i].impaired & CF_IMPAIR_DELAYED) != 0;
+        k.pieces += (p[i].impaired & CF_IMPAIR_PIECE) != 0;
     }
-    out[0] = 0;
-    const unsigned v[] = {lost, copies, reordered, delayed, pieces};
-    const char *const w[] = {"lost", "copied", "reordered", "delayed", "pieces of cut segments"};
-    for (size_t k = 0; k < 5; k++) {
-        size_t have = strlen(out);
-        if (v[k])
-            snprintf(out + have, n - have, "%s%u %s", have ? ", " : "", v[k], w[k]);
-    }
+    cf_impair_counts_text(&k, out, n);
 }
 
 uint64_t cf_impair_next(uint64_t *s) /* splitmix64 */

@@ -278,23 +278,9 @@ static void record_packet(struct cf_relay *r, const struct cf_relay_packet *pk)
 static void record(struct cf_relay *r, enum cf_relay_side from, const uint8_t *p, size_t len, bool dropped,
                    bool duplicated)
 {
-    if (r->recorded_bytes + len > RELAY_RECORD_MAX)
-        return;
-    if (r->npk == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 256;
-        struct cf_relay_packet *n = realloc(r->pk, cap * sizeof *n);
-        if (!n)
-            return;
-        r->pk = n;
-        r->cap = cap;
-    }
-    uint8_t *copy = malloc(len);
-    if (!copy)
-        return;
-    memcpy(copy, p, len);
-    r->pk[r->npk++] = (struct cf_relay_packet){.usec = now_usec(), .from = from, .dropped = dropped,
-                                               .duplicated = duplicated, .len = len, .data = copy};
-    r->recorded_bytes += len;
+    struct cf_relay_packet pk = {.from = from, .dropped = dropped, .duplicated = duplicated, .len = len,
+                                 .data = (uint8_t *)p};
+    record_packet(r, &pk);
 }
 
 /* ------------------------------------------------------------ impairment (C61) */

@@ -72,7 +72,7 @@ struct grun {
      * case's id; held datagrams go (out) or are read (in) when due */
     bool impair;
     uint64_t rng[2];  /* [0] what the tester sends, [1] what it receives */
-    unsigned imp_lost, imp_copied, imp_delayed, imp_reordered;
+    struct cf_impair_counts imp;
     struct dheld *held_dgrams;
 };
 
@@ -206,18 +206,18 @@ static unsigned dgram_fate(struct grun *r, int dir, unsigned delay_us[2])
     const struct cf_impair *imp = &r->e->impair;
     uint64_t *rng = &r->rng[dir];
     if (cf_impair_chance(rng, imp->loss_ppm)) {
-        r->imp_lost++;
+        r->imp.lost++;
         return 0;
     }
     unsigned copies = 1u + cf_impair_chance(rng, imp->dup_ppm);
-    r->imp_copied += copies - 1;
+    r->imp.copied += copies - 1;
     for (unsigned c = 0; c < copies; c++) {
         delay_us[c] = cf_impair_between(rng, imp->delay_min_us, imp->delay_max_us);
         if (cf_impair_chance(rng, imp->reorder_ppm)) {
             delay_us[c] += imp->reorder_hold_us;
-            r->imp_reordered++;
+            r->imp.reordered++;
         } else if (delay_us[c]) {
-            r->imp_delayed++;
+            r->imp.delayed++;
         }
     }
     return copies;
@@ -999,20 +999,14 @@ static void relay_finish(struct grun *r)
 static void impair_verdict(struct grun *r)
 {
     struct cf_result *res = r->res;
-    const unsigned v[] = {r->imp_lost, r->imp_copied, r->imp_reordered, r->imp_delayed};
-    const char *const w[] = {"lost", "copied", "reordered", "delayed"};
-    char what[160] = "";
-    for (size_t k = 0; k < 4; k++) {
-        size_t have = strlen(what);
-        if (v[k])
-            snprintf(what + have, sizeof what - have, "%s%u %s", have ? ", " : "", v[k], w[k]);
-    }
+    char what[160];
+    cf_impair_counts_text(&r->imp, what, sizeof what);
     snprintf(res->impaired, sizeof res->impaired, "datagrams: %s (seed %llu)", what[0] ? what : "none impaired",
              (unsigned long long)cf_impair_case_seed(&r->e->impair, r->c->id));
     /* a fixed delay keeps the order and arrives within the slack: the evidence stands */
     const struct cf_impair *imp = &r->e->impair;
-    bool destroyed = r->imp_lost || r->imp_copied || r->imp_reordered ||
-                     (r->imp_delayed && imp->delay_min_us != imp->delay_max_us);
+    bool destroyed = r->imp.lost || r->imp.copied || r->imp.reordered ||
+                     (r->imp.delayed && imp->delay_min_us != imp->delay_max_us);
     if (!destroyed || (res->verdict != CF_FAIL && res->verdict != CF_TIMEOUT))
         return;
     char was[CF_MESSAGE_MAX];
