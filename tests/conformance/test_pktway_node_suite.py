@@ -62,7 +62,11 @@ END_CASES = {
     "eep-version-dropped", "eep-reserved-dt-dropped", "eep-logical-not-subscribed", "eep-mandatory-oh-err",
     "eep-mandatory-oh-not-delivered", "eep-optional-oh-delivered", "eep-rz-ignored", "eep-padding-unchecked",
     "eep-sa-zero-no-err", "eep-not-whole-words-dropped", "eep-truncated-dropped", "eep-capture-exchange",
+    "eep-probe-err",
 }
+# End-node cases a router takes too (a message for its own address): the
+# probe of err-report (P38)
+ANY_NODE_CASES = {"eep-probe-err"}
 ROUTER_CASES = {
     "eep-router-forwards", "eep-router-ei-msb", "eep-router-leading-l2rh", "eep-router-symbols-mixed",
     "eep-router-symbol-consumed", "eep-router-local-only", "eep-router-path-mtu", "eep-router-no-sar",
@@ -142,9 +146,9 @@ RELATED = {
 class Node(peerlib.Process):
     """One pktway-node on the loopback (its UDP ports from its event lines)."""
 
-    def __init__(self, *args, addr="0x10", prefix=()):
+    def __init__(self, *args, addr="0x10", prefix=(), to_file=False):
         super().__init__(list(prefix) + [NODE, "--addr", addr] + list(args), r"^event=ready", name="pktway-node",
-                         stdin=True)
+                         stdin=True, to_file=to_file)
         self.ports = [int(m.group(1)) for m in (re.search(r"kind=udp local=[0-9.]+:(\d+)", l)
                                                  for l in self.lines if l.startswith("event=interface")) if m]
 
@@ -155,7 +159,7 @@ class Node(peerlib.Process):
 # interface), and that a router counts a malformed message as a detected
 # error (P14).
 END_CONTRACT = ["--eep-unknown-oh", "5"]
-ROUTER_CONTRACT = ["--eep-l2rh", "1=01", "--offers", "error-lsbit"]
+ROUTER_CONTRACT = ["--eep-l2rh", "1=01", "--offers", "error-lsbit", "--eep-unknown-oh", "5"]
 CHAIN_CONTRACT = ["--offers", "error-lsbit"]
 
 
@@ -303,7 +307,7 @@ class EepSuite(unittest.TestCase):
         return rep, lines
 
     def test_router_over_ethernet(self):
-        rep, lines = self.eth_suite("router", [ROUTER_CMD], ROUTER_CASES)
+        rep, lines = self.eth_suite("router", [ROUTER_CMD], ROUTER_CASES | ANY_NODE_CASES)
         log = "\n".join(lines)
         self.assertRegex(log, r"event=ready .*role=router.*interfaces=2")
         self.assertRegex(log, r"event=refused .*reason=EEP-1B-PATH-MTU")
@@ -413,16 +417,16 @@ class EepSuite(unittest.TestCase):
             node.stop()
         self.assertEqual([(c["id"], c["verdict"]) for c in rep["cases"]], [("eep-capture-exchange", "pass")], text)
         self.assertRegex("\n".join(node.lines), r"event=dropped .*reason=EEP-6A-VERSION")
-        # the four answers of the recording, and the echo and the Hey-You!
-        # answer of the probes the capture case needs (C70)
-        self.assertEqual(len([l for l in node.lines if l.startswith("event=sent")]), 6, "\n".join(node.lines))
+        # the four answers of the recording, and the echo, the Hey-You!
+        # answer and the ERR of the probes the capture case needs (C70, P38)
+        self.assertEqual(len([l for l in node.lines if l.startswith("event=sent")]), 7, "\n".join(node.lines))
 
     def test_chain_passes_every_chain_case(self):
         node = self.check_clean_run(chain, CHAIN_CASES, END_CASES | ROUTER_CASES)
         self.assertEqual(len([l for l in node.lines if l.startswith("event=forwarded")]), 2 * len(CHAIN_CASES))
 
     def test_router_passes_every_router_case(self):
-        node = self.check_clean_run(router, ROUTER_CASES, END_CASES | CHAIN_CASES)
+        node = self.check_clean_run(router, ROUTER_CASES | ANY_NODE_CASES, (END_CASES - ANY_NODE_CASES) | CHAIN_CASES)
         log = "\n".join(node.lines)
         self.assertRegex(log, r"event=refused .*reason=EEP-1B-PATH-MTU")
         self.assertRegex(log, r"event=forwarded .*records=1 consumed=1")
@@ -434,7 +438,10 @@ class EepSuite(unittest.TestCase):
             fault, start = job
             node, args = start("--fault", fault)
             try:
-                rc, rep, text = run(args)
+                # pktway-node reports errors (P15): declared, so that a
+                # missing ERR fails instead of making the ERR cases not
+                # applicable (P38)
+                rc, rep, text = run(args + ["--offers", "err-report"])
                 return rc, rep, None, text
             finally:
                 node.stop()

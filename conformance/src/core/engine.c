@@ -21,6 +21,7 @@ void cf_engine_init(struct cf_engine *e)
     e->accept_ms = 5000;
     e->use_relay = true;
     e->relay_listen_fd = -1;
+    e->node_log_fd = -1;
     for (size_t i = 0; cf_protocols[i] && i < CF_PROTOCOLS_MAX; i++)
         if (cf_protocols[i]->state_init)
             cf_protocols[i]->state_init(e->proto_state[i]);
