@@ -31,6 +31,13 @@ datagram links (C47, C48).
    reason where no namespace can be made, e.g. not root): the end node
    passes every end-node case but the UDP-only one, a router every router
    case, two routers in a row every chain case; nothing is left behind.
+6. Delivery seen in the node's own output (P40, C90): pktway-node without
+   --echo, its event=delivered lines read from the file its output goes to
+   (--eep-delivery-log, --eep-node-log): the receiving faults fail their
+   cases through it; expect-log / expect-no-log judge the line (a delivery
+   where none was expected, a data length that is not the message's); a
+   missing pattern or output makes the step not applicable; bad options
+   and steps are refused; data=echo without payload=N is not run (P39).
 
 The router topology: tester link 0 (EEP address 1) - router interface 0;
 router interface 1 (MTU 512) - tester link 1 (EEP address 2). Its peer
@@ -491,6 +498,125 @@ class EepSuite(unittest.TestCase):
                     self.assertIn(cid, case_reqs, "%s claims case %s" % (r["id"], cid))
                     self.assertIn(r["id"], case_reqs[cid], "%s claims %s, which does not name it" % (r["id"], cid))
         self.assertFalse([r["id"] for r in reqs if r["status"] == "NOT COVERED"])
+
+
+# pktway-node's event line for a delivered message, its delivery log (P40)
+DELIVERY_LOG = ["--eep-delivery-log", r"^event=delivered .* data_len=([0-9]+) "]
+
+
+def logged_node(*extra):
+    """An end node without --echo, its output in a file read as its delivery log."""
+    node = Node("--udp", "127.0.0.1:0", *extra, to_file=True)
+    return node, ["--target", "127.0.0.1:%d" % node.ports[0]] + END_CONTRACT + DELIVERY_LOG + \
+        ["--eep-node-log", node.log.name]
+
+
+def own_cases(cases, args):
+    """vitcp-conform run with the test's own EEP cases: (rc, report, text)."""
+    with tempfile.TemporaryDirectory() as d:
+        os.mkdir(os.path.join(d, "eep"))
+        for name, text in cases.items():
+            with open(os.path.join(d, "eep", name), "w") as f:
+                f.write(text)
+        rc, rep, _, text = peerlib.conform_run(["--protocol", "eep", "--slack", "800", "--no-capture"] + args, d,
+                                               conform=CONFORM)
+    return rc, rep, text
+
+
+class DeliveryLog(unittest.TestCase):
+    """Delivery seen in the node's own output (P40, C90): the receiving
+    faults are caught through it as through the echo, and the steps judge
+    what the line says."""
+
+    @classmethod
+    def setUpClass(cls):
+        peerlib.require_paths(PKTWAY_NODE=NODE, VITCP_CONFORM=CONFORM, VITCP_CASES=CASES)
+
+    def test_receiving_faults_fail_through_the_log(self):
+        faults = {"accept-version": ("eep-version-dropped", "EEP-6A-VERSION"),
+                  "accept-reserved": ("eep-reserved-dt-dropped", "EEP-6C-DT-KIND"),
+                  "accept-logical": ("eep-logical-not-subscribed", "EEP-6C-LOGICAL"),
+                  "accept-mandatory": ("eep-mandatory-oh-not-delivered", "EEP-7-MANDATORY-UNKNOWN"),
+                  "drop-optional": ("eep-optional-oh-delivered", "EEP-7-OPTIONAL-MAY-DROP"),
+                  "drop-rz": ("eep-rz-ignored", "EEP-6J-RZ-IGNORED")}
+
+        def one(fault):
+            node, args = logged_node("--fault", fault)
+            try:
+                return run(args + ["--only", faults[fault][0]])
+            finally:
+                node.stop()
+        results = peerlib.parallel(one, list(faults), 3)
+        for fault, (rc, rep, text) in zip(faults, results):
+            with self.subTest(fault=fault):
+                cid, rule = faults[fault]
+                c = [c for c in rep["cases"] if c["id"] == cid][0]
+                self.assertIn(c["verdict"], ("fail", "timeout", "advisory"), c["message"])
+                self.assertEqual(c["failed_requirement"], rule, c["message"])
+
+    def test_steps_judge_the_line(self):
+        cases = {
+            "a.case": "protocol eep\ncase log-delivered\nrequire EEP-4B-BIG-ENDIAN\nconnect\n"
+                      "send RRP dt=node payload=21\nexpect-log\n",
+            "b.case": "protocol eep\ncase log-dropped\nrequire EEP-6A-VERSION\nconnect\n"
+                      "send RRP dt=node v=1 payload=8\nexpect-no-log 500\n",
+            "c.case": "protocol eep\ncase log-not-dropped\nrequire EEP-6A-VERSION\nconnect\n"
+                      "send RRP dt=node payload=8\nexpect-no-log 500\n",
+            "d.case": "protocol eep\ncase echo-unsized\nrequire EEP-4B-BIG-ENDIAN\nconnect\n"
+                      "send RRP dt=node payload=8\nexpect RRP data=echo\n",
+        }
+        node, args = logged_node()
+        try:
+            rc, rep, text = own_cases(cases, args)
+            # a pattern whose number is not the data length
+            rc2, rep2, text2 = own_cases({"a.case": cases["a.case"]},
+                                         args[:-4] + ["--eep-delivery-log", r"^event=delivered .* dl=([0-9]+) ",
+                                                      "--eep-node-log", node.log.name])
+        finally:
+            node.stop()
+        got = {c["id"]: c for c in rep["cases"]}
+        self.assertEqual(got["log-delivered"]["verdict"], "pass", text)
+        self.assertEqual(got["log-dropped"]["verdict"], "pass", text)
+        self.assertEqual(got["log-not-dropped"]["verdict"], "fail", text)
+        self.assertIn("where none was expected", got["log-not-dropped"]["message"])
+        # P39: data=echo without payload=N is refused, not run
+        self.assertEqual(got["echo-unsized"]["verdict"], "skip", text)
+        self.assertIn("data=echo without payload=N", got["echo-unsized"]["message"])
+        c = rep2["cases"][0]
+        self.assertEqual(c["verdict"], "fail", text2)
+        self.assertIn("says 3 data bytes, the tester's last message had 21", c["message"])
+
+    def test_without_pattern_or_output_not_applicable(self):
+        case = {"a.case": "protocol eep\ncase log-delivered\nrequire EEP-4B-BIG-ENDIAN\nconnect\n"
+                          "send RRP dt=node payload=8\nexpect-log\n"}
+        node = Node("--udp", "127.0.0.1:0")
+        try:
+            target = ["--target", "127.0.0.1:%d" % node.ports[0]]
+            _, rep1, t1 = own_cases(case, target)
+            _, rep2, t2 = own_cases(case, target + DELIVERY_LOG)
+        finally:
+            node.stop()
+        self.assertEqual(rep1["cases"][0]["verdict"], "not-applicable", t1)
+        self.assertIn("pattern", rep1["cases"][0]["message"])
+        self.assertEqual(rep2["cases"][0]["verdict"], "not-applicable", t2)
+        self.assertIn("the node's output", rep2["cases"][0]["message"])
+
+    def test_bad_options_and_steps_are_refused(self):
+        for args, words in ((["--eep-delivery-log", "("], "bad --eep-delivery-log"),
+                            (["--eep-node-log", "/nonexistent/x.log"], "--eep-node-log")):
+            p = subprocess.run([CONFORM, "run", "--protocol", "eep", "--target", "127.0.0.1:9", "--cases", CASES]
+                               + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(words, p.stderr)
+        for step in ("expect-log x", "expect-no-log 5 6"):
+            with tempfile.TemporaryDirectory() as d:
+                os.mkdir(os.path.join(d, "eep"))
+                with open(os.path.join(d, "eep", "x.case"), "w") as f:
+                    f.write("protocol eep\ncase x\nrequire EEP-6A-VERSION\nconnect\n%s\n" % step)
+                p = subprocess.run([CONFORM, "list", "--cases", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, timeout=30)
+            self.assertEqual(p.returncode, 2, step)
+            self.assertIn("takes at most a time in ms", p.stderr)
 
 
 if __name__ == "__main__":
