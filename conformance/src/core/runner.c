@@ -761,7 +761,9 @@ static int node_log_next(struct grun *r, const regex_t *re, char *line, size_t l
         regmatch_t m[2];
         if (regexec(re, buf, 2, m, 0) != 0)
             continue;
-        snprintf(line, linelen, "%s", buf);
+        size_t keep = strlen(buf) < linelen ? strlen(buf) : linelen - 1; /* shortened for messages */
+        memcpy(line, buf, keep);
+        line[keep] = 0;
         *sub = -1;
         if (re->re_nsub >= 1 && m[1].rm_so >= 0) {
             buf[m[1].rm_eo] = 0;
