@@ -11,7 +11,8 @@ router that keep every rule get a clean report".
    the node does not offer (the echo, the Hey-You! answer, ERRs).
 2. As a router with its own L2RH format (routing bytes "l1", --eep-l2rh
    1=6c31), no ERR and no error detection: every router case passes or is
-   not applicable (the ERR cases, the LSbit case).
+   not applicable (the ERR cases, the LSbit case); two of them in a row
+   every chain case but the LSbit one.
 3. The same node made to break one rule (--break): a non-zero V, an OH
    field without h, a DL too small in what it originates (its echo), an
    L2RH kept in a router's copy, a Broadcast forwarded: each fails the
@@ -59,6 +60,36 @@ def router(*extra):
     return node, ["--target", "127.0.0.1:%d" % p0, "--link", "0=127.0.0.1:%d" % t0,
                   "--link", "1=127.0.0.1:%d,127.0.0.1:%d" % (t1, p1), "--eep-router", "--eep-l2rh", "1=6c31",
                   "--eep-unknown-oh", "5"]
+
+
+class Pair:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    @property
+    def lines(self):
+        return self.a.lines + self.b.lines
+
+    def stop(self):
+        self.b.stop()
+        self.a.stop()
+
+
+def chain(*extra):
+    """Two of its routers in a row: tester link 0 - A - B - tester link 1."""
+    a0, a1, b0, b1, t0, t1 = (free_udp_port() for _ in range(6))
+    a = start("--addr", "0x10", "--router", "--udp", "127.0.0.1:%d" % a0, "--udp", "127.0.0.1:%d" % a1,
+              "--route", "1=0", "--route", "2=1", "--neighbor", "0=127.0.0.1:%d" % t0,
+              "--neighbor", "1=127.0.0.1:%d" % b0)
+    try:
+        b = start("--addr", "0x11", "--router", "--udp", "127.0.0.1:%d" % b0, "--udp", "127.0.0.1:%d" % b1,
+                  "--route", "1=0", "--route", "2=1", "--neighbor", "0=127.0.0.1:%d" % a1,
+                  "--neighbor", "1=127.0.0.1:%d" % t1, *extra)
+    except Exception:
+        a.stop()
+        raise
+    return Pair(a, b), ["--target", "127.0.0.1:%d" % a0, "--link", "0=127.0.0.1:%d" % t0,
+                        "--link", "1=127.0.0.1:%d,127.0.0.1:%d" % (t1, b1), "--eep-chain"]
 
 
 def run(start_fn, *node_args, extra=()):
@@ -125,6 +156,11 @@ class IndependentNode(unittest.TestCase):
         log = "\n".join(node.lines)
         self.assertRegex(log, r"DROPPED too-long")
         self.assertRegex(log, r"FORWARDED if=1")
+
+    def test_chain_gets_a_clean_report(self):
+        rc, rep, text, node = run(chain)
+        self.clean(rc, rep, text, {"eep-chain-lsbit"})  # no error detection declared (C72)
+        self.assertEqual(len([l for l in node.lines if l.startswith("FORWARDED")]), 4, node.lines)
 
     def test_each_broken_rule_fails_its_case(self):
         jobs = [(end_node, "v", "eep-probe-echo", "EEP-6A-VERSION"),
