@@ -9,9 +9,10 @@ consumed"), its own L2RH format (455 "totally SAN dependent": routing bytes
 detection as a router (160-161). It prints one line per message it
 delivered: "DELIVERED sa=0x.. pt=0x.. bytes=N" (its delivery log).
 
-One EEP message per UDP datagram (the carrier the suite uses).
+One EEP message per UDP datagram, or per raw Ethernet frame of Ethertype
+0x88B5 (--iface, root); interfaces are numbered in the order given.
 
-  eep_indie_node.py --addr A --udp [HOST:]PORT [--udp ...]
+  eep_indie_node.py --addr A (--udp [HOST:]PORT | --iface IF)...
                     [--router --route DT=IF ... --neighbor IF=HOST:PORT ... --mtu IF=N ...]
                     [--echo] [--break NAME]
 
@@ -29,6 +30,8 @@ import struct
 import sys
 
 HEY_YOU, BROADCAST, UNDEFINED = 0x7FFFFE, 0x7FFFFF, 0
+ETHERTYPE = 0x88B5
+PACKET_OUTGOING = 4
 MASK64 = (1 << 64) - 1
 BREAKS = ("v", "oh-no-h", "dl-short", "keep-l2rh", "forward-broadcast")
 
@@ -134,19 +137,29 @@ class Node:
         self.routes = dict(a.route)
         self.neighbor = dict(a.neighbor)
         self.mtu = dict(a.mtu)
-        self.socks = []
-        for spec in a.udp:
-            host, _, port = spec.rpartition(":")
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.bind((host or "127.0.0.1", int(port)))
+        self.socks, self.macs = [], []
+        for kind, spec in a.links:
+            if kind == "udp":
+                host, _, port = spec.rpartition(":")
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.bind((host or "127.0.0.1", int(port)))
+                self.macs.append(None)
+            else:
+                s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETHERTYPE))
+                s.bind((spec, ETHERTYPE))
+                self.macs.append(s.getsockname()[4])
             self.socks.append(s)
 
     def say(self, text):
         print(text, flush=True)
 
     def send(self, ifx, to, data):
-        if ifx < len(self.socks) and to:
+        if ifx >= len(self.socks) or not to:
+            return
+        if self.macs[ifx] is None:
             self.socks[ifx].sendto(data, to)
+        else:  # a frame to the MAC `to`
+            self.socks[ifx].send(to + self.macs[ifx] + struct.pack(">H", ETHERTYPE) + data)
 
     def local(self, ifx, src, m):
         """A message for this node (6c: its address, Hey-You!, Broadcast)."""
@@ -212,12 +225,17 @@ class Node:
         self.say("DROPPED not-mine")
 
     def run(self):
-        self.say("READY addr=0x%06x ports=%s" % (self.addr, ",".join(str(s.getsockname()[1]) for s in self.socks)))
+        self.say("READY addr=0x%06x interfaces=%d" % (self.addr, len(self.socks)))
         while True:
             ready, _, _ = select.select(self.socks, [], [])
             for s in ready:
+                ifx = self.socks.index(s)
                 data, src = s.recvfrom(65536)
-                self.handle(self.socks.index(s), src, data)
+                if self.macs[ifx] is not None:
+                    if src[2] == PACKET_OUTGOING or len(data) < 14:
+                        continue  # its own frames
+                    data, src = data[14:], data[6:12]
+                self.handle(ifx, src, data)
 
 
 def pair(kind):
@@ -226,6 +244,8 @@ def pair(kind):
         if kind == "route":
             return int(k, 0), int(v)
         if kind == "neighbor":
+            if v.count(":") == 5:
+                return int(k), bytes(int(x, 16) for x in v.split(":"))  # a MAC
             host, _, port = v.rpartition(":")
             return int(k), (host, int(port))
         return int(k), int(v)
@@ -235,15 +255,19 @@ def pair(kind):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--addr", type=lambda t: int(t, 0), required=True)
-    ap.add_argument("--udp", action="append", required=True)
+    ap.add_argument("--udp", action="append", dest="links", type=lambda t: ("udp", t))
+    ap.add_argument("--iface", action="append", dest="links", type=lambda t: ("eth", t))
     ap.add_argument("--router", action="store_true")
     ap.add_argument("--route", action="append", type=pair("route"), default=[])
     ap.add_argument("--neighbor", action="append", type=pair("neighbor"), default=[])
     ap.add_argument("--mtu", action="append", type=pair("mtu"), default=[])
     ap.add_argument("--echo", action="store_true")
     ap.add_argument("--break", dest="brk", choices=BREAKS)
+    a = ap.parse_args()
+    if not a.links:
+        ap.error("give --udp or --iface")
     try:
-        Node(ap.parse_args()).run()
+        Node(a).run()
     except KeyboardInterrupt:
         pass
     return 0

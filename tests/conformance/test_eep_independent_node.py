@@ -12,7 +12,9 @@ router that keep every rule get a clean report".
 2. As a router with its own L2RH format (routing bytes "l1", --eep-l2rh
    1=6c31), no ERR and no error detection: every router case passes or is
    not applicable (the ERR cases, the LSbit case); two of them in a row
-   every chain case but the LSbit one.
+   every chain case but the LSbit one. Over raw Ethernet too, as an end
+   node and a router in the network run --topology makes (root), the
+   delivery log read from the node the tester starts.
 3. The same node made to break one rule (--break): a non-zero V, an OH
    field without h, a DL too small in what it originates (its echo), an
    L2RH kept in a router's copy, a Broadcast forwarded: each fails the
@@ -33,7 +35,7 @@ CASES = os.environ.get("VITCP_CASES", "")
 NODE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "eep_indie_node.py")
 DELIVERY_LOG = ["--eep-delivery-log", r"^DELIVERED .* bytes=([0-9]+)$"]
 OK = ("pass", "not-applicable", "skip")
-SKIP_REASONS = ("a router case", "an end-node case", "two routers in a row")
+SKIP_REASONS = ("a router case", "an end-node case", "two routers in a row", "a UDP case")
 
 # What the independent node does not offer, and so the cases that cannot
 # judge it (each with a reason in the report)
@@ -161,6 +163,29 @@ class IndependentNode(unittest.TestCase):
         rc, rep, text, node = run(chain)
         self.clean(rc, rep, text, {"eep-chain-lsbit"})  # no error detection declared (C72)
         self.assertEqual(len([l for l in node.lines if l.startswith("FORWARDED")]), 4, node.lines)
+
+    def eth(self, topology, cmds, contract):
+        """The run --topology network over raw Ethernet (root; every case
+        skipped with the reason where no namespace can be made)."""
+        with tempfile.TemporaryDirectory() as d:
+            args = ["--topology", topology, "--node-ready", "^READY", "--node-log", os.path.join(d, "node.log")]
+            for c in cmds:
+                args += ["--node-cmd", "%s %s %s" % (sys.executable, NODE, c)]
+            rc, rep, _, text = peerlib.conform_run(["--protocol", "eep", "--slack", "1000", "--no-capture"] + args +
+                                                   list(contract), CASES, conform=CONFORM)
+        if rep and all(c["verdict"] == "skip" for c in rep["cases"]):
+            self.skipTest(rep["cases"][0]["message"])
+        return rc, rep, text
+
+    def test_over_ethernet(self):
+        """End node (its delivery log read from the node the tester starts)
+        and router over raw Ethernet in the network run --topology makes."""
+        rc, rep, text = self.eth("end", ["--addr 0x10 --iface {if0}"], ["--eep-unknown-oh", "5"] + DELIVERY_LOG)
+        self.clean(rc, rep, text, END_NA)
+        rc, rep, text = self.eth("router", ["--addr 0x10 --router --iface {if0} --iface {if1} --route 1=0 --route 3=0 "
+                                            "--route 2=1 --neighbor 0={peer0} --neighbor 1={peer1} --mtu 1=512"],
+                                 ["--eep-l2rh", "1=6c31", "--eep-unknown-oh", "5"])
+        self.clean(rc, rep, text, ROUTER_NA)
 
     def test_each_broken_rule_fails_its_case(self):
         jobs = [(end_node, "v", "eep-probe-echo", "EEP-6A-VERSION"),
