@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "vitcp/catalog.h"
+#include "vitcp/findings.h" /* the rules (catalog.h) and their severities */
 
 struct cf_case;
 struct cf_step;
@@ -220,5 +220,148 @@ const char *cf_protocol_names(void);
  * names[0..count), or -1; the name at index i, or "?" past the table. */
 int cf_name_index(const char *const *names, unsigned count, const char *name);
 const char *cf_name_at(const char *const *names, unsigned count, unsigned i);
+
+/* ------------------------------------------------------------------ lint
+ *
+ * `vitcp-conform lint` checks a capture offline (conform/lint.h). The core
+ * (core/lint.c) reads the capture, follows its TCP connections and
+ * datagrams, and keeps the issues and the summary; a lint module says which
+ * traffic is its protocol's and runs the wire library's rules on it. A lint
+ * module lives beside its protocol's conformance module (src/proto/) and is
+ * registered in cf_lint_modules[] (proto/registry.c).
+ *
+ * The core hands a module its connection as a struct cf_lint_flow and its
+ * findings go back through the cf_lint_* calls below, which fill in the
+ * frame, the connection and the module of each issue.
+ */
+struct cf_lint;         /* one lint run (core/lint.c) */
+struct vn_tcp_event;    /* the capture reader's events (vitcp/pcap_reader.h) */
+struct vn_datagram;
+struct vw_findings;
+
+#define CF_LINT_COUNTERS_MAX 4   /* counters a lint module keeps for the summary */
+#define CF_LINT_SETTINGS_MAX 64  /* bytes of a lint module's settings (its options) */
+
+/* A number the summary reports ("2 IFT connections, 14 PDUs"). */
+struct cf_lint_counter {
+    const char *key;    /* its key in the JSON summary: "ift_pdus" */
+    const char *text;   /* its words in the text summary, after the number: "PDUs" */
+};
+
+/* One TCP connection of the capture, as the core follows it for a module. */
+struct cf_lint_flow {
+    unsigned conn;      /* the reader's connection number */
+    bool syn_seen;      /* its SYN is in the capture */
+    bool dead[2];       /* direction d is no longer checked (framing lost, a capture gap):
+                           the core sends it no more data; a module sets it when it gives up */
+    void *state;        /* the module's state for it (conn_size bytes, zeroed) */
+};
+
+struct cf_lint_module {
+    const char *name;   /* its conformance module's name ("vitcp"): cf_lint_module_find */
+    const char *title;  /* the protocol of its issues in the report (JSON "protocol") */
+    const char *req_prefix; /* the catalog prefix of the IDs its rules report (list: "by lint") */
+    enum cf_transport transport; /* its traffic: TCP connections or datagrams */
+
+    /* Options of `lint`. usage: its part of the usage line ("[--x-port N]"),
+     * help: one line of what it checks and how it finds it. options ends
+     * with a NULL name; set_option takes one (0, or -1 with why) into the
+     * module's settings (CF_LINT_SETTINGS_MAX bytes), which settings_init
+     * fills with the defaults. */
+    const char *usage;
+    const char *help;
+    const struct cf_option *options;
+    void (*settings_init)(void *settings);
+    int (*set_option)(void *settings, const char *name, const char *value, char *why, size_t whylen);
+
+    /* The summary: the counters it keeps (cf_lint_counted), ending with a
+     * NULL key. The text summary shows them when the first is not zero;
+     * the default protocol's always, first. */
+    struct cf_lint_counter counters[CF_LINT_COUNTERS_MAX + 1];
+
+    /* TCP protocols. Which connections are the module's: the core tries,
+     * in the table's order, the port of the side that listens, then the
+     * other port (port_is_mine), then the first bytes (looks_like, may be
+     * NULL: the port alone decides). */
+    bool (*port_is_mine)(const void *settings, uint16_t port);
+    bool (*looks_like)(const uint8_t *data, size_t len);
+    /* A connection of no protocol whose later segment looks_like the
+     * module's start becomes the module's (a ULP that upgrades its
+     * connection mid-stream, found by the bytes). */
+    bool takes_over;
+    /* It frames from the first byte of each direction only: a connection
+     * whose capture starts later is noted and not checked (unless its first
+     * bytes looks_like its start). */
+    bool from_start;
+    /* Its connections hold large buffers: at most CF_LINT_MAX_HEAVY of
+     * them are checked at once. */
+    bool heavy;
+    size_t conn_size;   /* bytes of its per-connection state */
+    /* A connection became the module's at ev (its first data, or the
+     * segment it takes_over at: upgraded). 0, or -1 out of memory. */
+    int (*conn_open)(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded);
+    /* Frees what the state holds (not the state). */
+    void (*conn_free)(struct cf_lint_flow *f);
+    /* Data of direction dir (0: the side that sent the connection's first
+     * bytes), in stream order, never of a dead direction. */
+    void (*data)(struct cf_lint *l, struct cf_lint_flow *f, int dir, const struct vn_tcp_event *ev);
+    /* Optional: a TCP urgent pointer of a live direction (ev->urgent). */
+    void (*urgent)(struct cf_lint *l, struct cf_lint_flow *f, int dir, const struct vn_tcp_event *ev);
+    /* Optional: a TCP ACK of direction dir acknowledging the other
+     * direction's stream up to offset acked. */
+    void (*ack)(struct cf_lint_flow *f, int dir, uint64_t acked);
+    /* The rule a retransmission with different bytes breaks (VW_REQ_NONE:
+     * none of the protocol's; the core notes it). */
+    enum vw_req retransmission_rule;
+    /* Optional: direction dir ended (its FIN), also when it is dead; what
+     * it left unfinished goes to fs (the core reports it "at the end of
+     * this direction"). */
+    void (*direction_end)(struct cf_lint *l, struct cf_lint_flow *f, int dir, struct vw_findings *fs);
+    /* Optional: the connection is over (both FINs or an RST: real_end;
+     * else the capture ended or its ports were reused). conn_free follows. */
+    void (*closed)(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uint64_t frame);
+
+    /* Datagram protocols: is this datagram the module's (by Ethertype or
+     * UDP port), and check it. */
+    bool (*datagram_is_mine)(const void *settings, const struct vn_datagram *dg);
+    void (*datagram)(struct cf_lint *l, const struct vn_datagram *dg);
+    /* Optional: frees the module's per-run state (cf_lint_run_state). */
+    void (*run_free)(void *run_state);
+};
+
+/* The lint modules (proto/registry.c), NULL-terminated, in the order a
+ * connection's ports and first bytes are tried. */
+extern const struct cf_lint_module *const cf_lint_modules[];
+/* The lint module of the protocol name (case-insensitive); NULL if none. */
+const struct cf_lint_module *cf_lint_module_find(const char *name);
+
+/* What a lint module calls (core/lint.c). Issues are the current
+ * module's, on the current connection (none for datagrams). */
+#define CF_LINT_MAX_HEAVY 1024
+void cf_lint_issue(struct cf_lint *l, uint64_t frame, int dir, enum vw_req req, enum vw_severity sev,
+                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Every finding of one PDU at the current frame and direction, each
+ * "WHAT: detail"; err (when no finding names it) "WHAT ERR_TEXT". */
+void cf_lint_findings(struct cf_lint *l, enum vw_req err, const char *what, const char *err_text,
+                      const struct vw_findings *fs);
+/* Each finding of fs at frame and dir as "PREFIXdetail". */
+void cf_lint_findings_at(struct cf_lint *l, uint64_t frame, int dir, const char *prefix,
+                         const struct vw_findings *fs);
+/* The frame and direction being handled; a module that reports a PDU of
+ * an earlier frame sets them for its findings (and back). */
+uint64_t cf_lint_frame(const struct cf_lint *l);
+void cf_lint_set_frame(struct cf_lint *l, uint64_t frame);
+int cf_lint_dir(const struct cf_lint *l);
+void cf_lint_set_dir(struct cf_lint *l, int dir);
+/* The current module's settings, and its per-run state (a slot the module
+ * fills; run_free frees it at the end). */
+const void *cf_lint_settings(const struct cf_lint *l);
+void **cf_lint_run_state(struct cf_lint *l);
+/* Counter k of the current module goes up by one; the bytes checked by bytes. */
+void cf_lint_counted(struct cf_lint *l, unsigned k, size_t bytes);
+/* A port option's value (1..65535): 0, or -1 with why ("bad --x-port ..."). */
+int cf_lint_parse_port(const char *name, const char *value, uint16_t *port, char *why, size_t whylen);
+/* Out of memory: the lint fails once it has read the capture. */
+void cf_lint_out_of_memory(struct cf_lint *l);
 
 #endif

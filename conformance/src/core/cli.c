@@ -71,12 +71,8 @@ static const char usage_run[] =
     "  MACs at their other ends; it is ready when a line of its output matches REGEX (within SEC\n"
     "  seconds, default 10), or after 0.5 s without --node-ready. Its output goes to FILE ({n}: the\n"
     "  node's number). Where no namespace can be made, every case is skipped with the reason.\n";
-static const char usage_lint[] =
-    "vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] [--eep-router ADDRS]\n"
-    "                   FILE.pcap[ng]\n"
-    "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
-    "  (--warp-port, 5997) and PacketWay EEP (Ethertype 0x88B5, UDP --eep-port, 5998). --eep-router\n"
-    "  names router addresses (MAC, IPv4, IPv6; commas) where pairing a router's hops is ambiguous.\n";
+/* lint's usage: its options and help come from the lint modules (build_usage_lint). */
+static char usage_lint[2048];
 static const char usage_show[] =
     "vitcp-conform show NAME.meta      (the steps a capture case compiles to)\n";
 static const char usage_help[] =
@@ -96,6 +92,31 @@ static void print_usage(FILE *f, const char *const *parts)
         fputs(parts[i], f);
     }
     fputs(usage_exit_status, f);
+}
+
+/* lint's usage from the lint modules, in the report's order: the default
+ * protocol's first. */
+static void build_usage_lint(void)
+{
+    if (usage_lint[0])
+        return;
+    const struct cf_lint_module *first = cf_lint_module_default();
+    size_t o = 0, n = sizeof usage_lint;
+    o += (size_t)snprintf(usage_lint + o, n - o, "vitcp-conform lint [--json]");
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned i = 0; cf_lint_modules[i] && o < n; i++)
+            if ((cf_lint_modules[i] == first) == (pass == 0) && cf_lint_modules[i]->usage)
+                o += (size_t)snprintf(usage_lint + o, n - o, " %s", cf_lint_modules[i]->usage);
+    if (o < n)
+        o += (size_t)snprintf(usage_lint + o, n - o,
+                              "\n                   FILE.pcap[ng]\n"
+                              "  lint checks the capture's traffic of each protocol by the wire library's rules. A\n"
+                              "  TCP connection is the protocol's whose port it uses (the listening side's first),\n"
+                              "  else whose first bytes it looks like:\n");
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned i = 0; cf_lint_modules[i] && o < n; i++)
+            if ((cf_lint_modules[i] == first) == (pass == 0) && cf_lint_modules[i]->help)
+                o += (size_t)snprintf(usage_lint + o, n - o, "%s", cf_lint_modules[i]->help);
 }
 
 /* What usage_error prints after its message: the running subcommand's own
@@ -518,36 +539,17 @@ static int cmd_lint(int argc, char **argv, FILE *out, FILE *err)
     struct cf_lint_options o;
     cf_lint_options_init(&o);
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v;
+        const char *a = argv[i], *v = NULL;
+        bool takes_value = false;
         if (strcmp(a, "--json") == 0) {
             json = true;
-        } else if (strcmp(a, "--port") == 0 || strcmp(a, "--ift-port") == 0 || strcmp(a, "--warp-port") == 0 ||
-                   strcmp(a, "--eep-port") == 0) {
-            unsigned long p;
-            if (!(v = need_value(argc, argv, &i, err)))
+        } else if (cf_lint_set_option(&o, a, NULL, &takes_value, NULL, 0) > 0) {
+            /* a lint module's option (its ports, its settings) */
+            if (takes_value && !(v = need_value(argc, argv, &i, err)))
                 return CF_EXIT_USAGE;
-            if (!parse_uint(v, 65535, &p) || p == 0) {
-                fprintf(err, "vitcp-conform: bad %s '%s' (1..65535)\n", a, v);
-                print_usage(err, usage_whole);
-                return CF_EXIT_USAGE;
-            }
-            if (a[2] == 'p')
-                o.vitcp_port = (uint16_t)p;
-            else if (a[2] == 'i')
-                o.ift_port = (uint16_t)p;
-            else if (a[2] == 'w')
-                o.warp_port = (uint16_t)p;
-            else
-                o.eep_udp_port = (uint16_t)p;
-        } else if (strcmp(a, "--eep-router") == 0) {
-            /* P31: router addresses, checked here so lint never meets a bad one */
-            if (!(v = need_value(argc, argv, &i, err)))
-                return CF_EXIT_USAGE;
-            char bad[64];
-            if (!cf_lint_routers_valid(v, bad, sizeof bad))
-                return usage_error(err, "bad --eep-router address '%s' (MAC aa:bb:cc:dd:ee:ff, IPv4 or IPv6; "
-                                   "commas between several)", *v ? bad : v);
-            o.eep_routers = v;
+            char why[200];
+            if (cf_lint_set_option(&o, a, v, NULL, why, sizeof why) < 0)
+                return usage_error(err, "%s", why);
         } else if (a[0] == '-' && a[1]) {
             return usage_error(err, "unknown option '%s' for lint", a);
         } else if (file) {
@@ -654,6 +656,7 @@ static int print_subcommand_usage(const struct subcommand *sub, FILE *out)
 
 int cf_main(int argc, char **argv, FILE *out, FILE *err)
 {
+    build_usage_lint();
     if (argc < 2)
         return usage_error(err, "missing command (list, run, lint or show)%s", "");
     const char *cmd = argv[1];
