@@ -69,7 +69,7 @@ void cf_lint_result_free(struct cf_lint_result *res);
 
 /* Number of issues of at least severity sev naming req. */
 size_t cf_lint_count(const struct cf_lint_result *res, enum vw_req req, enum vw_severity sev);
-/* The summary's counter of that JSON key ("ift_pdus"); 0 if no module has it. */
+/* The summary's counter of that JSON key (a module's counters[].key); 0 if no module has it. */
 uint64_t cf_lint_counter(const struct cf_lint_result *res, const char *key);
 
 /* The report (core/lint_report.c). */

@@ -205,6 +205,12 @@ struct conform_protocol {
     int (*load_capture_case)(const char *meta_path, struct cf_case *out, char *err, size_t errlen);
     void (*describe_capture_case)(FILE *out, const struct cf_case *c);
     bool (*is_capture_meta)(const char *name);
+
+    /* Optional: `run --help` for the module's run_options: their usage
+     * ("[--x-mode] [--x-id N]") and lines that explain them, each starting
+     * with two spaces and ending with a newline. */
+    const char *run_usage;
+    const char *run_help;
 };
 
 /* The registered modules (proto/registry.c), in order; NULL-terminated. */

@@ -242,7 +242,7 @@ static const struct cf_lint_module *module_of_content(const uint8_t *data, size_
     return NULL;
 }
 
-/* "IFT/WARP": the heavy modules, for the note of their limit. */
+/* The heavy modules' titles with '/' between, for the note of their limit. */
 static void heavy_titles(char *out, size_t n)
 {
     size_t o = 0;
