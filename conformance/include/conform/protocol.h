@@ -1,28 +1,33 @@
 /*
- * The one interface between the protocol-neutral conformance core
- * (connections, timing, steps, the relay, capture, verdicts, reports:
- * conformance/src/core/) and a protocol module (conformance/src/proto/):
- * everything the core needs to know about a protocol is behind one
- * struct conform_protocol. A case names its protocol ('protocol warp',
- * default vitcp); `vitcp-conform run --protocol NAME` runs that
- * protocol's cases. docs/conformance-engine.md explains how to add one.
+ * conform/protocol.h: what a protocol module is. The one page to read
+ * before adding a protocol to vitcp-conform (docs/conformance-engine.md,
+ * "Adding a protocol", walks through it with the skeleton module
+ * tests/conformance/skeleton_module.c).
  *
- * What a module gives:
- *   - its name, default port, the catalog prefix of its requirement IDs;
- *   - the case language's vocabulary: message type names, field names
- *     (indices < CF_MAX_FIELDS), which fields a send may set, symbolic
- *     values and module arguments of a send (parse hooks);
- *   - encode: the bytes of one message from a send step's fields, built
- *     by the wire library's encoder;
- *   - a session (negotiation/sequencing state) created per case, fed every
- *     byte the target sends: it frames the stream, decodes each message
- *     into a struct cf_msg with a field accessor for expect matching, and
- *     checks each message against the rules (findings with catalog IDs);
- *   - optionally, on_connect (a handshake before the case's steps),
- *     run_case (a module that runs its cases itself on the core's
- *     connections, timing and verdict helpers: VI/TCP, for its reassembly,
- *     relative numbering, RDMA region and capture replay), check_alive
- *     (the survival probe after hostile cases) and capture cases.
+ * The conformance engine is a protocol-neutral core (conformance/src/core/:
+ * command line, case parser, step runner, connections and timing, the
+ * packet relay, captures, verdicts, reports, the lint's capture reader)
+ * and protocol modules above it (conformance/src/proto/). The core knows a
+ * protocol only through two structs, registered in proto/registry.c:
+ *
+ *   struct conform_protocol  its active cases: the case language's words
+ *                            for its messages, how to build one (encode),
+ *                            how to read what the target sends (a session
+ *                            that frames, decodes and checks every message
+ *                            against the wire library's rules), its run
+ *                            options and test conventions;
+ *   struct cf_lint_module    its capture rules for `vitcp-conform lint`:
+ *                            which connections or datagrams are its, and
+ *                            the wire library's checks on their bytes.
+ *
+ * The core calls up into a module only through the members below (and the
+ * two tables): the case parser asks the vocabulary members, the runner the
+ * session members, the engine run_case, check_alive, case_skipped and the
+ * options, the hooks code hooks and hook_offered, cli.c the capture-case
+ * members, run_usage and run_help, the lint core every cf_lint_module
+ * member. A member marked optional may be NULL; every other one must be
+ * set. Rules are named by the catalog's requirement IDs (wire/catalog/),
+ * never by text of the module's own.
  */
 #ifndef CONFORM_PROTOCOL_H
 #define CONFORM_PROTOCOL_H
@@ -67,14 +72,14 @@ struct cf_encoded {
     size_t payload_off, payload_len; /* the payload inside bytes */
     uint64_t msg_offset;             /* where it sits in its message (0: a new message;
                                         CF_MSG_NO_ECHO: no ULP data, data=echo keeps the
-                                        message before: IFT's Read Request) */
+                                        message before: a read request) */
 };
 #define CF_MSG_NO_ECHO UINT64_MAX
 
-/* A `run` option a module takes (VI/TCP: --discriminator D, --no-announce). */
+/* A command-line option a module takes (`run` or `lint`). */
 struct cf_option {
-    const char *name;   /* "--discriminator" */
-    bool takes_value;
+    const char *name;   /* with its dashes: "--x-mode" */
+    bool takes_value;   /* it takes the next argument as its value */
 };
 
 /* A test convention a module's cases may need (C60, docs/conformance.md
@@ -89,12 +94,12 @@ struct cf_hook_def {
 };
 
 /* How a protocol's messages travel (C47): a byte stream over a TCP
- * connection (VI/TCP, IFT, WARP), or one message per UDP datagram (EEP,
- * P1). A datagram module's session is fed one whole datagram per call;
- * its cases may use several tester links (link=N, `--link N=...`). */
+ * connection, or one message per UDP datagram (or Ethernet frame). A
+ * datagram module's session is fed one whole datagram per call; its cases
+ * may use several tester links (link=N, `--link N=...`). */
 enum cf_transport { CF_TRANSPORT_STREAM, CF_TRANSPORT_DATAGRAM };
 
-#define CF_PROTOCOLS_MAX 8       /* registered modules */
+#define CF_PROTOCOLS_MAX 8       /* registered modules (of each kind) */
 #define CF_PROTO_STATE_MAX 512   /* bytes of a module's settings and per-run state in the engine */
 
 /* Called by a session for each whole message it decoded: m->raw and
@@ -103,12 +108,12 @@ enum cf_transport { CF_TRANSPORT_STREAM, CF_TRANSPORT_DATAGRAM };
 typedef void (*cf_msg_sink)(void *ctx, const struct cf_msg *m);
 
 struct conform_protocol {
-    const char *name;           /* "vitcp", "warp": the case's protocol line, --protocol */
-    const char *title;          /* "VI/TCP" */
-    const char *unit;           /* what its messages are called on the wire: "segment", "chunk" */
-    const char *req_prefix;     /* catalog prefix its cases' IDs start with: "VITCP-" */
-    uint16_t default_port;
-    const char *cases_subdir;   /* its folder below the cases folder ("" for the top) */
+    const char *name;           /* lower case, one word: the case's 'protocol NAME' line, --protocol */
+    const char *title;          /* as the draft writes it, for reports and messages */
+    const char *unit;           /* what its messages are called on the wire ("segment", "chunk") */
+    const char *req_prefix;     /* catalog prefix its cases' IDs start with ("NAME-") */
+    uint16_t default_port;      /* the draft's port, where --target gives none */
+    const char *cases_subdir;   /* its folder below the cases folder ("" for the top: the default's) */
     enum cf_transport transport; /* default (0): a TCP stream */
     uint16_t ethertype;          /* datagram protocols: its Ethertype on an Ethernet link (0: none) */
     /* run --topology end|router|chain (topology.h, C54): the module's run
@@ -116,31 +121,33 @@ struct conform_protocol {
      * topology; NULL: nothing to say. */
     const char *topology_options[3];
 
-    /* Vocabulary of the case language. */
+    /* Vocabulary of the case language (core/case_parse.c): message type
+     * names ("send TYPE", "expect TYPE") and field names ("FIELD=VALUE"),
+     * both ways; cf_name_index and cf_name_at below do it for a table. */
     int (*type_by_name)(const char *name);          /* -1 unknown */
-    const char *(*type_name)(unsigned type);
+    const char *(*type_name)(unsigned type);        /* "?" unknown */
     int (*field_by_name)(const char *name);         /* -1 unknown; else < CF_MAX_FIELDS */
-    const char *(*field_name)(unsigned field);
+    const char *(*field_name)(unsigned field);      /* "?" unknown */
     bool (*field_settable)(unsigned field);         /* may a send set it? */
     bool (*field_relative)(unsigned field);         /* "+N" means relative to the connection */
     size_t max_payload;                             /* payload=N a send may ask for */
-    /* Symbolic values ("attrs=RD|RWE"): 1 parsed, 0 not symbolic, -1 bad
-     * (why says what is allowed). May be NULL. */
+    /* Symbolic values ("flags=A|B"): 1 parsed, 0 not symbolic, -1 bad
+     * (why says what is allowed). Optional. */
     int (*parse_symbol)(unsigned field, const char *text, int64_t *out, char *why, size_t whylen);
     /* Run-time variables ("$addr+16"): the variable a name starts ($addr),
      * its length in *len; 0 unknown. var_is_bits: it takes the field's
-     * symbols after '|' ($level|RWE) instead of an offset. var_names lists
-     * them for error messages. Without var_by_name a case has none. */
+     * symbols after '|' ($level|A) instead of an offset. var_names lists
+     * them for error messages. Optional: without var_by_name a case has none. */
     unsigned (*var_by_name)(const char *text, size_t *len);
     bool (*var_is_bits)(unsigned var);
     const char *var_names;
-    /* A header directive of the module's own (VI/TCP: segments,
-     * level-optional) into c->flags: 1 taken, 0 not the module's, -1 bad
-     * (why). May be NULL. */
+    /* A header directive of the module's own (a line before the steps
+     * the core does not know) into c->flags: 1 taken, 0 not the module's,
+     * -1 bad (why). Optional. */
     int (*parse_directive)(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen);
-    /* A send argument that is not a field (VI/TCP: calling=, opts=, crc=,
-     * noeom): 1 taken, 0 not the module's, -1 bad (why). value is NULL for
-     * a bare word. May be NULL. */
+    /* A send argument that is not a field (an option list, a CRC to
+     * break, a flag word): 1 taken, 0 not the module's, -1 bad (why).
+     * value is NULL for a bare word. Optional. */
     int (*parse_send_arg)(struct cf_step *st, const char *name, const char *value, char *why,
                           size_t whylen);
 
@@ -159,17 +166,18 @@ struct conform_protocol {
                          struct cf_rx_verdict *v);
     /* The target closed its side: what is left open (a partial message). */
     void (*session_finish)(void *session, struct cf_rx_verdict *v);
-    /* Datagram protocols, optional: the next datagram fed came in on an
+    /* Optional, datagram protocols: the next datagram fed came in on an
      * Ethernet link (frames may be padded after the message) or not. */
     void (*session_carrier)(void *session, bool ethernet);
     /* Optional: an expect waited in vain and the target is silent but
      * open. What the session holds back because only later bytes would
-     * settle it (IFT: a frame's CRC layout) is judged now as if the
+     * settle it (a frame's CRC layout) is judged now as if the
      * stream ended there, so the case fails under the rule the target
      * broke instead of a timeout (C45). The session is not fed after it. */
     void (*session_stalled)(void *session, struct cf_rx_verdict *v);
     /* The tester's own message went out (its negotiation/sequencing state). */
     void (*session_sent)(void *session, const struct cf_encoded *enc);
+    /* Frees a message the session handed to the sink (its raw and decoded). */
     void (*msg_free)(struct cf_msg *m);
     /* Field accessor of a received message: false when it has no such field. */
     bool (*field_value)(const struct cf_msg *m, unsigned field, int64_t *value);
@@ -181,7 +189,9 @@ struct conform_protocol {
 
     /* Optional: the module's settings and per-run state, kept in the engine
      * (cf_engine_state; at most CF_PROTO_STATE_MAX bytes, initialised by
-     * state_init at cf_engine_init), and the run options that set them. */
+     * state_init at cf_engine_init), and the run options that set them:
+     * the command line hands each option it does not know to set_option
+     * of the module that lists it (0, or -1 with why). */
     void (*state_init)(void *state);
     const struct cf_option *run_options;   /* ends with a NULL name */
     int (*set_option)(void *state, const char *name, const char *value, char *why, size_t whylen);
@@ -189,19 +199,24 @@ struct conform_protocol {
     /* Optional: the test conventions (hooks) its cases may need, ending
      * with a NULL name; a module without a table takes no 'needs HOOK'. */
     const struct cf_hook_def *hooks;
-    /* Optional: does a module's run option settle a hook (EEP: a delivery
-     * log regex offers delivery-log)? 1 offered, 0 not, -1 no opinion. */
+    /* Optional: does a module's run option settle a hook (an option that
+     * names a log the hook reads offers it)? 1 offered, 0 not, -1 no opinion. */
     int (*hook_offered)(const void *state, const char *hook);
 
-    /* Optional: a case the run cannot take at all (EEP: a router case
-     * against an end node), skipped with the reason before its test
+    /* Optional: a case the run cannot take at all (a router case against
+     * an end node), skipped with the reason before its test
      * conventions are settled, so that no probe runs for it. true: skip. */
     bool (*case_skipped)(struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen);
 
-    /* Optional overrides. */
+    /* Optional: the module runs a case itself instead of the core's step
+     * runner (on the core's connections, timing and verdict helpers). */
     void (*run_case)(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
+    /* Optional: after a hostile case, is the target still alive (0), or
+     * not (-1, why)? Without it the core reconnects to find out. */
     int (*check_alive)(struct cf_engine *e, char *why, size_t whylen);
-    /* Capture cases (NAME.meta beside NAME.pcapng) and their description. */
+    /* Optional: capture cases (NAME.meta beside NAME.pcapng): load one,
+     * describe what it compiles to (`vitcp-conform show`), and tell a
+     * meta file of the module's by its name. */
     int (*load_capture_case)(const char *meta_path, struct cf_case *out, char *err, size_t errlen);
     void (*describe_capture_case)(FILE *out, const struct cf_case *c);
     bool (*is_capture_meta)(const char *name);
@@ -217,9 +232,9 @@ struct conform_protocol {
 extern const struct conform_protocol *const cf_protocols[];
 /* The module named name (case-insensitive); NULL if none. */
 const struct conform_protocol *cf_protocol_find(const char *name);
-/* The default protocol of a case without a protocol line: VI/TCP. */
+/* The default protocol of a case without a protocol line: the table's first. */
 const struct conform_protocol *cf_protocol_default(void);
-/* "vitcp, warp": the registered names, for messages. */
+/* The registered names with ", " between, for messages. */
 const char *cf_protocol_names(void);
 
 /* A module's vocabulary tables (field and type names): the index of name in
@@ -248,10 +263,10 @@ struct vw_findings;
 #define CF_LINT_COUNTERS_MAX 4   /* counters a lint module keeps for the summary */
 #define CF_LINT_SETTINGS_MAX 64  /* bytes of a lint module's settings (its options) */
 
-/* A number the summary reports ("2 IFT connections, 14 PDUs"). */
+/* A number the summary reports ("2 X connections, 14 PDUs"). */
 struct cf_lint_counter {
-    const char *key;    /* its key in the JSON summary: "ift_pdus" */
-    const char *text;   /* its words in the text summary, after the number: "PDUs" */
+    const char *key;    /* its key in the JSON summary ("x_pdus") */
+    const char *text;   /* its words in the text summary, after the number ("PDUs") */
 };
 
 /* One TCP connection of the capture, as the core follows it for a module. */
@@ -264,7 +279,7 @@ struct cf_lint_flow {
 };
 
 struct cf_lint_module {
-    const char *name;   /* its conformance module's name ("vitcp"): cf_lint_module_find */
+    const char *name;   /* its conformance module's name: cf_lint_module_find */
     const char *title;  /* the protocol of its issues in the report (JSON "protocol") */
     const char *req_prefix; /* the catalog prefix of the IDs its rules report (list: "by lint") */
     enum cf_transport transport; /* its traffic: TCP connections or datagrams */
