@@ -248,26 +248,7 @@ const struct conform_protocol cf_proto_skeleton = {
 
 /* --------------------------------------------------------- the lint module */
 
-struct skel_settings {
-    uint16_t port;
-};
-
 enum { COUNT_CONNECTIONS, COUNT_MESSAGES };
-
-static void settings_init(void *settings)
-{
-    ((struct skel_settings *)settings)->port = SKEL_PORT;
-}
-
-static int set_option(void *settings, const char *name, const char *value, char *why, size_t whylen)
-{
-    return cf_lint_parse_port(name, value, &((struct skel_settings *)settings)->port, why, whylen);
-}
-
-static bool port_is_mine(const void *settings, uint16_t port)
-{
-    return port == ((const struct skel_settings *)settings)->port;
-}
 
 static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded)
 {
@@ -316,20 +297,15 @@ static void direction_end(struct cf_lint *l, struct cf_lint_flow *f, int dir, st
                       "%zu bytes of an unfinished SKEL message at the end of this direction", framer[dir].have);
 }
 
-static const struct cf_option lint_options[] = {{"--skel-port", true}, {NULL, false}};
-
 const struct cf_lint_module cf_lint_skeleton = {
     .name = "skel",
     .title = "SKEL",
     .req_prefix = "SKEL-",
     .transport = CF_TRANSPORT_STREAM,
-    .usage = "[--skel-port N]",
+    .port_option = "--skel-port",
+    .default_port = SKEL_PORT,
     .help = "  SKEL: TCP port --skel-port (7999).\n",
-    .options = lint_options,
-    .settings_init = settings_init,
-    .set_option = set_option,
     .counters = {{"skel_connections", "SKEL connections"}, {"skel_messages", "messages"}},
-    .port_is_mine = port_is_mine,
     .conn_size = 2 * sizeof(struct skel_framer),
     .conn_open = conn_open,
     .conn_free = conn_free,

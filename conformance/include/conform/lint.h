@@ -36,8 +36,10 @@ struct cf_lint_result {
     double seconds;
 };
 
-/* The settings of every lint module (set by their options). */
+/* The settings of every lint module (set by their options), by their
+ * place in cf_lint_modules. */
 struct cf_lint_options {
+    uint16_t port[CF_PROTOCOLS_MAX];
     union {
         max_align_t align;
         unsigned char bytes[CF_LINT_SETTINGS_MAX];

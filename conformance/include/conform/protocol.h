@@ -284,15 +284,20 @@ struct cf_lint_module {
     const char *req_prefix; /* the catalog prefix of the IDs its rules report (list: "by lint") */
     enum cf_transport transport; /* its traffic: TCP connections or datagrams */
 
-    /* Options of `lint`. usage: its part of the usage line ("[--x-port N]"),
-     * help: one line of what it checks and how it finds it. options ends
-     * with a NULL name; set_option takes one (0, or -1 with why) into the
-     * module's settings (CF_LINT_SETTINGS_MAX bytes), which settings_init
-     * fills with the defaults. */
-    const char *usage;
+    /* Its port: TCP, a connection to or from it is the module's (tried
+     * before the content); datagrams, a UDP datagram to or from it. The
+     * option port_option ("--x-port") sets it, the core checks the value. */
+    const char *port_option;
+    uint16_t default_port;
+    /* `lint --help`: one line or more of what it checks and how it finds
+     * it, each starting with two spaces and ending with a newline. */
     const char *help;
+    /* Optional: options of `lint` besides the port (ending with a NULL
+     * name), their part of the usage line ("[--x-mode M]"), and set_option
+     * that takes one (0, or -1 with why) into the module's settings
+     * (CF_LINT_SETTINGS_MAX bytes, zeroed), read by cf_lint_settings. */
     const struct cf_option *options;
-    void (*settings_init)(void *settings);
+    const char *usage;
     int (*set_option)(void *settings, const char *name, const char *value, char *why, size_t whylen);
 
     /* The summary: the counters it keeps (cf_lint_counted), ending with a
@@ -302,9 +307,8 @@ struct cf_lint_module {
 
     /* TCP protocols. Which connections are the module's: the core tries,
      * in the table's order, the port of the side that listens, then the
-     * other port (port_is_mine), then the first bytes (looks_like, may be
-     * NULL: the port alone decides). */
-    bool (*port_is_mine)(const void *settings, uint16_t port);
+     * other port, then the first bytes (looks_like, optional: without it
+     * the port alone decides). */
     bool (*looks_like)(const uint8_t *data, size_t len);
     /* A connection of no protocol whose later segment looks_like the
      * module's start becomes the module's (a ULP that upgrades its
@@ -342,9 +346,9 @@ struct cf_lint_module {
      * else the capture ended or its ports were reused). conn_free follows. */
     void (*closed)(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uint64_t frame);
 
-    /* Datagram protocols: is this datagram the module's (by Ethertype or
-     * UDP port), and check it. */
-    bool (*datagram_is_mine)(const void *settings, const struct vn_datagram *dg);
+    /* Datagram protocols: is this datagram the module's (by its Ethertype,
+     * or its UDP port: port), and check it. */
+    bool (*datagram_is_mine)(uint16_t port, const struct vn_datagram *dg);
     void (*datagram)(struct cf_lint *l, const struct vn_datagram *dg);
     /* Optional: frees the module's per-run state (cf_lint_run_state). */
     void (*run_free)(void *run_state);
@@ -380,8 +384,6 @@ const void *cf_lint_settings(const struct cf_lint *l);
 void **cf_lint_run_state(struct cf_lint *l);
 /* Counter k of the current module goes up by one; the bytes checked by bytes. */
 void cf_lint_counted(struct cf_lint *l, unsigned k, size_t bytes);
-/* A port option's value (1..65535): 0, or -1 with why ("bad --x-port ..."). */
-int cf_lint_parse_port(const char *name, const char *value, uint16_t *port, char *why, size_t whylen);
 /* Out of memory: the lint fails once it has read the capture. */
 void cf_lint_out_of_memory(struct cf_lint *l);
 

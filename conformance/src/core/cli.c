@@ -121,8 +121,13 @@ static void build_usage_lint(void)
     o += (size_t)snprintf(usage_lint + o, n - o, "vitcp-conform lint [--json]");
     for (int pass = 0; pass < 2; pass++)
         for (unsigned i = 0; cf_lint_modules[i] && o < n; i++)
-            if ((cf_lint_modules[i] == first) == (pass == 0) && cf_lint_modules[i]->usage)
-                o += (size_t)snprintf(usage_lint + o, n - o, " %s", cf_lint_modules[i]->usage);
+            if ((cf_lint_modules[i] == first) == (pass == 0)) {
+                const struct cf_lint_module *m = cf_lint_modules[i];
+                if (m->port_option)
+                    o += (size_t)snprintf(usage_lint + o, n - o, " [%s N]", m->port_option);
+                if (m->usage && o < n)
+                    o += (size_t)snprintf(usage_lint + o, n - o, " %s", m->usage);
+            }
     if (o < n)
         o += (size_t)snprintf(usage_lint + o, n - o,
                               "\n                   FILE.pcap[ng]\n"

@@ -55,8 +55,22 @@ void cf_lint_options_init(struct cf_lint_options *o)
 {
     memset(o, 0, sizeof *o);
     for (unsigned i = 0; cf_lint_modules[i]; i++)
-        if (cf_lint_modules[i]->settings_init)
-            cf_lint_modules[i]->settings_init(&o->settings[i]);
+        o->port[i] = cf_lint_modules[i]->default_port;
+}
+
+/* A port option's value: 1..65535. */
+static int parse_port(const char *name, const char *value, uint16_t *port, char *why, size_t whylen)
+{
+    char *end = NULL;
+    unsigned long p = 0;
+    if (*value && *value != '-')
+        p = strtoul(value, &end, 10);
+    if (!end || *end || p == 0 || p > 65535) {
+        snprintf(why, whylen, "bad %s '%s' (1..65535)", name, value);
+        return -1;
+    }
+    *port = (uint16_t)p;
+    return 0;
 }
 
 int cf_lint_set_option(struct cf_lint_options *o, const char *name, const char *value, bool *takes_value,
@@ -64,6 +78,13 @@ int cf_lint_set_option(struct cf_lint_options *o, const char *name, const char *
 {
     for (unsigned i = 0; cf_lint_modules[i]; i++) {
         const struct cf_lint_module *m = cf_lint_modules[i];
+        if (m->port_option && strcmp(m->port_option, name) == 0) {
+            if (takes_value) {
+                *takes_value = true;
+                return 1;
+            }
+            return parse_port(name, value, &o->port[i], why, whylen) < 0 ? -1 : 1;
+        }
         for (const struct cf_option *op = m->options; op && op->name; op++) {
             if (strcmp(op->name, name) != 0)
                 continue;
@@ -151,18 +172,6 @@ void cf_lint_counted(struct cf_lint *l, unsigned k, size_t bytes)
     l->res->bytes += bytes;
 }
 
-int cf_lint_parse_port(const char *name, const char *value, uint16_t *port, char *why, size_t whylen)
-{
-    char *end;
-    unsigned long p = *value && *value != '-' ? strtoul(value, &end, 10) : 0;
-    if (!*value || *value == '-' || *end || p == 0 || p > 65535) {
-        snprintf(why, whylen, "bad %s '%s' (1..65535)", name, value);
-        return -1;
-    }
-    *port = (uint16_t)p;
-    return 0;
-}
-
 void cf_lint_out_of_memory(struct cf_lint *l)
 {
     l->oom = true;
@@ -228,8 +237,7 @@ static bool conn_begin(struct cf_lint *l, struct lint_conn *lc, const struct cf_
 static const struct cf_lint_module *module_of_port(const struct cf_lint *l, uint16_t port)
 {
     for (unsigned i = 0; cf_lint_modules[i]; i++)
-        if (cf_lint_modules[i]->port_is_mine &&
-            cf_lint_modules[i]->port_is_mine(&l->opt->settings[i], port))
+        if (cf_lint_modules[i]->transport == CF_TRANSPORT_STREAM && l->opt->port[i] == port && port)
             return cf_lint_modules[i];
     return NULL;
 }
@@ -395,7 +403,7 @@ static void on_datagram(void *ctx, const struct vn_datagram *dg)
     struct cf_lint *l = ctx;
     for (unsigned i = 0; cf_lint_modules[i]; i++) {
         const struct cf_lint_module *m = cf_lint_modules[i];
-        if (!m->datagram_is_mine || !m->datagram_is_mine(&l->opt->settings[i], dg))
+        if (!m->datagram_is_mine || !m->datagram_is_mine(l->opt->port[i], dg))
             continue;
         l->cur_frame = dg->frame;
         l->cur_conn = 0;
@@ -472,7 +480,7 @@ static int lint_run(frame_source read, const void *src, const char *what, const 
                         .cur_module = cf_lint_module_default()};
     struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = on_datagram, .notice = on_notice, .ctx = &l,
                                      .ack = on_ack};
-    struct vn_reader_stats st;
+    struct vn_reader_stats st = {0}; /* a file that cannot be read at all has no stats */
     int rc = read(src, &cb, &st, err, errlen);
     res->frames = st.frames;
     for (size_t i = 0; i < l.nconns; i++) {

@@ -10,25 +10,16 @@
 #include "vitcp/pktway.h"
 
 struct eep_settings {
-    uint16_t udp_port;   /* default VW_EEP_UDP_PORT (P1); Ethertype 0x88B5 always */
     const char *routers; /* router addresses (MAC, IPv4, IPv6; commas), NULL: pair by content (P31) */
 };
 
 enum { COUNT_MESSAGES };
 
-static void settings_init(void *settings)
-{
-    struct eep_settings *s = settings;
-    s->udp_port = VW_EEP_UDP_PORT;
-    s->routers = NULL;
-}
-
+/* --eep-router (P31), its only option: checked here, so that the lint never
+ * meets a bad address. */
 static int set_option(void *settings, const char *name, const char *value, char *why, size_t whylen)
 {
-    struct eep_settings *s = settings;
-    if (name[6] == 'p') /* --eep-port */
-        return cf_lint_parse_port(name, value, &s->udp_port, why, whylen);
-    /* --eep-router (P31): checked here so that the lint never meets a bad one */
+    (void)name;
     struct vw_eep_pairer *probe = vw_eep_pairer_new();
     char bad[64] = "";
     bool ok = probe && vw_eep_pairer_add_routers(probe, value, bad, sizeof bad) && *value;
@@ -38,15 +29,15 @@ static int set_option(void *settings, const char *name, const char *value, char 
                  "several)", *value ? bad : value);
         return -1;
     }
-    s->routers = value;
+    ((struct eep_settings *)settings)->routers = value;
     return 0;
 }
 
-static bool datagram_is_mine(const void *settings, const struct vn_datagram *dg)
+/* P1: its Ethertype, or the UDP port (Ethertype 0x88B5 always). */
+static bool datagram_is_mine(uint16_t port, const struct vn_datagram *dg)
 {
-    const struct eep_settings *s = settings;
     return (dg->kind == VN_DGRAM_ETH && dg->ethertype == VW_EEP_ETHERTYPE) ||
-           (dg->kind == VN_DGRAM_UDP && (dg->dst.port == s->udp_port || dg->src.port == s->udp_port));
+           (dg->kind == VN_DGRAM_UDP && (dg->dst.port == port || dg->src.port == port));
 }
 
 static void datagram(struct cf_lint *l, const struct vn_datagram *dg)
@@ -100,18 +91,19 @@ static void run_free(void *run_state)
     vw_eep_pairer_free(run_state);
 }
 
-static const struct cf_option options[] = {{"--eep-port", true}, {"--eep-router", true}, {NULL, false}};
+static const struct cf_option options[] = {{"--eep-router", true}, {NULL, false}};
 
 const struct cf_lint_module cf_lint_eep = {
     .name = "eep",
     .title = "EEP",
     .req_prefix = "EEP-",
     .transport = CF_TRANSPORT_DATAGRAM,
-    .usage = "[--eep-port N] [--eep-router ADDRS]",
+    .port_option = "--eep-port",
+    .default_port = VW_EEP_UDP_PORT,
+    .usage = "[--eep-router ADDRS]",
     .help = "  PacketWay EEP: Ethertype 0x88B5, UDP port --eep-port (5998). --eep-router names router\n"
             "  addresses (MAC, IPv4, IPv6; commas) where pairing a router's hops is ambiguous.\n",
     .options = options,
-    .settings_init = settings_init,
     .set_option = set_option,
     .counters = {{"eep_messages", "EEP messages"}},
     .datagram_is_mine = datagram_is_mine,

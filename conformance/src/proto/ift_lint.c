@@ -16,10 +16,6 @@
 #include "vitcp/ift_stream.h"
 #include "vitcp/pcap_reader.h"
 
-struct ift_settings {
-    uint16_t port;
-};
-
 /* The capture frames of a side's last segments (by the reader's stream
  * offset of their first byte), to name the frame that completed each PDU:
  * the reader settles a frame whose sender broke its CRC announcement only
@@ -46,21 +42,6 @@ struct ift_conn {
 };
 
 enum { COUNT_CONNECTIONS, COUNT_PDUS };
-
-static void settings_init(void *settings)
-{
-    ((struct ift_settings *)settings)->port = VW_IFT_DEFAULT_PORT;
-}
-
-static int set_option(void *settings, const char *name, const char *value, char *why, size_t whylen)
-{
-    return cf_lint_parse_port(name, value, &((struct ift_settings *)settings)->port, why, whylen);
-}
-
-static bool port_is_mine(const void *settings, uint16_t port)
-{
-    return port == ((const struct ift_settings *)settings)->port;
-}
 
 static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded)
 {
@@ -266,21 +247,16 @@ static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uin
     }
 }
 
-static const struct cf_option options[] = {{"--ift-port", true}, {NULL, false}};
-
 const struct cf_lint_module cf_lint_ift = {
     .name = "ift",
     .title = "IFT",
     .req_prefix = "IFT-",
     .transport = CF_TRANSPORT_STREAM,
-    .usage = "[--ift-port N]",
+    .port_option = "--ift-port",
+    .default_port = VW_IFT_DEFAULT_PORT,
     .help = "  IFT: TCP port --ift-port (5996), else an adaption indication (also one that upgrades a\n"
             "  connection mid-stream).\n",
-    .options = options,
-    .settings_init = settings_init,
-    .set_option = set_option,
     .counters = {{"ift_connections", "IFT connections"}, {"ift_pdus", "PDUs"}},
-    .port_is_mine = port_is_mine,
     .looks_like = vw_ift_plausible_indication,
     .takes_over = true,
     .from_start = true,

@@ -8,26 +8,7 @@
 #include "vitcp/pcap_reader.h"
 #include "vitcp/warp_stream.h"
 
-struct warp_settings {
-    uint16_t port;
-};
-
 enum { COUNT_CONNECTIONS, COUNT_CHUNKS };
-
-static void settings_init(void *settings)
-{
-    ((struct warp_settings *)settings)->port = VW_WARP_DEFAULT_PORT;
-}
-
-static int set_option(void *settings, const char *name, const char *value, char *why, size_t whylen)
-{
-    return cf_lint_parse_port(name, value, &((struct warp_settings *)settings)->port, why, whylen);
-}
-
-static bool port_is_mine(const void *settings, uint16_t port)
-{
-    return port == ((const struct warp_settings *)settings)->port;
-}
 
 static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded)
 {
@@ -87,20 +68,15 @@ static void direction_end(struct cf_lint *l, struct cf_lint_flow *f, int dir, st
     f->dead[dir] = true;
 }
 
-static const struct cf_option options[] = {{"--warp-port", true}, {NULL, false}};
-
 const struct cf_lint_module cf_lint_warp = {
     .name = "warp",
     .title = "WARP",
     .req_prefix = "WARP-",
     .transport = CF_TRANSPORT_STREAM,
-    .usage = "[--warp-port N]",
+    .port_option = "--warp-port",
+    .default_port = VW_WARP_DEFAULT_PORT,
     .help = "  WARP: TCP port --warp-port (5997).\n",
-    .options = options,
-    .settings_init = settings_init,
-    .set_option = set_option,
     .counters = {{"warp_connections", "WARP connections"}, {"warp_chunks", "chunks"}},
-    .port_is_mine = port_is_mine,
     .from_start = true,
     .heavy = true,
     .conn_size = 2 * sizeof(struct vw_warp_framer),

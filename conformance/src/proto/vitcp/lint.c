@@ -11,10 +11,6 @@
 
 #define URGENT_MAX 16
 
-struct vitcp_settings {
-    uint16_t port;
-};
-
 struct vitcp_conn {
     struct vw_vitcp_session session;
     /* Urgent data (3.7): where each side's stream started (the framer
@@ -29,21 +25,6 @@ struct vitcp_conn {
 };
 
 enum { COUNT_CONNECTIONS, COUNT_SEGMENTS };
-
-static void settings_init(void *settings)
-{
-    ((struct vitcp_settings *)settings)->port = VW_VITCP_DEFAULT_PORT;
-}
-
-static int set_option(void *settings, const char *name, const char *value, char *why, size_t whylen)
-{
-    return cf_lint_parse_port(name, value, &((struct vitcp_settings *)settings)->port, why, whylen);
-}
-
-static bool port_is_mine(const void *settings, uint16_t port)
-{
-    return port == ((const struct vitcp_settings *)settings)->port;
-}
 
 static bool looks_like(const uint8_t *data, size_t len)
 {
@@ -183,20 +164,15 @@ static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uin
     cf_lint_findings_at(l, frame, -1, "at close: ", &fs);
 }
 
-static const struct cf_option options[] = {{"--port", true}, {NULL, false}};
-
 const struct cf_lint_module cf_lint_vitcp = {
     .name = "vitcp",
     .title = "VI/TCP",
     .req_prefix = "VITCP-",
     .transport = CF_TRANSPORT_STREAM,
-    .usage = "[--port N]",
+    .port_option = "--port",
+    .default_port = VW_VITCP_DEFAULT_PORT,
     .help = "  VI/TCP: TCP port --port (5995), else a segment header that fits.\n",
-    .options = options,
-    .settings_init = settings_init,
-    .set_option = set_option,
     .counters = {{"vitcp_connections", "VI/TCP connections"}, {"segments", "segments"}},
-    .port_is_mine = port_is_mine,
     .looks_like = looks_like,
     .conn_size = sizeof(struct vitcp_conn),
     .conn_open = conn_open,
