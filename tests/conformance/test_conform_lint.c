@@ -13,6 +13,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "conform/cli.h"
 #include "conform/lint.h"
 #include "vitcp/ift.h"
 #include "vitcp/pcap_writer.h"
@@ -791,6 +792,55 @@ static void many_open_warp_connections_are_bounded(void **state)
     cf_lint_result_free(&r);
 }
 
+/* The lint modules' table (C80) fits the protocols' table: each lint
+ * module is a registered protocol's, with its catalog prefix; no two
+ * share an option; the default protocol has one; lint's usage names every
+ * option once. */
+static void lint_modules_match_the_protocols(void **state)
+{
+    (void)state;
+    assert_non_null(cf_lint_module_default());
+    assert_string_equal(cf_lint_module_default()->name, cf_protocol_default()->name);
+    const char *names[4 * CF_PROTOCOLS_MAX];
+    size_t nnames = 0;
+    unsigned m = 0;
+    for (; cf_lint_modules[m]; m++) {
+        const struct cf_lint_module *lm = cf_lint_modules[m];
+        const struct conform_protocol *p = cf_protocol_find(lm->name);
+        if (!p)
+            fail_msg("lint module %s is no registered protocol's", lm->name);
+        assert_string_equal(lm->req_prefix, p->req_prefix);
+        assert_int_equal(lm->transport, p->transport);
+        assert_ptr_equal(cf_lint_module_find(lm->name), lm);
+        assert_non_null(lm->help);
+        assert_non_null(lm->counters[0].key);
+        if (lm->port_option)
+            names[nnames++] = lm->port_option;
+        for (const struct cf_option *o = lm->options; o && o->name; o++)
+            names[nnames++] = o->name;
+    }
+    assert_true(m <= CF_PROTOCOLS_MAX);
+    for (size_t i = 0; i < nnames; i++)
+        for (size_t j = i + 1; j < nnames; j++)
+            if (strcmp(names[i], names[j]) == 0)
+                fail_msg("two lint modules take %s", names[i]);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    char *argv[] = {(char *)"vitcp-conform", (char *)"lint", (char *)"--help", NULL};
+    assert_int_equal(cf_main(3, argv, out, stderr), 0);
+    fclose(out);
+    for (size_t i = 0; i < nnames; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "[%s ", names[i]);
+        const char *at = strstr(text, want);
+        if (!at || strstr(at + 1, want))
+            fail_msg("lint's usage does not name %s once: %s", names[i], text);
+    }
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -810,6 +860,7 @@ int main(void)
         cmocka_unit_test(ift_r_disagreement_judged_by_the_reaction),
         cmocka_unit_test(early_nop_breaks_only_request_first),
         cmocka_unit_test(many_open_warp_connections_are_bounded),
+        cmocka_unit_test(lint_modules_match_the_protocols),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
