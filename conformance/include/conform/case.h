@@ -234,7 +234,7 @@ struct cf_step {
     bool when_not;
     /* expect-log / expect-no-log (C90): a step on the node's output, not
      * its messages. Its kind is CF_STEP_EXPECT_NOTHING, so that a runner
-     * without it (VI/TCP's) refuses it as it refuses expect-nothing. */
+     * of a module's own that lacks it refuses it as it refuses expect-nothing. */
     enum cf_node_log { CF_NODE_LOG_NONE, CF_NODE_LOG_LINE, CF_NODE_LOG_NO_LINE } node_log;
 };
 

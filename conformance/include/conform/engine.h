@@ -100,7 +100,7 @@ struct cf_engine {
     /* The output of the node under test (C90): node 0's, from the node the
      * tester started (run --topology, core/topology.c) or a file a module
      * option names; -1 none. node_log_regex: the line an expect-log step
-     * waits for, set by the module for its cases (EEP: --eep-delivery-log);
+     * waits for, set by the module for its cases (a delivery log pattern);
      * NULL none. */
     int node_log_fd;
     const char *node_log_regex;

@@ -776,7 +776,7 @@ static int node_log_next(struct grun *r, const regex_t *re, char *line, size_t l
 }
 
 /* expect-log / expect-no-log: a line of the node's output that matches the
- * run's pattern (a module sets it: EEP's delivery log) comes within the
+ * run's pattern (a module sets it: a delivery log) comes within the
  * wait, or none does; the links are read meanwhile (the session judges
  * what the node sends). With a subexpression, the line's number is the
  * data length of the tester's last message. */
