@@ -111,9 +111,9 @@ def lint(path, args, prefix, frames):
 
 def plugin(path, decode_as, prefix, frames, two_pass, pdu_field):
     """({(ID, severity)} of the plugin's errors and warnings in `frames`,
-    the number of PDUs decoded (pdu_field), {frame: TCP analysis flags})."""
+    the number of PDUs decoded (pdu_field), {frame: TCP analysis flags},
+    {frame: {(ID, severity)}} of every frame)."""
     import tcp_pcap
-    import tsharklib
     args = ["-o", "tcp.reassemble_out_of_order:TRUE", "-d", decode_as]
     judged, extra = tcp_pcap.tshark(path, prefix, two_pass=two_pass, extra_args=args,
                                     extra_fields=[pdu_field, "tcp.analysis.retransmission",
@@ -122,7 +122,6 @@ def plugin(path, decode_as, prefix, frames, two_pass, pdu_field):
     pdus = sum(len([t for t in v[0].split("^") if t]) for v in extra.values() if v)
     flags = {frame: [name for name, v in zip(("retransmission", "out_of_order", "duplicate_ack"), vals[1:4]) if v]
              for frame, vals in extra.items()}
-    del tsharklib
     return found, pdus, {f: v for f, v in flags.items() if v}, judged
 
 

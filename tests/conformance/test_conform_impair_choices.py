@@ -44,7 +44,7 @@ import test_vipl_peer_suite as vipl
 import test_warp_peer_suite as warp
 
 PROFILES = ("lossy", "reordering", "jittery", "tiny-segments")
-JOBS = 3
+JOBS = 5
 
 VIPL_CHOICES = [["seg-size=1400", "no-crc", "mtu=32768", "offer-urgent"], ["dfc", "credits=1", "level=rr"]]
 WARP_CHOICES = [["frag=1"], ["header-chunk=3", "last-byte"]]

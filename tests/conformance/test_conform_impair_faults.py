@@ -35,7 +35,7 @@ chosen for what it does to that protocol's evidence (C86):
   that names no such ID cannot catch the fault, and each whole end-node
   run waits 9 s on expect-nothing steps (35 runs would cost 2.5 minutes).
 
-Each fault runs once, under one profile (CI time: about 2 minutes on 2
+Each fault runs once, under one profile (CI time: about a minute on 2
 cores). Needs root (the relay; EEP's datagram impairment does not, but the
 module is skipped as one); skipped otherwise.
 Environment: VITCP_CONFORM, VITCP_CASES, WARP_PEER, IFT_PEER, PKTWAY_NODE.
@@ -105,7 +105,7 @@ class FaultsUnderImpairment(unittest.TestCase):
             finally:
                 peer.stop()
 
-        results = peerlib.fault_runs(list(faults), one, 3)
+        results = peerlib.fault_runs(list(faults), one, 5)
         self.assert_impaired(results, WARP_PROFILE)
         missed = judge(self, "warp", faults, results, warp.RELATED, warp.UNCAUGHT)
         self.assertEqual(missed, {}, "\n\n".join("%s (%s) not caught under --impair %s:\n%s" % (
@@ -124,7 +124,7 @@ class FaultsUnderImpairment(unittest.TestCase):
             return (ift.run_passive if kind == "passive" else ift.run_active)(["--fault", fault], extra, relay=True)
 
         jobs = [(f, k) for f in faults for k in (("passive",) if ift.is_client_fault(f) else ("active", "passive"))]
-        results = peerlib.fault_runs(jobs, one, 3)
+        results = peerlib.fault_runs(jobs, one, 5)
         self.assert_impaired(results, IFT_PROFILE)
         missed = judge(self, "ift", faults, results, ift.RELATED, ift.UNCAUGHT, ift.ADVISORY_CATCHES)
         self.assertEqual(missed, {}, "\n\n".join("%s (%s) not caught under --impair %s:\n%s" % (
@@ -165,10 +165,10 @@ class EepFaultsUnderImpairment(unittest.TestCase):
 
         jobs = [(f, eep.router if f in eep.ROUTER_FAULTS else eep.end_node) for f in faults] + \
             [(f, eep.router) for f in eep.BOTH_FAULTS] + [(f, eep.chain) for f in eep.CHAIN_FAULTS]
-        results = peerlib.fault_runs(jobs, one, 2)
+        results = peerlib.fault_runs(jobs, one, 4)
         # an advisory verdict (C35) is how a case whose first rule is a project decision shows the fault
-        advisory = {f: {c["id"] for runs in [results[f]] for r in runs for c in r[1]["cases"]
-                        if c["verdict"] == "advisory"} for f in results}
+        advisory = {f: {c["id"] for r in runs for c in r[1]["cases"] if c["verdict"] == "advisory"}
+                    for f, runs in results.items()}
         inconclusive = [c for runs in results.values() for r in runs for c in r[1]["cases"]
                         if c["verdict"] == "inconclusive"]
         for c in inconclusive:  # never a failure under a protocol rule
@@ -194,7 +194,7 @@ class EepFaultsUnderImpairment(unittest.TestCase):
             wrong = [got[i] for i in sorted(catchers) if i in got and got[i]["verdict"] != "inconclusive"]
             if wrong:
                 problems.append("%s (%s) not caught under --impair %s, and its catching cases are not "
-                                "inconclusive:\n%s" % (fault, faults[fault], EEP_PROFILE, peerlib_describe(wrong)))
+                                "inconclusive:\n%s" % (fault, faults[fault], EEP_PROFILE, describe(wrong)))
             else:
                 print("eep fault %s: evidence destroyed, %s inconclusive" % (fault, ", ".join(sorted(catchers))))
         self.assertEqual(problems, [], "\n".join(problems))
@@ -203,7 +203,7 @@ class EepFaultsUnderImpairment(unittest.TestCase):
                                          len(missed), EEP_PROFILE, len(missed), len(inconclusive)))
 
 
-def peerlib_describe(cases):
+def describe(cases):
     return "\n".join("  %s %s %s: %s" % (c["id"], c["verdict"], c["failed_requirement"], c["message"])
                      for c in cases)
 
