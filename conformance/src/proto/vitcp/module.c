@@ -244,6 +244,10 @@ const struct conform_protocol cf_proto_vitcp = {
     .parse_send_arg = parse_send_arg,
     .state_init = state_init,
     .run_options = run_options,
+    .run_usage = "[--discriminator D] [--no-announce]",
+    .run_help = "  --discriminator D: the discriminator of the tester's ConnectRequests (and of capture cases\n"
+                "  with 'discriminator run'). --no-announce: the target's first 16-byte Send is data, not the\n"
+                "  announcement of its RDMA region (C8; then --region names the region).\n",
     .set_option = set_option,
     .run_case = cf_vitcp_run_case,
     .check_alive = cf_vitcp_check_alive,

@@ -24,8 +24,9 @@ int cf_relay_lint(const struct cf_relay_packet *p, size_t count, uint16_t target
         frames[i] = (struct cf_lint_frame){p[i].usec, p[i].data, p[i].len};
     struct cf_lint_options o;
     cf_lint_options_init(&o);
-    o.vitcp_port = target_port;
-    char err[256];
+    char err[256], port[8];
+    snprintf(port, sizeof port, "%u", (unsigned)target_port);
+    cf_lint_set_option(&o, "--port", port, NULL, err, sizeof err); /* VI/TCP's lint port */
     int rc = cf_lint_frames(LINKTYPE_RAW, frames, count, &o, res, err, sizeof err);
     if (rc < 0)
         snprintf(why, whylen, "cannot lint the relay's recording: %s", err);
