@@ -21,8 +21,10 @@ same byte stream, so:
 5. PacketWay EEP over UDP: the tester impairs its own links; a case the
    impairment touched (lost, copied, reordered) that does not pass is
    inconclusive, never failed, and a fixed delay changes no verdict.
-6. Bad profiles are refused.
-7. Without root (run as nobody) every VI/TCP, WARP and IFT case under
+6. The same as 5 over raw Ethernet, in the end-node topology
+   vitcp-conform makes (run --topology, root).
+7. Bad profiles are refused.
+8. Without root (run as nobody) every VI/TCP, WARP and IFT case under
    --impair is skipped with the reason (no packet relay) and the run exits
    0; EEP's datagram links are impaired by the tester itself and run.
 
@@ -287,6 +289,41 @@ class Datagrams(unittest.TestCase):
         # a fixed delay keeps every datagram and its order: the verdicts stand
         rc, rep, text = self.run_eep("--impair", "delay=3ms")
         self.assertEqual({c["id"] for c in rep["cases"] if c["verdict"] == "pass"}, passing, text)
+
+
+class DatagramTopology(unittest.TestCase):
+    """PacketWay EEP over raw Ethernet, in the end-node topology vitcp-conform
+    makes (run --topology, root): the tester impairs its own veth link as it
+    does a UDP one; a case that passes clean passes or is inconclusive with
+    the reason, never failed."""
+
+    def run_end(self, *extra):
+        import test_pktway_node_suite as eep
+        if not eep.NODE:
+            self.skipTest("PKTWAY_NODE not set")
+        with tempfile.TemporaryDirectory() as d:
+            rc, rep, text = eep.run(["--topology", "end", "--node-ready", "^event=ready", "--node-log",
+                                     os.path.join(d, "node.log"), "--node-cmd", eep.END_NODE_CMD,
+                                     "--offers", "echo,hey-you-answer"] + eep.END_CONTRACT + list(extra))
+        if all(c["verdict"] == "skip" for c in rep["cases"]):
+            self.skipTest(rep["cases"][0]["message"])
+        return rc, rep, text
+
+    def test_raw_ethernet_impaired(self):
+        rc, clean, text = self.run_end()
+        passing = {c["id"] for c in clean["cases"] if c["verdict"] == "pass"}
+        self.assertGreater(len(passing), 10, text)
+        rc, rep, text = self.run_end("--impair", "loss=10%,dup=5%,reorder=10%,seed=3")
+        self.assertEqual(rc, 0, text)
+        self.assertIn("loss=10%", rep["summary"]["impair"])
+        wrong = [c for c in rep["cases"] if c["id"] in passing and c["verdict"] not in ("pass", "inconclusive")]
+        self.assertEqual(wrong, [], vipl.describe(wrong))
+        inconclusive = [c for c in rep["cases"] if c["verdict"] == "inconclusive"]
+        self.assertTrue(inconclusive, text)
+        for c in inconclusive:
+            self.assertIsNone(c["failed_requirement"], c)
+            self.assertIn("destroyed the evidence", c["message"])
+            self.assertRegex(c["impaired"], r"lost|copied|reordered")
 
 
 class WithoutRoot(unittest.TestCase):
