@@ -200,6 +200,17 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
         res->seconds = cf_seconds_since(start);
         return;
     }
+    /* C61, C89: under --impair a stream protocol's case runs only through the relay; without one (not
+     * root) it is skipped with the reason before its conventions are settled, since a probe that could
+     * not run settles nothing: the cases needing it are skipped for the same reason, not "not offered" */
+    if (e->impair.on && p->transport != CF_TRANSPORT_DATAGRAM &&
+        !(c->passive ? cf_relay_ready_passive(e) : cf_relay_ready_active(e))) {
+        res->verdict = CF_SKIP;
+        snprintf(res->message, sizeof res->message, "%s: needs the packet relay: %.*s", c->file,
+                 (int)(sizeof res->message - 300), c->passive ? e->relay_why_passive : e->relay_why_active);
+        res->seconds = cf_seconds_since(start);
+        return;
+    }
     /* test conventions (C60): settled before the case, a missing one makes it not applicable */
     char why_na[CF_MESSAGE_MAX - 300];
     if (p->case_skipped && p->case_skipped(e, c, why_na, sizeof why_na)) {
