@@ -259,10 +259,10 @@ class Datagrams(unittest.TestCase):
             with tempfile.TemporaryDirectory() as d:
                 js = os.path.join(d, "r.json")
                 # the node's conventions declared (C60, C70): an impaired probe says nothing
-                # about them, and pktway-node --echo offers both
+                # about them; pktway-node --echo offers all three
                 p = subprocess.run([CONFORM, "run", "--protocol", "eep", "--target", "127.0.0.1:%d" % port,
                                     "--cases", vipl.CASES, "--json", js, "--no-capture", "--quiet",
-                                    "--offers", "echo,hey-you-answer", "--eep-unknown-oh", "5"] + list(extra),
+                                    "--offers", "echo,hey-you-answer,err-report", "--eep-unknown-oh", "5"] + list(extra),
                                    capture_output=True, text=True, timeout=300)
                 with open(js) as f:
                     return p.returncode, json.load(f), p.stdout + p.stderr
@@ -304,7 +304,7 @@ class DatagramTopology(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             rc, rep, text = eep.run(["--topology", "end", "--node-ready", "^event=ready", "--node-log",
                                      os.path.join(d, "node.log"), "--node-cmd", eep.END_NODE_CMD,
-                                     "--offers", "echo,hey-you-answer"] + eep.END_CONTRACT + list(extra))
+                                     "--offers", "echo,hey-you-answer,err-report"] + eep.END_CONTRACT + list(extra))
         if all(c["verdict"] == "skip" for c in rep["cases"]):
             self.skipTest(rep["cases"][0]["message"])
         return rc, rep, text
@@ -391,7 +391,7 @@ class WithoutRoot(unittest.TestCase):
                                r"^event=ready", timeout=10)
         try:
             rc, rep, text = self.run_unprivileged(["--protocol", "eep", "--target", "127.0.0.1:%d" % port,
-                                                   "--eep-unknown-oh", "5", "--offers", "echo,hey-you-answer"])
+                                                   "--eep-unknown-oh", "5", "--offers", "echo,hey-you-answer,err-report"])
         finally:
             node.stop()
         self.assertEqual(rc, 0, text)

@@ -229,7 +229,7 @@ class DatagramCaptures(unittest.TestCase, Compare):
                 try:
                     # the node's conventions declared (C60, C70): an impaired probe would leave the
                     # cases needing them unrun, and the session would not be the same
-                    rc, rep, text = eep.run(run_args, "--offers", "echo,hey-you-answer", *args, capture=path)
+                    rc, rep, text = eep.run(run_args, "--offers", "echo,hey-you-answer,err-report", *args, capture=path)
                 finally:
                     node.stop()
                 out.append((path, node.ports[0]))
