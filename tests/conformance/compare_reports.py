@@ -5,8 +5,14 @@ case; timings may differ).
 
   compare_reports.py record DIR      run the configurations below against
                                      vipl-peer, one DIR/NAME.json each
-  compare_reports.py compare OLD NEW the differences per configuration and
-                                     case; exit 1 when there are any
+  compare_reports.py compare OLD... NEW
+                                     the differences per configuration and
+                                     case; exit 1 when there are any. With
+                                     several OLD recordings of one build, a
+                                     case differs when NEW matches none of
+                                     them (the relay cases' frames vary with
+                                     timing: which of the last ACK and FIN
+                                     is the recording's last packet)
 
 Configurations: the base run (active and listen-mode cases, relay and
 capture cases), the base run with every case through the relay
@@ -84,36 +90,42 @@ def key(case, frames):
             tuple(frames.get(f, f) for f in case.get("frames", [])))
 
 
-def compare(old_dir, new_dir):
+def load(run_dir, name):
+    with open(os.path.join(run_dir, name + ".json")) as f:
+        run = json.load(f)
+    frames = frame_contents(os.path.join(run_dir, name + ".pcapng"))
+    return run, {c["id"]: (c, key(c, frames)) for c in (run["report"] or {}).get("cases", [])}
+
+
+def compare(old_dirs, new_dir):
     differences = 0
     for name, _, _ in CONFIGS:
         try:
-            with open(os.path.join(old_dir, name + ".json")) as f:
-                old = json.load(f)
-            with open(os.path.join(new_dir, name + ".json")) as f:
-                new = json.load(f)
+            olds = [load(d, name) for d in old_dirs]
+            new, after = load(new_dir, name)
         except OSError as e:
             print("%s: %s" % (name, e))
             differences += 1
             continue
-        if old["exit"] != new["exit"]:
-            print("%s: exit %d, now %d" % (name, old["exit"], new["exit"]))
+        if new["exit"] not in [old["exit"] for old, _ in olds]:
+            print("%s: exit %d, now %d" % (name, olds[0][0]["exit"], new["exit"]))
             differences += 1
-        old_frames = frame_contents(os.path.join(old_dir, name + ".pcapng"))
-        new_frames = frame_contents(os.path.join(new_dir, name + ".pcapng"))
-        before = {c["id"]: c for c in (old["report"] or {}).get("cases", [])}
-        after = {c["id"]: c for c in (new["report"] or {}).get("cases", [])}
-        for cid in sorted(set(before) | set(after)):
-            a, b = before.get(cid), after.get(cid)
-            if a is None or b is None:
-                print("%s %s: %s" % (name, cid, "new" if a is None else "gone"))
+        ids = set(after)
+        for _, before in olds:
+            ids |= set(before)
+        for cid in sorted(ids):
+            was = [before.get(cid) for _, before in olds]
+            now = after.get(cid)
+            if now is None or None in was:
+                print("%s %s: %s" % (name, cid, "gone" if now is None else "new"))
                 differences += 1
-            elif key(a, old_frames) != key(b, new_frames):
+            elif now[1] not in [w[1] for w in was]:
+                a, b = was[0][0], now[0]
                 print("%s %s:\n  was %s %s %s %s\n  now %s %s %s %s" %
                       (name, cid, a["verdict"], a.get("failed_requirement"), a.get("frames"), a["message"],
                        b["verdict"], b.get("failed_requirement"), b.get("frames"), b["message"]))
                 differences += 1
-        print("%-28s %d cases compared" % (name, len(before)))
+        print("%-28s %d cases compared" % (name, len(after)))
     print("%d difference(s)" % differences)
     return 1 if differences else 0
 
@@ -121,7 +133,7 @@ def compare(old_dir, new_dir):
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "record":
         record(sys.argv[2])
-    elif len(sys.argv) == 4 and sys.argv[1] == "compare":
-        sys.exit(compare(sys.argv[2], sys.argv[3]))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "compare":
+        sys.exit(compare(sys.argv[2:-1], sys.argv[-1]))
     else:
         sys.exit(__doc__)
