@@ -37,6 +37,7 @@ struct cf_case;
 struct cf_step;
 struct cf_result;
 struct cf_engine;
+struct cf_relay_packet;
 
 #define CF_MAX_FIELDS 40  /* field indices a module defines are below this */
 #define CF_MSG_NO_TYPE 0xFFu
@@ -197,6 +198,14 @@ struct conform_protocol {
      * against an end node), skipped with the reason before its test
      * conventions are settled, so that no probe runs for it. true: skip. */
     bool (*case_skipped)(struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen);
+
+    /* Optional: judge a relay case's recording (C46, core.h
+     * cf_relay_case_finish): the real packets of both sides, the first of
+     * them frame first_frame + 1 of the run's capture. The first rule the
+     * target broke fails the case unless *decided (then it sets *decided);
+     * what is only advisory may be noted in res->message. */
+    void (*judge_recording)(const struct cf_engine *e, const struct cf_case *c, const struct cf_relay_packet *pk,
+                            size_t n, unsigned first_frame, struct cf_result *res, bool *decided);
 
     /* Optional overrides. */
     void (*run_case)(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);

@@ -964,36 +964,40 @@ static void drain_links(struct grun *r)
     }
 }
 
-/* After a relay case (C46): its real packets go into the run's capture, and
- * every packet action must have happened (else the case did not test what
- * it says). Judging the recording's TCP segments is VI/TCP's runner's. */
-static void relay_finish(struct grun *r)
+void cf_relay_case_finish(struct cf_engine *e, const struct cf_case *c, struct cf_result *res, bool decided)
 {
     struct timespec pause = {0, 50L * 1000000L}; /* the last FIN and ACK cross the relay */
     nanosleep(&pause, NULL);
     unsigned done[CF_MAX_PACKET_ACTIONS];
     size_t n;
-    struct cf_relay_packet *pk = cf_relay_take(r->e->relay, &n, done, CF_MAX_PACKET_ACTIONS);
-    if (r->e->capture && pk)
-        cf_relay_write(r->e->capture, pk, n);
-    cf_engine_relay_note(r->e, pk, n, r->res);
-    for (unsigned i = 0; i < r->c->npacket; i++) {
-        const struct cf_relay_action *a = &r->c->packet[i];
+    struct cf_relay_packet *pk = cf_relay_take(e->relay, &n, done, CF_MAX_PACKET_ACTIONS);
+    unsigned first_frame = e->capture ? (unsigned)vn_pcap_frames(e->capture) : 0;
+    if (e->capture && pk)
+        cf_relay_write(e->capture, pk, n); /* a write error shows when the run closes the file */
+    cf_engine_relay_note(e, pk, n, res);
+    if (c->proto->judge_recording)
+        c->proto->judge_recording(e, c, pk, n, first_frame, res, &decided);
+    for (unsigned i = 0; i < c->npacket && !decided; i++) {
+        const struct cf_relay_action *a = &c->packet[i];
         unsigned want = a->last - a->first + 1;
-        if (done[i] != want) {
-            char text[64];
-            cf_relay_action_text(a, text, sizeof text);
-            r->step = NULL;
-            gdecide(r, CF_FAIL, r->c->reqs[0],
-                    "the relay applied 'packet %s' to %u of its %u segments: the %s sent fewer data segments",
-                    text, done[i], want, a->side == CF_RELAY_TESTER ? "tester" : "target");
-        }
+        if (done[i] == want)
+            continue;
+        char text[64];
+        cf_relay_action_text(a, text, sizeof text);
+        decided = true;
+        res->verdict = CF_FAIL;
+        res->failed_req = c->reqs[0];
+        cf_result_set_message(res, "%s: the relay applied 'packet %s' to %u of its %u segments: the %s sent fewer "
+                              "data segments", c->file, text, done[i], want,
+                              a->side == CF_RELAY_TESTER ? "tester" : "target");
+        if (e->capture)
+            cf_result_add_frame(res, (unsigned)vn_pcap_frames(e->capture));
     }
     cf_relay_packets_free(pk, n);
 }
 
-/* Datagram links under impairment (C61): the draft's rules apply (EEP has
- * no retransmission), so a case the impairment touched and that did not
+/* Datagram links under impairment (C61): the draft's rules apply (a
+ * datagram protocol has no retransmission), so a case the impairment touched and that did not
  * pass lost its evidence to the impairment, not to the node: inconclusive,
  * never a failure under a protocol rule. */
 static void impair_verdict(struct grun *r)
@@ -1070,7 +1074,7 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
     if (r->child)
         cf_stop_connector(r->child);
     if (r->via_relay)
-        relay_finish(r);
+        cf_relay_case_finish(e, c, res, r->decided);
     free(r->echo);
     free(r->held);
     free(r);

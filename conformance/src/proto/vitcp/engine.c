@@ -1484,77 +1484,6 @@ static void run_free(struct run *r)
     cf_stop_connector(r->child);
 }
 
-/* The lint's findings about the target's segments in a relay case's
- * recording: errors fail the case (first one wins), warnings are advisory. */
-static void judge_recording(struct run *r, const struct cf_relay_packet *pk, size_t n)
-{
-    struct cf_lint_result lr;
-    memset(&lr, 0, sizeof lr);
-    char why[300];
-    /* The server's port makes the connection VI/TCP for the lint, whose
-     * directions count from the side that sent the first bytes: the target
-     * is direction 0 if its packet carried them. */
-    uint16_t port = r->c->passive ? r->e->listen_port : (uint16_t)atoi(r->e->port);
-    int target_dir = 1;
-    for (size_t i = 0; i < n; i++)
-        if (cf_relay_payload(&pk[i], NULL) > 0) {
-            target_dir = pk[i].from == CF_RELAY_TARGET ? 0 : 1;
-            break;
-        }
-    if (cf_relay_lint(pk, n, port, &lr, why, sizeof why) < 0) {
-        decide(r, CF_FAIL, r->c->reqs[0], "%s", why);
-        cf_lint_result_free(&lr);
-        return;
-    }
-    for (size_t i = 0; i < lr.count; i++) {
-        const struct cf_lint_issue *is = &lr.issues[i];
-        if (is->dir != target_dir || is->req == VW_REQ_NONE)
-            continue;
-        unsigned frame = r->relay_base + (unsigned)is->frame;
-        if (is->severity == VW_SEV_ERROR) {
-            if (!r->failed)
-                cf_result_add_frame(r->res, frame);
-            decide(r, CF_FAIL, is->req, "the relay's recording, frame %u: %s [%s]", frame, is->detail,
-                   vw_req_id(is->req));
-        } else if (is->severity == VW_SEV_WARN && !r->failed && !strstr(r->res->message, vw_req_id(is->req))) {
-            size_t have = strlen(r->res->message);
-            if (have + 8 < sizeof r->res->message)
-                snprintf(r->res->message + have, sizeof r->res->message - have, "%sadvisory %s (frame %u): %s",
-                         have ? "; " : "", vw_req_id(is->req), frame, is->detail);
-        }
-    }
-    cf_lint_result_free(&lr);
-}
-
-/* After a relay case: its real packets go into the run's capture, the
- * lint's rules judge what the target sent, and every packet action must
- * have happened (else the case did not test what it says). */
-static void relay_finish(struct run *r)
-{
-    /* The last segments (FIN, ACK) cross the relay within a few ms. */
-    struct timespec pause = {0, 50L * 1000000L};
-    nanosleep(&pause, NULL);
-    unsigned done[CF_MAX_PACKET_ACTIONS];
-    size_t n;
-    struct cf_relay_packet *pk = cf_relay_take(r->e->relay, &n, done, CF_MAX_PACKET_ACTIONS);
-    if (r->e->capture)
-        cf_relay_write(r->e->capture, pk, n); /* a write error shows when the run closes the file */
-    cf_engine_relay_note(r->e, pk, n, r->res);
-    judge_recording(r, pk, n);
-    for (unsigned i = 0; i < r->c->npacket; i++) {
-        const struct cf_relay_action *a = &r->c->packet[i];
-        unsigned want = a->last - a->first + 1;
-        if (done[i] != want) {
-            char text[64];
-            cf_relay_action_text(a, text, sizeof text);
-            decide(r, CF_FAIL, r->c->reqs[0],
-                   "the relay applied 'packet %s' to %u of its %u segments: the %s sent fewer data segments", text,
-                   done[i], want, a->side == CF_RELAY_TESTER ? "tester" : "target");
-        }
-    }
-    cf_relay_packets_free(pk, n);
-}
-
 static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_result *res,
                         bool liveness_only)
 {
@@ -1582,7 +1511,7 @@ static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_
     run_steps(&r);
     run_free(&r);
     if (r.via_relay)
-        relay_finish(&r);
+        cf_relay_case_finish(e, c, res, r.failed);
     return r.failed ? -1 : 0;
 }
 
