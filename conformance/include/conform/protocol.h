@@ -131,7 +131,8 @@ struct conform_protocol {
     /* Run-time variables ("$addr+16"): the variable a name starts ($addr),
      * its length in *len; 0 unknown. var_is_bits: it takes the field's
      * symbols after '|' ($level|RWE) instead of an offset. var_names lists
-     * them for error messages. Without var_by_name a case has none. */
+     * them for error messages and `show`, in the order of their numbers
+     * (1 first). Without var_by_name a case has none. */
     unsigned (*var_by_name)(const char *text, size_t *len);
     bool (*var_is_bits)(unsigned var);
     const char *var_names;

@@ -930,49 +930,20 @@ done:
     return rc;
 }
 
+/* What `show` adds to a replayed ConnectAccept: what it derives from the
+ * live request (role passive). */
+static const char *send_note(const struct cf_step *st)
+{
+    static char note[64];
+    if (!st->replay_answer)
+        return "";
+    snprintf(note, sizeof note, "; answers the live request:%s%s%s%s",
+             (st->replay_answer & CF_ANSWER_DISC) ? " disc" : "", (st->replay_answer & CF_ANSWER_LEVEL) ? " level" : "",
+             (st->replay_answer & CF_ANSWER_MTU) ? " mtu" : "", (st->replay_answer & CF_ANSWER_CRC) ? " crc" : "");
+    return note;
+}
+
 void cf_capcase_describe(FILE *out, const struct cf_case *c)
 {
-    fprintf(out, "case %s (%s): %u steps%s\n", c->id, c->file, c->nsteps,
-            c->expect_fail ? ", expected verdict fail" : "");
-    if (c->relay) {
-        fprintf(out, "  through the packet relay");
-        for (unsigned i = 0; i < c->npacket; i++) {
-            char text[64];
-            cf_relay_action_text(&c->packet[i], text, sizeof text);
-            fprintf(out, "%s%s", i ? ", " : ": ", text);
-        }
-        fputc('\n', out);
-    }
-    for (unsigned i = 0; i < c->nsteps; i++) {
-        const struct cf_step *st = &c->steps[i];
-        static const char *const kinds[] = {"connect", "send", "expect", "expect-close", "expect-open",
-                                            "close", "wait", "accept", "check", "only-if"};
-        fprintf(out, "  %2u %-12s", i, kinds[st->kind]);
-        if (st->kind == CF_STEP_SEND || st->kind == CF_STEP_EXPECT || st->kind == CF_STEP_CHECK ||
-            st->kind == CF_STEP_ONLY_IF)
-            fprintf(out, " %s", vw_vitcp_type_name(st->type));
-        if (st->cap_pdu)
-            fprintf(out, " (%scapture PDU %u, frame %u, %zu bytes)", st->data_echo ? "echo of " : "", st->cap_pdu,
-                    st->line, st->pdu_len);
-        for (unsigned k = 0; k < st->nmatch; k++) {
-            const struct cf_match *mt = &st->match[k];
-            if (mt->var == CF_VAR_LEVEL)
-                fprintf(out, " %s=$level", cf_field_name(mt->field));
-            else
-                fprintf(out, " %s=%s%lld", cf_field_name(mt->field), mt->relative && mt->value >= 0 ? "+" : "",
-                        (long long)mt->value);
-        }
-        if (st->replay_answer)
-            fprintf(out, " answers the live request:%s%s%s%s", (st->replay_answer & CF_ANSWER_DISC) ? " disc" : "",
-                    (st->replay_answer & CF_ANSWER_LEVEL) ? " level" : "",
-                    (st->replay_answer & CF_ANSWER_MTU) ? " mtu" : "",
-                    (st->replay_answer & CF_ANSWER_CRC) ? " crc" : "");
-        if (st->data_capture)
-            fputs(" data=capture", out);
-        if (st->data_echo)
-            fputs(" data=echo", out);
-        if (c->nreqs && st->req != c->reqs[0])
-            fprintf(out, " [%s]", vw_req_id(st->req));
-        fputc('\n', out);
-    }
+    cf_case_describe(out, c, send_note);
 }
