@@ -191,6 +191,7 @@ static void recording_is_judged_by_the_lint(void **state)
     assert_true(judge_retransmission(true, 100, &res));
     assert_int_equal(res.verdict, CF_FAIL);
     assert_int_equal(res.failed_req, VW_REQ_VITCP_2_2_RETX_SAME_DATA);
+    assert_true(res.rule_broken); /* the target's bytes broke it: a probe stays failed (C60) */
     assert_int_equal(res.nframes, 1);
     assert_true(res.frames[0] > 100);
     assert_non_null(strstr(res.message, "x.case: the relay's recording, frame"));

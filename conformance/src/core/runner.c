@@ -799,18 +799,15 @@ static bool start_session(struct grun *r, const struct cf_step *st)
     return true;
 }
 
-/* Role passive (C44): wait for the implementation's connection on the
- * listen socket (--listen), started by --connect-cmd for this case. */
-static void do_accept(struct grun *r, const struct cf_step *st)
+int cf_accept_implementation(struct cf_engine *e, bool via_relay, unsigned wait_ms, struct timespec deadline,
+                             pid_t *child, char *why, size_t whylen)
 {
-    char why[300];
-    if (r->e->listen_fd < 0) {
-        gdecide(r, CF_SKIP, VW_REQ_NONE, "a passive case needs listen mode (run --listen PORT)");
-        return;
+    if (e->listen_fd < 0) {
+        snprintf(why, whylen, "a passive case needs listen mode (run --listen PORT)");
+        return CF_ACCEPT_NO_LISTEN;
     }
-    end_connection(r);
     /* through the relay the tester listens in its namespace (C53) */
-    int lfd = r->via_relay ? r->e->relay_listen_fd : r->e->listen_fd;
+    int lfd = via_relay ? e->relay_listen_fd : e->listen_fd;
     for (;;) { /* anything left from an earlier case's implementation is stale */
         struct pollfd p = {lfd, POLLIN, 0};
         if (poll(&p, 1, 0) <= 0)
@@ -820,29 +817,46 @@ static void do_accept(struct grun *r, const struct cf_step *st)
             break;
         close(stale);
     }
-    if (r->e->connect_cmd[0] && !r->child) {
-        r->child = cf_spawn_connector(r->e, r->via_relay ? cf_relay_tester_addr(r->e->relay) : "127.0.0.1", why,
-                                      sizeof why);
-        if (r->child < 0) {
-            r->child = 0;
-            gdecide(r, CF_FAIL, st->req, "%s", why);
-            return;
+    if (e->connect_cmd[0] && !*child) {
+        *child = cf_spawn_connector(e, via_relay ? cf_relay_tester_addr(e->relay) : "127.0.0.1", why, whylen);
+        if (*child < 0) {
+            *child = 0;
+            return CF_ACCEPT_FAILED;
         }
     }
-    unsigned wait = st->wait_ms ? st->wait_ms : r->e->accept_ms;
-    int left = cf_ms_until(r->deadline);
+    int left = cf_ms_until(deadline);
     struct pollfd p = {lfd, POLLIN, 0};
-    if (poll(&p, 1, (int)wait < left ? (int)wait : left) <= 0) {
-        gdecide(r, CF_TIMEOUT, st->req, "the implementation did not connect to port %u within %u ms",
-                r->e->listen_port, wait);
-        return;
+    if (poll(&p, 1, (int)wait_ms < left ? (int)wait_ms : left) <= 0) {
+        snprintf(why, whylen, "the implementation did not connect to port %u within %u ms", e->listen_port, wait_ms);
+        return CF_ACCEPT_TIMEOUT;
     }
-    r->fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, whylen, "accept: %s", strerror(errno));
+        return CF_ACCEPT_FAILED;
+    }
+    cf_tune_socket(fd);
+    return fd;
+}
+
+/* Role passive (C44): the implementation's connection, started by
+ * --connect-cmd for this case, with a new session. */
+static void do_accept(struct grun *r, const struct cf_step *st)
+{
+    char why[300];
+    if (r->e->listen_fd >= 0)
+        end_connection(r);
+    r->fd = cf_accept_implementation(r->e, r->via_relay, st->wait_ms ? st->wait_ms : r->e->accept_ms, r->deadline,
+                                     &r->child, why, sizeof why);
     if (r->fd < 0) {
-        gdecide(r, CF_FAIL, st->req, "accept: %s", strerror(errno));
+        int rc = r->fd;
+        r->fd = -1;
+        if (rc == CF_ACCEPT_NO_LISTEN)
+            gdecide(r, CF_SKIP, VW_REQ_NONE, "%s", why);
+        else
+            gdecide(r, rc == CF_ACCEPT_TIMEOUT ? CF_TIMEOUT : CF_FAIL, st->req, "%s", why);
         return;
     }
-    cf_tune_socket(r->fd);
     /* through the relay, the capture gets the real packets afterwards */
     r->flow_on = !r->via_relay && cf_capture_flow_open(r->e, r->fd, true, &r->flow);
     start_session(r, st);

@@ -319,6 +319,7 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
         if (r->liveness_only)
             return;
         cf_result_add_frame(r->res, frame);
+        r->res->rule_broken |= !r->failed; /* the target's bytes broke it, as the generic runner says */
         decide(r, CF_FAIL, err, "target segment #%u (%s) cannot be parsed: %s", index,
                vw_vitcp_type_name(len >= 2 ? raw[1] & VW_VITCP_TYPE_MASK : 99), vw_req_id(err));
         return;
@@ -327,6 +328,7 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
         const struct vw_finding *f = &fs->item[i];
         if (f->severity == VW_SEV_ERROR) {
             cf_result_add_frame(r->res, frame);
+            r->res->rule_broken |= !r->failed;
             decide(r, CF_FAIL, f->req, "target segment #%u (%s): %s [%s]", index,
                    vw_vitcp_type_name(seg->hdr.type), f->detail, vw_req_id(f->req));
         } else if (f->severity == VW_SEV_WARN) {
@@ -384,6 +386,7 @@ static int pump(struct run *r, int ms)
         const struct vw_vitcp_dir *mine = &r->session.conn.dir[TESTER_DIR];
         if (!mine->ce_urgent_opt) {
             cf_result_add_frame(r->res, last_frame(r));
+            r->res->rule_broken |= !r->failed;
             decide(r, CF_FAIL, VW_REQ_VITCP_3_7_URGENT_ONLY_IF_OFFERED,
                    "the target designated urgent data (stream byte %llu) although the tester never "
                    "sent the Urgent Marker option", (unsigned long long)r->rx_bytes);
@@ -1332,45 +1335,17 @@ static void do_expect_open(struct run *r, const struct cf_step *st)
 static void do_accept(struct run *r, const struct cf_step *st)
 {
     char why[300];
-    if (r->e->listen_fd < 0) {
-        decide(r, CF_FAIL, st->req, "case error: a passive case needs --listen");
-        return;
-    }
-    /* Through the relay the tester listens in its namespace. */
-    int lfd = r->via_relay ? r->e->relay_listen_fd : r->e->listen_fd;
-    /* Anything left from an earlier case's implementation is stale. */
-    for (;;) {
-        struct pollfd p = {lfd, POLLIN, 0};
-        if (poll(&p, 1, 0) <= 0)
-            break;
-        int stale = accept(lfd, NULL, NULL);
-        if (stale < 0)
-            break;
-        close(stale);
-    }
-    if (r->e->connect_cmd[0]) {
-        r->child = cf_spawn_connector(r->e, r->via_relay ? cf_relay_tester_addr(r->e->relay) : "127.0.0.1", why,
-                                   sizeof why);
-        if (r->child < 0) {
-            r->child = 0;
-            decide(r, CF_FAIL, st->req, "%s", why);
-            return;
-        }
-    }
-    unsigned wait = st->wait_ms ? st->wait_ms : r->e->accept_ms;
-    struct pollfd p = {lfd, POLLIN, 0};
-    int n = poll(&p, 1, (int)(wait < (unsigned)cf_ms_until(r->deadline) ? wait : (unsigned)cf_ms_until(r->deadline)));
-    if (n <= 0) {
-        decide(r, CF_TIMEOUT, st->req, "the implementation did not connect to port %u within %u ms",
-               r->e->listen_port, wait);
-        return;
-    }
-    r->fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    r->fd = cf_accept_implementation(r->e, r->via_relay, st->wait_ms ? st->wait_ms : r->e->accept_ms, r->deadline,
+                                     &r->child, why, sizeof why);
     if (r->fd < 0) {
-        decide(r, CF_FAIL, st->req, "accept: %s", strerror(errno));
+        int rc = r->fd;
+        r->fd = -1;
+        if (rc == CF_ACCEPT_NO_LISTEN)
+            decide(r, CF_SKIP, VW_REQ_NONE, "%s", why);
+        else
+            decide(r, rc == CF_ACCEPT_TIMEOUT ? CF_TIMEOUT : CF_FAIL, st->req, "%s", why);
         return;
     }
-    cf_tune_socket(r->fd);
     if (!r->via_relay)
         capture_open(r);
 }

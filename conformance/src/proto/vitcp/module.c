@@ -272,6 +272,7 @@ static void judge_recording(const struct cf_engine *e, const struct cf_case *c, 
             cf_result_add_frame(res, frame);
             res->verdict = CF_FAIL;
             res->failed_req = is->req;
+            res->rule_broken = true; /* the target's bytes broke it */
             cf_result_set_message(res, "%s: the relay's recording, frame %u: %s [%s]", c->file, frame, is->detail,
                                   vw_req_id(is->req));
         } else if (is->severity == VW_SEV_WARN && !*decided && !strstr(res->message, vw_req_id(is->req))) {
