@@ -30,7 +30,7 @@ struct read_ctx {
     uint64_t next_off;
 };
 
-/* The lint's handling of one PDU the reader delivers (conformance/src/lint.c). */
+/* The lint's handling of one PDU the reader delivers (conformance/src/proto/ift_lint.c). */
 static bool on_read(void *ctx, const uint8_t *raw, size_t len, uint64_t off, bool is_indication)
 {
     struct read_ctx *rc = ctx;

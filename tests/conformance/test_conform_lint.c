@@ -13,6 +13,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "conform/cli.h"
 #include "conform/lint.h"
 #include "vitcp/ift.h"
 #include "vitcp/pcap_writer.h"
@@ -133,8 +134,8 @@ static void good_capture_has_no_errors(void **state)
     for (size_t i = 0; i < r.count; i++)
         print_message("  %s %s\n", vw_req_id(r.issues[i].req), r.issues[i].detail);
     assert_int_equal(r.errors, 0);
-    assert_int_equal(r.vitcp_connections, 1);
-    assert_int_equal(r.segments, 2 + 3 * 4);
+    assert_int_equal(cf_lint_counter(&r, "vitcp_connections"), 1);
+    assert_int_equal(cf_lint_counter(&r, "segments"), 2 + 3 * 4);
     cf_lint_result_free(&r);
 }
 
@@ -281,6 +282,24 @@ static void lint_throughput(void **state)
 
 /* ------------------------------------------- the samples in captures/ */
 
+/* A lint module's option, as `lint --NAME VALUE` sets it. */
+static void set_option(struct cf_lint_options *o, const char *name, const char *value)
+{
+    char why[200] = "";
+    if (cf_lint_set_option(o, name, value, NULL, why, sizeof why) != 1)
+        fail_msg("%s %s: %s", name, value, why);
+}
+
+/* The lint module's place in cf_lint_modules (its counts in a result). */
+static unsigned module_index(const struct cf_lint_module *m)
+{
+    unsigned i = 0;
+    while (cf_lint_modules[i] && cf_lint_modules[i] != m)
+        i++;
+    assert_non_null(cf_lint_modules[i]);
+    return i;
+}
+
 static void print_issues(const struct cf_lint_result *r)
 {
     for (size_t i = 0; i < r->count; i++)
@@ -302,7 +321,7 @@ static void sample_captures_yield_their_named_rules(void **state)
     assert_non_null(readme);
     char line[1024];
     unsigned checked = 0, broken = 0, failed = 0;
-    bool seen_proto[4] = {false};
+    bool seen_proto[CF_PROTOCOLS_MAX] = {false}; /* by cf_lint_modules index */
     while (fgets(line, sizeof line, readme)) {
         char name[128], rule[96] = "";
         if (strncmp(line, "| ", 2) != 0 || sscanf(line, "| %127[^ |]", name) != 1 || !strstr(name, ".pcap"))
@@ -332,7 +351,7 @@ static void sample_captures_yield_their_named_rules(void **state)
         bool ok = true, found = want == VW_REQ_NONE, found_also = also == VW_REQ_NONE;
         for (size_t i = 0; i < r.count; i++) {
             const struct cf_lint_issue *is = &r.issues[i];
-            seen_proto[is->proto] = true;
+            seen_proto[module_index(is->module)] = true;
             if (is->req == want && want != VW_REQ_NONE)
                 found = true;
             else if (is->req == also && also != VW_REQ_NONE)
@@ -341,13 +360,12 @@ static void sample_captures_yield_their_named_rules(void **state)
                 ok = false;
         }
         found = found && found_also;
-        if (r.ift_connections)
-            seen_proto[CF_LINT_IFT] = true;
-        if (r.warp_connections)
-            seen_proto[CF_LINT_WARP] = true;
-        if (r.eep_messages)
-            seen_proto[CF_LINT_EEP] = true;
-        if (r.vitcp_connections + r.ift_connections + r.warp_connections + r.eep_messages == 0) {
+        uint64_t traffic = 0;
+        for (unsigned m = 0; cf_lint_modules[m]; m++) {
+            seen_proto[m] |= r.counts[m][0] != 0; /* its connections or messages */
+            traffic += r.counts[m][0];
+        }
+        if (traffic == 0) {
             print_message("%s: no VI/TCP, IFT, WARP or EEP traffic recognised\n", name);
             ok = false;
         }
@@ -363,8 +381,8 @@ static void sample_captures_yield_their_named_rules(void **state)
     print_message("%u sample captures linted, %u of them broken on purpose\n", checked, broken);
     assert_true(checked >= 30);
     assert_true(broken >= 10);
-    for (int p = 0; p < 4; p++)
-        assert_true(seen_proto[p]);
+    for (unsigned m = 0; cf_lint_modules[m]; m++)
+        assert_true(seen_proto[m]);
     assert_int_equal(failed, 0);
 }
 
@@ -374,15 +392,15 @@ static void sample_findings_name_frame_and_protocol(void **state)
     (void)state;
     static const struct {
         const char *file;
-        enum cf_lint_proto proto;
+        const char *proto;
         const char *rule;
         uint64_t frame;
         unsigned errors; /* 0: one */
     } want[] = {
-        {"ift-bad-hdr-crc.pcap", CF_LINT_IFT, "IFT-5.1-HDR-CRC", 6, 2},
-        {"warp-bad-adler.pcap", CF_LINT_WARP, "WARP-A-ADLER-VALID", 5, 1},
-        {"eep-oversized-dl.pcap", CF_LINT_EEP, "EEP-6H-DL-FITS", 3, 1},
-        {"eep-frames-udp.pcap", CF_LINT_EEP, NULL, 0, 0},
+        {"ift-bad-hdr-crc.pcap", "ift", "IFT-5.1-HDR-CRC", 6, 2},
+        {"warp-bad-adler.pcap", "warp", "WARP-A-ADLER-VALID", 5, 1},
+        {"eep-oversized-dl.pcap", "eep", "EEP-6H-DL-FITS", 3, 1},
+        {"eep-frames-udp.pcap", "eep", NULL, 0, 0},
     };
     for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
         char path[512];
@@ -390,7 +408,7 @@ static void sample_findings_name_frame_and_protocol(void **state)
         struct cf_lint_result r;
         lint_ok(path, NULL, &r);
         if (!want[k].rule) {
-            assert_int_equal(r.eep_messages, 11);
+            assert_int_equal(cf_lint_counter(&r, "eep_messages"), 11);
             assert_int_equal(r.errors, 0);
         } else {
             assert_int_equal(r.errors, want[k].errors ? want[k].errors : 1);
@@ -400,7 +418,7 @@ static void sample_findings_name_frame_and_protocol(void **state)
                     is = &r.issues[i]; /* the first: the fault (a reaction to it comes later) */
             assert_non_null(is);
             assert_string_equal(vw_req_id(is->req), want[k].rule);
-            assert_int_equal(is->proto, want[k].proto);
+            assert_ptr_equal(is->module, cf_lint_module_find(want[k].proto));
             assert_int_equal(is->frame, want[k].frame);
         }
         cf_lint_result_free(&r);
@@ -439,19 +457,19 @@ static void warp_on_another_port_needs_the_option(void **state)
 
     struct cf_lint_result r;
     lint_ok("lint-warp.pcap", NULL, &r);
-    assert_int_equal(r.warp_connections, 0);
+    assert_int_equal(cf_lint_counter(&r, "warp_connections"), 0);
     assert_int_equal(r.errors, 0);
     cf_lint_result_free(&r);
 
     struct cf_lint_options o;
     cf_lint_options_init(&o);
-    o.warp_port = 7001;
+    set_option(&o, "--warp-port", "7001");
     lint_ok("lint-warp.pcap", &o, &r);
-    assert_int_equal(r.warp_connections, 1);
-    assert_int_equal(r.warp_chunks, 4);
+    assert_int_equal(cf_lint_counter(&r, "warp_connections"), 1);
+    assert_int_equal(cf_lint_counter(&r, "warp_chunks"), 4);
     assert_int_equal(r.errors, 1);
     assert_int_equal(cf_lint_count(&r, VW_REQ_WARP_W4_SSN_NEXT, VW_SEV_ERROR), 1);
-    assert_int_equal(r.issues[0].proto, CF_LINT_WARP);
+    assert_ptr_equal(r.issues[0].module, cf_lint_module_find("warp"));
     assert_int_equal(r.issues[0].frame, 6); /* handshake 1-3, chunks 4, 5, 6 */
     cf_lint_result_free(&r);
 }
@@ -479,7 +497,7 @@ static void warp_open_send_at_close(void **state)
         assert_int_equal(vn_pcap_close(w), 0);
         struct cf_lint_result r;
         lint_ok("lint-warp-open.pcap", NULL, &r);
-        assert_int_equal(r.warp_chunks, 2);
+        assert_int_equal(cf_lint_counter(&r, "warp_chunks"), 2);
         assert_int_equal(cf_lint_count(&r, VW_REQ_WARP_SUMMARY_L_LAST, VW_SEV_ERROR), closed);
         assert_int_equal(r.errors, closed);
         cf_lint_result_free(&r);
@@ -525,8 +543,8 @@ static void ift_by_magic_and_indication_first(void **state)
     struct cf_lint_result r;
     lint_ok("lint-ift.pcap", NULL, &r);
     print_issues(&r);
-    assert_int_equal(r.ift_connections, 2);
-    assert_int_equal(r.ift_pdus, 3);
+    assert_int_equal(cf_lint_counter(&r, "ift_connections"), 2);
+    assert_int_equal(cf_lint_counter(&r, "ift_pdus"), 3);
     assert_int_equal(r.errors, 1);
     assert_int_equal(cf_lint_count(&r, VW_REQ_IFT_4_INDICATION_FIRST, VW_SEV_ERROR), 1);
     cf_lint_result_free(&r);
@@ -534,9 +552,9 @@ static void ift_by_magic_and_indication_first(void **state)
     /* --ift-port elsewhere: the second connection is no longer IFT */
     struct cf_lint_options o;
     cf_lint_options_init(&o);
-    o.ift_port = 1;
+    set_option(&o, "--ift-port", "1");
     lint_ok("lint-ift.pcap", &o, &r);
-    assert_int_equal(r.ift_connections, 1);
+    assert_int_equal(cf_lint_counter(&r, "ift_connections"), 1);
     assert_int_equal(r.errors, 0);
     cf_lint_result_free(&r);
 }
@@ -583,8 +601,8 @@ static void ift_segmentation_keeps_framing(void **state)
     char err[256];
     assert_int_equal(cf_lint_file("lint-ift-segments.pcap", NULL, &r, err, sizeof err), 0);
     print_issues(&r);
-    assert_int_equal(r.ift_connections, 1);
-    assert_int_equal(r.ift_pdus, 5);
+    assert_int_equal(cf_lint_counter(&r, "ift_connections"), 1);
+    assert_int_equal(cf_lint_counter(&r, "ift_pdus"), 5);
     assert_int_equal(r.errors, 1);
     assert_int_equal(cf_lint_count(&r, VW_REQ_IFT_5_1_CRC_AS_NEGOTIATED, VW_SEV_ERROR), 1);
     for (size_t i = 0; i < r.count; i++)
@@ -667,7 +685,7 @@ static void ift_r_disagreement_judged_by_the_reaction(void **state)
         struct cf_lint_result r;
         lint_ok("lint-ift-r.pcap", NULL, &r);
         print_issues(&r);
-        assert_int_equal(r.ift_connections, 1);
+        assert_int_equal(cf_lint_counter(&r, "ift_connections"), 1);
         /* cf_lint_count counts at the severity and above */
         assert_int_equal(cf_lint_count(&r, VW_REQ_IFT_4_2_R_AGREE, VW_SEV_NOTE), carry_on ? 2 : 1);
         assert_int_equal(cf_lint_count(&r, VW_REQ_IFT_4_2_R_AGREE, VW_SEV_ERROR), carry_on ? 1 : 0);
@@ -702,8 +720,8 @@ static void listening_port_decides_the_protocol(void **state)
     struct cf_lint_result r;
     lint_ok("lint-ports.pcap", NULL, &r);
     print_issues(&r);
-    assert_int_equal(r.vitcp_connections, 1);
-    assert_int_equal(r.ift_connections, 1);
+    assert_int_equal(cf_lint_counter(&r, "vitcp_connections"), 1);
+    assert_int_equal(cf_lint_counter(&r, "ift_connections"), 1);
     assert_int_equal(r.errors, 0);
     cf_lint_result_free(&r);
 }
@@ -729,19 +747,19 @@ static void eep_udp_port_option(void **state)
 
     struct cf_lint_result r;
     lint_ok("lint-eep.pcap", NULL, &r);
-    assert_int_equal(r.eep_messages, 0);
+    assert_int_equal(cf_lint_counter(&r, "eep_messages"), 0);
     assert_int_equal(r.errors, 0);
     cf_lint_result_free(&r);
     struct cf_lint_options o;
     cf_lint_options_init(&o);
-    o.eep_udp_port = 7002;
+    set_option(&o, "--eep-port", "7002");
     lint_ok("lint-eep.pcap", &o, &r);
     print_issues(&r);
-    assert_int_equal(r.eep_messages, 2);
+    assert_int_equal(cf_lint_counter(&r, "eep_messages"), 2);
     assert_int_equal(r.errors, 1);
     assert_int_equal(cf_lint_count(&r, VW_REQ_EEP_4A_TRUNCATED, VW_SEV_ERROR), 1);
     assert_int_equal(r.issues[0].frame, 2);
-    assert_int_equal(r.issues[0].proto, CF_LINT_EEP);
+    assert_ptr_equal(r.issues[0].module, cf_lint_module_find("eep"));
     cf_lint_result_free(&r);
 }
 
@@ -764,14 +782,63 @@ static void many_open_warp_connections_are_bounded(void **state)
     assert_int_equal(vn_pcap_close(w), 0);
     struct cf_lint_result r;
     lint_ok("lint-many-warp.pcap", NULL, &r);
-    assert_int_equal(r.warp_connections, 1024);
-    assert_int_equal(r.warp_chunks, 1024);
+    assert_int_equal(cf_lint_counter(&r, "warp_connections"), 1024);
+    assert_int_equal(cf_lint_counter(&r, "warp_chunks"), 1024);
     assert_int_equal(r.errors, 0);
     bool noted = false;
     for (size_t i = 0; i < r.count; i++)
         noted |= strstr(r.issues[i].detail, "more than 1024 IFT/WARP connections open") != NULL;
     assert_true(noted);
     cf_lint_result_free(&r);
+}
+
+/* The lint modules' table (C80) fits the protocols' table: each lint
+ * module is a registered protocol's, with its catalog prefix; no two
+ * share an option; the default protocol has one; lint's usage names every
+ * option once. */
+static void lint_modules_match_the_protocols(void **state)
+{
+    (void)state;
+    assert_non_null(cf_lint_module_default());
+    assert_string_equal(cf_lint_module_default()->name, cf_protocol_default()->name);
+    const char *names[4 * CF_PROTOCOLS_MAX];
+    size_t nnames = 0;
+    unsigned m = 0;
+    for (; cf_lint_modules[m]; m++) {
+        const struct cf_lint_module *lm = cf_lint_modules[m];
+        const struct conform_protocol *p = cf_protocol_find(lm->name);
+        if (!p)
+            fail_msg("lint module %s is no registered protocol's", lm->name);
+        assert_string_equal(lm->req_prefix, p->req_prefix);
+        assert_int_equal(lm->transport, p->transport);
+        assert_ptr_equal(cf_lint_module_find(lm->name), lm);
+        assert_non_null(lm->help);
+        assert_non_null(lm->counters[0].key);
+        if (lm->port_option)
+            names[nnames++] = lm->port_option;
+        for (const struct cf_option *o = lm->options; o && o->name; o++)
+            names[nnames++] = o->name;
+    }
+    assert_true(m <= CF_PROTOCOLS_MAX);
+    for (size_t i = 0; i < nnames; i++)
+        for (size_t j = i + 1; j < nnames; j++)
+            if (strcmp(names[i], names[j]) == 0)
+                fail_msg("two lint modules take %s", names[i]);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    char *argv[] = {(char *)"vitcp-conform", (char *)"lint", (char *)"--help", NULL};
+    assert_int_equal(cf_main(3, argv, out, stderr), 0);
+    fclose(out);
+    for (size_t i = 0; i < nnames; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "[%s ", names[i]);
+        const char *at = strstr(text, want);
+        if (!at || strstr(at + 1, want))
+            fail_msg("lint's usage does not name %s once: %s", names[i], text);
+    }
+    free(text);
 }
 
 int main(void)
@@ -793,6 +860,7 @@ int main(void)
         cmocka_unit_test(ift_r_disagreement_judged_by_the_reaction),
         cmocka_unit_test(early_nop_breaks_only_request_first),
         cmocka_unit_test(many_open_warp_connections_are_bounded),
+        cmocka_unit_test(lint_modules_match_the_protocols),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

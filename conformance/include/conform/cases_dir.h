@@ -5,7 +5,7 @@
 /* The installed cases (share/vitcp/cases beside the program's own prefix,
  * so an installed or relocated vitcp-conform finds its own), else the
  * source tree's cases folder this build was configured from. Either holds
- * VI/TCP's cases and one subfolder per other protocol (warp/), installed
+ * the default protocol's cases and one subfolder per other protocol (NAME/), installed
  * as a tree; cf_case_set_load_dir reads both. --cases may also name a
  * protocol's subfolder alone. */
 const char *cf_default_cases_dir(void);

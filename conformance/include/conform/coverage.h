@@ -11,14 +11,17 @@
 #include "conform/case.h"
 
 struct cf_list_filter {
-    const char *protocol; /* "VITCP", "IFT", "EEP", "WARP", "VIA" (case-insensitive), or NULL */
+    const char *protocol; /* a catalog prefix of IDs (case-insensitive), or NULL */
     int level;            /* enum vw_level, or -1 for all */
 };
 
 /* "active", "passive", "api" or "untestable": the primary way a rule is checked. */
 const char *cf_check_primary(unsigned check);
-/* The protocol prefix of an ID ("VITCP" for "VITCP-3.2-..."). */
+/* The protocol prefix of an ID (what comes before its first '-'). */
 void cf_req_protocol(const char *id, char *out, size_t n);
+/* Does some catalog ID have that prefix (case-insensitive)? known gets the
+ * catalog's prefixes, in its order, with commas between. */
+bool cf_req_protocol_known(const char *prefix, char *known, size_t n);
 bool cf_filter_accepts(const struct cf_list_filter *f, enum vw_req req);
 /* Parse a level name ("MUST", "must", "MUST_NOT", "MUST-NOT"); -1 if unknown. */
 int cf_level_parse(const char *s);

@@ -1,13 +1,10 @@
 /*
  * Offline lint: reads a pcap/pcapng capture (netio's reader, with TCP
- * reassembly), finds the VI/TCP, IFT and WARP connections (by port: 5995,
- * 5996, 5997 or the configured ones; else by content: an IFT adaption
- * indication, a plausible VI/TCP header) and the PacketWay EEP messages
- * (Ethertype 0x88B5, UDP port 5998), and runs the wire library's checks on
- * every PDU: the VI/TCP session (as the active engine), the IFT indication
- * negotiation and frames as sent, the WARP framer's sequencing, the EEP
- * decoder for the message's carrier. Each finding names the frame and the
- * requirement ID.
+ * reassembly), hands each TCP connection and datagram to the lint module
+ * whose protocol it is (conform/protocol.h: by port, else by content) and
+ * keeps what the modules find: each finding names the frame and the
+ * requirement ID. The modules run the wire library's rules, the same the
+ * dissector and the active engine use.
  */
 #ifndef CONFORM_LINT_H
 #define CONFORM_LINT_H
@@ -16,16 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "conform/protocol.h"
 #include "vitcp/findings.h"
-
-enum cf_lint_proto { CF_LINT_VITCP, CF_LINT_IFT, CF_LINT_WARP, CF_LINT_EEP };
-/* "VI/TCP", "IFT", "WARP", "EEP". */
-const char *cf_lint_proto_name(enum cf_lint_proto p);
 
 struct cf_lint_issue {
     uint64_t frame;
-    enum cf_lint_proto proto;
-    unsigned conn;           /* TCP connection number (0 for EEP messages) */
+    const struct cf_lint_module *module; /* whose rules (its title is the issue's protocol) */
+    unsigned conn;           /* TCP connection number (0 for datagrams) */
     int dir;                 /* 0: the side that sent the connection's first bytes; -1: none */
     enum vw_req req;         /* VW_REQ_NONE for a notice about the capture itself */
     enum vw_severity severity;
@@ -35,21 +29,30 @@ struct cf_lint_issue {
 struct cf_lint_result {
     struct cf_lint_issue *issues;
     size_t count, cap;
-    uint64_t frames, connections, vitcp_connections, segments, bytes;
-    uint64_t ift_connections, ift_pdus, warp_connections, warp_chunks, eep_messages;
+    uint64_t frames, connections, bytes;
+    /* each lint module's counters (cf_lint_modules[m]->counters[k]) */
+    uint64_t counts[CF_PROTOCOLS_MAX][CF_LINT_COUNTERS_MAX];
     unsigned errors, warnings, notes;
     double seconds;
 };
 
+/* The settings of every lint module (set by their options), by their
+ * place in cf_lint_modules. */
 struct cf_lint_options {
-    uint16_t vitcp_port;     /* default VW_VITCP_DEFAULT_PORT (V1) */
-    uint16_t ift_port;       /* default VW_IFT_DEFAULT_PORT (I1) */
-    uint16_t warp_port;      /* default VW_WARP_DEFAULT_PORT (W1) */
-    uint16_t eep_udp_port;   /* default VW_EEP_UDP_PORT (P1); Ethertype 0x88B5 always */
-    const char *eep_routers; /* router addresses (MAC, IPv4, IPv6; commas), NULL: pair by content (P31) */
+    uint16_t port[CF_PROTOCOLS_MAX];
+    union {
+        max_align_t align;
+        unsigned char bytes[CF_LINT_SETTINGS_MAX];
+    } settings[CF_PROTOCOLS_MAX];
 };
 
+/* Every module's defaults. */
 void cf_lint_options_init(struct cf_lint_options *o);
+/* A lint option of a module (`--port 5995`): 1 taken, 0 no module's, -1 a
+ * bad value (why). With takes_value non-NULL only says whether it takes a
+ * value (value not needed). */
+int cf_lint_set_option(struct cf_lint_options *o, const char *name, const char *value, bool *takes_value,
+                       char *why, size_t whylen);
 /* Lint a capture. Returns 0 (the result says what was found), or -1 when the
  * file cannot be read at all (reason in err; result holds what was read). */
 int cf_lint_file(const char *path, const struct cf_lint_options *o, struct cf_lint_result *res,
@@ -68,12 +71,14 @@ void cf_lint_result_free(struct cf_lint_result *res);
 
 /* Number of issues of at least severity sev naming req. */
 size_t cf_lint_count(const struct cf_lint_result *res, enum vw_req req, enum vw_severity sev);
+/* The summary's counter of that JSON key (a module's counters[].key); 0 if no module has it. */
+uint64_t cf_lint_counter(const struct cf_lint_result *res, const char *key);
 
+/* The report (core/lint_report.c). */
 void cf_lint_write_text(FILE *out, const char *path, const struct cf_lint_result *res);
 void cf_lint_write_json(FILE *out, const char *path, const struct cf_lint_result *res);
-
-/* Is list a valid --eep-router list (P31: MAC, IPv4 or IPv6 addresses,
- * commas between several)? false with the first bad one in bad. */
-bool cf_lint_routers_valid(const char *list, char *bad, size_t badlen);
+/* The lint module whose issues and counts the report shows first, without
+ * a name: the default protocol's (cf_protocol_default). */
+const struct cf_lint_module *cf_lint_module_default(void);
 
 #endif

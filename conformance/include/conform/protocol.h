@@ -1,28 +1,33 @@
 /*
- * The one interface between the protocol-neutral conformance core
- * (connections, timing, steps, the relay, capture, verdicts, reports:
- * conformance/src/core/) and a protocol module (conformance/src/proto/):
- * everything the core needs to know about a protocol is behind one
- * struct conform_protocol. A case names its protocol ('protocol warp',
- * default vitcp); `vitcp-conform run --protocol NAME` runs that
- * protocol's cases. docs/conformance-engine.md explains how to add one.
+ * conform/protocol.h: what a protocol module is. The one page to read
+ * before adding a protocol to vitcp-conform (docs/conformance-engine.md,
+ * "Adding a protocol", walks through it with the skeleton module
+ * tests/conformance/skeleton_module.c).
  *
- * What a module gives:
- *   - its name, default port, the catalog prefix of its requirement IDs;
- *   - the case language's vocabulary: message type names, field names
- *     (indices < CF_MAX_FIELDS), which fields a send may set, symbolic
- *     values and module arguments of a send (parse hooks);
- *   - encode: the bytes of one message from a send step's fields, built
- *     by the wire library's encoder;
- *   - a session (negotiation/sequencing state) created per case, fed every
- *     byte the target sends: it frames the stream, decodes each message
- *     into a struct cf_msg with a field accessor for expect matching, and
- *     checks each message against the rules (findings with catalog IDs);
- *   - optionally, on_connect (a handshake before the case's steps),
- *     run_case (a module that runs its cases itself on the core's
- *     connections, timing and verdict helpers: VI/TCP, for its reassembly,
- *     relative numbering, RDMA region and capture replay), check_alive
- *     (the survival probe after hostile cases) and capture cases.
+ * The conformance engine is a protocol-neutral core (conformance/src/core/:
+ * command line, case parser, step runner, connections and timing, the
+ * packet relay, captures, verdicts, reports, the lint's capture reader)
+ * and protocol modules above it (conformance/src/proto/). The core knows a
+ * protocol only through two structs, registered in proto/registry.c:
+ *
+ *   struct conform_protocol  its active cases: the case language's words
+ *                            for its messages, how to build one (encode),
+ *                            how to read what the target sends (a session
+ *                            that frames, decodes and checks every message
+ *                            against the wire library's rules), its run
+ *                            options and test conventions;
+ *   struct cf_lint_module    its capture rules for `vitcp-conform lint`:
+ *                            which connections or datagrams are its, and
+ *                            the wire library's checks on their bytes.
+ *
+ * The core calls up into a module only through the members below (and the
+ * two tables): the case parser asks the vocabulary members, the runner the
+ * session members, the engine run_case, check_alive, case_skipped and the
+ * options, the hooks code hooks and hook_offered, cli.c the capture-case
+ * members, run_usage and run_help, the lint core every cf_lint_module
+ * member. A member marked optional may be NULL; every other one must be
+ * set. Rules are named by the catalog's requirement IDs (wire/catalog/),
+ * never by text of the module's own.
  */
 #ifndef CONFORM_PROTOCOL_H
 #define CONFORM_PROTOCOL_H
@@ -31,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "vitcp/catalog.h"
+#include "vitcp/findings.h" /* the rules (catalog.h) and their severities */
 
 struct cf_case;
 struct cf_step;
@@ -68,14 +73,14 @@ struct cf_encoded {
     size_t payload_off, payload_len; /* the payload inside bytes */
     uint64_t msg_offset;             /* where it sits in its message (0: a new message;
                                         CF_MSG_NO_ECHO: no ULP data, data=echo keeps the
-                                        message before: IFT's Read Request) */
+                                        message before: a read request) */
 };
 #define CF_MSG_NO_ECHO UINT64_MAX
 
-/* A `run` option a module takes (VI/TCP: --discriminator D, --no-announce). */
+/* A command-line option a module takes (`run` or `lint`). */
 struct cf_option {
-    const char *name;   /* "--discriminator" */
-    bool takes_value;
+    const char *name;   /* with its dashes: "--x-mode" */
+    bool takes_value;   /* it takes the next argument as its value */
 };
 
 /* A test convention a module's cases may need (C60, docs/conformance.md
@@ -90,12 +95,12 @@ struct cf_hook_def {
 };
 
 /* How a protocol's messages travel (C47): a byte stream over a TCP
- * connection (VI/TCP, IFT, WARP), or one message per UDP datagram (EEP,
- * P1). A datagram module's session is fed one whole datagram per call;
- * its cases may use several tester links (link=N, `--link N=...`). */
+ * connection, or one message per UDP datagram (or Ethernet frame). A
+ * datagram module's session is fed one whole datagram per call; its cases
+ * may use several tester links (link=N, `--link N=...`). */
 enum cf_transport { CF_TRANSPORT_STREAM, CF_TRANSPORT_DATAGRAM };
 
-#define CF_PROTOCOLS_MAX 8       /* registered modules */
+#define CF_PROTOCOLS_MAX 8       /* registered modules (of each kind) */
 #define CF_PROTO_STATE_MAX 512   /* bytes of a module's settings and per-run state in the engine */
 
 /* Called by a session for each whole message it decoded: m->raw and
@@ -104,12 +109,12 @@ enum cf_transport { CF_TRANSPORT_STREAM, CF_TRANSPORT_DATAGRAM };
 typedef void (*cf_msg_sink)(void *ctx, const struct cf_msg *m);
 
 struct conform_protocol {
-    const char *name;           /* "vitcp", "warp": the case's protocol line, --protocol */
-    const char *title;          /* "VI/TCP" */
-    const char *unit;           /* what its messages are called on the wire: "segment", "chunk" */
-    const char *req_prefix;     /* catalog prefix its cases' IDs start with: "VITCP-" */
-    uint16_t default_port;
-    const char *cases_subdir;   /* its folder below the cases folder ("" for the top) */
+    const char *name;           /* lower case, one word: the case's 'protocol NAME' line, --protocol */
+    const char *title;          /* as the draft writes it, for reports and messages */
+    const char *unit;           /* what its messages are called on the wire ("segment", "chunk") */
+    const char *req_prefix;     /* catalog prefix its cases' IDs start with ("NAME-") */
+    uint16_t default_port;      /* the draft's port, where --target gives none */
+    const char *cases_subdir;   /* its folder below the cases folder ("" for the top: the default's) */
     enum cf_transport transport; /* default (0): a TCP stream */
     uint16_t ethertype;          /* datagram protocols: its Ethertype on an Ethernet link (0: none) */
     /* run --topology end|router|chain (topology.h, C54): the module's run
@@ -117,32 +122,34 @@ struct conform_protocol {
      * topology; NULL: nothing to say. */
     const char *topology_options[3];
 
-    /* Vocabulary of the case language. */
+    /* Vocabulary of the case language (core/case_parse.c): message type
+     * names ("send TYPE", "expect TYPE") and field names ("FIELD=VALUE"),
+     * both ways; cf_name_index and cf_name_at below do it for a table. */
     int (*type_by_name)(const char *name);          /* -1 unknown */
-    const char *(*type_name)(unsigned type);
+    const char *(*type_name)(unsigned type);        /* "?" unknown */
     int (*field_by_name)(const char *name);         /* -1 unknown; else < CF_MAX_FIELDS */
-    const char *(*field_name)(unsigned field);
+    const char *(*field_name)(unsigned field);      /* "?" unknown */
     bool (*field_settable)(unsigned field);         /* may a send set it? */
     bool (*field_relative)(unsigned field);         /* "+N" means relative to the connection */
     size_t max_payload;                             /* payload=N a send may ask for */
-    /* Symbolic values ("attrs=RD|RWE"): 1 parsed, 0 not symbolic, -1 bad
-     * (why says what is allowed). May be NULL. */
+    /* Symbolic values ("flags=A|B"): 1 parsed, 0 not symbolic, -1 bad
+     * (why says what is allowed). Optional. */
     int (*parse_symbol)(unsigned field, const char *text, int64_t *out, char *why, size_t whylen);
     /* Run-time variables ("$addr+16"): the variable a name starts ($addr),
      * its length in *len; 0 unknown. var_is_bits: it takes the field's
-     * symbols after '|' ($level|RWE) instead of an offset. var_names lists
+     * symbols after '|' ($level|A) instead of an offset. var_names lists
      * them for error messages and `show`, in the order of their numbers
-     * (1 first). Without var_by_name a case has none. */
+     * (1 first). Optional: without var_by_name a case has none. */
     unsigned (*var_by_name)(const char *text, size_t *len);
     bool (*var_is_bits)(unsigned var);
     const char *var_names;
-    /* A header directive of the module's own (VI/TCP: segments,
-     * level-optional) into c->flags: 1 taken, 0 not the module's, -1 bad
-     * (why). May be NULL. */
+    /* A header directive of the module's own (a line before the steps
+     * the core does not know) into c->flags: 1 taken, 0 not the module's,
+     * -1 bad (why). Optional. */
     int (*parse_directive)(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen);
-    /* A send argument that is not a field (VI/TCP: calling=, opts=, crc=,
-     * noeom): 1 taken, 0 not the module's, -1 bad (why). value is NULL for
-     * a bare word. May be NULL. */
+    /* A send argument that is not a field (an option list, a CRC to
+     * break, a flag word): 1 taken, 0 not the module's, -1 bad (why).
+     * value is NULL for a bare word. Optional. */
     int (*parse_send_arg)(struct cf_step *st, const char *name, const char *value, char *why,
                           size_t whylen);
 
@@ -161,17 +168,18 @@ struct conform_protocol {
                          struct cf_rx_verdict *v);
     /* The target closed its side: what is left open (a partial message). */
     void (*session_finish)(void *session, struct cf_rx_verdict *v);
-    /* Datagram protocols, optional: the next datagram fed came in on an
+    /* Optional, datagram protocols: the next datagram fed came in on an
      * Ethernet link (frames may be padded after the message) or not. */
     void (*session_carrier)(void *session, bool ethernet);
     /* Optional: an expect waited in vain and the target is silent but
      * open. What the session holds back because only later bytes would
-     * settle it (IFT: a frame's CRC layout) is judged now as if the
+     * settle it (a frame's CRC layout) is judged now as if the
      * stream ended there, so the case fails under the rule the target
      * broke instead of a timeout (C45). The session is not fed after it. */
     void (*session_stalled)(void *session, struct cf_rx_verdict *v);
     /* The tester's own message went out (its negotiation/sequencing state). */
     void (*session_sent)(void *session, const struct cf_encoded *enc);
+    /* Frees a message the session handed to the sink (its raw and decoded). */
     void (*msg_free)(struct cf_msg *m);
     /* Field accessor of a received message: false when it has no such field. */
     bool (*field_value)(const struct cf_msg *m, unsigned field, int64_t *value);
@@ -183,7 +191,9 @@ struct conform_protocol {
 
     /* Optional: the module's settings and per-run state, kept in the engine
      * (cf_engine_state; at most CF_PROTO_STATE_MAX bytes, initialised by
-     * state_init at cf_engine_init), and the run options that set them. */
+     * state_init at cf_engine_init), and the run options that set them:
+     * the command line hands each option it does not know to set_option
+     * of the module that lists it (0, or -1 with why). */
     void (*state_init)(void *state);
     const struct cf_option *run_options;   /* ends with a NULL name */
     int (*set_option)(void *state, const char *name, const char *value, char *why, size_t whylen);
@@ -191,12 +201,12 @@ struct conform_protocol {
     /* Optional: the test conventions (hooks) its cases may need, ending
      * with a NULL name; a module without a table takes no 'needs HOOK'. */
     const struct cf_hook_def *hooks;
-    /* Optional: does a module's run option settle a hook (EEP: a delivery
-     * log regex offers delivery-log)? 1 offered, 0 not, -1 no opinion. */
+    /* Optional: does a module's run option settle a hook (an option that
+     * names a log the hook reads offers it)? 1 offered, 0 not, -1 no opinion. */
     int (*hook_offered)(const void *state, const char *hook);
 
-    /* Optional: a case the run cannot take at all (EEP: a router case
-     * against an end node), skipped with the reason before its test
+    /* Optional: a case the run cannot take at all (a router case against
+     * an end node), skipped with the reason before its test
      * conventions are settled, so that no probe runs for it. true: skip. */
     bool (*case_skipped)(struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen);
 
@@ -208,27 +218,183 @@ struct conform_protocol {
     void (*judge_recording)(const struct cf_engine *e, const struct cf_case *c, const struct cf_relay_packet *pk,
                             size_t n, unsigned first_frame, struct cf_result *res, bool *decided);
 
-    /* Optional overrides. */
+    /* Optional: the module runs a case itself instead of the core's step
+     * runner (on the core's connections, timing and verdict helpers). */
     void (*run_case)(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
+    /* Optional: after a hostile case, is the target still alive (0), or
+     * not (-1, why)? Without it the core reconnects to find out. */
     int (*check_alive)(struct cf_engine *e, char *why, size_t whylen);
-    /* Capture cases (NAME.meta beside NAME.pcapng) and their description. */
+    /* Optional: capture cases (NAME.meta beside NAME.pcapng): load one,
+     * describe what it compiles to (`vitcp-conform show`), and tell a
+     * meta file of the module's by its name. */
     int (*load_capture_case)(const char *meta_path, struct cf_case *out, char *err, size_t errlen);
     void (*describe_capture_case)(FILE *out, const struct cf_case *c);
     bool (*is_capture_meta)(const char *name);
+
+    /* Optional: `run --help` for the module's run_options: their usage
+     * ("[--x-mode] [--x-id N]") and lines that explain them, each starting
+     * with two spaces and ending with a newline. */
+    const char *run_usage;
+    const char *run_help;
 };
 
 /* The registered modules (proto/registry.c), in order; NULL-terminated. */
 extern const struct conform_protocol *const cf_protocols[];
 /* The module named name (case-insensitive); NULL if none. */
 const struct conform_protocol *cf_protocol_find(const char *name);
-/* The default protocol of a case without a protocol line: VI/TCP. */
+/* The default protocol of a case without a protocol line: the table's first. */
 const struct conform_protocol *cf_protocol_default(void);
-/* "vitcp, warp": the registered names, for messages. */
+/* The registered names with ", " between, for messages. */
 const char *cf_protocol_names(void);
 
 /* A module's vocabulary tables (field and type names): the index of name in
  * names[0..count), or -1; the name at index i, or "?" past the table. */
 int cf_name_index(const char *const *names, unsigned count, const char *name);
 const char *cf_name_at(const char *const *names, unsigned count, unsigned i);
+
+/* ------------------------------------------------------------------ lint
+ *
+ * `vitcp-conform lint` checks a capture offline (conform/lint.h). The core
+ * (core/lint.c) reads the capture, follows its TCP connections and
+ * datagrams, and keeps the issues and the summary; a lint module says which
+ * traffic is its protocol's and runs the wire library's rules on it. A lint
+ * module lives beside its protocol's conformance module (src/proto/) and is
+ * registered in cf_lint_modules[] (proto/registry.c).
+ *
+ * The core hands a module its connection as a struct cf_lint_flow and its
+ * findings go back through the cf_lint_* calls below, which fill in the
+ * frame, the connection and the module of each issue.
+ */
+struct cf_lint;         /* one lint run (core/lint.c) */
+struct vn_tcp_event;    /* the capture reader's events (vitcp/pcap_reader.h) */
+struct vn_datagram;
+struct vw_findings;
+
+#define CF_LINT_COUNTERS_MAX 4   /* counters a lint module keeps for the summary */
+#define CF_LINT_SETTINGS_MAX 64  /* bytes of a lint module's settings (its options) */
+
+/* A number the summary reports ("2 X connections, 14 PDUs"). */
+struct cf_lint_counter {
+    const char *key;    /* its key in the JSON summary ("x_pdus") */
+    const char *text;   /* its words in the text summary, after the number ("PDUs") */
+};
+
+/* One TCP connection of the capture, as the core follows it for a module. */
+struct cf_lint_flow {
+    unsigned conn;      /* the reader's connection number */
+    bool syn_seen;      /* its SYN is in the capture */
+    bool dead[2];       /* direction d is no longer checked (framing lost, a capture gap):
+                           the core sends it no more data; a module sets it when it gives up */
+    void *state;        /* the module's state for it (conn_size bytes, zeroed) */
+};
+
+struct cf_lint_module {
+    const char *name;   /* its conformance module's name: cf_lint_module_find */
+    const char *title;  /* the protocol of its issues in the report (JSON "protocol") */
+    const char *req_prefix; /* the catalog prefix of the IDs its rules report (list: "by lint") */
+    enum cf_transport transport; /* its traffic: TCP connections or datagrams */
+
+    /* Its port: TCP, a connection to or from it is the module's (tried
+     * before the content); datagrams, a UDP datagram to or from it. The
+     * option port_option ("--x-port") sets it, the core checks the value. */
+    const char *port_option;
+    uint16_t default_port;
+    /* `lint --help`: one line or more of what it checks and how it finds
+     * it, each starting with two spaces and ending with a newline. */
+    const char *help;
+    /* Optional: options of `lint` besides the port (ending with a NULL
+     * name), their part of the usage line ("[--x-mode M]"), and set_option
+     * that takes one (0, or -1 with why) into the module's settings
+     * (CF_LINT_SETTINGS_MAX bytes, zeroed), read by cf_lint_settings. */
+    const struct cf_option *options;
+    const char *usage;
+    int (*set_option)(void *settings, const char *name, const char *value, char *why, size_t whylen);
+
+    /* The summary: the counters it keeps (cf_lint_counted), ending with a
+     * NULL key. The text summary shows them when the first is not zero;
+     * the default protocol's always, first. */
+    struct cf_lint_counter counters[CF_LINT_COUNTERS_MAX + 1];
+
+    /* TCP protocols. Which connections are the module's: the core tries,
+     * in the table's order, the port of the side that listens, then the
+     * other port, then the first bytes (looks_like, optional: without it
+     * the port alone decides). */
+    bool (*looks_like)(const uint8_t *data, size_t len);
+    /* A connection of no protocol whose later segment looks_like the
+     * module's start becomes the module's (a ULP that upgrades its
+     * connection mid-stream, found by the bytes). */
+    bool takes_over;
+    /* It frames from the first byte of each direction only: a connection
+     * whose capture starts later is noted and not checked (unless its first
+     * bytes looks_like its start). */
+    bool from_start;
+    /* Its connections hold large buffers: at most CF_LINT_MAX_HEAVY of
+     * them are checked at once. */
+    bool heavy;
+    size_t conn_size;   /* bytes of its per-connection state */
+    /* A connection became the module's at ev (its first data, or the
+     * segment it takes_over at: upgraded). 0, or -1 out of memory. */
+    int (*conn_open)(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded);
+    /* Frees what the state holds (not the state). */
+    void (*conn_free)(struct cf_lint_flow *f);
+    /* Data of direction dir (0: the side that sent the connection's first
+     * bytes), in stream order, never of a dead direction. */
+    void (*data)(struct cf_lint *l, struct cf_lint_flow *f, int dir, const struct vn_tcp_event *ev);
+    /* Optional: a TCP urgent pointer of a live direction (ev->urgent). */
+    void (*urgent)(struct cf_lint *l, struct cf_lint_flow *f, int dir, const struct vn_tcp_event *ev);
+    /* Optional: a TCP ACK of direction dir acknowledging the other
+     * direction's stream up to offset acked. */
+    void (*ack)(struct cf_lint_flow *f, int dir, uint64_t acked);
+    /* The rule a retransmission with different bytes breaks (VW_REQ_NONE:
+     * none of the protocol's; the core notes it). */
+    enum vw_req retransmission_rule;
+    /* Optional: direction dir ended (its FIN), also when it is dead; what
+     * it left unfinished goes to fs (the core reports it "at the end of
+     * this direction"). */
+    void (*direction_end)(struct cf_lint *l, struct cf_lint_flow *f, int dir, struct vw_findings *fs);
+    /* Optional: the connection is over (both FINs or an RST: real_end;
+     * else the capture ended or its ports were reused). conn_free follows. */
+    void (*closed)(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uint64_t frame);
+
+    /* Datagram protocols: is this datagram the module's (by its Ethertype,
+     * or its UDP port: port), and check it. */
+    bool (*datagram_is_mine)(uint16_t port, const struct vn_datagram *dg);
+    void (*datagram)(struct cf_lint *l, const struct vn_datagram *dg);
+    /* Optional: frees the module's per-run state (cf_lint_run_state). */
+    void (*run_free)(void *run_state);
+};
+
+/* The lint modules (proto/registry.c), NULL-terminated, in the order a
+ * connection's ports and first bytes are tried. */
+extern const struct cf_lint_module *const cf_lint_modules[];
+/* The lint module of the protocol name (case-insensitive); NULL if none. */
+const struct cf_lint_module *cf_lint_module_find(const char *name);
+
+/* What a lint module calls (core/lint.c). Issues are the current
+ * module's, on the current connection (none for datagrams). */
+#define CF_LINT_MAX_HEAVY 1024
+void cf_lint_issue(struct cf_lint *l, uint64_t frame, int dir, enum vw_req req, enum vw_severity sev,
+                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Every finding of one PDU at the current frame and direction, each
+ * "WHAT: detail"; err (when no finding names it) "WHAT ERR_TEXT". */
+void cf_lint_findings(struct cf_lint *l, enum vw_req err, const char *what, const char *err_text,
+                      const struct vw_findings *fs);
+/* Each finding of fs at frame and dir as "PREFIXdetail". */
+void cf_lint_findings_at(struct cf_lint *l, uint64_t frame, int dir, const char *prefix,
+                         const struct vw_findings *fs);
+/* The frame and direction being handled; a module that reports a PDU of
+ * an earlier frame sets them for its findings (and back). */
+uint64_t cf_lint_frame(const struct cf_lint *l);
+void cf_lint_set_frame(struct cf_lint *l, uint64_t frame);
+int cf_lint_dir(const struct cf_lint *l);
+void cf_lint_set_dir(struct cf_lint *l, int dir);
+/* The current module's settings, and its per-run state (a slot the module
+ * fills; run_free frees it at the end). */
+const void *cf_lint_settings(const struct cf_lint *l);
+void **cf_lint_run_state(struct cf_lint *l);
+/* Counter k of the current module goes up by one; the bytes checked by bytes. */
+void cf_lint_counted(struct cf_lint *l, unsigned k, size_t bytes);
+/* Out of memory: the lint fails once it has read the capture. */
+void cf_lint_out_of_memory(struct cf_lint *l);
 
 #endif

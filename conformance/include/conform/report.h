@@ -30,7 +30,7 @@ struct cf_result {
     char id[CF_ID_MAX];      /* case id */
     char file[256];          /* case file, for the failure line */
     char section[32];        /* draft section it exercises */
-    char protocol[16];       /* its protocol module ("vitcp", "warp") */
+    char protocol[16];       /* its protocol module's name */
     enum vw_req reqs[CF_MAX_REQS];
     unsigned nreqs;
     enum vw_level level;     /* strongest level among reqs */

@@ -1,6 +1,6 @@
 /*
  * Topologies the tester makes itself (run --topology, C54): the node(s)
- * under test of a datagram protocol with an Ethertype (EEP), each in a
+ * under test of a datagram protocol with an Ethertype, each in a
  * network namespace of its own, joined to the tester and to each other by
  * veth pairs:
  *

@@ -22,18 +22,21 @@
  * indent, which print_usage adds): `SUB --help` prints its own, `--help`
  * all of them, so nothing is said twice. */
 static const char usage_list[] =
-    "vitcp-conform list [--json] [--protocol VITCP|IFT|EEP|WARP|VIA] [--level LEVEL] [--cases DIR]\n";
-static const char usage_run[] =
+    "vitcp-conform list [--json] [--protocol PREFIX] [--level LEVEL] [--cases DIR]\n"
+    "  --protocol keeps the requirements whose ID starts with PREFIX- (one of the catalog's).\n";
+/* run's usage: the core's options, then each protocol module's
+ * (build_usage_run). */
+static const char usage_run_core[] =
     "vitcp-conform run [--target HOST:PORT] [--listen PORT [--connect-cmd CMD]]\n"
-    "                         [--protocol vitcp|warp|ift|eep] [--cases DIR] [--only SEL]... [--skip SEL]...\n"
-    "                         [--json FILE] [--junit FILE] [--capture FILE] [--discriminator D]\n"
-    "                         [--slack MS] [--no-survival] [--no-announce] [--region ADDR:HANDLE:LEN]\n"
-    "                         [--no-relay | --relay-all] [--no-capture] [--quiet] [--iscsi]\n"
-    "                         [--link N=[ADDR:]PORT[,HOST:PORT]|N=eth:IF[,MAC]]... [--eep-address A]\n"
-    "                         [--eep-router] [--eep-chain] [--eep-l2rh LINK=HEX] [--eep-unknown-oh T]\n"
+    "                         [--protocol NAME] [--cases DIR] [--only SEL]... [--skip SEL]...\n"
+    "                         [--json FILE] [--junit FILE] [--capture FILE]\n"
+    "                         [--slack MS] [--no-survival] [--region ADDR:HANDLE:LEN]\n"
+    "                         [--no-relay | --relay-all] [--no-capture] [--quiet]\n"
+    "                         [--link N=[ADDR:]PORT[,HOST:PORT]|N=eth:IF[,MAC]]...\n"
     "                         [--topology end|router|chain --node-cmd CMD...\n"
     "                         [--node-ready REGEX] [--node-wait SEC] [--node-log FILE]]\n"
     "                         [--offers HOOK,-HOOK,...|none] [--impair PROFILE]\n"
+    "                         [the protocol's options, below]\n"
     "  --target runs the active cases (the tester connects); --listen the passive ones (role passive:\n"
     "  the implementation connects; CMD is started for each case, {host} and {port} replaced by where to).\n"
     "  Packet-level cases (loss, retransmission, urgent pointers) run through a packet relay from a\n"
@@ -44,8 +47,9 @@ static const char usage_run[] =
     "  Without --capture, a run that writes --json or\n"
     "  --junit to a file records its capture beside it (r.json -> r.pcapng) unless --no-capture.\n"
     "  SEL is a case id, a requirement ID (a trailing * matches a prefix) or a draft section.\n"
-    "  --protocol runs that protocol's cases only (default vitcp; a case names its protocol with a\n"
-    "  'protocol NAME' line, VI/TCP's when it has none; other protocols' cases are in DIR/NAME/).\n"
+    "  --protocol runs that protocol's cases only (default: the first below; a case names its protocol\n"
+    "  with a 'protocol NAME' line, the default's when it has none; other protocols' cases are in\n"
+    "  DIR/NAME/).\n"
     "  --offers declares the test conventions the target offers (an echo, a read-back...: no rules of\n"
     "  the draft, what the tester needs to observe one; -HOOK: not offered, none: none but those named);\n"
     "  without it a probe case finds out. A case needing a convention the target does not offer is\n"
@@ -53,30 +57,38 @@ static const char usage_run[] =
     "  --impair runs every case through the packet relay, which impairs the network (root): PROFILE is\n"
     "  lossy, reordering, jittery, tiny-segments, or loss=N%,dup=N%,reorder=N%,delay=A-Bms,resegment=A-B,\n"
     "  seed=N (TCP protocols). Seeded per case: the report and the capture's comments say what was done.\n"
-    "  --iscsi (protocol warp): the target is in iSCSI mode (warp-peer --iscsi); run the WARP iSCSI\n"
-    "  cases only (without it, the echo cases only).\n"
-    "  Datagram protocols (eep: UDP, one message per datagram) send from tester links: link 0 to\n"
-    "  --target, bound where --link 0=[ADDR:]PORT says (else any port); --link 1=[ADDR:]PORT[,HOST:PORT]\n"
-    "  is the far side of a router under test (cases with 'links 2' need it); --link N=eth:IF[,MAC] is\n"
-    "  raw Ethernet on IF (root), --link 0=eth:IF instead of --target. --eep-address A: the EEP\n"
-    "  address of the node under test (default 0x000010); --eep-router: it is a router, run the router\n"
-    "  cases; --eep-chain: two routers in a row, run the chain cases (without either, the end-node\n"
-    "  cases). The node contract (docs/conformance.md): --eep-l2rh 1=HEX the routing bytes of the L2RH\n"
-    "  that sends a message out of the router toward link 1 (L2RHs are SAN dependent); --eep-unknown-oh T\n"
-    "  an OH type the node does not know; --offers echo,hey-you-answer,error-lsbit what it offers.\n"
-    "  --topology (eep) makes the network itself (root): the node(s) under test each in a network\n"
-    "  namespace of its own, veth pairs to the tester's links (router: links 0 and 1; chain: two\n"
-    "  routers in a row), removed at the end. CMD starts a node (a chain: two --node-cmd, in order),\n"
-    "  {if0} {if1} replaced by its interfaces, {mac0} {mac1} by their MACs, {peer0} {peer1} by the\n"
-    "  MACs at their other ends; it is ready when a line of its output matches REGEX (within SEC\n"
-    "  seconds, default 10), or after 0.5 s without --node-ready. Its output goes to FILE ({n}: the\n"
-    "  node's number). Where no namespace can be made, every case is skipped with the reason.\n";
-static const char usage_lint[] =
-    "vitcp-conform lint [--json] [--port N] [--ift-port N] [--warp-port N] [--eep-port N] [--eep-router ADDRS]\n"
-    "                   FILE.pcap[ng]\n"
-    "  lint checks VI/TCP (TCP --port, 5995), IFT (--ift-port, 5996, or an adaption indication), WARP\n"
-    "  (--warp-port, 5997) and PacketWay EEP (Ethertype 0x88B5, UDP --eep-port, 5998). --eep-router\n"
-    "  names router addresses (MAC, IPv4, IPv6; commas) where pairing a router's hops is ambiguous.\n";
+    "  Datagram protocols send from tester links: link 0 to --target, bound where --link 0=[ADDR:]PORT\n"
+    "  says (else any port); --link 1=[ADDR:]PORT[,HOST:PORT] is the far side of a router under test\n"
+    "  (cases with 'links 2' need it); --link N=eth:IF[,MAC] is raw Ethernet on IF (root), --link\n"
+    "  0=eth:IF instead of --target.\n"
+    "  --topology (a datagram protocol with an Ethertype) makes the network itself (root): the node(s)\n"
+    "  under test each in a network namespace of its own, veth pairs to the tester's links (router:\n"
+    "  links 0 and 1; chain: two routers in a row), removed at the end. CMD starts a node (a chain: two\n"
+    "  --node-cmd, in order), {if0} {if1} replaced by its interfaces, {mac0} {mac1} by their MACs,\n"
+    "  {peer0} {peer1} by the MACs at their other ends; it is ready when a line of its output matches\n"
+    "  REGEX (within SEC seconds, default 10), or after 0.5 s without --node-ready. Its output goes to\n"
+    "  FILE ({n}: the node's number). Where no namespace can be made, every case is skipped with the\n"
+    "  reason.\n";
+static char usage_run[8192];
+
+/* run's usage: the core's, then "NAME (TITLE, the default): OPTIONS" and
+ * the lines of each protocol module. */
+static void build_usage_run(void)
+{
+    size_t o = 0, n = sizeof usage_run;
+    o += (size_t)snprintf(usage_run, n, "%s  The protocols (--protocol NAME) and their options:\n", usage_run_core);
+    for (const struct conform_protocol *const *p = cf_protocols; *p && o < n; p++) {
+        o += (size_t)snprintf(usage_run + o, n - o, "  %s (%s%s)%s%s\n", (*p)->name, (*p)->title,
+                              *p == cf_protocol_default() ? ", the default" : "", (*p)->run_usage ? ": " : "",
+                              (*p)->run_usage ? (*p)->run_usage : "");
+        /* its lines, indented under it */
+        for (const char *line = (*p)->run_help; line && *line && o < n; line += strcspn(line, "\n") + 1)
+            o += (size_t)snprintf(usage_run + o, n - o, "  %.*s\n", (int)strcspn(line, "\n"), line);
+    }
+}
+
+/* lint's usage: its options and help come from the lint modules (build_usage_lint). */
+static char usage_lint[2048];
 static const char usage_show[] =
     "vitcp-conform show NAME.meta      (the steps a capture case compiles to)\n";
 static const char usage_help[] =
@@ -96,6 +108,36 @@ static void print_usage(FILE *f, const char *const *parts)
         fputs(parts[i], f);
     }
     fputs(usage_exit_status, f);
+}
+
+/* lint's usage from the lint modules, in the report's order: the default
+ * protocol's first. */
+static void build_usage_lint(void)
+{
+    if (usage_lint[0])
+        return;
+    const struct cf_lint_module *first = cf_lint_module_default();
+    size_t o = 0, n = sizeof usage_lint;
+    o += (size_t)snprintf(usage_lint + o, n - o, "vitcp-conform lint [--json]");
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned i = 0; cf_lint_modules[i] && o < n; i++)
+            if ((cf_lint_modules[i] == first) == (pass == 0)) {
+                const struct cf_lint_module *m = cf_lint_modules[i];
+                if (m->port_option)
+                    o += (size_t)snprintf(usage_lint + o, n - o, " [%s N]", m->port_option);
+                if (m->usage && o < n)
+                    o += (size_t)snprintf(usage_lint + o, n - o, " %s", m->usage);
+            }
+    if (o < n)
+        o += (size_t)snprintf(usage_lint + o, n - o,
+                              "\n                   FILE.pcap[ng]\n"
+                              "  lint checks the capture's traffic of each protocol by the wire library's rules. A\n"
+                              "  TCP connection is the protocol's whose port it uses (the listening side's first),\n"
+                              "  else whose first bytes it looks like:\n");
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned i = 0; cf_lint_modules[i] && o < n; i++)
+            if ((cf_lint_modules[i] == first) == (pass == 0) && cf_lint_modules[i]->help)
+                o += (size_t)snprintf(usage_lint + o, n - o, "%s", cf_lint_modules[i]->help);
 }
 
 /* What usage_error prints after its message: the running subcommand's own
@@ -216,12 +258,11 @@ static int cmd_list(int argc, char **argv, FILE *out, FILE *err)
         } else if (strcmp(a, "--protocol") == 0) {
             if (!(v = need_value(argc, argv, &i, err)))
                 return CF_EXIT_USAGE;
-            static const char *const known[] = {"VITCP", "IFT", "EEP", "WARP", "VIA"};
-            bool ok = false;
-            for (size_t k = 0; k < 5; k++)
-                ok |= strcasecmp(v, known[k]) == 0;
-            if (!ok)
-                return usage_error(err, "unknown protocol '%s' (VITCP, IFT, EEP, WARP, VIA)", v);
+            char known[128], msg[300];
+            if (!cf_req_protocol_known(v, known, sizeof known)) {
+                snprintf(msg, sizeof msg, "unknown protocol '%s' (%s)", v, known);
+                return usage_error(err, "%s", msg);
+            }
             f.protocol = v;
         } else if (strcmp(a, "--level") == 0) {
             if (!(v = need_value(argc, argv, &i, err)))
@@ -279,7 +320,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known |= strcmp(a, with_value[k]) == 0;
         if (!known) {
-            /* a protocol module's option (VI/TCP: --discriminator, --no-announce) */
+            /* a protocol module's option (its run_options) */
             bool takes_value = false;
             char why[200] = "";
             int taken = cf_engine_set_option(&e, a, NULL, &takes_value, why, sizeof why);
@@ -302,8 +343,11 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             have_target = true;
         } else if (strcmp(a, "--protocol") == 0) {
             const struct conform_protocol *pr = cf_protocol_find(v);
-            if (!pr)
-                return usage_error(err, "unknown --protocol '%s' (vitcp, warp, ift, eep)", v);
+            if (!pr) {
+                char msg[300];
+                snprintf(msg, sizeof msg, "unknown --protocol '%s' (%s)", v, cf_protocol_names());
+                return usage_error(err, "%s", msg);
+            }
             e.protocol = pr;
         } else if (strcmp(a, "--link") == 0) {
             char why[200];
@@ -518,36 +562,17 @@ static int cmd_lint(int argc, char **argv, FILE *out, FILE *err)
     struct cf_lint_options o;
     cf_lint_options_init(&o);
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v;
+        const char *a = argv[i], *v = NULL;
+        bool takes_value = false;
         if (strcmp(a, "--json") == 0) {
             json = true;
-        } else if (strcmp(a, "--port") == 0 || strcmp(a, "--ift-port") == 0 || strcmp(a, "--warp-port") == 0 ||
-                   strcmp(a, "--eep-port") == 0) {
-            unsigned long p;
-            if (!(v = need_value(argc, argv, &i, err)))
+        } else if (cf_lint_set_option(&o, a, NULL, &takes_value, NULL, 0) > 0) {
+            /* a lint module's option (its ports, its settings) */
+            if (takes_value && !(v = need_value(argc, argv, &i, err)))
                 return CF_EXIT_USAGE;
-            if (!parse_uint(v, 65535, &p) || p == 0) {
-                fprintf(err, "vitcp-conform: bad %s '%s' (1..65535)\n", a, v);
-                print_usage(err, usage_whole);
-                return CF_EXIT_USAGE;
-            }
-            if (a[2] == 'p')
-                o.vitcp_port = (uint16_t)p;
-            else if (a[2] == 'i')
-                o.ift_port = (uint16_t)p;
-            else if (a[2] == 'w')
-                o.warp_port = (uint16_t)p;
-            else
-                o.eep_udp_port = (uint16_t)p;
-        } else if (strcmp(a, "--eep-router") == 0) {
-            /* P31: router addresses, checked here so lint never meets a bad one */
-            if (!(v = need_value(argc, argv, &i, err)))
-                return CF_EXIT_USAGE;
-            char bad[64];
-            if (!cf_lint_routers_valid(v, bad, sizeof bad))
-                return usage_error(err, "bad --eep-router address '%s' (MAC aa:bb:cc:dd:ee:ff, IPv4 or IPv6; "
-                                   "commas between several)", *v ? bad : v);
-            o.eep_routers = v;
+            char why[200];
+            if (cf_lint_set_option(&o, a, v, NULL, why, sizeof why) < 0)
+                return usage_error(err, "%s", why);
         } else if (a[0] == '-' && a[1]) {
             return usage_error(err, "unknown option '%s' for lint", a);
         } else if (file) {
@@ -587,8 +612,8 @@ static int cmd_show(int argc, char **argv, FILE *out, FILE *err)
         return CF_EXIT_USAGE;
     }
     char msg[512];
-    /* the module whose cases folder holds the meta (cases/ift/NAME.meta:
-     * IFT's), else the first with capture cases it describes (VI/TCP's) */
+    /* the module whose cases folder holds the meta (cases/NAME/X.meta:
+     * NAME's), else the first with capture cases it describes */
     const struct conform_protocol *pr = NULL;
     const char *slash = strrchr(argv[2], '/');
     if (slash) {
@@ -654,6 +679,9 @@ static int print_subcommand_usage(const struct subcommand *sub, FILE *out)
 
 int cf_main(int argc, char **argv, FILE *out, FILE *err)
 {
+    if (!usage_run[0])
+        build_usage_run();
+    build_usage_lint();
     if (argc < 2)
         return usage_error(err, "missing command (list, run, lint or show)%s", "");
     const char *cmd = argv[1];

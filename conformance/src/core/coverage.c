@@ -1,7 +1,10 @@
 /* Catalog coverage and `vitcp-conform list`. */
 #include "conform/coverage.h"
 
+#include "conform/protocol.h"
+
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -36,6 +39,31 @@ bool cf_filter_accepts(const struct cf_list_filter *f, enum vw_req req)
     return f->level < 0 || (int)ri->level == f->level;
 }
 
+/* Is name one of the comma-separated names in list? */
+static bool listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] ? 2 : 0))
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0))
+            return true;
+    return false;
+}
+
+bool cf_req_protocol_known(const char *prefix, char *known, size_t n)
+{
+    bool found = false;
+    size_t o = 0;
+    known[0] = 0;
+    for (unsigned r = VW_REQ_NONE + 1; r < VW_REQ_COUNT; r++) {
+        char proto[16];
+        cf_req_protocol(vw_req_id((enum vw_req)r), proto, sizeof proto);
+        found |= strcasecmp(proto, prefix) == 0;
+        if (o < n && !listed(known, proto))
+            o += (size_t)snprintf(known + o, n - o, "%s%s", o ? ", " : "", proto);
+    }
+    return found;
+}
+
 int cf_level_parse(const char *s)
 {
     char norm[16];
@@ -65,14 +93,15 @@ static unsigned cases_naming(enum vw_req req, const struct cf_case_set *cases)
     return n;
 }
 
-/* Lint runs the wire library's VI/TCP, IFT, WARP and PacketWay EEP checks
- * (lint.c), the same the dissector runs; both pair the two hops of an EEP
- * message through a router that one capture holds (vw_eep_pairer, P11). */
+/* A rule of a protocol with a lint module: lint runs its wire library
+ * checks on captures, the same the dissector runs. */
 static bool lint_covers(enum vw_req req)
 {
     const char *id = vw_req_id(req);
-    return strncmp(id, "VITCP-", 6) == 0 || strncmp(id, "IFT-", 4) == 0 || strncmp(id, "WARP-", 5) == 0 ||
-           strncmp(id, "EEP-", 4) == 0;
+    for (const struct cf_lint_module *const *m = cf_lint_modules; *m; m++)
+        if (strncmp(id, (*m)->req_prefix, strlen((*m)->req_prefix)) == 0)
+            return true;
+    return false;
 }
 
 void cf_coverage_status(enum vw_req req, const struct cf_case_set *cases, char *out, size_t n)

@@ -1,6 +1,8 @@
 /* The conformance report model and its three output formats. */
 #include "conform/report.h"
 
+#include "conform/protocol.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,9 +318,9 @@ void cf_report_write_junit(FILE *out, const struct cf_report *r)
             r->count, s.failed, s.timed_out, s.skipped + s.not_applicable + s.inconclusive, r->seconds);
     for (size_t i = 0; i < r->count; i++) {
         const struct cf_result *c = &r->cases[i];
-        /* classname PROTOCOL.SECTION ("vitcp.4.3", "warp.A.1.2") */
+        /* classname PROTOCOL.SECTION (a module's name, the draft's section: "NAME.4.3") */
         fputs("  <testcase classname=\"", out);
-        cf_xml_text(out, c->protocol[0] ? c->protocol : "vitcp");
+        cf_xml_text(out, c->protocol[0] ? c->protocol : cf_protocol_default()->name);
         fputs(".", out);
         cf_xml_text(out, c->section);
         fputs("\" name=\"", out);

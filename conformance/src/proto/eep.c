@@ -1270,6 +1270,13 @@ const struct conform_protocol cf_proto_eep = {
     .parse_send_arg = parse_send_arg,
     .state_init = state_init,
     .run_options = run_options,
+    .run_usage = "[--eep-address A] [--eep-router] [--eep-chain] [--eep-l2rh LINK=HEX] [--eep-unknown-oh T]",
+    .run_help = "  UDP, one message per datagram, or Ethernet (--link N=eth:IF). --eep-address A: the EEP address\n"
+                "  of the node under test (default 0x000010); --eep-router: it is a router, run the router\n"
+                "  cases; --eep-chain: two routers in a row, run the chain cases (without either, the end-node\n"
+                "  cases). The node contract (docs/conformance.md): --eep-l2rh 1=HEX the routing bytes of the L2RH\n"
+                "  that sends a message out of the router toward link 1 (L2RHs are SAN dependent); --eep-unknown-oh T\n"
+                "  an OH type the node does not know; --offers echo,hey-you-answer,error-lsbit what it offers.\n",
     .set_option = set_option,
     .run_case = run_case,
     .check_alive = check_alive,

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <strings.h>
 
+#include "conform/lint.h"
 #include "conform/proto/eep.h"
+#include "conform/proto/lint.h"
 #include "conform/proto/vitcp.h"
 #include "conform/proto/warp.h"
 #include "conform/proto/ift.h"
@@ -42,3 +44,30 @@ const char *cf_protocol_names(void)
     }
     return names;
 }
+
+/* The lint modules: the order a connection's ports and first bytes are
+ * tried in (lint.h). IFT's magic is the surest sign, a plausible VI/TCP
+ * header the weakest; a port configured for two modules is the first's. */
+const struct cf_lint_module *const cf_lint_modules[] = {
+    &cf_lint_ift,
+    &cf_lint_warp,
+    &cf_lint_vitcp,
+    &cf_lint_eep,
+    NULL,
+};
+
+const struct cf_lint_module *cf_lint_module_find(const char *name)
+{
+    for (const struct cf_lint_module *const *m = cf_lint_modules; *m; m++)
+        if (strcasecmp((*m)->name, name) == 0)
+            return *m;
+    return NULL;
+}
+
+const struct cf_lint_module *cf_lint_module_default(void)
+{
+    return cf_lint_module_find(cf_protocol_default()->name);
+}
+
+_Static_assert(sizeof cf_lint_modules / sizeof *cf_lint_modules - 1 <= CF_PROTOCOLS_MAX,
+               "a lint result keeps the counts of at most CF_PROTOCOLS_MAX modules");

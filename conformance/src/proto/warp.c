@@ -726,6 +726,9 @@ const struct conform_protocol cf_proto_warp = {
     .parse_send_arg = parse_send_arg,
     .state_init = state_init,
     .run_options = run_options,
+    .run_usage = "[--iscsi]",
+    .run_help = "  --iscsi: the target is in iSCSI mode (warp-peer --iscsi); run the WARP iSCSI cases only\n"
+                "  (without it, the echo cases only).\n",
     .set_option = set_option,
     .run_case = run_case,
     .encode = encode,

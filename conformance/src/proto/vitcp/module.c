@@ -248,12 +248,16 @@ static void judge_recording(const struct cf_engine *e, const struct cf_case *c, 
     char err[256] = "out of memory";
     int rc = -1;
     if (frames) {
+        snprintf(err, sizeof err, "no lint module takes --port");
         for (size_t i = 0; i < n; i++)
             frames[i] = (struct cf_lint_frame){pk[i].usec, pk[i].data, pk[i].len};
         struct cf_lint_options o;
         cf_lint_options_init(&o);
-        o.vitcp_port = c->passive ? e->listen_port : (uint16_t)atoi(e->port);
-        rc = cf_lint_frames(LINKTYPE_RAW, frames, n, &o, &lr, err, sizeof err);
+        char port[8];
+        snprintf(port, sizeof port, "%u", c->passive ? (unsigned)e->listen_port : (unsigned)atoi(e->port));
+        rc = cf_lint_set_option(&o, "--port", port, NULL, err, sizeof err) > 0 /* VI/TCP's lint port */
+                 ? cf_lint_frames(LINKTYPE_RAW, frames, n, &o, &lr, err, sizeof err)
+                 : -1;
         free(frames);
     }
     if (rc < 0 && !*decided) {
@@ -307,6 +311,10 @@ const struct conform_protocol cf_proto_vitcp = {
     .parse_send_arg = parse_send_arg,
     .state_init = state_init,
     .run_options = run_options,
+    .run_usage = "[--discriminator D] [--no-announce]",
+    .run_help = "  --discriminator D: the discriminator of the tester's ConnectRequests (and of capture cases\n"
+                "  with 'discriminator run'). --no-announce: the target's first 16-byte Send is data, not the\n"
+                "  announcement of its RDMA region (C8; then --region names the region).\n",
     .set_option = set_option,
     .judge_recording = judge_recording,
     .run_case = cf_vitcp_run_case,
