@@ -511,25 +511,28 @@ static int need_region(struct run *r)
 
 static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_result *res, bool liveness_only);
 
-/* Does the target accept a request at this level (attrs: its bit)? The
- * question is not part of the evidence: no capture, no verdict. */
-static bool target_accepts(struct cf_engine *e, const char *level)
+/* Does the target accept a ConnectRequest at level (RD, RR, U)? A question
+ * outside the evidence: no capture, no verdict. 0 yes, -1 no (why: the
+ * probe's result, "got ConnectReject" for a refused level). Asked for
+ * $level and by the survival probe. */
+static int accepts_level(struct cf_engine *e, const char *level, char *why, size_t whylen)
 {
     char script[256];
     snprintf(script, sizeof script,
-             "case level-probe\nrequire VITCP-4.3-ACCEPT-ON-MATCH\nconnect\n"
-             "send ConnectRequest attrs=%s|RWE|RRE mtu=65536\nexpect ConnectAccept\n", level);
+             "case survival\nrequire VITCP-4.3-ACCEPT-ON-MATCH\nconnect\n"
+             "send ConnectRequest attrs=%s|RWE|RRE mtu=65536 window=4\nexpect ConnectAccept\n", level);
     struct cf_case c;
-    char err[200];
-    if (cf_case_parse(script, "level-probe", &c, err, sizeof err) < 0)
-        return false;
+    if (cf_case_parse(script, "survival", &c, why, whylen) < 0)
+        return -1;
     struct cf_result res;
     cf_result_init(&res, &c);
     struct vn_pcap_writer *saved = e->capture;
     e->capture = NULL;
     int rc = run_case_raw(e, &c, &res, true);
     e->capture = saved;
-    return rc == 0;
+    if (rc < 0)
+        snprintf(why, whylen, "%s", res.message);
+    return rc;
 }
 
 /* The level found for the current target (0: not asked yet; another
@@ -555,8 +558,9 @@ static uint16_t target_level(struct cf_engine *e)
     struct cf_vitcp_settings *s = cf_vitcp_settings(e);
     snprintf(s->level_target, sizeof s->level_target, "%s:%s", e->host, e->port);
     s->level_bits = VW_VITCP_ATTR_RELIABLE_DELIVERY;
+    char why[CF_MESSAGE_MAX];
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
-        if (target_accepts(e, levels[i].name)) {
+        if (accepts_level(e, levels[i].name, why, sizeof why) == 0) {
             s->level_bits = levels[i].bits;
             break;
         }
@@ -1492,32 +1496,13 @@ static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_
 
 /* A fresh connection must be accepted at some level: a target may offer
  * fewer levels than three (VIA 2.5), so a ConnectReject tries the next. */
-static const char alive_script[] =
-    "case survival\nrequire VITCP-4.3-ACCEPT-ON-MATCH\nconnect\n"
-    "send ConnectRequest attrs=%s|RWE|RRE mtu=65536 window=4\nexpect ConnectAccept\n";
-
 int cf_vitcp_check_alive(struct cf_engine *e, char *why, size_t whylen)
 {
     static const char *const levels[] = {"RD", "RR", "U"};
     int rc = -1;
     for (size_t i = 0; i < sizeof levels / sizeof levels[0] && rc < 0; i++) {
-        char script[sizeof alive_script + 8];
-        snprintf(script, sizeof script, alive_script, levels[i]);
-        struct cf_case c;
-        char err[200];
-        if (cf_case_parse(script, "survival", &c, err, sizeof err) < 0) {
-            snprintf(why, whylen, "%s", err);
-            return -1;
-        }
-        struct cf_result res;
-        cf_result_init(&res, &c);
-        struct vn_pcap_writer *saved = e->capture;
-        e->capture = NULL; /* survival probes are not part of the evidence */
-        rc = run_case_raw(e, &c, &res, true);
-        e->capture = saved;
-        if (rc < 0)
-            snprintf(why, whylen, "%s", res.message);
-        if (rc < 0 && !strstr(res.message, "got ConnectReject"))
+        rc = accepts_level(e, levels[i], why, whylen);
+        if (rc < 0 && !strstr(why, "got ConnectReject"))
             break; /* not a refused level: the target is gone */
     }
     return rc;
