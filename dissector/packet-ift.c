@@ -256,7 +256,18 @@ static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void
         }
         return (guint)tvb_reported_length_remaining(tvb, offset);
     }
-    return (guint)vw_ift_frame_len_in_step(p, have, &mode);
+    guint len = (guint)vw_ift_frame_len_in_step(p, have, &mode);
+    /* I36: a layout the sender did not announce, chosen only because it
+     * ends where this segment ends, is the sender's own framing only if
+     * its write ended there (PSH). A segment cut inside a write (an MSS
+     * boundary, a path that re-segments, a retransmission of another
+     * size) may end anywhere: then the frame is sized as announced and
+     * the bytes after it decide when they arrive (the reader's rule,
+     * vw_ift_reader). */
+    guint announced = (guint)vw_ift_peek_frame_len(p, have, &mode);
+    if (len == have && len != announced && tcp && !(tcp->flags & TH_PUSH))
+        return announced;
+    return len;
 }
 
 static guint8 ift_mode_of(const struct vw_ift_nego *n)

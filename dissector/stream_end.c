@@ -2,7 +2,7 @@
 #include "stream_end.h"
 #include <epan/proto_data.h>
 
-static int hf_tcp_fin = -1, hf_tcp_rst = -1;
+static int hf_tcp_fin = -1, hf_tcp_rst = -1, hf_tcp_lost = -1;
 
 void stream_end_after_pdus(stream_end_t *se, int dir, tvbuff_t *tvb, packet_info *pinfo)
 {
@@ -16,6 +16,12 @@ void stream_end_after_pdus(stream_end_t *se, int dir, tvbuff_t *tvb, packet_info
                            : 0;
 }
 
+static gboolean present(proto_tree *tree, int hf)
+{
+    GPtrArray *a = hf >= 0 && tree ? proto_get_finfo_ptr_array(tree, hf) : NULL;
+    return a && a->len;
+}
+
 static gboolean flag_set(proto_tree *tree, int hf)
 {
     GPtrArray *a = hf >= 0 && tree ? proto_get_finfo_ptr_array(tree, hf) : NULL;
@@ -27,13 +33,16 @@ stream_end_step_t stream_end_frame(stream_end_t *se, int dir, proto_tree *tree)
     stream_end_step_t step = {FALSE, FALSE};
     if (dir < 0 || dir > 1 || se->closed)
         return step;
+    if (present(tree, hf_tcp_lost))
+        se->gap[dir] = TRUE;
     if (flag_set(tree, hf_tcp_rst)) {
         se->closed = step.conn_closed = TRUE;
         return step;
     }
     if (!flag_set(tree, hf_tcp_fin) || se->ended[dir])
         return step;
-    se->ended[dir] = step.dir_ended = TRUE;
+    se->ended[dir] = TRUE;
+    step.dir_ended = !se->gap[dir];
     se->closed = step.conn_closed = se->ended[1 - dir];
     return step;
 }
@@ -70,10 +79,13 @@ void stream_end_want_flags(dissector_handle_t postdissector)
 {
     hf_tcp_fin = proto_registrar_get_id_byname("tcp.flags.fin");
     hf_tcp_rst = proto_registrar_get_id_byname("tcp.flags.reset");
+    hf_tcp_lost = proto_registrar_get_id_byname("tcp.analysis.lost_segment");
     GArray *wanted = g_array_new(FALSE, FALSE, (guint)sizeof(int));
     if (hf_tcp_fin >= 0)
         g_array_append_val(wanted, hf_tcp_fin);
     if (hf_tcp_rst >= 0)
         g_array_append_val(wanted, hf_tcp_rst);
+    if (hf_tcp_lost >= 0)
+        g_array_append_val(wanted, hf_tcp_lost);
     set_postdissector_wanted_hfids(postdissector, wanted);
 }

@@ -17,6 +17,7 @@ typedef struct {
     guint32 pending[2]; /* bytes TCP holds of a PDU the direction has not finished */
     gboolean ended[2];  /* the direction's FIN was seen */
     gboolean closed;    /* both FINs, or an RST */
+    gboolean gap[2];    /* TCP's analysis found a segment of the direction missing before it (I37) */
 } stream_end_t;
 
 /* What one frame ends. */
@@ -29,7 +30,11 @@ typedef struct {
 void stream_end_after_pdus(stream_end_t *se, int dir, tvbuff_t *tvb, packet_info *pinfo);
 
 /* In a postdissector, on the first pass: what this frame from side dir
- * ends, from TCP's flags (nothing if the flags are not in tree). */
+ * ends, from TCP's flags (nothing if the flags are not in tree). A
+ * direction in which TCP's analysis saw a segment missing ("previous
+ * segment not captured") ends without dir_ended: TCP may never have handed
+ * the protocol all its bytes, so where its last PDU ended is TCP's
+ * finding, not the protocol's (I37). */
 stream_end_step_t stream_end_frame(stream_end_t *se, int dir, proto_tree *tree);
 
 /* A protocol's postdissector for its ends: judge runs once per TCP frame

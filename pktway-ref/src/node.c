@@ -29,6 +29,7 @@ static const struct {
     {"l2rh-if-byte=N", "455-456", "an L2RH's routing byte N (0-7) names the out interface, bytes N+1..N+6 the native next hop (\"totally SAN dependent\")"},
     {"known-oh=T[:T...]", "805,814", "OH types 0-63 this node knows: a mandatory OH field of a known type is processed (\"application-specific OH-TYPEs\")"},
     {"err-quote=N", "729-731", "an ERR carries the first N (0-64) bytes of the message it answers (the draft says only that the TE names the error)"},
+    {"no-err-report", "729-731,785-786", "no ERR is sent for a message this node cannot handle (an ERR is \"usually sent\" to the SA, and \"error messages may be returned\": never required)"},
     {"no-detect", "160-161,880-883", "as a router, no error is detected in what it forwards (the LSbit is never set: how a SAN checks errors is not defined)"},
     {"eth-pad", "137-138,193", "Ethernet frames shorter than 60 bytes are padded to 60, as a NIC does (the native data link's encapsulation)"},
 };
@@ -58,6 +59,8 @@ static int choice_one(struct pn_config *cfg, const char *item, size_t n, char *e
         cfg->no_hey_you_answer = true;
     } else if (!strcmp(name, "drop-leftover-l2rh") && flag) {
         cfg->drop_leftover_l2rh = true;
+    } else if (!strcmp(name, "no-err-report") && flag) {
+        cfg->no_err_report = true;
     } else if (!strcmp(name, "no-detect") && flag) {
         cfg->no_detect = true;
     } else if (!strcmp(name, "eth-pad") && flag) {
@@ -119,6 +122,7 @@ void pn_choice_format(const struct pn_config *cfg, char *buf, size_t cap)
     if (cfg->l2rh_if_byte) ADD("l2rh-if-byte=%u", cfg->l2rh_if_byte);
     if (cfg->known_oh) ADD("known-oh=0x%llx", (unsigned long long)cfg->known_oh);
     if (cfg->err_quote != PN_ERR_QUOTE) ADD("err-quote=%zu", cfg->err_quote);
+    if (cfg->no_err_report) ADD("no-err-report");
     if (cfg->no_detect) ADD("no-detect");
     if (cfg->eth_pad) ADD("eth-pad");
 #undef ADD
@@ -387,7 +391,7 @@ static void send_err(const struct pn_config *cfg, unsigned in_if, const struct p
                      const struct vw_eep_msg *m, uint16_t te, struct pn_result *res)
 {
     bool to_zero = cfg->fault == PN_FAULT_ERR_TO_SA_ZERO && m->hdr.sa == VW_EEP_ADDR_UNDEFINED && from;
-    if (cfg->fault == PN_FAULT_NO_ERR || m->hdr.pt == cfg->types.pt_err || (!sa_answerable(m->hdr.sa) && !to_zero))
+    if (cfg->fault == PN_FAULT_NO_ERR || cfg->no_err_report || m->hdr.pt == cfg->types.pt_err || (!sa_answerable(m->hdr.sa) && !to_zero))
         return;
     struct pn_hop hop;
     if (!hop_back(cfg, m->hdr.sa, in_if, from, &hop))

@@ -66,6 +66,7 @@ struct pn_config {
     unsigned l2rh_if_byte;    /* routing byte naming the out interface (455-456: SAN dependent) */
     uint64_t known_oh;        /* OH types this node knows, bit per type (814: application-specific) */
     size_t err_quote;         /* bytes of the offending message an ERR carries (729-731) */
+    bool no_err_report;       /* no ERR is ever sent (729-731 "usually sent", 785-786 "may be returned") */
     bool no_detect;           /* a router detects no error in what it forwards (160-161, 882) */
     bool eth_pad;             /* Ethernet frames padded to the 60-byte minimum (137-138) */
 };

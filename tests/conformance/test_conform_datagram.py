@@ -108,7 +108,7 @@ require EEP-1A-HR-FORWARDS
 links 2
 connect
 send RRP dt=2 ei=3 payload=8 link=0
-expect RRP link=1 ei=6 data=echo
+expect RRP link=1 ei=6 payload=8 data=echo
 expect-nothing 200 link=0
 """,
     "e-wrong-link.case": """protocol eep

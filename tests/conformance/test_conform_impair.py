@@ -21,7 +21,12 @@ same byte stream, so:
 5. PacketWay EEP over UDP: the tester impairs its own links; a case the
    impairment touched (lost, copied, reordered) that does not pass is
    inconclusive, never failed, and a fixed delay changes no verdict.
-6. Bad profiles are refused.
+6. The same as 5 over raw Ethernet, in the end-node topology
+   vitcp-conform makes (run --topology, root).
+7. Bad profiles are refused.
+8. Without root (run as nobody) every VI/TCP, WARP and IFT case under
+   --impair is skipped with the reason (no packet relay) and the run exits
+   0; EEP's datagram links are impaired by the tester itself and run.
 
 Needs root (the relay's namespace and TUN devices); skipped otherwise.
 Environment: VITCP_CONFORM, VITCP_CASES, VIPL_PEER, PKTWAY_NODE, WARP_PEER,
@@ -284,6 +289,115 @@ class Datagrams(unittest.TestCase):
         # a fixed delay keeps every datagram and its order: the verdicts stand
         rc, rep, text = self.run_eep("--impair", "delay=3ms")
         self.assertEqual({c["id"] for c in rep["cases"] if c["verdict"] == "pass"}, passing, text)
+
+
+class DatagramTopology(unittest.TestCase):
+    """PacketWay EEP over raw Ethernet, in the end-node topology vitcp-conform
+    makes (run --topology, root): the tester impairs its own veth link as it
+    does a UDP one; a case that passes clean passes or is inconclusive with
+    the reason, never failed."""
+
+    def run_end(self, *extra):
+        import test_pktway_node_suite as eep
+        if not eep.NODE:
+            self.skipTest("PKTWAY_NODE not set")
+        with tempfile.TemporaryDirectory() as d:
+            rc, rep, text = eep.run(["--topology", "end", "--node-ready", "^event=ready", "--node-log",
+                                     os.path.join(d, "node.log"), "--node-cmd", eep.END_NODE_CMD,
+                                     "--offers", "echo,hey-you-answer"] + eep.END_CONTRACT + list(extra))
+        if all(c["verdict"] == "skip" for c in rep["cases"]):
+            self.skipTest(rep["cases"][0]["message"])
+        return rc, rep, text
+
+    def test_raw_ethernet_impaired(self):
+        rc, clean, text = self.run_end()
+        passing = {c["id"] for c in clean["cases"] if c["verdict"] == "pass"}
+        self.assertGreater(len(passing), 10, text)
+        rc, rep, text = self.run_end("--impair", "loss=10%,dup=5%,reorder=10%,seed=3")
+        self.assertEqual(rc, 0, text)
+        self.assertIn("loss=10%", rep["summary"]["impair"])
+        wrong = [c for c in rep["cases"] if c["id"] in passing and c["verdict"] not in ("pass", "inconclusive")]
+        self.assertEqual(wrong, [], vipl.describe(wrong))
+        inconclusive = [c for c in rep["cases"] if c["verdict"] == "inconclusive"]
+        self.assertTrue(inconclusive, text)
+        for c in inconclusive:
+            self.assertIsNone(c["failed_requirement"], c)
+            self.assertIn("destroyed the evidence", c["message"])
+            self.assertRegex(c["impaired"], r"lost|copied|reordered")
+
+
+class WithoutRoot(unittest.TestCase):
+    """Without root there is no packet relay: under --impair every case of
+    the TCP protocols (VI/TCP, WARP, IFT) is skipped with the reason and the
+    run exits 0 (a lab sees why nothing was judged, not a failure). Run as
+    nobody (setpriv, on copies of the program and the cases nobody can
+    read) when the test is root; the datagram links of PacketWay EEP need
+    no relay (the tester impairs its own sockets), so its cases run."""
+
+    def run_unprivileged(self, args):
+        import shutil
+        with tempfile.TemporaryDirectory() as d:
+            os.chmod(d, 0o777)
+            js = os.path.join(d, "r.json")
+            conform, cases = CONFORM, vipl.CASES
+            prefix = []
+            if os.geteuid() == 0:
+                conform, cases = os.path.join(d, "vitcp-conform"), os.path.join(d, "cases")
+                shutil.copy(CONFORM, conform)
+                shutil.copytree(vipl.CASES, cases)
+                for top, dirs, files in os.walk(cases):
+                    os.chmod(top, 0o755)
+                    for f in files:
+                        os.chmod(os.path.join(top, f), 0o644)
+                prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+            p = subprocess.run(prefix + [conform, "run", "--cases", cases, "--json", js, "--no-capture", "--quiet",
+                                         "--impair", "lossy"] + args, capture_output=True, text=True, timeout=120)
+            self.assertTrue(os.path.exists(js), p.stdout + p.stderr)
+            with open(js) as f:
+                return p.returncode, json.load(f), p.stdout + p.stderr
+
+    def test_every_tcp_case_skipped_with_the_reason(self):
+        peers = [("VIPL_PEER", ["--port", str(peerlib.free_port())], None, []),
+                 ("WARP_PEER", ["--port", "0", "--zero-based"], r"event=listening", ["--protocol", "warp"]),
+                 ("IFT_PEER", ["--listen", "0"], r"event=listening", ["--protocol", "ift"])]
+        for var, peer_args, ready, proto in peers:
+            program = os.environ.get(var, "")
+            if not program:
+                self.skipTest(var + " not set")
+            with self.subTest(peer=var):
+                if ready:
+                    peer = peerlib.Process([program] + peer_args, ready, timeout=10)
+                    port = peerlib.port_of(peer.ready_line)
+                else:  # vipl-peer takes the port it is given
+                    peer = peerlib.Process([program] + peer_args, r"event=region", timeout=10)
+                    port = int(peer_args[1])
+                try:
+                    rc, rep, text = self.run_unprivileged(["--target", "127.0.0.1:%d" % port] + proto)
+                finally:
+                    peer.stop()
+                self.assertEqual(rc, 0, text)
+                self.assertGreater(len(rep["cases"]), 10)
+                for c in rep["cases"]:
+                    self.assertEqual(c["verdict"], "skip", c)
+                    self.assertIn("needs the packet relay: ", c["message"], c)
+                self.assertIn("loss=3%", rep["summary"].get("impair", ""))
+
+    def test_eep_impairs_its_own_links_without_root(self):
+        node_bin = os.environ.get("PKTWAY_NODE", "")
+        if not node_bin:
+            self.skipTest("PKTWAY_NODE not set")
+        port = peerlib.free_udp_port()
+        node = peerlib.Process([node_bin, "--addr", "0x10", "--udp", "127.0.0.1:%d" % port, "--echo"],
+                               r"^event=ready", timeout=10)
+        try:
+            rc, rep, text = self.run_unprivileged(["--protocol", "eep", "--target", "127.0.0.1:%d" % port,
+                                                   "--eep-unknown-oh", "5", "--offers", "echo,hey-you-answer"])
+        finally:
+            node.stop()
+        self.assertEqual(rc, 0, text)
+        ran = [c for c in rep["cases"] if c["verdict"] in ("pass", "inconclusive")]
+        self.assertGreater(len(ran), 10, text)
+        self.assertTrue(all("packet relay" not in c["message"] for c in rep["cases"]), text)
 
 
 class Profiles(unittest.TestCase):

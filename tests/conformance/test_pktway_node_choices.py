@@ -36,11 +36,21 @@ JOBS = int(os.environ.get("EEP_CHOICE_JOBS", "4"))
 ECHO = {"eep-probe-echo", "eep-delivered-echo", "eep-records-consumed", "eep-version-dropped", "eep-reserved-dt-dropped",
         "eep-logical-not-subscribed", "eep-mandatory-oh-not-delivered", "eep-optional-oh-delivered",
         "eep-rz-ignored", "eep-padding-unchecked", "eep-capture-exchange"}
+# With a delivery log instead of the echo (P40): only what needs the echo's
+# bytes (its probe, the capture case comparing them)
+ECHO_ONLY = {"eep-probe-echo", "eep-capture-exchange"}
+# pktway-node's event line for a delivered message is its delivery log; the
+# subexpression is the delivered data length
+DELIVERY_LOG = ["--eep-delivery-log", r"^event=delivered .* data_len=([0-9]+) "]
 HEY_YOU = {"eep-probe-hey-you", "eep-hey-you-answered", "eep-answer-no-data", "eep-capture-exchange"}
-UNKNOWN_OH = {"eep-mandatory-oh-err", "eep-mandatory-oh-not-delivered", "eep-sa-zero-no-err",
+UNKNOWN_OH = {"eep-probe-err", "eep-mandatory-oh-err", "eep-mandatory-oh-not-delivered", "eep-sa-zero-no-err",
               "eep-capture-exchange"}
 L2RH = {"eep-router-leading-l2rh", "eep-router-symbols-mixed"}
 LSBIT_ROUTER = {"eep-router-error-lsbit"}
+# No ERR seen by the probe (P38): the node sends none, or the run names no
+# OH type the node does not know, which the probe needs
+ERR_END = {"eep-probe-err", "eep-mandatory-oh-err"}
+ERR_ROUTER = {"eep-probe-err", "eep-router-unreachable"}
 LSBIT_CHAIN = {"eep-chain-lsbit"}
 
 # Skips that are not verdicts: another topology's case, a UDP case on Ethernet.
@@ -57,16 +67,24 @@ MATRIX = [
     ("end", ["--echo"], [], UNKNOWN_OH),                                                # no unknown type declared
     ("end", ["--echo", "--choice", "err-quote=0"], suite.END_CONTRACT, set()),          # 729-731
     ("end", ["--choice", "no-hey-you-answer"], suite.END_CONTRACT, ECHO | HEY_YOU),    # nothing to observe
+    ("end", ["--echo", "--choice", "no-err-report"], suite.END_CONTRACT, ERR_END),     # 729-731, 785-786
+    # no echo, delivery seen in the node's output (a file it writes, P40)
+    ("end", [], suite.END_CONTRACT + DELIVERY_LOG + ["--eep-node-log", "{node-log}"], ECHO_ONLY),
+    ("end", ["--choice", "no-hey-you-answer,no-err-report,drop-leftover-l2rh"],
+     suite.END_CONTRACT + DELIVERY_LOG + ["--eep-node-log", "{node-log}"], ECHO_ONLY | HEY_YOU | ERR_END),
+    ("end", ["--choice", "no-hey-you-answer,no-err-report"], suite.END_CONTRACT, ECHO | HEY_YOU | ERR_END),
     ("end", ["--echo", "--choice", "no-hey-you-answer,known-oh=5,drop-leftover-l2rh,err-quote=8"],
      ["--eep-unknown-oh", "7"], HEY_YOU),
     ("router", [], suite.ROUTER_CONTRACT, set()),
-    ("router", ["--choice", "no-detect"], ["--eep-l2rh", "1=01"], LSBIT_ROUTER),        # 160-161, 880-883
-    ("router", ["--choice", "l2rh-if-byte=2"], ["--eep-l2rh", "1=000001", "--offers", "error-lsbit"], set()),
-    ("router", [], ["--offers", "error-lsbit"], L2RH),                                   # no L2RH in the contract
+    ("router", ["--choice", "no-detect"], ["--eep-l2rh", "1=01"], LSBIT_ROUTER | ERR_ROUTER),  # 160-161, 880-883
+    ("router", ["--choice", "l2rh-if-byte=2"], ["--eep-l2rh", "1=000001", "--offers", "error-lsbit",
+                                               "--eep-unknown-oh", "5"], set()),
+    ("router", [], ["--offers", "error-lsbit"], L2RH | ERR_ROUTER),                      # no L2RH in the contract
+    ("router", ["--choice", "no-err-report"], suite.ROUTER_CONTRACT, ERR_ROUTER),         # 729-731, 785-786
     ("router", ["--choice", "no-hey-you-answer,err-quote=0,drop-leftover-l2rh,known-oh=5"],
-     suite.ROUTER_CONTRACT, set()),
+     ["--eep-l2rh", "1=01", "--offers", "error-lsbit", "--eep-unknown-oh", "6"], set()),
     ("router", ["--choice", "l2rh-if-byte=3,no-detect,no-hey-you-answer,err-quote=16"],
-     ["--eep-l2rh", "1=00000001"], LSBIT_ROUTER),
+     ["--eep-l2rh", "1=00000001"], LSBIT_ROUTER | ERR_ROUTER),
     ("chain", [], suite.CHAIN_CONTRACT, set()),
     ("chain", ["--choice", "no-detect"], [], LSBIT_CHAIN),
 ]
@@ -75,10 +93,14 @@ MATRIX = [
 # padding (137-138, 193) and a few choices together.
 ETH_MATRIX = [
     ("end", ["--echo", "--choice", "eth-pad"], suite.END_CONTRACT, set()),
-    ("end", ["--choice", "eth-pad,no-hey-you-answer,known-oh=5"], ["--eep-unknown-oh", "6"], ECHO | HEY_YOU),
+    ("end", ["--choice", "eth-pad,no-hey-you-answer,known-oh=5,no-err-report"], ["--eep-unknown-oh", "6"],
+     ECHO | HEY_YOU | ERR_END),
+    # the output of the node the tester started (--node-log) as its delivery log (P40)
+    ("end", ["--choice", "eth-pad,no-hey-you-answer"], suite.END_CONTRACT + DELIVERY_LOG, ECHO_ONLY | HEY_YOU),
     ("router", ["--choice", "eth-pad,l2rh-if-byte=2,no-hey-you-answer"],
-     ["--eep-l2rh", "1=000001", "--offers", "error-lsbit"], set()),
-    ("router", ["--choice", "eth-pad,no-detect"], ["--eep-l2rh", "1=01"], LSBIT_ROUTER),
+     ["--eep-l2rh", "1=000001", "--offers", "error-lsbit"], ERR_ROUTER),
+    ("router", ["--choice", "eth-pad,no-detect,no-err-report"], ["--eep-l2rh", "1=01", "--eep-unknown-oh", "5"],
+     LSBIT_ROUTER | ERR_ROUTER),
     ("chain", ["--choice", "eth-pad"], suite.CHAIN_CONTRACT, set()),
 ]
 
@@ -94,9 +116,10 @@ START = {"end": suite.end_node, "router": suite.router, "chain": suite.chain}
 DEFAULT_CONTRACT = {"end": suite.END_CONTRACT, "router": suite.ROUTER_CONTRACT, "chain": suite.CHAIN_CONTRACT}
 
 
-def end_node(*extra):
-    """An end node with exactly these options (suite.end_node adds --echo)."""
-    node = suite.Node("--udp", "127.0.0.1:0", *extra)
+def end_node(*extra, to_file=False):
+    """An end node with exactly these options (suite.end_node adds --echo);
+    to_file: its output into a file (its delivery log, P40)."""
+    node = suite.Node("--udp", "127.0.0.1:0", *extra, to_file=to_file)
     return node, ["--target", "127.0.0.1:%d" % node.ports[0]] + suite.END_CONTRACT
 
 
@@ -105,10 +128,12 @@ START["end"] = end_node
 
 def udp_run(job):
     topology, node_args, contract, _ = job
-    node, args = START[topology](*node_args)
+    logged = "{node-log}" in contract
+    node, args = START[topology](*node_args, to_file=True) if logged else START[topology](*node_args)
     try:
         # the start functions append the topology's default contract: this run's instead
-        args = args[:len(args) - len(DEFAULT_CONTRACT[topology])] + list(contract)
+        args = args[:len(args) - len(DEFAULT_CONTRACT[topology])] + \
+            [node.log.name if a == "{node-log}" else a for a in contract]
         rc, rep, text = suite.run(args)
     finally:
         node.stop()

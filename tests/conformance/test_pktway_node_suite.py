@@ -31,6 +31,13 @@ datagram links (C47, C48).
    reason where no namespace can be made, e.g. not root): the end node
    passes every end-node case but the UDP-only one, a router every router
    case, two routers in a row every chain case; nothing is left behind.
+6. Delivery seen in the node's own output (P40, C90): pktway-node without
+   --echo, its event=delivered lines read from the file its output goes to
+   (--eep-delivery-log, --eep-node-log): the receiving faults fail their
+   cases through it; expect-log / expect-no-log judge the line (a delivery
+   where none was expected, a data length that is not the message's); a
+   missing pattern or output makes the step not applicable; bad options
+   and steps are refused; data=echo without payload=N is not run (P39).
 
 The router topology: tester link 0 (EEP address 1) - router interface 0;
 router interface 1 (MTU 512) - tester link 1 (EEP address 2). Its peer
@@ -62,7 +69,11 @@ END_CASES = {
     "eep-version-dropped", "eep-reserved-dt-dropped", "eep-logical-not-subscribed", "eep-mandatory-oh-err",
     "eep-mandatory-oh-not-delivered", "eep-optional-oh-delivered", "eep-rz-ignored", "eep-padding-unchecked",
     "eep-sa-zero-no-err", "eep-not-whole-words-dropped", "eep-truncated-dropped", "eep-capture-exchange",
+    "eep-probe-err",
 }
+# End-node cases a router takes too (a message for its own address): the
+# probe of err-report (P38)
+ANY_NODE_CASES = {"eep-probe-err"}
 ROUTER_CASES = {
     "eep-router-forwards", "eep-router-ei-msb", "eep-router-leading-l2rh", "eep-router-symbols-mixed",
     "eep-router-symbol-consumed", "eep-router-local-only", "eep-router-path-mtu", "eep-router-no-sar",
@@ -142,9 +153,9 @@ RELATED = {
 class Node(peerlib.Process):
     """One pktway-node on the loopback (its UDP ports from its event lines)."""
 
-    def __init__(self, *args, addr="0x10", prefix=()):
+    def __init__(self, *args, addr="0x10", prefix=(), to_file=False):
         super().__init__(list(prefix) + [NODE, "--addr", addr] + list(args), r"^event=ready", name="pktway-node",
-                         stdin=True)
+                         stdin=True, to_file=to_file)
         self.ports = [int(m.group(1)) for m in (re.search(r"kind=udp local=[0-9.]+:(\d+)", l)
                                                  for l in self.lines if l.startswith("event=interface")) if m]
 
@@ -155,7 +166,7 @@ class Node(peerlib.Process):
 # interface), and that a router counts a malformed message as a detected
 # error (P14).
 END_CONTRACT = ["--eep-unknown-oh", "5"]
-ROUTER_CONTRACT = ["--eep-l2rh", "1=01", "--offers", "error-lsbit"]
+ROUTER_CONTRACT = ["--eep-l2rh", "1=01", "--offers", "error-lsbit", "--eep-unknown-oh", "5"]
 CHAIN_CONTRACT = ["--offers", "error-lsbit"]
 
 
@@ -232,6 +243,18 @@ def tester_ends():
     return set(re.findall(r"^\d+: (vce\d+t[01])\b", out, re.M))
 
 
+def left_behind(before):
+    """Tester ends made since `before` whose vitcp-conform has ended (vce<PID>t<N>):
+    those of a run still going are another test's (several may run on one host)."""
+    def running(end):
+        try:
+            with open("/proc/%s/cmdline" % re.match(r"vce(\d+)t", end).group(1), "rb") as f:
+                return b"vitcp-conform" in f.read()
+        except OSError:
+            return False
+    return {e for e in tester_ends() - before if not running(e)}
+
+
 END_NODE_CMD = "%s --addr 0x10 --iface {if0} --echo" % NODE
 ROUTER_CMD = ("%s --addr 0x10 --router --iface {if0} --iface {if1} --peer 1={peer0}@0 --peer 3={peer0}@0 "
               "--peer 2={peer1}@1 --peer 3={peer1}@1 --peer hey-you={peer1}@1 --mtu 1:512" % NODE)
@@ -292,7 +315,7 @@ class EepSuite(unittest.TestCase):
             self.assertEqual(len(reasons), 1, reasons)
             self.skipTest(reasons.pop())
         # nothing left behind: the tester's veth ends are gone with the nodes
-        self.assertEqual(tester_ends() - before, set())
+        self.assertEqual(left_behind(before), set())
         by_id = {c["id"]: c for c in rep["cases"]}
         self.assertEqual(set(by_id), EEP_CASES, text)
         for cid, c in by_id.items():
@@ -303,7 +326,7 @@ class EepSuite(unittest.TestCase):
         return rep, lines
 
     def test_router_over_ethernet(self):
-        rep, lines = self.eth_suite("router", [ROUTER_CMD], ROUTER_CASES)
+        rep, lines = self.eth_suite("router", [ROUTER_CMD], ROUTER_CASES | ANY_NODE_CASES)
         log = "\n".join(lines)
         self.assertRegex(log, r"event=ready .*role=router.*interfaces=2")
         self.assertRegex(log, r"event=refused .*reason=EEP-1B-PATH-MTU")
@@ -413,16 +436,16 @@ class EepSuite(unittest.TestCase):
             node.stop()
         self.assertEqual([(c["id"], c["verdict"]) for c in rep["cases"]], [("eep-capture-exchange", "pass")], text)
         self.assertRegex("\n".join(node.lines), r"event=dropped .*reason=EEP-6A-VERSION")
-        # the four answers of the recording, and the echo and the Hey-You!
-        # answer of the probes the capture case needs (C70)
-        self.assertEqual(len([l for l in node.lines if l.startswith("event=sent")]), 6, "\n".join(node.lines))
+        # the four answers of the recording, and the echo, the Hey-You!
+        # answer and the ERR of the probes the capture case needs (C70, P38)
+        self.assertEqual(len([l for l in node.lines if l.startswith("event=sent")]), 7, "\n".join(node.lines))
 
     def test_chain_passes_every_chain_case(self):
         node = self.check_clean_run(chain, CHAIN_CASES, END_CASES | ROUTER_CASES)
         self.assertEqual(len([l for l in node.lines if l.startswith("event=forwarded")]), 2 * len(CHAIN_CASES))
 
     def test_router_passes_every_router_case(self):
-        node = self.check_clean_run(router, ROUTER_CASES, END_CASES | CHAIN_CASES)
+        node = self.check_clean_run(router, ROUTER_CASES | ANY_NODE_CASES, (END_CASES - ANY_NODE_CASES) | CHAIN_CASES)
         log = "\n".join(node.lines)
         self.assertRegex(log, r"event=refused .*reason=EEP-1B-PATH-MTU")
         self.assertRegex(log, r"event=forwarded .*records=1 consumed=1")
@@ -434,7 +457,10 @@ class EepSuite(unittest.TestCase):
             fault, start = job
             node, args = start("--fault", fault)
             try:
-                rc, rep, text = run(args)
+                # pktway-node reports errors (P15): declared, so that a
+                # missing ERR fails instead of making the ERR cases not
+                # applicable (P38)
+                rc, rep, text = run(args + ["--offers", "err-report"])
                 return rc, rep, None, text
             finally:
                 node.stop()
@@ -484,6 +510,125 @@ class EepSuite(unittest.TestCase):
                     self.assertIn(cid, case_reqs, "%s claims case %s" % (r["id"], cid))
                     self.assertIn(r["id"], case_reqs[cid], "%s claims %s, which does not name it" % (r["id"], cid))
         self.assertFalse([r["id"] for r in reqs if r["status"] == "NOT COVERED"])
+
+
+# pktway-node's event line for a delivered message, its delivery log (P40)
+DELIVERY_LOG = ["--eep-delivery-log", r"^event=delivered .* data_len=([0-9]+) "]
+
+
+def logged_node(*extra):
+    """An end node without --echo, its output in a file read as its delivery log."""
+    node = Node("--udp", "127.0.0.1:0", *extra, to_file=True)
+    return node, ["--target", "127.0.0.1:%d" % node.ports[0]] + END_CONTRACT + DELIVERY_LOG + \
+        ["--eep-node-log", node.log.name]
+
+
+def own_cases(cases, args):
+    """vitcp-conform run with the test's own EEP cases: (rc, report, text)."""
+    with tempfile.TemporaryDirectory() as d:
+        os.mkdir(os.path.join(d, "eep"))
+        for name, text in cases.items():
+            with open(os.path.join(d, "eep", name), "w") as f:
+                f.write(text)
+        rc, rep, _, text = peerlib.conform_run(["--protocol", "eep", "--slack", "800", "--no-capture"] + args, d,
+                                               conform=CONFORM)
+    return rc, rep, text
+
+
+class DeliveryLog(unittest.TestCase):
+    """Delivery seen in the node's own output (P40, C90): the receiving
+    faults are caught through it as through the echo, and the steps judge
+    what the line says."""
+
+    @classmethod
+    def setUpClass(cls):
+        peerlib.require_paths(PKTWAY_NODE=NODE, VITCP_CONFORM=CONFORM, VITCP_CASES=CASES)
+
+    def test_receiving_faults_fail_through_the_log(self):
+        faults = {"accept-version": ("eep-version-dropped", "EEP-6A-VERSION"),
+                  "accept-reserved": ("eep-reserved-dt-dropped", "EEP-6C-DT-KIND"),
+                  "accept-logical": ("eep-logical-not-subscribed", "EEP-6C-LOGICAL"),
+                  "accept-mandatory": ("eep-mandatory-oh-not-delivered", "EEP-7-MANDATORY-UNKNOWN"),
+                  "drop-optional": ("eep-optional-oh-delivered", "EEP-7-OPTIONAL-MAY-DROP"),
+                  "drop-rz": ("eep-rz-ignored", "EEP-6J-RZ-IGNORED")}
+
+        def one(fault):
+            node, args = logged_node("--fault", fault)
+            try:
+                return run(args + ["--only", faults[fault][0]])
+            finally:
+                node.stop()
+        results = peerlib.parallel(one, list(faults), 3)
+        for fault, (rc, rep, text) in zip(faults, results):
+            with self.subTest(fault=fault):
+                cid, rule = faults[fault]
+                c = [c for c in rep["cases"] if c["id"] == cid][0]
+                self.assertIn(c["verdict"], ("fail", "timeout", "advisory"), c["message"])
+                self.assertEqual(c["failed_requirement"], rule, c["message"])
+
+    def test_steps_judge_the_line(self):
+        cases = {
+            "a.case": "protocol eep\ncase log-delivered\nrequire EEP-4B-BIG-ENDIAN\nconnect\n"
+                      "send RRP dt=node payload=21\nexpect-log\n",
+            "b.case": "protocol eep\ncase log-dropped\nrequire EEP-6A-VERSION\nconnect\n"
+                      "send RRP dt=node v=1 payload=8\nexpect-no-log 500\n",
+            "c.case": "protocol eep\ncase log-not-dropped\nrequire EEP-6A-VERSION\nconnect\n"
+                      "send RRP dt=node payload=8\nexpect-no-log 500\n",
+            "d.case": "protocol eep\ncase echo-unsized\nrequire EEP-4B-BIG-ENDIAN\nconnect\n"
+                      "send RRP dt=node payload=8\nexpect RRP data=echo\n",
+        }
+        node, args = logged_node()
+        try:
+            rc, rep, text = own_cases(cases, args)
+            # a pattern whose number is not the data length
+            rc2, rep2, text2 = own_cases({"a.case": cases["a.case"]},
+                                         args[:-4] + ["--eep-delivery-log", r"^event=delivered .* dl=([0-9]+) ",
+                                                      "--eep-node-log", node.log.name])
+        finally:
+            node.stop()
+        got = {c["id"]: c for c in rep["cases"]}
+        self.assertEqual(got["log-delivered"]["verdict"], "pass", text)
+        self.assertEqual(got["log-dropped"]["verdict"], "pass", text)
+        self.assertEqual(got["log-not-dropped"]["verdict"], "fail", text)
+        self.assertIn("where none was expected", got["log-not-dropped"]["message"])
+        # P39: data=echo without payload=N is refused, not run
+        self.assertEqual(got["echo-unsized"]["verdict"], "skip", text)
+        self.assertIn("data=echo without payload=N", got["echo-unsized"]["message"])
+        c = rep2["cases"][0]
+        self.assertEqual(c["verdict"], "fail", text2)
+        self.assertIn("says 3 data bytes, the tester's last message had 21", c["message"])
+
+    def test_without_pattern_or_output_not_applicable(self):
+        case = {"a.case": "protocol eep\ncase log-delivered\nrequire EEP-4B-BIG-ENDIAN\nconnect\n"
+                          "send RRP dt=node payload=8\nexpect-log\n"}
+        node = Node("--udp", "127.0.0.1:0")
+        try:
+            target = ["--target", "127.0.0.1:%d" % node.ports[0]]
+            _, rep1, t1 = own_cases(case, target)
+            _, rep2, t2 = own_cases(case, target + DELIVERY_LOG)
+        finally:
+            node.stop()
+        self.assertEqual(rep1["cases"][0]["verdict"], "not-applicable", t1)
+        self.assertIn("pattern", rep1["cases"][0]["message"])
+        self.assertEqual(rep2["cases"][0]["verdict"], "not-applicable", t2)
+        self.assertIn("the node's output", rep2["cases"][0]["message"])
+
+    def test_bad_options_and_steps_are_refused(self):
+        for args, words in ((["--eep-delivery-log", "("], "bad --eep-delivery-log"),
+                            (["--eep-node-log", "/nonexistent/x.log"], "--eep-node-log")):
+            p = subprocess.run([CONFORM, "run", "--protocol", "eep", "--target", "127.0.0.1:9", "--cases", CASES]
+                               + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(words, p.stderr)
+        for step in ("expect-log x", "expect-no-log 5 6"):
+            with tempfile.TemporaryDirectory() as d:
+                os.mkdir(os.path.join(d, "eep"))
+                with open(os.path.join(d, "eep", "x.case"), "w") as f:
+                    f.write("protocol eep\ncase x\nrequire EEP-6A-VERSION\nconnect\n%s\n" % step)
+                p = subprocess.run([CONFORM, "list", "--cases", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, timeout=30)
+            self.assertEqual(p.returncode, 2, step)
+            self.assertIn("takes at most a time in ms", p.stderr)
 
 
 if __name__ == "__main__":

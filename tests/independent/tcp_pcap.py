@@ -74,9 +74,10 @@ class Conversation:
                                      flags | (ACK if ack else 0), payload, sm, dm))
         return len(self.frames)
 
-    def send(self, side, payload, ack=True):
-        """Data from side (0 = A, 1 = B), then (ack) the peer's pure ACK; returns the data's frame number."""
-        n = self._raw(side, PSH, payload)
+    def send(self, side, payload, ack=True, push=True):
+        """Data from side (0 = A, 1 = B), then (ack) the peer's pure ACK; returns the data's frame number.
+        push=False: no PSH (a segment cut inside the sender's write)."""
+        n = self._raw(side, PSH if push else 0, payload)
         self.seq[side] += len(payload)
         if ack:
             self._raw(1 - side, 0, b"")

@@ -192,6 +192,35 @@ class ShortPayloadSizeAcrossSegments(unittest.TestCase):
             self.run_case("ift_short_big%d.pcap" % ps, big, ps, [c for c in mss if c < 3 * n])
 
 
+class CutWhereAnotherLayoutEnds(unittest.TestCase):
+    """I36: a conforming frame (HC and PC as announced) cut by TCP inside the
+    sender's write, exactly where a frame without its CRCs (or without its
+    payload CRC) would end, is one frame with both CRCs: the segment that
+    ends there carries no PSH, so the plugin sizes the frame as announced
+    and waits for the rest, as lint's reader does. Nothing is found, in one
+    and two passes, and both frames are decoded with good CRCs."""
+
+    def test_cut_at_the_end_of_a_shorter_layout(self):
+        good = frame(VB, ddp_tagged(), PAYLOAD)
+        for name, cut in (("no CRCs", 6 + 14 + len(PAYLOAD)), ("no payload CRC", 6 + 14 + 4 + len(PAYLOAD))):
+            with self.subTest(cut=name):
+                c = agreed()
+                stream = good + good
+                c.send(0, stream[:cut], ack=False, push=False)
+                c.send(0, stream[cut:])
+                c.close()
+                path = capture("ift_cut_%d.pcap" % cut, c.frames)
+                lt, _ = lint(path)
+                self.assertEqual(only(lt, "IFT-"), {})
+                for two in (False, True):
+                    ts, extra = tshark(path, "IFT-", two_pass=two, extra_fields=["ift.hcrc.status", "ift.pcrc.status"])
+                    self.assertEqual(ts, {}, "two_pass=%s" % two)
+                    # both frames decoded whole, with good CRCs, in the second segment (frame 9: the
+                    # handshake, the two indications and their ACKs, then the first piece)
+                    self.assertEqual(extra[8], ["", ""], "two_pass=%s" % two)
+                    self.assertEqual(extra[9], ["1^1", "1^1"], "two_pass=%s" % two)
+
+
 class HeaderSize(unittest.TestCase):
     def test_header_size_not_the_ddp_header_is_an_error(self):
         c = agreed()

@@ -137,6 +137,33 @@ class NotJudged(unittest.TestCase):
                 self.assertEqual((lt, one, two), ({}, {}, {}))
 
 
+class GapBeforeTheFin(unittest.TestCase):
+    """I37: a direction in which TCP's analysis found a segment missing
+    ("previous segment not captured": a capture that lost it, or a path
+    that delivered it where TCP's reassembly could not place it) ends
+    without a verdict on its last PDU in the plugin: TCP may never have
+    handed the protocol all its bytes, which is TCP's finding (Wireshark's
+    tcp.analysis.lost_segment), not a cut PDU. The same PDU cut with no
+    gap is still named (CutByTheFin)."""
+
+    def test_no_cut_pdu_judged_after_a_gap(self):
+        for prefix, (setup, pdus, rule) in SETUPS.items():
+            whole, last = pdus()
+            c = setup(43000)
+            c.send(0, whole)
+            c.send(0, last[:10])
+            c.seq[0] += 10                    # ten bytes the capture never saw
+            c.send(0, last[20:])
+            fin = c.fin(0)
+            c.fin(1)
+            with self.subTest(protocol=prefix):
+                path = capture("gap_%s.pcap" % prefix, c.frames)
+                for two in (False, True):
+                    found, _ = tshark(path, prefix, two_pass=two)
+                    self.assertNotIn(fin, found, "two_pass=%s" % two)
+                    self.assertFalse([f for f in found.values() if (rule, "error") in f], found)
+
+
 class ConnectionLevel(unittest.TestCase):
     def test_request_never_answered_at_the_close_not_at_the_capture_end(self):
         c = Conversation(V.PORT)

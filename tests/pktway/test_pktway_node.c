@@ -595,6 +595,26 @@ static void test_choices(void **state)
     pn_handle(&c, 0, &from0, b, n, res);
     assert_string_equal(res->reason, "unreachable");
 
+    /* no-err-report: an unknown mandatory OH field still drops the
+     * message, an unreachable destination is still not forwarded, but no
+     * ERR goes out */
+    end_cfg(&c);
+    assert_int_equal(pn_choice_parse(&c, "no-err-report", err, sizeof err), 0);
+    assert_int_equal(pn_peer_parse(&c, "1=10.9.9.9:7000", err, sizeof err), 0);
+    n = msg("dt=2,moh=6:aa,len=8", b, sizeof b);
+    pn_handle(&c, 0, &from0, b, n, res);
+    assert_int_equal(res->verdict, PN_DROPPED);
+    assert_int_equal(res->n_out, 0);
+    router_cfg(&c);
+    assert_int_equal(pn_choice_parse(&c, "no-err-report", err, sizeof err), 0);
+    n = msg("dt=0x99,len=8", b, sizeof b);
+    pn_handle(&c, 0, &from0, b, n, res);
+    assert_int_equal(res->verdict, PN_DROPPED);
+    assert_string_equal(res->reason, "unreachable");
+    assert_int_equal(res->n_out, 0);
+    pn_choice_format(&c, shown, sizeof shown);
+    assert_string_equal(shown, "no-err-report");
+
     /* no-detect: a router forwards a malformed message without the LSbit */
     router_cfg(&c);
     assert_int_equal(pn_choice_parse(&c, "no-detect,eth-pad", err, sizeof err), 0);

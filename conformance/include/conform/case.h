@@ -96,6 +96,11 @@
  *   expect-nothing [MS] [link=N]
  *                         no message of the target (on link N) arrives
  *                         within MS (default the slack): a drop
+ *   expect-log [MS]       (C90) a line of the node under test's output
+ *                         (engine.h node_log_fd) matching the run's
+ *                         node_log_regex comes within MS; with a
+ *                         subexpression, it is the tester's last data length
+ *   expect-no-log [MS]    no such line comes within MS
  */
 #ifndef CONFORM_CASE_H
 #define CONFORM_CASE_H
@@ -203,6 +208,10 @@ struct cf_step {
      * offers the hook (when_not: only when it does not); "" always. */
     char when[CF_HOOK_NAME_MAX];
     bool when_not;
+    /* expect-log / expect-no-log (C90): a step on the node's output, not
+     * its messages. Its kind is CF_STEP_EXPECT_NOTHING, so that a runner
+     * of a module's own that lacks it refuses it as it refuses expect-nothing. */
+    enum cf_node_log { CF_NODE_LOG_NONE, CF_NODE_LOG_LINE, CF_NODE_LOG_NO_LINE } node_log;
 };
 
 #define CF_MAX_STEPS 64

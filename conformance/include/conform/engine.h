@@ -97,6 +97,13 @@ struct cf_engine {
     /* Each registered module's settings and per-run state (protocol.h
      * state_init, set_option), by its place in cf_protocols. */
     _Alignas(max_align_t) unsigned char proto_state[CF_PROTOCOLS_MAX][CF_PROTO_STATE_MAX];
+    /* The output of the node under test (C90): node 0's, from the node the
+     * tester started (run --topology, core/topology.c) or a file a module
+     * option names; -1 none. node_log_regex: the line an expect-log step
+     * waits for, set by the module for its cases (a delivery log pattern);
+     * NULL none. */
+    int node_log_fd;
+    const char *node_log_regex;
 };
 
 /* Defaults; then parse "HOST:PORT" ("[v6]:PORT" too). Returns 0 or -1. */

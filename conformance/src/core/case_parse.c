@@ -575,7 +575,16 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
     if (strcmp(kw, "connect") == 0) st->kind = CF_STEP_CONNECT;
     else if (strcmp(kw, "accept") == 0) st->kind = CF_STEP_ACCEPT;
     else if (strcmp(kw, "close") == 0) st->kind = CF_STEP_CLOSE;
-    else if (strcmp(kw, "expect-nothing") == 0) {
+    else if (strcmp(kw, "expect-log") == 0 || strcmp(kw, "expect-no-log") == 0) {
+        /* C90: the node under test's output, not its messages */
+        st->kind = CF_STEP_EXPECT_NOTHING;
+        st->node_log = kw[7] == 'l' ? CF_NODE_LOG_LINE : CF_NODE_LOG_NO_LINE;
+        int64_t v;
+        if (ntok > 2 || (ntok == 2 && (cf_parse_number(tok[1], &v) < 0 || v < 0 || v > 600000)))
+            return fail(p, "'%s' takes at most a time in ms", kw);
+        if (ntok == 2)
+            st->wait_ms = (unsigned)v;
+    } else if (strcmp(kw, "expect-nothing") == 0) {
         st->kind = CF_STEP_EXPECT_NOTHING;
         for (int i = 1; i < ntok; i++) {
             int64_t v;

@@ -21,6 +21,7 @@ void cf_engine_init(struct cf_engine *e)
     e->accept_ms = 5000;
     e->use_relay = true;
     e->relay_listen_fd = -1;
+    e->node_log_fd = -1;
     for (size_t i = 0; cf_protocols[i] && i < CF_PROTOCOLS_MAX; i++)
         if (cf_protocols[i]->state_init)
             cf_protocols[i]->state_init(e->proto_state[i]);
@@ -196,6 +197,17 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
     if (e->skip_all[0]) {
         res->verdict = CF_SKIP;
         snprintf(res->message, sizeof res->message, "%s", e->skip_all);
+        res->seconds = cf_seconds_since(start);
+        return;
+    }
+    /* C61, C89: under --impair a stream protocol's case runs only through the relay; without one (not
+     * root) it is skipped with the reason before its conventions are settled, since a probe that could
+     * not run settles nothing: the cases needing it are skipped for the same reason, not "not offered" */
+    if (e->impair.on && p->transport != CF_TRANSPORT_DATAGRAM &&
+        !(c->passive ? cf_relay_ready_passive(e) : cf_relay_ready_active(e))) {
+        res->verdict = CF_SKIP;
+        snprintf(res->message, sizeof res->message, "%s: needs the packet relay: %.*s", c->file,
+                 (int)(sizeof res->message - 300), c->passive ? e->relay_why_passive : e->relay_why_active);
         res->seconds = cf_seconds_since(start);
         return;
     }

@@ -17,11 +17,13 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +42,7 @@ struct gmsg {
 
 struct grun {
     struct cf_engine *e;
+    off_t log_mark;             /* expect-log: the node's output read so far (C90) */
     const struct cf_case *c;
     const struct conform_protocol *p;
     struct cf_result *res;
@@ -726,6 +729,99 @@ static void expect_nothing(struct grun *r, const struct cf_step *st)
     }
 }
 
+/* ------------------------------------------- the node's output (C90) */
+
+static off_t node_log_size(const struct cf_engine *e)
+{
+    struct stat sb;
+    return e->node_log_fd >= 0 && fstat(e->node_log_fd, &sb) == 0 ? sb.st_size : 0;
+}
+
+/* The next whole line of the node's output after r->log_mark that matches
+ * re: 1 (the line, shortened, in line; its first subexpression as a
+ * number in *sub, -1 without one), 0 none yet. The mark passes every
+ * whole line read. */
+static int node_log_next(struct grun *r, const regex_t *re, char *line, size_t linelen, long long *sub)
+{
+    char buf[2048];
+    for (;;) {
+        ssize_t n = pread(r->e->node_log_fd, buf, sizeof buf - 1, r->log_mark);
+        if (n <= 0)
+            return 0;
+        buf[n] = 0;
+        char *nl = memchr(buf, '\n', (size_t)n);
+        if (!nl) {
+            if ((size_t)n < sizeof buf - 1)
+                return 0; /* not whole yet */
+            r->log_mark += n; /* an overlong line: passed over */
+            continue;
+        }
+        *nl = 0;
+        r->log_mark += nl - buf + 1;
+        regmatch_t m[2];
+        if (regexec(re, buf, 2, m, 0) != 0)
+            continue;
+        size_t keep = strlen(buf) < linelen ? strlen(buf) : linelen - 1; /* shortened for messages */
+        memcpy(line, buf, keep);
+        line[keep] = 0;
+        *sub = -1;
+        if (re->re_nsub >= 1 && m[1].rm_so >= 0) {
+            buf[m[1].rm_eo] = 0;
+            char *end;
+            long long v = strtoll(buf + m[1].rm_so, &end, 10);
+            *sub = *end || end == buf + m[1].rm_so || v < 0 ? -2 : v;
+        }
+        return 1;
+    }
+}
+
+/* expect-log / expect-no-log: a line of the node's output that matches the
+ * run's pattern (a module sets it: a delivery log) comes within the
+ * wait, or none does; the links are read meanwhile (the session judges
+ * what the node sends). With a subexpression, the line's number is the
+ * data length of the tester's last message. */
+static void expect_node_log(struct grun *r, const struct cf_step *st)
+{
+    const char *pattern = r->e->node_log_regex;
+    bool want = st->node_log == CF_NODE_LOG_LINE;
+    unsigned ms = st->wait_ms ? st->wait_ms : r->e->slack_ms;
+    if (!pattern || r->e->node_log_fd < 0) {
+        gdecide(r, CF_NOT_APPLICABLE, VW_REQ_NONE, "%s needs %s", want ? "expect-log" : "expect-no-log",
+                !pattern ? "the pattern of the node's lines (a run option of the module's)"
+                         : "the node's output: the tester reads that of a node it starts (run --topology, "
+                           "--node-cmd) or a file a run option of the module's names");
+        return;
+    }
+    regex_t re;
+    if (regcomp(&re, pattern, REG_EXTENDED) != 0) {
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "bad pattern of the node's lines '%s' (a POSIX extended regex)", pattern);
+        return;
+    }
+    struct timespec until = cf_after_ms(ms);
+    for (;;) {
+        char line[200];
+        long long sub;
+        int got = node_log_next(r, &re, line, sizeof line, &sub);
+        if (got && want && sub != -1 && (sub < 0 || (size_t)sub != r->echo_len))
+            gdecide(r, CF_FAIL, st->req, "the node's line says %lld data bytes, the tester's last message had %zu: %s",
+                    sub, r->echo_len, line);
+        else if (got && !want)
+            gdecide(r, CF_FAIL, st->req, "the node's output has a line matching '%s' where none was expected "
+                    "within %u ms: %s", pattern, ms, line);
+        if (got || r->decided)
+            break;
+        int left = cf_ms_until(until);
+        if (left == 0 || cf_ms_until(r->deadline) == 0) {
+            if (want)
+                gdecide(r, CF_TIMEOUT, st->req, "no line of the node's output matched '%s' within %u ms", pattern,
+                        ms);
+            break;
+        }
+        pump(r, left < 20 ? left : 20, false);
+    }
+    regfree(&re);
+}
+
 /* Datagram protocols: open the tester's links (the case's 'links N'; one
  * not configured skips the case) and the session. */
 static void end_connection(struct grun *r);
@@ -739,6 +835,7 @@ static void open_links(struct grun *r)
             close(r->lfd[k]);
             r->lfd[k] = -1;
         }
+    r->log_mark = node_log_size(r->e); /* the node's output from here on is the case's */
     unsigned need = r->c->links ? r->c->links : 1;
     for (unsigned k = 0; k < need && !r->decided; k++) {
         char why[300];
@@ -946,7 +1043,10 @@ static void run_steps(struct grun *r)
             do_accept(r, st);
             break;
         case CF_STEP_EXPECT_NOTHING:
-            expect_nothing(r, st);
+            if (st->node_log)
+                expect_node_log(r, st);
+            else
+                expect_nothing(r, st);
             break;
         }
     }

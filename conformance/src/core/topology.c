@@ -590,5 +590,6 @@ struct cf_topology *cf_topology_open(const struct cf_topology_spec *spec, struct
         cf_topology_close(t);
         return NULL;
     }
+    e->node_log_fd = t->node[0].log_fd; /* expect-log reads it (C90); valid until cf_topology_close */
     return t;
 }

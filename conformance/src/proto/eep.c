@@ -7,9 +7,12 @@
 #include "conform/proto/eep.h"
 
 #include <ctype.h>
+#include <fcntl.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conform/case.h"
 #include "conform/core.h"
@@ -55,6 +58,10 @@ static const char *const field_names[EF_COUNT] = {
  * a message without OH fields are link padding, P11); skipped on an
  * Ethernet link 0. */
 #define EEP_CASE_UDP_ONLY 0x4u
+/* 'any-node': a case about the node itself (a message for its own
+ * address) that an end node and a router take alike (the probe of
+ * err-report, P38); not run through a chain. */
+#define EEP_CASE_ANY_NODE 0x8u
 /* A capture case keeps the recorded node's address in c->flags' upper 24
  * bits: a replayed message to it goes to the node under test instead. */
 #define EEP_CASE_REC_NODE_SHIFT 8
@@ -70,6 +77,11 @@ struct eep_contract {
     size_t l2rh_len[2];
     bool have_l2rh[2];
     int unknown_oh;                /* --eep-unknown-oh T: an OH type the node does not know; -1 none */
+    /* --eep-delivery-log REGEX: the line the node prints for each message it
+     * delivered (P40), read from its output: that of a node the tester
+     * started (--topology), else the file --eep-node-log names (-1 none) */
+    const char *delivery_regex;
+    int node_log_fd;
 };
 
 struct eep_settings {
@@ -88,6 +100,12 @@ static uint32_t node_address = CF_EEP_NODE_DEFAULT;
  * error-lsbit), for the encoder and the sessions, likewise. */
 static struct eep_contract contract = {.unknown_oh = -1};
 static bool router_detects_format_errors;
+/* Whether the node reports errors with ERR messages (hook err-report,
+ * P38): 0 when it was found not to; its ERRs are then still judged as a
+ * source's messages, but no step waits for one or is disturbed by one
+ * (an ERR is "usually sent", line 729: never required). 1 or -1 (not
+ * settled): ERRs are messages like any other. */
+static int node_reports_errors = -1;
 
 static int field_by_name(const char *name)
 {
@@ -667,6 +685,12 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
         }
         free(mid);
     }
+    if (node_reports_errors == 0 && !copy_of_sent && dec->m.hdr.pt == vw_eep_types_default.pt_err) {
+        /* judged above; no answer a step of this run takes (P38) */
+        free(copy);
+        free(dec);
+        return;
+    }
     struct cf_msg m = {0};
     m.type = type_of_pt(dec->m.hdr.pt);
     m.raw = copy;
@@ -747,13 +771,14 @@ static void describe(const struct cf_msg *m, char *out, size_t n)
 static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen)
 {
     bool chain = strcmp(tok[0], "chain") == 0, udp = strcmp(tok[0], "udp-only") == 0;
-    if (!chain && !udp && strcmp(tok[0], "router") != 0)
+    bool any = strcmp(tok[0], "any-node") == 0;
+    if (!chain && !udp && !any && strcmp(tok[0], "router") != 0)
         return 0;
     if (ntok != 1) {
         snprintf(why, whylen, "'%s' takes nothing", tok[0]);
         return -1;
     }
-    c->flags |= chain ? EEP_CASE_CHAIN : udp ? EEP_CASE_UDP_ONLY : EEP_CASE_ROUTER;
+    c->flags |= chain ? EEP_CASE_CHAIN : udp ? EEP_CASE_UDP_ONLY : any ? EEP_CASE_ANY_NODE : EEP_CASE_ROUTER;
     return 1;
 }
 
@@ -763,9 +788,11 @@ static void state_init(void *state)
     memset(s, 0, sizeof *s);
     s->node = CF_EEP_NODE_DEFAULT;
     s->contract.unknown_oh = -1;
+    s->contract.node_log_fd = -1;
     node_address = s->node;
     contract = s->contract;
     router_detects_format_errors = false;
+    node_reports_errors = -1;
 }
 
 static const struct cf_option run_options[] = {
@@ -774,6 +801,8 @@ static const struct cf_option run_options[] = {
     {"--eep-chain", false},
     {"--eep-l2rh", true},
     {"--eep-unknown-oh", true},
+    {"--eep-delivery-log", true},
+    {"--eep-node-log", true},
     {NULL, false},
 };
 
@@ -798,6 +827,31 @@ static int set_option(void *state, const char *name, const char *value, char *wh
         }
         s->contract.l2rh_len[link] = (size_t)n;
         s->contract.have_l2rh[link] = true;
+        contract = s->contract;
+        return 0;
+    }
+    if (strcmp(name, "--eep-delivery-log") == 0) {
+        regex_t re;
+        if (!value || !*value || regcomp(&re, value, REG_EXTENDED) != 0) {
+            snprintf(why, whylen, "bad --eep-delivery-log '%s' (a POSIX extended regex matching the line the node "
+                     "prints for a delivered message; a subexpression, if any, its data length)", value ? value : "");
+            return -1;
+        }
+        regfree(&re);
+        s->contract.delivery_regex = value;
+        contract = s->contract;
+        return 0;
+    }
+    if (strcmp(name, "--eep-node-log") == 0) {
+        int fd = value && *value ? open(value, O_RDONLY | O_CLOEXEC) : -1;
+        if (fd < 0) {
+            snprintf(why, whylen, "--eep-node-log '%s': cannot read it (the file a running node writes its output to)",
+                     value ? value : "");
+            return -1;
+        }
+        if (s->contract.node_log_fd >= 0)
+            close(s->contract.node_log_fd);
+        s->contract.node_log_fd = fd; /* read until the process ends */
         contract = s->contract;
         return 0;
     }
@@ -836,7 +890,12 @@ static bool case_skipped(struct cf_engine *e, const struct cf_case *c, char *why
     const struct eep_settings *s = cf_engine_state(e, c->proto);
     bool chain_case = (c->flags & EEP_CASE_CHAIN) != 0;
     bool router_case = (c->flags & EEP_CASE_ROUTER) != 0 || chain_case;
-    if (s && (s->router != router_case || s->chain != chain_case)) {
+    bool any_node = (c->flags & EEP_CASE_ANY_NODE) != 0;
+    if (s && any_node && s->chain) {
+        snprintf(why, whylen, "an end-node case (a router takes it too): --eep-chain runs the chain cases only");
+        return true;
+    }
+    if (s && !any_node && (s->router != router_case || s->chain != chain_case)) {
         snprintf(why, whylen, "%s",
                  chain_case ? "a case for two routers in a row (run --eep-chain)"
                  : router_case ? "a router case: it needs one router under test (run --eep-router)"
@@ -863,7 +922,31 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
         node_address = s->node;
         contract = s->contract;
     }
+    /* the core's data=echo compares a prefix (for protocols that segment
+     * a message): an EEP message is whole, so an EEP case says how long
+     * the echo is, or an empty answer would match any data (P39) */
+    for (unsigned i = 0; i < c->nsteps; i++) {
+        const struct cf_step *st = &c->steps[i];
+        bool sized = false;
+        for (unsigned k = 0; k < st->nmatch && !sized; k++)
+            sized = st->match[k].field == EF_PAYLOAD && st->match[k].op == CF_OP_EQ;
+        if (st->data_echo && !sized) {
+            res->verdict = CF_SKIP;
+            cf_result_set_message(res, "%s:%u: data=echo without payload=N (an EEP message is compared whole: "
+                                  "an empty answer would match)", c->file, st->line);
+            return;
+        }
+    }
     router_detects_format_errors = cf_engine_hook_offered(e, "error-lsbit") == 1;
+    node_reports_errors = cf_engine_hook_offered(e, "err-report");
+    /* delivery seen in the node's own output (P40, the core's expect-log) */
+    if (s) {
+        e->node_log_regex = s->contract.delivery_regex;
+        if (e->node_log_fd < 0)
+            e->node_log_fd = s->contract.node_log_fd;
+    }
+    if (c->provides[0] && strcmp(c->provides, "err-report") == 0)
+        node_reports_errors = 1; /* its own probe sees every ERR */
     cf_generic_run_case(e, c, res);
 }
 
@@ -877,6 +960,8 @@ static int hook_offered(const void *state, const char *hook)
         return s->contract.have_l2rh[1];
     if (strcmp(hook, "unknown-oh") == 0)
         return s->contract.unknown_oh >= 0;
+    if (strcmp(hook, "delivery-log") == 0)
+        return s->contract.delivery_regex != NULL;
     return -1;
 }
 
@@ -897,6 +982,9 @@ static int check_alive(struct cf_engine *e, char *why, size_t whylen)
     else if (cf_engine_hook_offered(e, "hey-you-answer") == 1)
         script = "protocol eep\ncase eep-alive\nrequire EEP-6C-LOCAL-ONLY\ntimeout 5000\n"
                  "connect\nsend RRP dt=hey-you payload=8\nexpect *\n";
+    else if (cf_engine_hook_offered(e, "delivery-log") == 1 && s && s->contract.delivery_regex)
+        script = "protocol eep\ncase eep-alive\nrequire EEP-4B-BIG-ENDIAN\ntimeout 5000\n"
+                 "connect\nsend RRP dt=node payload=8 fill=9\nexpect-log\n";
     else
         return 0;
     struct cf_case *c = calloc(1, sizeof *c);
@@ -913,7 +1001,9 @@ static int check_alive(struct cf_engine *e, char *why, size_t whylen)
         rc = res.verdict == CF_TIMEOUT || res.verdict == CF_SKIP ? -1 : 0;
         if (rc < 0)
             snprintf(why, whylen, "%s: %.200s",
-                     strstr(script, "hey-you") ? "a Hey-You! was not answered" : "a message was not echoed",
+                     strstr(script, "hey-you") ? "a Hey-You! was not answered"
+                     : strstr(script, "expect-log") ? "no line of its output said it delivered a message"
+                                                   : "a message was not echoed",
                      res.message);
     }
     free(c);
@@ -1091,6 +1181,8 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
         st->type = type_of_pt(m.hdr.pt);
         bool err_msg = m.hdr.pt == vw_eep_types_default.pt_err;
         bool copy = L->router && st->link == 1;
+        if (err_msg) /* an ERR is the node's choice (line 729, P38): expected where it reports errors */
+            snprintf(st->when, sizeof st->when, "err-report");
         bool answer = !copy && !err_msg && L->last_sent_hey_you;
         cap_add_match(st, EF_DT, m.hdr.dt == L->rec_node ? EEP_SYM_NODE : (int64_t)m.hdr.dt);
         cap_add_match(st, EF_SA, m.hdr.sa == L->rec_node ? EEP_SYM_NODE : (int64_t)m.hdr.sa);
@@ -1244,6 +1336,11 @@ static const struct cf_hook_def eep_hooks[] = {
     {"l2rh-route", "the node contract gives the L2RH (its routing bytes, --eep-l2rh 1=HEX) that makes the router "
                    "send a message out toward tester link 1"},
     {"unknown-oh", "the node contract names an OH type the node does not know (--eep-unknown-oh T)"},
+    {"delivery-log", "the node prints a line for each message it delivered (run --eep-delivery-log REGEX; read from "
+                     "the output of a node the tester started, run --topology, or from --eep-node-log FILE)"},
+    {"err-report", "the node answers a message it could not handle (an unknown mandatory OH field, a destination "
+                   "it cannot reach, one over the path MTU) with an ERR to its SA (lines 729-731: \"usually sent\"; "
+                   "probe case eep-probe-err)"},
     {"error-lsbit", "the router counts a message whose PL is not 0 with DL 0 as a detected error and sets the "
                     "LSbit (declared: run --offers error-lsbit)"},
     {NULL, NULL},
@@ -1270,13 +1367,17 @@ const struct conform_protocol cf_proto_eep = {
     .parse_send_arg = parse_send_arg,
     .state_init = state_init,
     .run_options = run_options,
-    .run_usage = "[--eep-address A] [--eep-router] [--eep-chain] [--eep-l2rh LINK=HEX] [--eep-unknown-oh T]",
+    .run_usage = "[--eep-address A] [--eep-router] [--eep-chain] [--eep-l2rh LINK=HEX] [--eep-unknown-oh T] "
+                 "[--eep-delivery-log REGEX] [--eep-node-log FILE]",
     .run_help = "  UDP, one message per datagram, or Ethernet (--link N=eth:IF). --eep-address A: the EEP address\n"
                 "  of the node under test (default 0x000010); --eep-router: it is a router, run the router\n"
                 "  cases; --eep-chain: two routers in a row, run the chain cases (without either, the end-node\n"
                 "  cases). The node contract (docs/conformance.md): --eep-l2rh 1=HEX the routing bytes of the L2RH\n"
                 "  that sends a message out of the router toward link 1 (L2RHs are SAN dependent); --eep-unknown-oh T\n"
-                "  an OH type the node does not know; --offers echo,hey-you-answer,error-lsbit what it offers.\n",
+                "  an OH type the node does not know; --offers echo,hey-you-answer,error-lsbit,err-report what it\n"
+                "  offers. --eep-delivery-log REGEX: the line the node prints per delivered message (a\n"
+                "  subexpression: its data length), read from the node --topology starts, or from --eep-node-log\n"
+                "  FILE (a running node's output).\n",
     .set_option = set_option,
     .run_case = run_case,
     .check_alive = check_alive,
