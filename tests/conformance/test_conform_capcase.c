@@ -32,7 +32,7 @@ static void write_file(const char *path, const char *text)
 static void write_meta(const char *path, const char *capture, const char *extra)
 {
     char text[2048];
-    snprintf(text, sizeof text, "capture %s/%s\nrequire VITCP-4.3-ACCEPT-ON-MATCH\ndiscriminator run\n%s",
+    snprintf(text, sizeof text, "case cc\ncapture %s/%s\nrequire VITCP-4.3-ACCEPT-ON-MATCH\ndiscriminator run\n%s",
              CONFORM_CASES_DIR, capture, extra);
     write_file(path, text);
 }
@@ -168,7 +168,7 @@ static void payload_is_compared_with_the_capture(void **state)
 static void packet_lines_set_relay_actions(void **state)
 {
     (void)state;
-    write_meta("cc-loss.meta", "301-capture-send-echo.pcapng", "echo\npacket drop target 2-3\npacket duplicate tester 2\n");
+    write_meta("cc-loss.meta", "301-capture-send-echo.pcapng", "echo yes\npacket drop target 2-3\npacket duplicate tester 2\n");
     struct cf_case *c = load("cc-loss.meta");
     assert_true(c->relay);
     assert_int_equal(c->npacket, 2);
@@ -194,9 +194,10 @@ static void damaged_metadata_is_refused(void **state)
         const char *text;
         const char *says;
     } bad[] = {
-        {"require VITCP-4.3-ACCEPT-ON-MATCH\nbogus 1\n", "bad.meta:2: unknown directive 'bogus'"},
-        {"require NO-SUCH-ID\n", "bad.meta:1: unknown requirement ID 'NO-SUCH-ID'"},
-        {"tester client\n", "no 'require' line"},
+        {"require VITCP-4.3-ACCEPT-ON-MATCH\nbogus 1\n", "bad.meta:2: unknown line 'bogus'"},
+        {"require NO-SUCH-ID\n", "bad.meta:1: 'NO-SUCH-ID' is not an VITCP requirement ID"},
+        {"require IFT-4.2-PHASE\n", "bad.meta:1: 'IFT-4.2-PHASE' is not an VITCP requirement ID"},
+        {"tester client\n", "needs 'case ID' and 'require ID...'"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\ntester middle\n", "bad.meta:2: 'tester' is client or server"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\nwildcard msg nosuch\n", "bad.meta:2: unknown field 'nosuch'"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\nwildcard Sned:imm\n", "unknown segment type in 'Sned:imm'"},
@@ -216,12 +217,21 @@ static void damaged_metadata_is_refused(void **state)
         {"require VITCP-4.3-ACCEPT-ON-MATCH\nrole listen\n", "bad.meta:2: 'role' is active or passive"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\npacket drop target\n", "bad.meta:2: 'packet' takes drop|duplicate"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\npacket drop target 0\n", "bad.meta:2: packet segments '0'"},
-        {"require VITCP-4.3-ACCEPT-ON-MATCH\nrelay on\n", "bad.meta:2: 'relay' takes no value"},
+        {"require VITCP-4.3-ACCEPT-ON-MATCH\nrelay on\n", "bad.meta:2: 'relay' takes yes"},
+        {"require VITCP-4.3-ACCEPT-ON-MATCH\necho\n", "bad.meta:2: 'echo' needs a value"},
+        {"require VITCP-4.3-ACCEPT-ON-MATCH\nverdict pass\n", "bad.meta:2: unknown line 'verdict'"},
+        {"require VITCP-4.3-ACCEPT-ON-MATCH\nframe 1 VITCP-3.2-EOM-LAST\ncapture " CONFORM_CASES_DIR "/300-capture-connect.pcapng\n",
+         "'frame 1 VITCP-3.2-EOM-LAST': the case's 'require' lines must name it"},
+        {"require VITCP-4.3-ACCEPT-ON-MATCH\nframe 999 VITCP-4.3-ACCEPT-ON-MATCH\ncapture " CONFORM_CASES_DIR
+         "/300-capture-connect.pcapng\n", "no PDU of the capture is in that frame"},
+        {"require VITCP-4.3-ACCEPT-ON-MATCH\nnothing-else VITCP-4.3-ACCEPT-ON-MATCH\n", "'nothing-else' is not for"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\ncapture /nonexistent/x.pcapng\n", "/nonexistent/x.pcapng"},
         {"require VITCP-4.3-ACCEPT-ON-MATCH\n", "bad.pcap"}, /* no bad.pcapng / bad.pcap next to it */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        write_file("bad.meta", bad[i].text);
+        char text[1024];
+        snprintf(text, sizeof text, "%scase bad\n", bad[i].text); /* last: the line numbers stay */
+        write_file("bad.meta", text);
         struct cf_case *c = malloc(sizeof *c);
         assert_non_null(c);
         char err[512] = "";
@@ -241,7 +251,7 @@ static void damaged_metadata_is_refused(void **state)
     free(c);
     /* not a capture at all */
     write_file("junk.pcapng", "not a capture\n");
-    write_file("junk.meta", "require VITCP-4.3-ACCEPT-ON-MATCH\n");
+    write_file("junk.meta", "case junk\nrequire VITCP-4.3-ACCEPT-ON-MATCH\n");
     c = malloc(sizeof *c);
     assert_non_null(c);
     assert_int_equal(cf_capcase_load("junk.meta", c, err, sizeof err), -1);
@@ -326,7 +336,7 @@ static void passive_meta_compiles_to_accept_and_steps(void **state)
     /* 'discriminator capture' compares the request's discriminator lengths
      * and so its length; an explicit 'tester server' is the default */
     char text[1024];
-    snprintf(text, sizeof text, "capture %s/310-capture-active-request.pcapng\nrequire VITCP-4.2-REQUEST-FIRST\n"
+    snprintf(text, sizeof text, "case cc\ncapture %s/310-capture-active-request.pcapng\nrequire VITCP-4.2-REQUEST-FIRST\n"
              "tester server\nrole passive\ndiscriminator capture\n", CONFORM_CASES_DIR);
     write_file("cc-pdisc.meta", text);
     c = load("cc-pdisc.meta");
@@ -344,8 +354,8 @@ static void passive_meta_compiles_to_accept_and_steps(void **state)
     /* 'echo' with role passive: the implementation's own message before the
      * tester's first Send is compared as captured, the echo of the tester's
      * Send numbers on after it */
-    snprintf(text, sizeof text, "capture %s/310-capture-active-request.pcapng\nrequire VITCP-4.2-REQUEST-FIRST\n"
-             "role passive\necho\n", CONFORM_CASES_DIR);
+    snprintf(text, sizeof text, "case cc\ncapture %s/310-capture-active-request.pcapng\nrequire VITCP-4.2-REQUEST-FIRST\n"
+             "role passive\necho yes\n", CONFORM_CASES_DIR);
     write_file("cc-pecho.meta", text);
     c = load("cc-pecho.meta");
     assert_int_equal(c->nsteps, 7);
@@ -360,7 +370,7 @@ static void passive_meta_compiles_to_accept_and_steps(void **state)
 
     /* a client-opened capture also plays with role passive: the tester is
      * its server (300's trafgen server) */
-    snprintf(text, sizeof text, "capture %s/300-capture-connect.pcapng\nrequire VITCP-4.2-REQUEST-FIRST\n"
+    snprintf(text, sizeof text, "case cc\ncapture %s/300-capture-connect.pcapng\nrequire VITCP-4.2-REQUEST-FIRST\n"
              "role passive\n", CONFORM_CASES_DIR);
     write_file("cc-p300.meta", text);
     c = load("cc-p300.meta");
@@ -435,7 +445,7 @@ static void passive_case_catches_differences(void **state)
     free(c);
 
     char text[1024];
-    snprintf(text, sizeof text, "capture %s/310-capture-active-request.pcapng\nrequire VITCP-4.2-REQUEST-FIRST\n"
+    snprintf(text, sizeof text, "case cc\ncapture %s/310-capture-active-request.pcapng\nrequire VITCP-4.2-REQUEST-FIRST\n"
              "role passive\nwildcard ConnectRequest:mtu attrs window rxposted ack\nverdict fail\n", CONFORM_CASES_DIR);
     write_file("cc-pfail.meta", text);
     c = load("cc-pfail.meta");
@@ -464,7 +474,7 @@ static void passive_accept_answers_the_live_request(void **state)
     run_listen(c, "--disc a-longer-discriminator-than-captured", "cc-prec.pcapng", &res);
     if (res.verdict != CF_PASS)
         fail_msg("%s", res.message);
-    write_file("cc-prec.meta", "require VITCP-4.2-REQUEST-FIRST\nrole passive\ndiscriminator capture\n");
+    write_file("cc-prec.meta", "case cc\nrequire VITCP-4.2-REQUEST-FIRST\nrole passive\ndiscriminator capture\n");
     struct cf_case *rec = load("cc-prec.meta");
     assert_int_equal(find_match(&rec->steps[1], CF_F_CALLED_LEN)->value,
                      (int64_t)strlen("a-longer-discriminator-than-captured"));
@@ -478,7 +488,7 @@ static void passive_accept_answers_the_live_request(void **state)
     print_message("%s\n", res.message);
     assert_int_equal(res.verdict, CF_FAIL);
     assert_non_null(strstr(res.message, "the target closed the connection"));
-    write_file("cc-praw.meta", "require VITCP-4.2-REQUEST-FIRST\nrole passive\n");
+    write_file("cc-praw.meta", "case cc\nrequire VITCP-4.2-REQUEST-FIRST\nrole passive\n");
     rec = load("cc-praw.meta");
     assert_int_equal(rec->steps[2].type, VW_VITCP_CONNECT_ACCEPT);
     assert_int_equal(rec->steps[2].replay_answer & CF_ANSWER_DISC, 0);

@@ -18,7 +18,8 @@
 #include <cmocka.h>
 
 #include "conform/case.h"
-#include "conform/lint.h"
+#include "conform/core.h"
+#include "conform/engine.h"
 #include "conform/proto/vitcp.h"
 #include "conform/relay.h"
 #include "vitcp/bytes.h"
@@ -125,8 +126,11 @@ static void put_seg(struct vn_tcp_flow *f, enum vn_dir dir, struct vw_vitcp_enc 
 }
 
 /* ConnectRequest, ConnectAccept, the target's Send, then that Send again at
- * the same stream offset: unchanged, or with one payload byte changed. */
-static size_t lint_retransmission(bool differ, struct cf_lint_result *res)
+ * the same stream offset: unchanged, or with one payload byte changed. The
+ * VI/TCP module judges the recording as the core has it do after a relay
+ * case (judge_recording: the lint's rules on the target's segments), its
+ * frames counted after first_frame. Returns whether it decided the case. */
+static bool judge_retransmission(bool differ, unsigned first_frame, struct cf_result *res)
 {
     struct recording rec = {0};
     struct vn_tcp_flow f;
@@ -156,28 +160,41 @@ static size_t lint_retransmission(bool differ, struct cf_lint_result *res)
         buf[len - 1] ^= 0xFF;
     assert_int_equal(vn_tcp_send_at(&f, VN_S2C, at, buf, len), 0);
     assert_int_equal(vn_tcp_close(&f), 0);
-    char why[256];
-    assert_int_equal(cf_relay_lint(rec.pk, rec.n, 5995, res, why, sizeof why), 0);
+    struct cf_engine *eng = malloc(sizeof *eng);
+    assert_non_null(eng);
+    cf_engine_init(eng);
+    assert_int_equal(cf_engine_set_target(eng, "127.0.0.1:5995"), 0); /* the server's port makes it VI/TCP */
+    struct cf_case c;
+    char err[200];
+    assert_int_equal(cf_case_parse("case x\nrequire VITCP-2.2.2.2.5-RETX-SAME-DATA\nrelay\nconnect\n", "x.case", &c,
+                                   err, sizeof err), 0);
+    cf_result_init(res, &c);
+    bool decided = false;
+    assert_non_null(cf_proto_vitcp.judge_recording);
+    cf_proto_vitcp.judge_recording(eng, &c, rec.pk, rec.n, first_frame, res, &decided);
     for (size_t i = 0; i < rec.n; i++)
         free(rec.pk[i].data);
-    return cf_lint_count(res, VW_REQ_VITCP_2_2_RETX_SAME_DATA, VW_SEV_ERROR);
+    free(eng);
+    return decided;
 }
 
 static void recording_is_judged_by_the_lint(void **state)
 {
     (void)state;
-    struct cf_lint_result res;
-    memset(&res, 0, sizeof res);
-    assert_int_equal(lint_retransmission(false, &res), 0);
-    assert_int_equal(res.errors, 0);
-    cf_lint_result_free(&res);
-    memset(&res, 0, sizeof res);
-    assert_int_equal(lint_retransmission(true, &res), 1);
-    bool target_side = false;
-    for (size_t i = 0; i < res.count; i++)
-        target_side |= res.issues[i].req == VW_REQ_VITCP_2_2_RETX_SAME_DATA && res.issues[i].dir == 1;
-    assert_true(target_side); /* the engine fails a case on the target's findings (dir 1) */
-    cf_lint_result_free(&res);
+    struct cf_result res;
+    assert_false(judge_retransmission(false, 0, &res));
+    assert_int_equal(res.verdict, CF_PASS);
+    assert_int_equal(res.nframes, 0);
+    /* the target's retransmission with other bytes (the target's side: the
+     * client sent the first bytes) fails the case under the rule, at its
+     * frame of the run's capture */
+    assert_true(judge_retransmission(true, 100, &res));
+    assert_int_equal(res.verdict, CF_FAIL);
+    assert_int_equal(res.failed_req, VW_REQ_VITCP_2_2_RETX_SAME_DATA);
+    assert_true(res.rule_broken); /* the target's bytes broke it: a probe stays failed (C60) */
+    assert_int_equal(res.nframes, 1);
+    assert_true(res.frames[0] > 100);
+    assert_non_null(strstr(res.message, "x.case: the relay's recording, frame"));
 }
 
 /* ------------------------------------------------------------ as root */

@@ -1,39 +1,36 @@
 /*
  * A conformance case: a small script in the spirit of packetdrill, one
- * directive or step per line, that names the requirements it tests:
+ * directive or step per line, that names the requirements it tests. The
+ * one case language of every protocol (docs/conformance-engine.md "One
+ * case format"); message types, field names, symbolic values, $variables,
+ * send arguments and directives of its own are the module's vocabulary
+ * (protocol.h; the modules' headers in conform/proto/), the rest is the
+ * core's:
  *
- *   case    accept-basic                  # stable id
+ *   protocol NAME         the case's protocol (conform/protocol.h), before any
+ *                         step; default: cf_protocol_default's
+ *   case    send-echo     stable id
  *   section 4.3
- *   title   a valid ConnectRequest is accepted
- *   require VITCP-4.3-ACCEPT-ON-MATCH VITCP-3.3-MTU-LESSER
- *   timeout 3000                          # ms for the whole case
- *   hostile                               # check the peer survives after
+ *   title   a message is echoed
+ *   require ID...         the requirements it tests (catalog IDs of the
+ *                         module's prefix; the first is each step's default)
+ *   timeout 3000          ms for the whole case
+ *   hostile               check the target survives after
  *
  *   connect
- *   send   ConnectRequest attrs=RD mtu=65536 window=4 msg=1000 opts=crc
- *   expect ConnectAccept  attrs&7=RD mtu<=65536 ack=+0 crc=1 [VITCP-3.3-MTU-LESSER]
- *   send   Send msg=+1 payload=100
- *   expect Send msg=+1 payload=100 data=echo
- *   expect-close [VITCP-4-CLOSE-AFTER-REFUSE]
+ *   send   TYPE field=value... payload=100 fill=1
+ *   expect TYPE field<=value... data=echo [ID]
+ *   expect-close [ID]
  *
- * Numbers are relative to the connection, as in packetdrill: "msg=+N" is
- * the sender's initial message number (from its CE segment) plus N; "ack=+N"
- * is relative to the other side's initial number. A field not named in an
- * expect is a wildcard. The [ID] at the end of a step names the requirement
- * a mismatch breaks (default: the case's first requirement). Segments are
- * always built by the wire library's encoder.
+ * A field not named in an expect is a wildcard. The [ID] at the end of a
+ * step names the requirement a mismatch breaks (default: the case's first
+ * requirement). Messages are always built by the wire library's encoder
+ * (the module's encode).
  *
  * More of the language:
- *   protocol warp         the protocol of the case (conform/protocol.h), before
- *                         any step; default vitcp. The message type names,
- *                         field names and send arguments are the module's;
- *                         the rest of this language is the core's. What
- *                         follows describes the VI/TCP module's vocabulary
- *                         (conform/proto/vitcp.h); WARP's is in
- *                         docs/conformance-engine.md
  *   role passive          the tester listens and the implementation connects
- *                         to it (vitcp-conform run --listen); the first step
- *                         is then 'accept' instead of 'connect'
+ *                         to it (run --listen); the first step is then
+ *                         'accept' instead of 'connect'
  *   needs echo readback|rdma-echo
  *                         (C60) test conventions (hooks, the module's
  *                         table in protocol.h) the case needs: each word
@@ -48,65 +45,46 @@
  *                         `run --offers` declared it
  *   when HOOK STEP        (C60, generic runner) the step runs only when the
  *   when !HOOK STEP       target offers the hook (or only when it does not)
- *   needs region          the case uses the target's RDMA region: $addr,
- *                         $handle, $len (from the target's announcement, the
- *                         vipl-peer convention, or --region); without one the
- *                         case is not applicable
- *   $addr+N $handle+1 $len-8 $window+1 $rx+1
- *                         values from the run: the region, the target's RDMA
- *                         Read Window and Rx Descriptors Posted in its CE segment
- *   attrs=$level|RWE|RRE level=$level
- *                         the reliability level the target offers (the engine
- *                         asks for RD, then RR, then U once per run): a case
- *                         that does not test a level runs at the target's
- *   err&7=1               compare the field under a mask
+ *   needs region          the case uses the target's region ($variables of
+ *                         the module); without one it is not applicable
+ *   field=+N              relative to the connection (protocol.h field_relative)
+ *   field=$var+N          a run-time value of the module (var_by_name)
+ *   field&7=1             compare the field under a mask
  *   send ... fill=N       payload pattern N (so two messages differ)
- *   send ... repeat=N     N segments in one TCP write (msg counts on)
- *   expect * ...          any segment type
- *   await TYPE ...        like expect, but segments that do not match are
+ *   send ... repeat=N     N messages in one write
+ *   expect * ...          any message type
+ *   await TYPE ...        like expect, but messages that do not match are
  *                         skipped (still checked by the session) until one does
- *   data=written          payload equals the last RdmaWrite's data at its offset
- *   check TYPE ...        compare more fields of the segment the last expect
+ *   data=echo             the payload is the tester's last message's
+ *   data=written          the payload is the last write's at its offset
+ *   check TYPE ...        compare more fields of the message the last expect
  *                         or await matched (its own [ID]: a second rule)
  *   only-if TYPE ...      like check, but a mismatch is a choice the draft
- *                         leaves to the target (CRC declined, a smaller MTU,
- *                         RDMA not enabled): the case is not applicable,
+ *                         leaves to the target: the case is not applicable,
  *                         with the fields as the reason
- *   expect A|B ...        either segment type matches (V19: ConnectReject or
- *                         ConnectNoMatch)
+ *   expect A|B ...        either message type matches
  *   expect TYPE ... if-open   (generic runner, C44) if the target closes the
  *                         connection instead, the case is not applicable: a
- *                         policy the draft leaves to the target (IFT: CRC
- *                         choices a receiver finds unacceptable)
+ *                         policy the draft leaves to the target
  *   connect ... connect   (generic runner, C44) a later connect (accept in a
  *                         passive case) ends the connection so far and opens
  *                         a new one with a new session
- *   segments              (VI/TCP's directive, c->flags) compare the
- *                         target's segments one by one; without
- *                         it, segments of one message (Send, RdmaWrite,
- *                         RdmaReadResponse) are reassembled and an expect
- *                         sees the whole message (offset 0, EOM, every byte)
- *   level-optional        (VI/TCP's directive, c->flags) the request's
- *                         reliability level is one a provider
- *                         may not offer: a ConnectReject instead of the
- *                         expected ConnectAccept makes the case not applicable
  *   advisory              the first requirement is a project decision where
  *                         the draft leaves the reaction open: a failure naming
- *                         it is an advisory verdict, not a failure
+ *                         it is an advisory verdict, not a failure (C35)
  *   relay                 the case runs through the packet relay (relay.h):
  *                         the tester connects from a network namespace of
  *                         its own, the relay records the real TCP segments of
- *                         both sides, and after the case the lint's rules
- *                         judge the target's segments (urgent pointers,
- *                         retransmissions); without a relay (not root, a
- *                         target on another host, a --connect-cmd without
- *                         {host} for role passive) the case is skipped
+ *                         both sides, and after the case the module judges
+ *                         the recording (judge_recording); without a relay
+ *                         (not root, a target on another host, a
+ *                         --connect-cmd without {host} for role passive) the
+ *                         case is skipped
  *   packet drop target 2  a packet action (implies relay): drop (or
  *   packet duplicate tester 1-2   duplicate) a side's Nth data segment, or
  *                         N to M (TCP segments with payload, first
  *                         transmissions, counted from the connection's
- *                         start: the target's ConnectAccept is its 1st); a
- *                         dropped segment makes its TCP retransmit it
+ *                         start); a dropped segment makes its TCP retransmit it
  *   links 2               (datagram protocols, C47) the case uses tester
  *                         links 0 and 1: link 0 faces --target, link 1 what
  *                         `run --link 1=[ADDR:]PORT[,HOST:PORT]` says (the
@@ -123,8 +101,6 @@
  *                         node_log_regex comes within MS; with a
  *                         subexpression, it is the tester's last data length
  *   expect-no-log [MS]    no such line comes within MS
- * In an expected RdmaReadResponse, msg=+N counts from the tester's initial
- * number (the response carries the request's number).
  */
 #ifndef CONFORM_CASE_H
 #define CONFORM_CASE_H
@@ -138,14 +114,14 @@
 
 enum cf_step_kind {
     CF_STEP_CONNECT,      /* open TCP to the target */
-    CF_STEP_SEND,         /* send one encoded segment */
-    CF_STEP_EXPECT,       /* the next non-NOP segment from the target matches */
+    CF_STEP_SEND,         /* send one encoded message */
+    CF_STEP_EXPECT,       /* the next message from the target matches */
     CF_STEP_EXPECT_CLOSE, /* the target closes TCP (FIN or RST) in time */
     CF_STEP_EXPECT_OPEN,  /* the target does NOT close within the wait */
     CF_STEP_CLOSE,        /* the tester closes its side (FIN) */
     CF_STEP_WAIT,         /* pause (ms) */
     CF_STEP_ACCEPT,       /* role passive: wait for the implementation's TCP connection */
-    CF_STEP_CHECK,        /* more fields of the segment the last expect/await matched */
+    CF_STEP_CHECK,        /* more fields of the message the last expect/await matched */
     CF_STEP_ONLY_IF,      /* like check; a mismatch is the target's allowed choice: not applicable */
     CF_STEP_EXPECT_NOTHING, /* no message of the target (on the step's link) within the wait */
 };
@@ -158,7 +134,7 @@ enum cf_step_kind {
  * (protocol.h var_by_name), numbered from 1; 0 is none. */
 #define CF_VAR_NONE 0u
 
-#define CF_TYPE_ANY 0xFFu /* expect/await: any segment type */
+#define CF_TYPE_ANY 0xFFu /* expect/await: any message type */
 
 #define CF_HOOK_NAME_MAX 24 /* a test convention's name (protocol.h cf_hook_def) */
 
@@ -177,7 +153,7 @@ struct cf_match {
 };
 
 #define CF_MAX_MATCHES 24
-#define CF_STEP_STRS 2      /* text arguments of a send (VI/TCP: calling=, called=) */
+#define CF_STEP_STRS 2      /* text arguments of a send (the module's parse_send_arg) */
 #define CF_STEP_STR_MAX 80
 
 /* How a send writes its trailer. */
@@ -197,15 +173,15 @@ struct cf_step {
     unsigned var[CF_MAX_FIELDS];
     int64_t val[CF_MAX_FIELDS];
     unsigned fill;          /* payload pattern */
-    unsigned repeat;        /* segments in one write (0/1: one) */
+    unsigned repeat;        /* messages in one write (0/1: one) */
     unsigned repeat_var;    /* repeat=$window+1 */
     int repeat_off;
-    bool noeom;             /* the message continues (VI/TCP: no EOM; WARP: no L) */
+    bool noeom;             /* the message continues (no end-of-message flag) */
     unsigned split;         /* generic runner: write at most this many bytes per write() (0: all) */
     bool hold;              /* generic runner: keep the bytes, write them with the next send's */
     char str[CF_STEP_STRS][CF_STEP_STR_MAX]; /* the module's text arguments */
-    uint32_t opts;          /* the module's option bits (VI/TCP: opts=crc,...) */
-    enum cf_trailer trailer; /* the checksum trailer (VI/TCP CRC, WARP Adler-32) */
+    uint32_t opts;          /* the module's option bits (parse_send_arg) */
+    enum cf_trailer trailer; /* the message's checksum trailer */
     /* Datagram protocols (C47): the tester link a send goes out of, or an
      * expect / await / expect-nothing listens on (link=N); without link=,
      * a send uses link 0 and an expect takes any link's next message. */
@@ -216,7 +192,7 @@ struct cf_step {
     unsigned nmatch;
     bool data_echo;         /* payload equals the last payload the tester sent */
     bool data_written;      /* payload equals the last RdmaWrite's data */
-    bool skip_other;        /* await: skip segments that do not match */
+    bool skip_other;        /* await: skip messages that do not match */
     bool na_if_closed;      /* expect ... if-open: a close instead is not applicable (C44) */
     /* Capture-based cases (capcase.c): the step replays or expects PDU
      * cap_pdu (1-based, 0: a scripted step) of the case's capture, whose
@@ -224,10 +200,10 @@ struct cf_step {
     unsigned cap_pdu;
     size_t pdu_off, pdu_len;
     size_t cap_data_off;    /* its payload's offset in the blob */
-    bool replay_crc;        /* SEND: the captured segment has a trailer */
+    bool replay_crc;        /* SEND: the captured message has a trailer */
     bool data_capture;      /* EXPECT: payload bytes equal the captured ones */
     unsigned replay_answer; /* SEND (role passive): what the module derives from the
-                               live peer's first message (VI/TCP: CF_ANSWER_*) */
+                               live peer's first message (the module's bits) */
     /* 'when HOOK' / 'when !HOOK' (C60): the step runs only when the target
      * offers the hook (when_not: only when it does not); "" always. */
     char when[CF_HOOK_NAME_MAX];
@@ -251,7 +227,7 @@ struct cf_need {
 #define CF_MAX_PACKET_ACTIONS 8
 
 struct cf_case {
-    const struct conform_protocol *proto; /* 'protocol NAME' (default vitcp) */
+    const struct conform_protocol *proto; /* 'protocol NAME' (default: cf_protocol_default) */
     char id[CF_ID_MAX];
     char file[256];
     char section[32];
@@ -268,8 +244,7 @@ struct cf_case {
     unsigned provides_line;
     bool relay;             /* runs through the packet relay (relay.h) */
     unsigned links;         /* datagram protocols: tester links the case needs ('links N'; 0: 1) */
-    uint32_t flags;         /* the module's own directives (VI/TCP: segments,
-                               level-optional; CF_VITCP_CASE_*) */
+    uint32_t flags;         /* the module's own directives (parse_directive) */
     bool advisory;          /* the first requirement is a project decision on what the draft
                                leaves open: its failure is an advisory verdict */
     struct cf_relay_action packet[CF_MAX_PACKET_ACTIONS];
@@ -285,7 +260,7 @@ struct cf_case {
     uint32_t cap_tester_init, cap_target_init; /* initial numbers in the capture */
 };
 
-/* Parse one case script (protocol vitcp unless it has a protocol line).
+/* Parse one case script (the default protocol unless it has a protocol line).
  * Returns 0, or -1 with "file:line: reason" in err. */
 int cf_case_parse(const char *text, const char *file, struct cf_case *out, char *err,
                   size_t errlen);
@@ -306,7 +281,7 @@ struct cf_case_set {
     size_t count;
 };
 /* Load every *.case file of dir and of its subfolders (one per protocol:
- * cases/warp/ holds WARP's; a case in a folder named after a protocol must
+ * cases/NAME/ holds module NAME's; a case in a folder named after a protocol must
  * name that protocol), and every capture case (NAME.meta with NAME.pcapng
  * or NAME.pcap, for the modules that have them). Returns 0, or -1 with the
  * first error. */

@@ -41,6 +41,20 @@ void cf_engine_relay_begin(struct cf_engine *e, const struct cf_case *c);
  * the result (res->impaired). */
 void cf_engine_relay_note(const struct cf_engine *e, const struct cf_relay_packet *pk, size_t n,
                           struct cf_result *res);
+/* After a relay case (C46), whichever runner ran it: the relay's real
+ * packets go into the run's capture, the module judges them
+ * (judge_recording), and every packet action must have happened (else the
+ * case did not test what it says: a failure under its first requirement).
+ * decided: the case has its verdict already, which stands. */
+void cf_relay_case_finish(struct cf_engine *e, const struct cf_case *c, struct cf_result *res, bool decided);
+/* Role passive (C44), for every runner: the implementation's connection on
+ * the listen socket (through the relay, the tester's in its namespace),
+ * stale ones dropped, after starting --connect-cmd for the case unless
+ * *child runs already; waits wait_ms, at most until deadline. The
+ * connection (non-blocking, tuned), or a CF_ACCEPT_* with the reason. */
+enum { CF_ACCEPT_NO_LISTEN = -1, CF_ACCEPT_TIMEOUT = -2, CF_ACCEPT_FAILED = -3 };
+int cf_accept_implementation(struct cf_engine *e, bool via_relay, unsigned wait_ms, struct timespec deadline,
+                             pid_t *child, char *why, size_t whylen);
 /* Listen mode: start the --connect-cmd for one case ({host} replaced by
  * host) in its own process group; stop it (SIGTERM, then SIGKILL). */
 pid_t cf_spawn_connector(struct cf_engine *e, const char *host, char *why, size_t whylen);

@@ -25,7 +25,7 @@ struct vn_pcap_writer;
 #define CF_HOOKS_MAX 16          /* test conventions a run keeps track of (C60) */
 
 struct cf_engine {
-    const struct conform_protocol *protocol; /* the cases a suite runs (run --protocol; default vitcp) */
+    const struct conform_protocol *protocol; /* the cases a suite runs (run --protocol; default: cf_protocol_default) */
     char host[256];
     char port[16];
     unsigned slack_ms;           /* default wait for an expect / a close */
@@ -36,7 +36,7 @@ struct cf_engine {
      * namespace can be made, C54); "" : cases run. */
     char skip_all[400];
     /* The target's RDMA region given on the command line (--region); a
-     * module may also learn it from the target (VI/TCP: an announcement, C8). */
+     * module may also learn it from the target (an announcement, C8). */
     bool region_set;
     uint64_t region_addr;
     uint32_t region_handle, region_len;
@@ -156,8 +156,8 @@ void cf_engine_close(struct cf_engine *e);
 /* Run one case; fills res (verdict, frames, message). */
 void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
 
-/* Can a fresh connection still be set up (the protocol's check_alive:
- * VI/TCP ConnectRequest -> ConnectAccept; else a TCP connection)? 0 yes,
+/* Can a fresh connection still be set up (the module's check_alive: its
+ * handshake; else a TCP connection)? 0 yes,
  * -1 no (reason in why). */
 int cf_engine_check_alive(struct cf_engine *e, char *why, size_t whylen);
 

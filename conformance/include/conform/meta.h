@@ -1,6 +1,7 @@
 /* A capture case's metadata (NAME.meta beside NAME.pcapng or NAME.pcap):
- * the line format and the keys the IFT and EEP capture cases share, read
- * in one place; each module's own keys go to its callback. */
+ * the one line format and the keys every module's capture cases share,
+ * read in one place; each module's own keys go to its callback
+ * (docs/conformance-engine.md, "Capture cases"). */
 #ifndef CONFORM_META_H
 #define CONFORM_META_H
 
@@ -21,14 +22,14 @@ enum cf_meta_key {
 
 /* A module's part of the reading. */
 struct cf_meta_module {
-    /* "IFT-": 'require' takes only IDs with this prefix; the messages name
-     * the protocol by it ("an IFT requirement ID") */
+    /* the module's catalog prefix ("NAME-"): 'require' takes only IDs with
+     * it; the messages name the protocol by it ("a NAME requirement ID") */
     const char *req_prefix;
-    /* 'frame' and 'nothing-else' take any catalog ID, not only the prefix's:
-     * EEP's loader always did, and a refactor keeps it */
+    /* 'frame' and 'nothing-else' take any catalog ID, not only the prefix's
+     * (a module whose loader always did keeps it) */
     bool frame_any_prefix;
-    /* a 'require' ID given twice is listed once: IFT's loader always did
-     * (EEP's keeps the repeat), and a refactor keeps both */
+    /* a 'require' ID given twice is listed once (else the repeat is kept:
+     * each module keeps what its loader always did) */
     bool require_once;
     /* every key the module's .meta takes, shared or its own, as the
      * unknown-line message lists them: "case, title, section, ..." */
@@ -52,8 +53,9 @@ struct cf_meta_frames {
 /* Read the .meta at path: blank lines and '#' comments skipped, "KEY VALUE"
  * lines; 'case', 'title', 'section', 'require ID...', 'verdict fail' and
  * 'verdict advisory' (C35: the first requirement's failure is advisory)
- * into out, 'frame N ID' and 'nothing-else ID' into frames, every other
- * key to mod->key. A .meta without 'case' and 'require' is refused.
+ * 'relay yes', 'hostile yes' and 'packet ACTION SIDE N[-M]' (as in a case
+ * script) into out, 'frame N ID' and 'nothing-else ID' into frames, every
+ * other key to mod->key. A .meta without 'case' and 'require' is refused.
  * Returns 0, or -1 with "path:line: reason" (or "path: reason") in err. */
 int cf_meta_read(const char *path, const struct cf_meta_module *mod, struct cf_case *out,
                  struct cf_meta_frames *frames, char *err, size_t errlen);

@@ -42,6 +42,7 @@ struct cf_case;
 struct cf_step;
 struct cf_result;
 struct cf_engine;
+struct cf_relay_packet;
 
 #define CF_MAX_FIELDS 40  /* field indices a module defines are below this */
 #define CF_MSG_NO_TYPE 0xFFu
@@ -137,7 +138,8 @@ struct conform_protocol {
     /* Run-time variables ("$addr+16"): the variable a name starts ($addr),
      * its length in *len; 0 unknown. var_is_bits: it takes the field's
      * symbols after '|' ($level|A) instead of an offset. var_names lists
-     * them for error messages. Optional: without var_by_name a case has none. */
+     * them for error messages and `show`, in the order of their numbers
+     * (1 first). Optional: without var_by_name a case has none. */
     unsigned (*var_by_name)(const char *text, size_t *len);
     bool (*var_is_bits)(unsigned var);
     const char *var_names;
@@ -207,6 +209,14 @@ struct conform_protocol {
      * an end node), skipped with the reason before its test
      * conventions are settled, so that no probe runs for it. true: skip. */
     bool (*case_skipped)(struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen);
+
+    /* Optional: judge a relay case's recording (C46, core.h
+     * cf_relay_case_finish): the real packets of both sides, the first of
+     * them frame first_frame + 1 of the run's capture. The first rule the
+     * target broke fails the case unless *decided (then it sets *decided);
+     * what is only advisory may be noted in res->message. */
+    void (*judge_recording)(const struct cf_engine *e, const struct cf_case *c, const struct cf_relay_packet *pk,
+                            size_t n, unsigned first_frame, struct cf_result *res, bool *decided);
 
     /* Optional: the module runs a case itself instead of the core's step
      * runner (on the core's connections, timing and verdict helpers). */

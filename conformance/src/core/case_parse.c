@@ -523,7 +523,7 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         return 0;
     }
 
-    /* The protocol's own directives (VI/TCP: segments, level-optional). */
+    /* The protocol's own directives (protocol.h parse_directive). */
     if (p->proto->parse_directive) {
         char why[200] = "";
         int rc = p->proto->parse_directive(c, tok, ntok, why, sizeof why);
@@ -775,7 +775,8 @@ static bool is_directory(const char *path)
 }
 
 /* Cases of one folder; folder is the protocol whose folder it is (NULL:
- * the top folder, where a case names its protocol or is VI/TCP's). At
+ * the top folder, where a case names its protocol or is the default
+ * protocol's). At
  * the top, subfolders named after a protocol are loaded too. */
 static int load_folder(const char *dir, const struct conform_protocol *folder, struct cf_case_set *set,
                        size_t *cap, char *err, size_t errlen)
@@ -797,8 +798,9 @@ static int load_folder(const char *dir, const struct conform_protocol *folder, s
         if (!folder && is_directory(path)) {
             const struct conform_protocol *sub = cf_protocol_find(e->d_name);
             if (!sub || sub == cf_protocol_default()) {
-                snprintf(err, errlen, "cases directory %s: subfolder '%s' is no protocol's (%s; VI/TCP's "
-                         "cases are the top folder's)", dir, e->d_name, cf_protocol_names());
+                snprintf(err, errlen, "cases directory %s: subfolder '%s' is no protocol's (%s; %s's "
+                         "cases are the top folder's)", dir, e->d_name, cf_protocol_names(),
+                         cf_protocol_default()->title);
                 rc = -1;
                 break;
             }

@@ -1,12 +1,12 @@
 /* Capture-case metadata (NAME.meta): one reader for the line format and the
- * shared keys, so that the IFT and EEP loaders cannot drift apart. */
+ * shared keys, so that the modules' loaders cannot drift apart. */
 #include "conform/meta.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The protocol's name in messages: "IFT-" is said "IFT". */
+/* The protocol's name in messages: the prefix "NAME-" is said "NAME". */
 static int prefix_label(const char *prefix)
 {
     size_t n = strlen(prefix);
@@ -62,6 +62,22 @@ static int read_frame(const struct cf_meta_module *mod, const char *key, char *v
     return 0;
 }
 
+/* 'packet ACTION SIDE N[-M]': a packet action of the relay, as in a case
+ * script (case.h). 0 or -1. */
+static int read_packet(char *value, struct cf_case *out, const char *path, unsigned lineno, char *err,
+                       size_t errlen)
+{
+    char *tok[8] = {"packet"};
+    int n = 1;
+    for (char *w = strtok(value, " \t"); w && n < 8; w = strtok(NULL, " \t"))
+        tok[n++] = w;
+    char why[160];
+    if (cf_case_add_packet(out, tok, n, why, sizeof why) == 0)
+        return 0;
+    snprintf(err, errlen, "%s:%u: %s", path, lineno, why);
+    return -1;
+}
+
 int cf_meta_read(const char *path, const struct cf_meta_module *mod, struct cf_case *out,
                  struct cf_meta_frames *frames, char *err, size_t errlen)
 {
@@ -103,6 +119,16 @@ int cf_meta_read(const char *path, const struct cf_meta_module *mod, struct cf_c
             out->expect_fail = true;
         } else if (strcmp(key, "verdict") == 0 && strcmp(value, "advisory") == 0) {
             out->advisory = true; /* C35: the first requirement is a reaction the draft leaves open */
+        } else if (strcmp(key, "relay") == 0 || strcmp(key, "hostile") == 0) {
+            /* as a case script's directives */
+            if (strcmp(value, "yes") == 0) {
+                *(key[0] == 'r' ? &out->relay : &out->hostile) = true;
+            } else {
+                snprintf(err, errlen, "%s:%u: '%s' takes yes", path, lineno, key);
+                rc = -1;
+            }
+        } else if (strcmp(key, "packet") == 0) {
+            rc = read_packet(value, out, path, lineno, err, errlen);
         } else {
             /* 'verdict pass' too: the module does not know it either, and
              * the unknown-line message lists 'verdict fail' */

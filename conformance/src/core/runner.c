@@ -896,18 +896,15 @@ static bool start_session(struct grun *r, const struct cf_step *st)
     return true;
 }
 
-/* Role passive (C44): wait for the implementation's connection on the
- * listen socket (--listen), started by --connect-cmd for this case. */
-static void do_accept(struct grun *r, const struct cf_step *st)
+int cf_accept_implementation(struct cf_engine *e, bool via_relay, unsigned wait_ms, struct timespec deadline,
+                             pid_t *child, char *why, size_t whylen)
 {
-    char why[300];
-    if (r->e->listen_fd < 0) {
-        gdecide(r, CF_SKIP, VW_REQ_NONE, "a passive case needs listen mode (run --listen PORT)");
-        return;
+    if (e->listen_fd < 0) {
+        snprintf(why, whylen, "a passive case needs listen mode (run --listen PORT)");
+        return CF_ACCEPT_NO_LISTEN;
     }
-    end_connection(r);
     /* through the relay the tester listens in its namespace (C53) */
-    int lfd = r->via_relay ? r->e->relay_listen_fd : r->e->listen_fd;
+    int lfd = via_relay ? e->relay_listen_fd : e->listen_fd;
     for (;;) { /* anything left from an earlier case's implementation is stale */
         struct pollfd p = {lfd, POLLIN, 0};
         if (poll(&p, 1, 0) <= 0)
@@ -917,29 +914,46 @@ static void do_accept(struct grun *r, const struct cf_step *st)
             break;
         close(stale);
     }
-    if (r->e->connect_cmd[0] && !r->child) {
-        r->child = cf_spawn_connector(r->e, r->via_relay ? cf_relay_tester_addr(r->e->relay) : "127.0.0.1", why,
-                                      sizeof why);
-        if (r->child < 0) {
-            r->child = 0;
-            gdecide(r, CF_FAIL, st->req, "%s", why);
-            return;
+    if (e->connect_cmd[0] && !*child) {
+        *child = cf_spawn_connector(e, via_relay ? cf_relay_tester_addr(e->relay) : "127.0.0.1", why, whylen);
+        if (*child < 0) {
+            *child = 0;
+            return CF_ACCEPT_FAILED;
         }
     }
-    unsigned wait = st->wait_ms ? st->wait_ms : r->e->accept_ms;
-    int left = cf_ms_until(r->deadline);
+    int left = cf_ms_until(deadline);
     struct pollfd p = {lfd, POLLIN, 0};
-    if (poll(&p, 1, (int)wait < left ? (int)wait : left) <= 0) {
-        gdecide(r, CF_TIMEOUT, st->req, "the implementation did not connect to port %u within %u ms",
-                r->e->listen_port, wait);
-        return;
+    if (poll(&p, 1, (int)wait_ms < left ? (int)wait_ms : left) <= 0) {
+        snprintf(why, whylen, "the implementation did not connect to port %u within %u ms", e->listen_port, wait_ms);
+        return CF_ACCEPT_TIMEOUT;
     }
-    r->fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, whylen, "accept: %s", strerror(errno));
+        return CF_ACCEPT_FAILED;
+    }
+    cf_tune_socket(fd);
+    return fd;
+}
+
+/* Role passive (C44): the implementation's connection, started by
+ * --connect-cmd for this case, with a new session. */
+static void do_accept(struct grun *r, const struct cf_step *st)
+{
+    char why[300];
+    if (r->e->listen_fd >= 0)
+        end_connection(r);
+    r->fd = cf_accept_implementation(r->e, r->via_relay, st->wait_ms ? st->wait_ms : r->e->accept_ms, r->deadline,
+                                     &r->child, why, sizeof why);
     if (r->fd < 0) {
-        gdecide(r, CF_FAIL, st->req, "accept: %s", strerror(errno));
+        int rc = r->fd;
+        r->fd = -1;
+        if (rc == CF_ACCEPT_NO_LISTEN)
+            gdecide(r, CF_SKIP, VW_REQ_NONE, "%s", why);
+        else
+            gdecide(r, rc == CF_ACCEPT_TIMEOUT ? CF_TIMEOUT : CF_FAIL, st->req, "%s", why);
         return;
     }
-    cf_tune_socket(r->fd);
     /* through the relay, the capture gets the real packets afterwards */
     r->flow_on = !r->via_relay && cf_capture_flow_open(r->e, r->fd, true, &r->flow);
     start_session(r, st);
@@ -1064,36 +1078,40 @@ static void drain_links(struct grun *r)
     }
 }
 
-/* After a relay case (C46): its real packets go into the run's capture, and
- * every packet action must have happened (else the case did not test what
- * it says). Judging the recording's TCP segments is VI/TCP's runner's. */
-static void relay_finish(struct grun *r)
+void cf_relay_case_finish(struct cf_engine *e, const struct cf_case *c, struct cf_result *res, bool decided)
 {
     struct timespec pause = {0, 50L * 1000000L}; /* the last FIN and ACK cross the relay */
     nanosleep(&pause, NULL);
     unsigned done[CF_MAX_PACKET_ACTIONS];
     size_t n;
-    struct cf_relay_packet *pk = cf_relay_take(r->e->relay, &n, done, CF_MAX_PACKET_ACTIONS);
-    if (r->e->capture && pk)
-        cf_relay_write(r->e->capture, pk, n);
-    cf_engine_relay_note(r->e, pk, n, r->res);
-    for (unsigned i = 0; i < r->c->npacket; i++) {
-        const struct cf_relay_action *a = &r->c->packet[i];
+    struct cf_relay_packet *pk = cf_relay_take(e->relay, &n, done, CF_MAX_PACKET_ACTIONS);
+    unsigned first_frame = e->capture ? (unsigned)vn_pcap_frames(e->capture) : 0;
+    if (e->capture && pk)
+        cf_relay_write(e->capture, pk, n); /* a write error shows when the run closes the file */
+    cf_engine_relay_note(e, pk, n, res);
+    if (c->proto->judge_recording)
+        c->proto->judge_recording(e, c, pk, n, first_frame, res, &decided);
+    for (unsigned i = 0; i < c->npacket && !decided; i++) {
+        const struct cf_relay_action *a = &c->packet[i];
         unsigned want = a->last - a->first + 1;
-        if (done[i] != want) {
-            char text[64];
-            cf_relay_action_text(a, text, sizeof text);
-            r->step = NULL;
-            gdecide(r, CF_FAIL, r->c->reqs[0],
-                    "the relay applied 'packet %s' to %u of its %u segments: the %s sent fewer data segments",
-                    text, done[i], want, a->side == CF_RELAY_TESTER ? "tester" : "target");
-        }
+        if (done[i] == want)
+            continue;
+        char text[64];
+        cf_relay_action_text(a, text, sizeof text);
+        decided = true;
+        res->verdict = CF_FAIL;
+        res->failed_req = c->reqs[0];
+        cf_result_set_message(res, "%s: the relay applied 'packet %s' to %u of its %u segments: the %s sent fewer "
+                              "data segments", c->file, text, done[i], want,
+                              a->side == CF_RELAY_TESTER ? "tester" : "target");
+        if (e->capture)
+            cf_result_add_frame(res, (unsigned)vn_pcap_frames(e->capture));
     }
     cf_relay_packets_free(pk, n);
 }
 
-/* Datagram links under impairment (C61): the draft's rules apply (EEP has
- * no retransmission), so a case the impairment touched and that did not
+/* Datagram links under impairment (C61): the draft's rules apply (a
+ * datagram protocol has no retransmission), so a case the impairment touched and that did not
  * pass lost its evidence to the impairment, not to the node: inconclusive,
  * never a failure under a protocol rule. */
 static void impair_verdict(struct grun *r)
@@ -1170,7 +1188,7 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
     if (r->child)
         cf_stop_connector(r->child);
     if (r->via_relay)
-        relay_finish(r);
+        cf_relay_case_finish(e, c, res, r->decided);
     free(r->echo);
     free(r->held);
     free(r);

@@ -5,6 +5,38 @@
  * region, passive cases, the relay's recordings, capture replay) and its
  * capture cases (vitcp_capcase.h). The only part of vitcp-conform that
  * speaks VI/TCP; the core reaches it through cf_proto_vitcp.
+ *
+ * Its vocabulary in the case language (conform/case.h):
+ *
+ *   send   ConnectRequest attrs=$level|RWE|RRE mtu=65536 window=4 msg=1000 opts=crc
+ *   expect ConnectAccept  attrs&7=RD mtu<=65536 ack=+0 crc=1 [VITCP-3.3-MTU-LESSER]
+ *   send   Send msg=+1 payload=100
+ *   expect Send msg=+1 payload=100 data=echo
+ *
+ *   msg=+N / ack=+N       relative to the sender's initial message number
+ *                         (its CE segment) / the other side's; in an expected
+ *                         RdmaReadResponse msg=+N counts from the tester's
+ *                         (the response carries the request's number)
+ *   $addr+N $handle+1 $len-8   the target's RDMA region (its announcement,
+ *                         the vipl-peer convention, or --region; 'needs region')
+ *   $window+1 $rx+1       the target's RDMA Read Window and Rx Descriptors
+ *                         Posted in its CE segment
+ *   attrs=$level|RWE|RRE level=$level
+ *                         the reliability level the target offers (the runner
+ *                         asks for RD, then RR, then U once per run)
+ *   send args             calling=, called= (discriminators), opts=crc,urgent,
+ *                         unknown,eol,badlen, crc=none|good|bad|auto, noeom
+ *   expect A|B            e.g. ConnectReject|ConnectNoMatch (V19)
+ *   segments              (directive) compare the target's segments one by
+ *                         one; without it, segments of one message (Send,
+ *                         RdmaWrite, RdmaReadResponse) are reassembled and an
+ *                         expect sees the whole message (offset 0, EOM, every
+ *                         byte)
+ *   level-optional        (directive) the request's reliability level is one
+ *                         a provider may not offer: a ConnectReject instead of
+ *                         the expected ConnectAccept makes the case not
+ *                         applicable
+ * An expect skips the target's NOPs unless it expects one (or any type).
  */
 #ifndef CONFORM_PROTO_VITCP_H
 #define CONFORM_PROTO_VITCP_H
@@ -81,13 +113,6 @@ struct cf_vitcp_settings {
 };
 _Static_assert(sizeof(struct cf_vitcp_settings) <= CF_PROTO_STATE_MAX, "VI/TCP settings fit the engine");
 struct cf_vitcp_settings *cf_vitcp_settings(struct cf_engine *e);
-
-/* Judge a relay recording with the lint's rules (VI/TCP on target_port),
- * frames numbered in the recording's order. 0, or -1 with the reason. */
-struct cf_relay_packet;
-struct cf_lint_result;
-int cf_relay_lint(const struct cf_relay_packet *p, size_t count, uint16_t target_port,
-                  struct cf_lint_result *res, char *why, size_t whylen);
 
 const char *cf_field_name(enum cf_field f);
 /* The field of a name ("msg", "opt.crc"); -1 if unknown. */

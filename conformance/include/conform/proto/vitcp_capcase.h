@@ -24,12 +24,11 @@
  * the captured request's; its Message ACK names the live request. An
  * accept that broke one of these in the capture is replayed breaking it.
  *
- * NAME.meta, one directive per line, '#' comments:
+ * NAME.meta is the one capture-case format (conform/meta.h: '#' comments,
+ * "KEY VALUE" lines; the shared keys case, title, section, require, frame
+ * N ID, verdict fail|advisory, relay yes, hostile yes, packet), with the
+ * module's own keys:
  *
- *   case      send-echo-capture      # id (default: NAME)
- *   title     ...                    # free text
- *   section   4.3
- *   require   VITCP-4.3-ACCEPT-ON-MATCH VITCP-3.2-MSG-NUM-SEQ   # at least one
  *   role      active                 # active (default): the tester connects;
  *                                    # passive: the implementation connects
  *   tester    client                 # the capture side the tester plays: client
@@ -37,8 +36,6 @@
  *                                    # for role active) or server (the default,
  *                                    # and the only one, for role passive)
  *   capture   other.pcapng           # default NAME.pcapng, else NAME.pcap
- *   verdict   pass                   # pass: a conforming target matches; fail:
- *                                    # the replay must find a difference
  *   wildcard  ack rxposted mtu       # fields never compared (case field names:
  *                                    # msg ack rxposted imm mtu window calling_len
  *                                    # called_len addr handle rlen payload crc
@@ -51,7 +48,7 @@
  *                                    # TYPE:FIELD) breaks this requirement, one of
  *                                    # the 'require' IDs (default: the first);
  *                                    # compared right after the others
- *   echo                             # the target echoes each Send of the tester
+ *   echo      yes                    # the target echoes each Send of the tester
  *                                    # (vipl-peer): expect the echo after every
  *                                    # tester message ending with EOM, instead of
  *                                    # the capture's Sends of the other side
@@ -72,9 +69,9 @@
  *   end       close                  # after the last PDU: close (the tester
  *                                    # closes, default), expect-close (the target
  *                                    # must close), none
- *   hostile                          # check the target survives afterwards
- *   packet    drop target 2          # replay through the packet relay, with
- *   relay                            # these actions (case.h)
+ *
+ * 'frame N ID' makes the steps of capture frame N check ID; 'nothing-else'
+ * is refused ('end' says what follows the last PDU).
  *
  * The target's own choices are compared only when a 'rule' line names them
  * (docs/conformance.md C32): its Rx Descriptors Posted and trailer, and in

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "conform/meta.h"
 #include "vitcp/pcap_reader.h"
 #include "vitcp/vitcp_stream.h"
 
-#define META_MAX (64 * 1024)
 #define CAP_PDUS_MAX 4096
 
 struct meta {
@@ -189,49 +189,17 @@ static int only_if_line(struct meta *m, char **tok, int n)
     return 0;
 }
 
+/* One line of the module's own keys (the shared ones: cf_meta_read):
+ * 0 taken, -1 bad (m->err says why), 1 not the module's. */
 static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
 {
     const char *k = tok[0];
-    if (strcmp(k, "case") == 0 || strcmp(k, "title") == 0 || strcmp(k, "section") == 0 ||
-        strcmp(k, "capture") == 0) {
-        if (n < 2)
-            return meta_fail(m, "'%s' needs a value", k);
-        if (k[0] == 't') {
-            /* the rest of the line, words joined by one space */
-            size_t w = 0;
-            for (int i = 1; i < n; i++)
-                w += (size_t)snprintf(c->title + w, w < sizeof c->title ? sizeof c->title - w : 0, "%s%s",
-                                      i > 1 ? " " : "", tok[i]);
-            return 0;
-        }
+    if (strcmp(k, "capture") == 0) {
         if (n > 2)
             return meta_fail(m, "'%s' takes one value", k);
-        if (k[0] == 'c' && k[1] == 'a' && k[2] == 's') {
-            if (strlen(tok[1]) >= sizeof c->id)
-                return meta_fail(m, "case id too long");
-            snprintf(c->id, sizeof c->id, "%s", tok[1]);
-        } else if (k[0] == 's') {
-            if (strlen(tok[1]) >= sizeof c->section)
-                return meta_fail(m, "section too long");
-            snprintf(c->section, sizeof c->section, "%s", tok[1]);
-        } else {
-            if (strlen(tok[1]) >= sizeof m->capture)
-                return meta_fail(m, "capture name too long");
-            snprintf(m->capture, sizeof m->capture, "%s", tok[1]);
-        }
-        return 0;
-    }
-    if (strcmp(k, "require") == 0) {
-        if (n < 2)
-            return meta_fail(m, "'require' needs at least one requirement ID");
-        for (int i = 1; i < n; i++) {
-            enum vw_req r = vw_req_by_id(tok[i]);
-            if (r == VW_REQ_NONE)
-                return meta_fail(m, "unknown requirement ID '%s'", tok[i]);
-            if (c->nreqs == CF_MAX_REQS)
-                return meta_fail(m, "too many requirement IDs (at most %d)", CF_MAX_REQS);
-            c->reqs[c->nreqs++] = r;
-        }
+        if (strlen(tok[1]) >= sizeof m->capture)
+            return meta_fail(m, "capture name too long");
+        snprintf(m->capture, sizeof m->capture, "%s", tok[1]);
         return 0;
     }
     if (strcmp(k, "role") == 0) {
@@ -247,15 +215,7 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
         m->tester_line = m->line;
         return 0;
     }
-    if (strcmp(k, "verdict") == 0) {
-        if (n != 2 || (strcmp(tok[1], "pass") != 0 && strcmp(tok[1], "fail") != 0))
-            return meta_fail(m, "'verdict' is pass or fail");
-        c->expect_fail = tok[1][0] == 'f';
-        return 0;
-    }
     if (strcmp(k, "wildcard") == 0) {
-        if (n < 2)
-            return meta_fail(m, "'wildcard' needs field names");
         for (int i = 1; i < n; i++)
             if (wildcard(m, tok[i]) < 0)
                 return -1;
@@ -265,23 +225,10 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
         return rule_line(m, tok, n);
     if (strcmp(k, "only-if") == 0)
         return only_if_line(m, tok, n);
-    if (strcmp(k, "relay") == 0 || strcmp(k, "packet") == 0) {
-        /* As in case scripts (case.h): the replay runs through the packet relay. */
-        char why[160];
-        if (k[0] == 'p')
-            return cf_case_add_packet(c, tok, n, why, sizeof why) < 0 ? meta_fail(m, "%s", why) : 0;
-        if (n != 1)
-            return meta_fail(m, "'relay' takes no value");
-        c->relay = true;
-        return 0;
-    }
-    if (strcmp(k, "echo") == 0 || strcmp(k, "hostile") == 0) {
-        if (n != 1)
-            return meta_fail(m, "'%s' takes no value", k);
-        if (k[0] == 'e')
-            m->echo = true;
-        else
-            c->hostile = true;
+    if (strcmp(k, "echo") == 0) {
+        if (n != 2 || strcmp(tok[1], "yes") != 0)
+            return meta_fail(m, "'echo' takes yes");
+        m->echo = true;
         return 0;
     }
     if (strcmp(k, "discriminator") == 0) {
@@ -311,19 +258,42 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
         return 0;
     }
     if (strcmp(k, "end") == 0) {
-        if (n != 2)
-            return meta_fail(m, "'end' is close, expect-close or none");
-        if (strcmp(tok[1], "close") == 0)
+        if (n == 2 && strcmp(tok[1], "close") == 0)
             m->end = END_CLOSE;
-        else if (strcmp(tok[1], "expect-close") == 0)
+        else if (n == 2 && strcmp(tok[1], "expect-close") == 0)
             m->end = END_EXPECT_CLOSE;
-        else if (strcmp(tok[1], "none") == 0)
+        else if (n == 2 && strcmp(tok[1], "none") == 0)
             m->end = END_NONE;
         else
             return meta_fail(m, "'end' is close, expect-close or none");
         return 0;
     }
-    return meta_fail(m, "unknown directive '%s'", k);
+    return 1;
+}
+
+struct meta_ctx {
+    struct meta *m;
+    struct cf_case *c;
+};
+
+static enum cf_meta_key meta_key(void *ctx, const char *key, char *value, const char *path, unsigned lineno,
+                                 char *err, size_t errlen)
+{
+    (void)path, (void)err, (void)errlen; /* m->err is err, m->file path */
+    struct meta_ctx *x = ctx;
+    x->m->line = lineno;
+    char *tok[32] = {(char *)key};
+    int n = 1;
+    char *save = NULL;
+    for (char *t = strtok_r(value, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
+        if (n == 32) {
+            meta_fail(x->m, "too many words on one line");
+            return CF_META_KEY_BAD;
+        }
+        tok[n++] = t;
+    }
+    int rc = meta_line(x->m, x->c, tok, n);
+    return rc == 0 ? CF_META_KEY_TAKEN : rc < 0 ? CF_META_KEY_BAD : CF_META_KEY_UNKNOWN;
 }
 
 /* What the role implies, once every line is read: role passive makes the
@@ -827,6 +797,29 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
     return 0;
 }
 
+/* 'frame N ID' (the shared key): the steps compiled from capture frame N
+ * check ID (a requirement of the case). 0, or -1. */
+static int frame_rules(struct meta *m, struct cf_case *c, const struct cf_meta_frames *frames)
+{
+    for (unsigned i = 0; i < frames->nframe; i++) {
+        bool listed = false, found = false;
+        for (unsigned k = 0; k < c->nreqs && !listed; k++)
+            listed = c->reqs[k] == frames->frame_req[i];
+        for (unsigned k = 0; k < c->nsteps; k++)
+            if (c->steps[k].cap_pdu && c->steps[k].line == frames->frame_no[i]) {
+                c->steps[k].req = frames->frame_req[i];
+                found = true;
+            }
+        if (!listed || !found) {
+            snprintf(m->err, m->errlen, "%s: 'frame %lu %s': %s", m->file, frames->frame_no[i],
+                     vw_req_id(frames->frame_req[i]),
+                     !listed ? "the case's 'require' lines must name it" : "no PDU of the capture is in that frame");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int read_capture(struct meta *m, struct cf_case *c, struct cap_read *x)
 {
     struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = NULL, .notice = NULL, .ctx = x};
@@ -869,52 +862,27 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
     out->timeout_ms = 10000;
     out->from_capture = true;
     int rc = -1;
-    char *text = NULL;
     struct cap_read x = {0};
-    FILE *f = fopen(meta_path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", meta_path, strerror(errno));
+    struct meta_ctx ctx = {m, out};
+    const struct cf_meta_module mod = {
+        .req_prefix = "VITCP-",
+        .keys_text = "case, title, section, require, role, tester, capture, frame, verdict fail, verdict advisory, "
+                     "wildcard, rule, only-if, echo yes, discriminator, nops, timing, timeout, end, hostile yes, "
+                     "relay yes, packet",
+        .key = meta_key,
+        .ctx = &ctx,
+    };
+    struct cf_meta_frames frames;
+    if (cf_meta_read(meta_path, &mod, out, &frames, err, errlen) < 0)
         goto done;
-    }
-    text = malloc(META_MAX + 1);
-    size_t n = text ? fread(text, 1, META_MAX + 1, f) : 0;
-    int rd_err = ferror(f);
-    fclose(f);
-    if (!text || rd_err || n > META_MAX || memchr(text, 0, n)) {
-        snprintf(err, errlen, "%s: %s", meta_path,
-                 !text ? "out of memory" : rd_err ? "read error" : n > META_MAX ? "larger than 64 KiB" : "contains NUL bytes");
+    if (frames.last_req != VW_REQ_NONE) {
+        snprintf(err, errlen, "%s: 'nothing-else' is not for VI/TCP capture cases ('end' says what follows the "
+                 "last PDU)", meta_path);
         goto done;
-    }
-    text[n] = 0;
-    for (char *s = text; *s;) {
-        m->line++;
-        size_t len = strcspn(s, "\n");
-        char *next = s + len + (s[len] == '\n');
-        s[len] = 0;
-        char *hash = strchr(s, '#');
-        if (hash)
-            *hash = 0;
-        char *tok[32];
-        int ntok = 0;
-        char *save = NULL;
-        for (char *t = strtok_r(s, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
-            if (ntok == 32) {
-                meta_fail(m, "too many words on one line");
-                goto done;
-            }
-            tok[ntok++] = t;
-        }
-        if (ntok && meta_line(m, out, tok, ntok) < 0)
-            goto done;
-        s = next;
     }
     m->line = 0;
     if (settle_role(m, out) < 0)
         goto done;
-    if (!out->nreqs) {
-        snprintf(err, errlen, "%s: no 'require' line (a case must name the requirement IDs it tests)", meta_path);
-        goto done;
-    }
     if (check_rules(m, out) < 0)
         goto done;
     /* Names relative to the meta file's folder. */
@@ -922,8 +890,6 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
     size_t dirlen = slash ? (size_t)(slash - meta_path) + 1 : 0;
     const char *base = meta_path + dirlen;
     size_t stem = strlen(base) - 5; /* without ".meta" */
-    if (!out->id[0])
-        snprintf(out->id, sizeof out->id, "%.*s", (int)(stem < sizeof out->id - 1 ? stem : sizeof out->id - 1), base);
     char cap[sizeof m->capture];
     const char *name = m->capture[0] ? m->capture : NULL;
     size_t prefix = name && name[0] == '/' ? 0 : dirlen;
@@ -949,7 +915,7 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
     memcpy(out->file, cap, strlen(cap) + 1);
     if (read_capture(m, out, &x) < 0)
         goto done;
-    if (compile(m, out, &x) < 0)
+    if (compile(m, out, &x) < 0 || frame_rules(m, out, &frames) < 0)
         goto done;
     out->blob = x.blob;
     out->blob_len = x.blob_len;
@@ -958,56 +924,26 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
 done:
     free(x.blob);
     free(x.pdus);
-    free(text);
     free(m);
     if (rc < 0)
         out->nsteps = 0;
     return rc;
 }
 
+/* What `show` adds to a replayed ConnectAccept: what it derives from the
+ * live request (role passive). */
+static const char *send_note(const struct cf_step *st)
+{
+    static char note[64];
+    if (!st->replay_answer)
+        return "";
+    snprintf(note, sizeof note, "; answers the live request:%s%s%s%s",
+             (st->replay_answer & CF_ANSWER_DISC) ? " disc" : "", (st->replay_answer & CF_ANSWER_LEVEL) ? " level" : "",
+             (st->replay_answer & CF_ANSWER_MTU) ? " mtu" : "", (st->replay_answer & CF_ANSWER_CRC) ? " crc" : "");
+    return note;
+}
+
 void cf_capcase_describe(FILE *out, const struct cf_case *c)
 {
-    fprintf(out, "case %s (%s): %u steps%s\n", c->id, c->file, c->nsteps,
-            c->expect_fail ? ", expected verdict fail" : "");
-    if (c->relay) {
-        fprintf(out, "  through the packet relay");
-        for (unsigned i = 0; i < c->npacket; i++) {
-            char text[64];
-            cf_relay_action_text(&c->packet[i], text, sizeof text);
-            fprintf(out, "%s%s", i ? ", " : ": ", text);
-        }
-        fputc('\n', out);
-    }
-    for (unsigned i = 0; i < c->nsteps; i++) {
-        const struct cf_step *st = &c->steps[i];
-        static const char *const kinds[] = {"connect", "send", "expect", "expect-close", "expect-open",
-                                            "close", "wait", "accept", "check", "only-if"};
-        fprintf(out, "  %2u %-12s", i, kinds[st->kind]);
-        if (st->kind == CF_STEP_SEND || st->kind == CF_STEP_EXPECT || st->kind == CF_STEP_CHECK ||
-            st->kind == CF_STEP_ONLY_IF)
-            fprintf(out, " %s", vw_vitcp_type_name(st->type));
-        if (st->cap_pdu)
-            fprintf(out, " (%scapture PDU %u, frame %u, %zu bytes)", st->data_echo ? "echo of " : "", st->cap_pdu,
-                    st->line, st->pdu_len);
-        for (unsigned k = 0; k < st->nmatch; k++) {
-            const struct cf_match *mt = &st->match[k];
-            if (mt->var == CF_VAR_LEVEL)
-                fprintf(out, " %s=$level", cf_field_name(mt->field));
-            else
-                fprintf(out, " %s=%s%lld", cf_field_name(mt->field), mt->relative && mt->value >= 0 ? "+" : "",
-                        (long long)mt->value);
-        }
-        if (st->replay_answer)
-            fprintf(out, " answers the live request:%s%s%s%s", (st->replay_answer & CF_ANSWER_DISC) ? " disc" : "",
-                    (st->replay_answer & CF_ANSWER_LEVEL) ? " level" : "",
-                    (st->replay_answer & CF_ANSWER_MTU) ? " mtu" : "",
-                    (st->replay_answer & CF_ANSWER_CRC) ? " crc" : "");
-        if (st->data_capture)
-            fputs(" data=capture", out);
-        if (st->data_echo)
-            fputs(" data=echo", out);
-        if (c->nreqs && st->req != c->reqs[0])
-            fprintf(out, " [%s]", vw_req_id(st->req));
-        fputc('\n', out);
-    }
+    cf_case_describe(out, c, send_note);
 }

@@ -319,6 +319,7 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
         if (r->liveness_only)
             return;
         cf_result_add_frame(r->res, frame);
+        r->res->rule_broken |= !r->failed; /* the target's bytes broke it, as the generic runner says */
         decide(r, CF_FAIL, err, "target segment #%u (%s) cannot be parsed: %s", index,
                vw_vitcp_type_name(len >= 2 ? raw[1] & VW_VITCP_TYPE_MASK : 99), vw_req_id(err));
         return;
@@ -327,6 +328,7 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
         const struct vw_finding *f = &fs->item[i];
         if (f->severity == VW_SEV_ERROR) {
             cf_result_add_frame(r->res, frame);
+            r->res->rule_broken |= !r->failed;
             decide(r, CF_FAIL, f->req, "target segment #%u (%s): %s [%s]", index,
                    vw_vitcp_type_name(seg->hdr.type), f->detail, vw_req_id(f->req));
         } else if (f->severity == VW_SEV_WARN) {
@@ -384,6 +386,7 @@ static int pump(struct run *r, int ms)
         const struct vw_vitcp_dir *mine = &r->session.conn.dir[TESTER_DIR];
         if (!mine->ce_urgent_opt) {
             cf_result_add_frame(r->res, last_frame(r));
+            r->res->rule_broken |= !r->failed;
             decide(r, CF_FAIL, VW_REQ_VITCP_3_7_URGENT_ONLY_IF_OFFERED,
                    "the target designated urgent data (stream byte %llu) although the tester never "
                    "sent the Urgent Marker option", (unsigned long long)r->rx_bytes);
@@ -508,25 +511,28 @@ static int need_region(struct run *r)
 
 static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_result *res, bool liveness_only);
 
-/* Does the target accept a request at this level (attrs: its bit)? The
- * question is not part of the evidence: no capture, no verdict. */
-static bool target_accepts(struct cf_engine *e, const char *level)
+/* Does the target accept a ConnectRequest at level (RD, RR, U)? A question
+ * outside the evidence: no capture, no verdict. 0 yes, -1 no (why: the
+ * probe's result, "got ConnectReject" for a refused level). Asked for
+ * $level and by the survival probe. */
+static int accepts_level(struct cf_engine *e, const char *level, char *why, size_t whylen)
 {
     char script[256];
     snprintf(script, sizeof script,
-             "case level-probe\nrequire VITCP-4.3-ACCEPT-ON-MATCH\nconnect\n"
-             "send ConnectRequest attrs=%s|RWE|RRE mtu=65536\nexpect ConnectAccept\n", level);
+             "case survival\nrequire VITCP-4.3-ACCEPT-ON-MATCH\nconnect\n"
+             "send ConnectRequest attrs=%s|RWE|RRE mtu=65536 window=4\nexpect ConnectAccept\n", level);
     struct cf_case c;
-    char err[200];
-    if (cf_case_parse(script, "level-probe", &c, err, sizeof err) < 0)
-        return false;
+    if (cf_case_parse(script, "survival", &c, why, whylen) < 0)
+        return -1;
     struct cf_result res;
     cf_result_init(&res, &c);
     struct vn_pcap_writer *saved = e->capture;
     e->capture = NULL;
     int rc = run_case_raw(e, &c, &res, true);
     e->capture = saved;
-    return rc == 0;
+    if (rc < 0)
+        snprintf(why, whylen, "%s", res.message);
+    return rc;
 }
 
 /* The level found for the current target (0: not asked yet; another
@@ -552,8 +558,9 @@ static uint16_t target_level(struct cf_engine *e)
     struct cf_vitcp_settings *s = cf_vitcp_settings(e);
     snprintf(s->level_target, sizeof s->level_target, "%s:%s", e->host, e->port);
     s->level_bits = VW_VITCP_ATTR_RELIABLE_DELIVERY;
+    char why[CF_MESSAGE_MAX];
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
-        if (target_accepts(e, levels[i].name)) {
+        if (accepts_level(e, levels[i].name, why, sizeof why) == 0) {
             s->level_bits = levels[i].bits;
             break;
         }
@@ -1332,45 +1339,17 @@ static void do_expect_open(struct run *r, const struct cf_step *st)
 static void do_accept(struct run *r, const struct cf_step *st)
 {
     char why[300];
-    if (r->e->listen_fd < 0) {
-        decide(r, CF_FAIL, st->req, "case error: a passive case needs --listen");
-        return;
-    }
-    /* Through the relay the tester listens in its namespace. */
-    int lfd = r->via_relay ? r->e->relay_listen_fd : r->e->listen_fd;
-    /* Anything left from an earlier case's implementation is stale. */
-    for (;;) {
-        struct pollfd p = {lfd, POLLIN, 0};
-        if (poll(&p, 1, 0) <= 0)
-            break;
-        int stale = accept(lfd, NULL, NULL);
-        if (stale < 0)
-            break;
-        close(stale);
-    }
-    if (r->e->connect_cmd[0]) {
-        r->child = cf_spawn_connector(r->e, r->via_relay ? cf_relay_tester_addr(r->e->relay) : "127.0.0.1", why,
-                                   sizeof why);
-        if (r->child < 0) {
-            r->child = 0;
-            decide(r, CF_FAIL, st->req, "%s", why);
-            return;
-        }
-    }
-    unsigned wait = st->wait_ms ? st->wait_ms : r->e->accept_ms;
-    struct pollfd p = {lfd, POLLIN, 0};
-    int n = poll(&p, 1, (int)(wait < (unsigned)cf_ms_until(r->deadline) ? wait : (unsigned)cf_ms_until(r->deadline)));
-    if (n <= 0) {
-        decide(r, CF_TIMEOUT, st->req, "the implementation did not connect to port %u within %u ms",
-               r->e->listen_port, wait);
-        return;
-    }
-    r->fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    r->fd = cf_accept_implementation(r->e, r->via_relay, st->wait_ms ? st->wait_ms : r->e->accept_ms, r->deadline,
+                                     &r->child, why, sizeof why);
     if (r->fd < 0) {
-        decide(r, CF_FAIL, st->req, "accept: %s", strerror(errno));
+        int rc = r->fd;
+        r->fd = -1;
+        if (rc == CF_ACCEPT_NO_LISTEN)
+            decide(r, CF_SKIP, VW_REQ_NONE, "%s", why);
+        else
+            decide(r, rc == CF_ACCEPT_TIMEOUT ? CF_TIMEOUT : CF_FAIL, st->req, "%s", why);
         return;
     }
-    cf_tune_socket(r->fd);
     if (!r->via_relay)
         capture_open(r);
 }
@@ -1484,77 +1463,6 @@ static void run_free(struct run *r)
     cf_stop_connector(r->child);
 }
 
-/* The lint's findings about the target's segments in a relay case's
- * recording: errors fail the case (first one wins), warnings are advisory. */
-static void judge_recording(struct run *r, const struct cf_relay_packet *pk, size_t n)
-{
-    struct cf_lint_result lr;
-    memset(&lr, 0, sizeof lr);
-    char why[300];
-    /* The server's port makes the connection VI/TCP for the lint, whose
-     * directions count from the side that sent the first bytes: the target
-     * is direction 0 if its packet carried them. */
-    uint16_t port = r->c->passive ? r->e->listen_port : (uint16_t)atoi(r->e->port);
-    int target_dir = 1;
-    for (size_t i = 0; i < n; i++)
-        if (cf_relay_payload(&pk[i], NULL) > 0) {
-            target_dir = pk[i].from == CF_RELAY_TARGET ? 0 : 1;
-            break;
-        }
-    if (cf_relay_lint(pk, n, port, &lr, why, sizeof why) < 0) {
-        decide(r, CF_FAIL, r->c->reqs[0], "%s", why);
-        cf_lint_result_free(&lr);
-        return;
-    }
-    for (size_t i = 0; i < lr.count; i++) {
-        const struct cf_lint_issue *is = &lr.issues[i];
-        if (is->dir != target_dir || is->req == VW_REQ_NONE)
-            continue;
-        unsigned frame = r->relay_base + (unsigned)is->frame;
-        if (is->severity == VW_SEV_ERROR) {
-            if (!r->failed)
-                cf_result_add_frame(r->res, frame);
-            decide(r, CF_FAIL, is->req, "the relay's recording, frame %u: %s [%s]", frame, is->detail,
-                   vw_req_id(is->req));
-        } else if (is->severity == VW_SEV_WARN && !r->failed && !strstr(r->res->message, vw_req_id(is->req))) {
-            size_t have = strlen(r->res->message);
-            if (have + 8 < sizeof r->res->message)
-                snprintf(r->res->message + have, sizeof r->res->message - have, "%sadvisory %s (frame %u): %s",
-                         have ? "; " : "", vw_req_id(is->req), frame, is->detail);
-        }
-    }
-    cf_lint_result_free(&lr);
-}
-
-/* After a relay case: its real packets go into the run's capture, the
- * lint's rules judge what the target sent, and every packet action must
- * have happened (else the case did not test what it says). */
-static void relay_finish(struct run *r)
-{
-    /* The last segments (FIN, ACK) cross the relay within a few ms. */
-    struct timespec pause = {0, 50L * 1000000L};
-    nanosleep(&pause, NULL);
-    unsigned done[CF_MAX_PACKET_ACTIONS];
-    size_t n;
-    struct cf_relay_packet *pk = cf_relay_take(r->e->relay, &n, done, CF_MAX_PACKET_ACTIONS);
-    if (r->e->capture)
-        cf_relay_write(r->e->capture, pk, n); /* a write error shows when the run closes the file */
-    cf_engine_relay_note(r->e, pk, n, r->res);
-    judge_recording(r, pk, n);
-    for (unsigned i = 0; i < r->c->npacket; i++) {
-        const struct cf_relay_action *a = &r->c->packet[i];
-        unsigned want = a->last - a->first + 1;
-        if (done[i] != want) {
-            char text[64];
-            cf_relay_action_text(a, text, sizeof text);
-            decide(r, CF_FAIL, r->c->reqs[0],
-                   "the relay applied 'packet %s' to %u of its %u segments: the %s sent fewer data segments", text,
-                   done[i], want, a->side == CF_RELAY_TESTER ? "tester" : "target");
-        }
-    }
-    cf_relay_packets_free(pk, n);
-}
-
 static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_result *res,
                         bool liveness_only)
 {
@@ -1582,38 +1490,19 @@ static int run_case_raw(struct cf_engine *e, const struct cf_case *c, struct cf_
     run_steps(&r);
     run_free(&r);
     if (r.via_relay)
-        relay_finish(&r);
+        cf_relay_case_finish(e, c, res, r.failed);
     return r.failed ? -1 : 0;
 }
 
 /* A fresh connection must be accepted at some level: a target may offer
  * fewer levels than three (VIA 2.5), so a ConnectReject tries the next. */
-static const char alive_script[] =
-    "case survival\nrequire VITCP-4.3-ACCEPT-ON-MATCH\nconnect\n"
-    "send ConnectRequest attrs=%s|RWE|RRE mtu=65536 window=4\nexpect ConnectAccept\n";
-
 int cf_vitcp_check_alive(struct cf_engine *e, char *why, size_t whylen)
 {
     static const char *const levels[] = {"RD", "RR", "U"};
     int rc = -1;
     for (size_t i = 0; i < sizeof levels / sizeof levels[0] && rc < 0; i++) {
-        char script[sizeof alive_script + 8];
-        snprintf(script, sizeof script, alive_script, levels[i]);
-        struct cf_case c;
-        char err[200];
-        if (cf_case_parse(script, "survival", &c, err, sizeof err) < 0) {
-            snprintf(why, whylen, "%s", err);
-            return -1;
-        }
-        struct cf_result res;
-        cf_result_init(&res, &c);
-        struct vn_pcap_writer *saved = e->capture;
-        e->capture = NULL; /* survival probes are not part of the evidence */
-        rc = run_case_raw(e, &c, &res, true);
-        e->capture = saved;
-        if (rc < 0)
-            snprintf(why, whylen, "%s", res.message);
-        if (rc < 0 && !strstr(res.message, "got ConnectReject"))
+        rc = accepts_level(e, levels[i], why, whylen);
+        if (rc < 0 && !strstr(why, "got ConnectReject"))
             break; /* not a refused level: the target is gone */
     }
     return rc;

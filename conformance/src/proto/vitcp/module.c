@@ -1,12 +1,16 @@
 /* The VI/TCP module's entry in the protocol table: the case vocabulary
  * (segment types, fields, attribute names, CE options, discriminators, the
- * CRC trailer). Its cases run on its own step runner (engine.c). */
+ * CRC trailer) and the judgement of a relay case's recording. Its cases
+ * run on its own step runner (engine.c). */
 #include "conform/proto/vitcp.h"
 #include "conform/engine.h"
+#include "conform/lint.h"
 #include "conform/proto/vitcp_capcase.h"
+#include "conform/relay.h"
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const field_names[CF_F_COUNT] = {
@@ -222,6 +226,69 @@ static int set_option(void *state, const char *name, const char *value, char *wh
     return 0;
 }
 
+#define LINKTYPE_RAW 101 /* bare IP packets, as the relay keeps them */
+
+/* The lint's rules on a relay case's recording (C30): the real TCP
+ * segments of both sides, the connection VI/TCP by the server's port, the
+ * target's segments judged. Errors fail the case (the first one wins),
+ * warnings are advisory notes. */
+static void judge_recording(const struct cf_engine *e, const struct cf_case *c, const struct cf_relay_packet *pk,
+                            size_t n, unsigned first_frame, struct cf_result *res, bool *decided)
+{
+    /* the lint's directions count from the side that sent the first bytes */
+    int target_dir = 1;
+    for (size_t i = 0; i < n; i++)
+        if (cf_relay_payload(&pk[i], NULL) > 0) {
+            target_dir = pk[i].from == CF_RELAY_TARGET ? 0 : 1;
+            break;
+        }
+    struct cf_lint_result lr;
+    memset(&lr, 0, sizeof lr);
+    struct cf_lint_frame *frames = calloc(n ? n : 1, sizeof *frames);
+    char err[256] = "out of memory";
+    int rc = -1;
+    if (frames) {
+        snprintf(err, sizeof err, "no lint module takes --port");
+        for (size_t i = 0; i < n; i++)
+            frames[i] = (struct cf_lint_frame){pk[i].usec, pk[i].data, pk[i].len};
+        struct cf_lint_options o;
+        cf_lint_options_init(&o);
+        char port[8];
+        snprintf(port, sizeof port, "%u", c->passive ? (unsigned)e->listen_port : (unsigned)atoi(e->port));
+        rc = cf_lint_set_option(&o, "--port", port, NULL, err, sizeof err) > 0 /* VI/TCP's lint port */
+                 ? cf_lint_frames(LINKTYPE_RAW, frames, n, &o, &lr, err, sizeof err)
+                 : -1;
+        free(frames);
+    }
+    if (rc < 0 && !*decided) {
+        *decided = true;
+        res->verdict = CF_FAIL;
+        res->failed_req = c->reqs[0];
+        cf_result_set_message(res, "%s: cannot lint the relay's recording: %s", c->file, err);
+    }
+    for (size_t i = 0; i < lr.count && rc == 0; i++) {
+        const struct cf_lint_issue *is = &lr.issues[i];
+        if (is->dir != target_dir || is->req == VW_REQ_NONE)
+            continue;
+        unsigned frame = first_frame + (unsigned)is->frame;
+        if (is->severity == VW_SEV_ERROR && !*decided) {
+            *decided = true;
+            cf_result_add_frame(res, frame);
+            res->verdict = CF_FAIL;
+            res->failed_req = is->req;
+            res->rule_broken = true; /* the target's bytes broke it */
+            cf_result_set_message(res, "%s: the relay's recording, frame %u: %s [%s]", c->file, frame, is->detail,
+                                  vw_req_id(is->req));
+        } else if (is->severity == VW_SEV_WARN && !*decided && !strstr(res->message, vw_req_id(is->req))) {
+            size_t have = strlen(res->message);
+            if (have + 8 < sizeof res->message)
+                snprintf(res->message + have, sizeof res->message - have, "%sadvisory %s (frame %u): %s",
+                         have ? "; " : "", vw_req_id(is->req), frame, is->detail);
+        }
+    }
+    cf_lint_result_free(&lr);
+}
+
 const struct conform_protocol cf_proto_vitcp = {
     .name = "vitcp",
     .title = "VI/TCP",
@@ -249,6 +316,7 @@ const struct conform_protocol cf_proto_vitcp = {
                 "  with 'discriminator run'). --no-announce: the target's first 16-byte Send is data, not the\n"
                 "  announcement of its RDMA region (C8; then --region names the region).\n",
     .set_option = set_option,
+    .judge_recording = judge_recording,
     .run_case = cf_vitcp_run_case,
     .check_alive = cf_vitcp_check_alive,
     .load_capture_case = cf_capcase_load,
