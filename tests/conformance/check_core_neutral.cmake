@@ -11,9 +11,6 @@
 # "eep" as words: "keep" and "sleep" are no protocol). Allowed are the
 # tool's own name (vitcp-conform, its VITCP_CONFORM_ variables) and the
 # project's paths (the library's "vitcp/..." headers, share/vitcp/cases).
-# Files still waiting for issue 32's VI/TCP-on-the-generic-runner work are
-# listed in names_pending; the list only shrinks.
-cmake_policy(SET CMP0057 NEW) # if(IN_LIST)
 if(NOT CORE_DIR)
   message(FATAL_ERROR "check_core_neutral: -DCORE_DIR=<conformance folder> needed")
 endif()
@@ -28,18 +25,10 @@ set(forbidden
   "#include \"conform/proto/"
   "vw_(vitcp|warp|ift|eep|pktway)_"
   "VW_(VITCP|WARP|IFT|EEP)_")
-set(names_pending
-  src/core/runner.c src/core/engine.c src/core/case_parse.c src/core/meta.c src/core/capture.c
-  include/conform/case.h include/conform/engine.h include/conform/meta.h)
 set(protocol_names "vitcp|vi/tcp|(^|[^a-z])ift([^a-z]|$)|warp|(^|[^a-z])eep|pktway")
 set(leaks "")
 set(named "")
 foreach(f ${core_files})
-  file(RELATIVE_PATH rel ${CORE_DIR} ${f})
-  set(check_names TRUE)
-  if(rel IN_LIST names_pending)
-    set(check_names FALSE)
-  endif()
   # one list item per line: ';' and unbalanced brackets would join lines
   file(READ ${f} content)
   string(REPLACE ";" "," content "${content}")
@@ -49,12 +38,10 @@ foreach(f ${core_files})
   set(n 0)
   foreach(line IN LISTS lines)
     math(EXPR n "${n} + 1")
-    if(check_names)
-      string(TOLOWER "${line}" lower)
-      string(REGEX REPLACE "vitcp-conform|vitcp_conform|vitcp/" "" lower "${lower}")
-      if(lower MATCHES "${protocol_names}")
-        string(APPEND named "\n  ${f}:${n}: ${line}")
-      endif()
+    string(TOLOWER "${line}" lower)
+    string(REGEX REPLACE "vitcp-conform|vitcp_conform|vitcp/" "" lower "${lower}")
+    if(lower MATCHES "${protocol_names}")
+      string(APPEND named "\n  ${f}:${n}: ${line}")
     endif()
     # comments may name what other parts do (the lint's functions): only
     # code and preprocessor lines count
