@@ -35,6 +35,7 @@ VITCP_PRELOAD for tshark (the plugin's part is skipped without them).
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -176,7 +177,13 @@ class Impaired(unittest.TestCase):
             n_clean, n_got = pdus(self.clean_cap, self.clean_report), pdus(cap, rep)
             self.assertGreater(n_clean, 150)
             self.assertGreater(n_got, 0.9 * n_clean, "the plugin decoded %d segments, %d on the clean wire" % (n_got, n_clean))
-            self.assertEqual(new, set(), "plugin%s: VI/TCP errors only the impaired capture shows" % (" -2" if two else ""))
+            if new:  # rare and timing-dependent (see the session note on issue 33): keep the evidence
+                kept = tempfile.mkdtemp(prefix="vitcp-impair-failed-")
+                shutil.copy(self.clean_cap, kept)
+                shutil.copy(cap, kept)
+                self.fail("plugin%s: VI/TCP errors only the impaired capture shows: %s (captures kept in %s; "
+                          "tshark %s -o tcp.reassemble_out_of_order:TRUE -d tcp.port==%s,vitcp)"
+                          % (" -2" if two else "", sorted(new), kept, "-2" if two else "", port(rep)))
 
 
     def test_faults_are_still_caught(self):
