@@ -271,3 +271,18 @@ def require_paths(**paths):
     for what, path in paths.items():
         if not path or not os.path.exists(path):
             raise RuntimeError("%s must name the built program or case folder (got %r)" % (what, path))
+
+
+class Pair:
+    """Two nodes of a chain stopped together (the second first); lines are both's."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    @property
+    def lines(self):
+        return self.a.lines + self.b.lines
+
+    def stop(self):
+        self.b.stop()
+        return self.a.stop()

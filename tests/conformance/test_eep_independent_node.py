@@ -28,7 +28,7 @@ import tempfile
 import unittest
 
 import peerlib
-from peerlib import free_udp_port
+from peerlib import Pair, free_udp_port
 
 CONFORM = os.environ.get("VITCP_CONFORM", "")
 CASES = os.environ.get("VITCP_CASES", "")
@@ -62,19 +62,6 @@ def router(*extra):
     return node, ["--target", "127.0.0.1:%d" % p0, "--link", "0=127.0.0.1:%d" % t0,
                   "--link", "1=127.0.0.1:%d,127.0.0.1:%d" % (t1, p1), "--eep-router", "--eep-l2rh", "1=6c31",
                   "--eep-unknown-oh", "5"]
-
-
-class Pair:
-    def __init__(self, a, b):
-        self.a, self.b = a, b
-
-    @property
-    def lines(self):
-        return self.a.lines + self.b.lines
-
-    def stop(self):
-        self.b.stop()
-        self.a.stop()
 
 
 def chain(*extra):

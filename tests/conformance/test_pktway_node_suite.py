@@ -58,7 +58,7 @@ import time
 import unittest
 
 import peerlib
-from peerlib import free_udp_port
+from peerlib import Pair, free_udp_port
 
 NODE = os.environ.get("PKTWAY_NODE", "")
 CONFORM = os.environ.get("VITCP_CONFORM", "")
@@ -199,21 +199,6 @@ def chain(*extra):
         raise
     return Pair(a, b), ["--target", "127.0.0.1:%d" % a.ports[0], "--link", "0=127.0.0.1:%d" % t0,
                         "--link", "1=127.0.0.1:%d,127.0.0.1:%d" % (t1, b.ports[1]), "--eep-chain"] + CHAIN_CONTRACT
-
-
-class Pair:
-    """Two nodes stopped together; lines are both's."""
-
-    def __init__(self, a, b):
-        self.a, self.b = a, b
-
-    @property
-    def lines(self):
-        return self.a.lines + self.b.lines
-
-    def stop(self):
-        self.b.stop()
-        return self.a.stop()
 
 
 def run(args, *extra, capture=None):
