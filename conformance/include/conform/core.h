@@ -41,20 +41,6 @@ void cf_engine_relay_begin(struct cf_engine *e, const struct cf_case *c);
  * the result (res->impaired). */
 void cf_engine_relay_note(const struct cf_engine *e, const struct cf_relay_packet *pk, size_t n,
                           struct cf_result *res);
-/* After a relay case (C46), whichever runner ran it: the relay's real
- * packets go into the run's capture, the module judges them
- * (judge_recording), and every packet action must have happened (else the
- * case did not test what it says: a failure under its first requirement).
- * decided: the case has its verdict already, which stands. */
-void cf_relay_case_finish(struct cf_engine *e, const struct cf_case *c, struct cf_result *res, bool decided);
-/* Role passive (C44), for every runner: the implementation's connection on
- * the listen socket (through the relay, the tester's in its namespace),
- * stale ones dropped, after starting --connect-cmd for the case unless
- * *child runs already; waits wait_ms, at most until deadline. The
- * connection (non-blocking, tuned), or a CF_ACCEPT_* with the reason. */
-enum { CF_ACCEPT_NO_LISTEN = -1, CF_ACCEPT_TIMEOUT = -2, CF_ACCEPT_FAILED = -3 };
-int cf_accept_implementation(struct cf_engine *e, bool via_relay, unsigned wait_ms, struct timespec deadline,
-                             pid_t *child, char *why, size_t whylen);
 /* Listen mode: start the --connect-cmd for one case ({host} replaced by
  * host) in its own process group; stop it (SIGTERM, then SIGKILL). */
 pid_t cf_spawn_connector(struct cf_engine *e, const char *host, char *why, size_t whylen);
@@ -89,6 +75,11 @@ static inline uint8_t cf_pattern_byte(size_t i, unsigned fill)
 /* The generic step runner (core/runner.c): runs c through its module's
  * encode / session / field accessor hooks. */
 void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
+/* A question to the target outside the evidence (a module's survival
+ * probe, a level it offers): c runs without the capture and the relay,
+ * and the target's broken rules do not count. 0 it passed, else -1 with
+ * its result's message in why. */
+int cf_generic_probe(struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen);
 /* Survival probe of a module without check_alive: a TCP connection is
  * accepted. 0, or -1 with the reason. */
 int cf_generic_check_alive(struct cf_engine *e, char *why, size_t whylen);

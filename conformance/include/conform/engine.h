@@ -156,11 +156,6 @@ void cf_engine_close(struct cf_engine *e);
 /* Run one case; fills res (verdict, frames, message). */
 void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
 
-/* Can a fresh connection still be set up (the module's check_alive: its
- * handshake; else a TCP connection)? 0 yes,
- * -1 no (reason in why). */
-int cf_engine_check_alive(struct cf_engine *e, char *why, size_t whylen);
-
 /* Is anything listening at the target? 0 yes, -1 no (reason in why). */
 int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen);
 

@@ -21,9 +21,10 @@
  *                            the wire library's checks on their bytes.
  *
  * The core calls up into a module only through the members below (and the
- * two tables): the case parser asks the vocabulary members, the runner the
- * session members, the engine run_case, check_alive, case_skipped and the
- * options, the hooks code hooks and hook_offered, cli.c the capture-case
+ * two tables): the case parser asks the vocabulary members, the generic
+ * runner the session members (and the optional ones a module that takes
+ * part in the target's flow control sets), the engine run_case,
+ * check_alive, case_skipped and the options, the hooks code hooks and hook_offered, cli.c the capture-case
  * members, run_usage and run_help, the lint core every cf_lint_module
  * member. A member marked optional may be NULL; every other one must be
  * set. Rules are named by the catalog's requirement IDs (wire/catalog/),
@@ -218,9 +219,66 @@ struct conform_protocol {
     void (*judge_recording)(const struct cf_engine *e, const struct cf_case *c, const struct cf_relay_packet *pk,
                             size_t n, unsigned first_frame, struct cf_result *res, bool *decided);
 
-    /* Optional: the module runs a case itself instead of the core's step
-     * runner (on the core's connections, timing and verdict helpers). */
+    /* Optional: the module runs a case itself (then usually ends in the
+     * core's cf_generic_run_case: a choice between kinds of cases, a
+     * question to the target before the case). */
     void (*run_case)(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
+
+    /* Optional, for a protocol whose tester takes part in the target's
+     * flow control and sequencing (the generic runner calls them when set).
+     * runner_flags: CF_RUNNER_* below. */
+    unsigned runner_flags;
+    /* The session learns its engine (the module's settings, the target's
+     * address) right after session_new. */
+    void (*session_attach)(void *session, struct cf_engine *e);
+    /* A value known only at run time: var (a $variable, CF_VAR_NONE: none)
+     * plus value, or with relative the "+N" of field counted from the
+     * proper side's base, in the message m (NULL: a send). *out gets the
+     * value. CF_RESOLVED; CF_RESOLVE_WAIT: not known yet, the runner reads
+     * the target and asks again (final: the last time, after the wait);
+     * CF_RESOLVE_NA: the case cannot apply (why); -1: the case's error (why). */
+    int (*resolve)(void *session, unsigned field, unsigned var, bool relative, int64_t value,
+                   const struct cf_msg *m, bool final, int64_t *out, char *why, size_t whylen);
+    /* A field a message has no one value of (a reassembled message's
+     * length field): an expect does not compare it. */
+    bool (*field_ignored)(const struct cf_msg *m, unsigned field);
+    /* A message an expect passes over when it is next unless the step
+     * expects its type (a keep-alive carrying only acknowledgements). */
+    bool (*msg_filler)(const struct cf_msg *m);
+    /* A message in place of the expected one that the draft lets the
+     * target choose (a refused option the case allows): not applicable. */
+    bool (*refused)(const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m, char *why,
+                    size_t whylen);
+    /* Comparisons of a step the core cannot make (data the tester wrote
+     * elsewhere, a capture's bytes): 0 matched, -1 not (why). */
+    int (*match_more)(void *session, const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m,
+                      char *why, size_t whylen);
+    /* May the send step go now (1), or must the tester wait for the
+     * target (0: an advertisement of receive buffers; the runner reads and
+     * asks again up to the slack, then the case is not applicable: why)? */
+    int (*send_ready)(void *session, const struct cf_step *st, char *why, size_t whylen);
+    /* While the tester waits: a message it owes the target now (an
+     * acknowledgement), 1 with it in *out, else 0. */
+    int (*idle_send)(void *session, struct cf_encoded *out);
+    /* The tester's own message before it leaves (the session's state of
+     * both sides): 0, or 1 when sending it would break a rule on the
+     * tester's side that the target's choice caused: not applicable (why). */
+    int (*session_sending)(void *session, const struct cf_encoded *enc, char *why, size_t whylen);
+    /* A message the session is still gathering (its pieces came, its end
+     * not): session_flush hands it to the sink as it is after flush_quiet_ms
+     * without bytes, or when an expect's wait ends. */
+    bool (*session_gathering)(void *session);
+    bool (*session_flush)(void *session, cf_msg_sink sink, void *ctx);
+    unsigned flush_quiet_ms;
+    /* The target's stream reached TCP's urgent mark (SO_OOBINLINE). */
+    void (*session_urgent)(void *session, struct cf_rx_verdict *v);
+    /* Bytes of the target no whole message took, described (why may be
+     * NULL: only the count). */
+    size_t (*session_unframed)(void *session, char *why, size_t whylen);
+    /* Rules the target's bytes broke that are only advised (warnings,
+     * "ID: detail; ..."), taken (and cleared) after each feed: the runner
+     * notes them in the result while the case passes. */
+    void (*session_advisories)(void *session, char *out, size_t n);
     /* Optional: after a hostile case, is the target still alive (0), or
      * not (-1, why)? Without it the core reconnects to find out. */
     int (*check_alive)(struct cf_engine *e, char *why, size_t whylen);
@@ -236,6 +294,23 @@ struct conform_protocol {
      * with two spaces and ending with a newline. */
     const char *run_usage;
     const char *run_help;
+};
+
+/* resolve's answers. */
+enum { CF_RESOLVED = 0, CF_RESOLVE_WAIT = 1, CF_RESOLVE_NA = 2 };
+
+/* runner_flags: how the generic runner judges the module's cases. */
+enum {
+    /* C93: a result names the frames its verdict comes from (a
+     * difference, a broken rule, the close) and no others */
+    CF_RUNNER_FRAMES_AT_VERDICT = 1u,
+    /* C94: await leaves the messages it passes over for later steps */
+    CF_RUNNER_AWAIT_KEEPS = 2u,
+    /* C95: expect-close waits for the close whatever else comes first */
+    CF_RUNNER_CLOSE_ANY = 4u,
+    /* C96: the bytes still in flight after the last step (and before a
+     * capture case's difference is reported) are read and judged */
+    CF_RUNNER_DRAIN = 8u,
 };
 
 /* The registered modules (proto/registry.c), in order; NULL-terminated. */

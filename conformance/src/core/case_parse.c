@@ -195,8 +195,6 @@ static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
     if (strcmp(tok, "hold") == 0 || strncmp(tok, "split=", 6) == 0) {
         if (p->proto->transport == CF_TRANSPORT_DATAGRAM)
             return fail(p, "'%s': a datagram is sent whole, one message each", tok);
-        if (!p->proto->encode)
-            return fail(p, "'%s' is the generic runner's; %s runs its cases itself", tok, p->proto->title);
         if (tok[0] == 'h') {
             st->hold = true;
             return 0;
@@ -689,12 +687,9 @@ int cf_case_parse(const char *text, const char *file, struct cf_case *out, char 
         if ((out->steps[i].kind == CF_STEP_CONNECT || out->steps[i].kind == CF_STEP_ACCEPT) &&
             /* the generic runner (C44): a later connect (active) or accept
              * (passive) ends the connection so far and opens a new one */
-            (!out->proto->encode ||
-             out->steps[i].kind != (out->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT))) {
+            out->steps[i].kind != (out->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT)) {
             p.line = out->steps[i].line;
-            return fail(&p, out->proto->encode ? "a later step may be 'connect' in an active case, 'accept' in a "
-                                                 "passive one"
-                                               : "'connect'/'accept' only as the first step");
+            return fail(&p, "a later step may be 'connect' in an active case, 'accept' in a passive one");
         }
     for (unsigned i = 0; i < out->nsteps; i++) {
         const struct cf_step *st = &out->steps[i];

@@ -184,11 +184,6 @@ static int check_alive(struct cf_engine *e, const struct conform_protocol *p, ch
     return (p->check_alive ? p->check_alive : cf_generic_check_alive)(e, why, whylen);
 }
 
-int cf_engine_check_alive(struct cf_engine *e, char *why, size_t whylen)
-{
-    return check_alive(e, e->protocol, why, whylen);
-}
-
 void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
 {
     struct timespec start = cf_now();

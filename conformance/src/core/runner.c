@@ -70,6 +70,10 @@ struct grun {
     struct cf_rx_verdict rx;
     pid_t child;      /* role passive: the --connect-cmd started for this case */
     bool via_relay;   /* a 'relay' case (C46): connections through the packet relay */
+    unsigned relay_base; /* frames in the run's capture before a relay case */
+    bool probe;       /* cf_generic_probe: the target's rules do not count */
+    unsigned flags;   /* the module's runner_flags */
+    unsigned unframed_frame; /* where bytes no whole message took began (0: none) */
     /* datagram links under run --impair (C61): the tester impairs what it
      * sends and what it receives, from a PRNG per direction seeded with the
      * case's id; held datagrams go (out) or are read (in) when due */
@@ -105,9 +109,34 @@ static void gdecide(struct grun *r, enum cf_verdict v, enum vw_req req, const ch
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(r->res->message, sizeof r->res->message, "%s:%u: %s", r->c->file, r->step ? r->step->line : 0, msg);
-    if (r->e->capture)
+    if (r->step && r->step->cap_pdu) /* a capture case's step: its line is the capture's frame */
+        snprintf(r->res->message, sizeof r->res->message, "%s: capture PDU %u (frame %u): %s", r->c->file,
+                 r->step->cap_pdu, r->step->line, msg);
+    else if (r->c->from_capture)
+        snprintf(r->res->message, sizeof r->res->message, "%s: %s", r->c->file, msg);
+    else
+        snprintf(r->res->message, sizeof r->res->message, "%s:%u: %s", r->c->file, r->step ? r->step->line : 0,
+                 msg);
+    if (r->e->capture && !(r->flags & CF_RUNNER_FRAMES_AT_VERDICT))
         cf_result_add_frame(r->res, (unsigned)vn_pcap_frames(r->e->capture));
+}
+
+/* The capture's last frame so far (a relay case's: counting what the
+ * relay recorded, which goes into the capture after the case). */
+static unsigned last_frame(const struct grun *r)
+{
+    if (!r->e->capture)
+        return 0;
+    if (r->via_relay && (r->flags & CF_RUNNER_FRAMES_AT_VERDICT))
+        return r->relay_base + (unsigned)cf_relay_count(r->e->relay);
+    return (unsigned)vn_pcap_frames(r->e->capture);
+}
+
+/* C93: a frame a verdict comes from. */
+static void verdict_frame(struct grun *r, unsigned frame)
+{
+    if ((r->flags & CF_RUNNER_FRAMES_AT_VERDICT) && r->e->capture && frame)
+        cf_result_add_frame(r->res, frame);
 }
 
 static void msg_release(struct grun *r, struct gmsg *g)
@@ -120,7 +149,7 @@ static void msg_release(struct grun *r, struct gmsg *g)
 static void on_message(void *ctx, const struct cf_msg *m)
 {
     struct grun *r = ctx;
-    struct gmsg g = {*m, r->e->capture ? (unsigned)vn_pcap_frames(r->e->capture) : 0, r->cur_link, false};
+    struct gmsg g = {*m, last_frame(r), r->cur_link, false};
     if (r->qcount == GQUEUE_MAX) {
         msg_release(r, &g);
         gdecide(r, CF_FAIL, r->c->reqs[0], "more than %d %ss of the target not expected by the case",
@@ -151,8 +180,17 @@ static int queue_first(const struct grun *r, const struct cf_step *st)
 /* A rule the target broke in what the session saw fails the case. */
 static void judge_rx(struct grun *r)
 {
-    if (r->rx.req == VW_REQ_NONE || r->decided)
+    char notes[400] = "";
+    if (r->p->session_advisories && r->session)
+        r->p->session_advisories(r->session, notes, sizeof notes);
+    if (notes[0] && !r->decided && !r->probe) {
+        size_t have = strlen(r->res->message);
+        if (have + 8 < sizeof r->res->message)
+            snprintf(r->res->message + have, sizeof r->res->message - have, "%sadvisory %s", have ? "; " : "", notes);
+    }
+    if (r->rx.req == VW_REQ_NONE || r->decided || r->probe)
         return;
+    verdict_frame(r, last_frame(r));
     gdecide(r, CF_FAIL, r->rx.req, "the target broke %s: %s", vw_req_id(r->rx.req), r->rx.detail);
     r->res->rule_broken = true;
 }
@@ -344,13 +382,21 @@ static void feed_datagram(struct grun *r, unsigned link, const uint8_t *buf, siz
     judge_rx(r);
 }
 
-static void pump(struct grun *r, int ms, bool stop_on_message)
+/* How long pump reads: for the whole time, until a message is queued, or
+ * until one read brought bytes (a module that acts after every read). */
+enum pump_mode { PUMP_FOR, PUMP_UNTIL_MESSAGE, PUMP_ONE_READ };
+
+/* Read what the target sends for up to ms. 1: bytes came, 0: none, -1:
+ * the target closed (now or before). */
+static int pump_mode(struct grun *r, int ms, enum pump_mode mode)
 {
     if (r->dgram) {
-        pump_dgram(r, ms, stop_on_message);
-        return;
+        unsigned before = r->qcount;
+        pump_dgram(r, ms, mode != PUMP_FOR);
+        return r->qcount > before;
     }
     struct timespec until = cf_after_ms((unsigned)ms);
+    int any = 0;
     while (!r->closed && !r->decided) {
         int left = cf_ms_until(until), dl = cf_ms_until(r->deadline);
         if (dl < left)
@@ -360,8 +406,13 @@ static void pump(struct grun *r, int ms, bool stop_on_message)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return;
-        uint8_t buf[16384];
+            return any;
+        /* TCP urgent data stays in the stream and the read stops at its mark */
+        if (r->p->session_urgent && !r->probe && sockatmark(r->fd) == 1) {
+            r->p->session_urgent(r->session, &r->rx);
+            judge_rx(r);
+        }
+        uint8_t buf[32768];
         ssize_t got = recv(r->fd, buf, sizeof buf, 0);
         if (got < 0 && (errno == EAGAIN || errno == EINTR))
             continue;
@@ -372,18 +423,31 @@ static void pump(struct grun *r, int ms, bool stop_on_message)
                         : vn_tcp_fin(&r->flow, r->c->passive ? VN_C2S : VN_S2C);
             r->p->session_finish(r->session, &r->rx);
             judge_rx(r);
-            return;
+            return -1;
         }
+        any = 1;
         if (r->flow_on)
             vn_tcp_send_segment(&r->flow, r->c->passive ? VN_C2S : VN_S2C, buf, (size_t)got);
         unsigned before = r->qcount;
         r->p->session_feed(r->session, buf, (size_t)got, on_message, r, &r->rx);
         judge_rx(r);
-        if (stop_on_message && r->qcount > before)
-            return;
+        if (r->p->session_unframed) {
+            if (r->p->session_unframed(r->session, NULL, 0) == 0)
+                r->unframed_frame = 0;
+            else if (r->unframed_frame == 0)
+                r->unframed_frame = last_frame(r);
+        }
+        if (mode == PUMP_ONE_READ || (mode == PUMP_UNTIL_MESSAGE && r->qcount > before))
+            return 1;
         if (cf_ms_until(until) == 0)
-            return;
+            return 1;
     }
+    return r->closed ? -1 : any;
+}
+
+static void pump(struct grun *r, int ms, bool stop_on_message)
+{
+    (void)pump_mode(r, ms, stop_on_message ? PUMP_UNTIL_MESSAGE : PUMP_FOR);
 }
 
 static int write_all(struct grun *r, const uint8_t *b, size_t n)
@@ -511,64 +575,181 @@ static int put_bytes(struct grun *r, const struct cf_step *st, const struct cf_e
     return 0;
 }
 
+/* A value only the module knows at run time ($var, +N): waits (reading the
+ * target) while the module has it not yet. 0, or -1 with the verdict decided. */
+static int resolve(struct grun *r, const struct cf_step *st, unsigned field, unsigned var, bool relative,
+                   int64_t value, const struct cf_msg *m, int64_t *out)
+{
+    if (!r->p->resolve) {
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "%s: %s=%s is not supported by the generic runner", r->p->title,
+                field < CF_MAX_FIELDS ? r->p->field_name(field) : "repeat", relative ? "+N" : "$var");
+        return -1;
+    }
+    struct timespec until = cf_after_ms(r->e->slack_ms);
+    char why[300] = "";
+    int rc;
+    for (bool final = false;; final = final || cf_ms_until(until) == 0 || r->closed || r->decided) {
+        rc = r->p->resolve(r->session, field, var, relative, value, m, final, out, why, sizeof why);
+        if (rc != CF_RESOLVE_WAIT || final)
+            break;
+        if (!(cf_ms_until(until) == 0 || r->closed || r->decided))
+            pump_mode(r, cf_ms_until(until), PUMP_ONE_READ);
+    }
+    if (r->decided)
+        return -1;
+    if (rc == CF_RESOLVED)
+        return 0;
+    if (rc == CF_RESOLVE_WAIT || rc == CF_RESOLVE_NA)
+        gdecide(r, CF_NOT_APPLICABLE, VW_REQ_NONE, "%s", why);
+    else
+        gdecide(r, CF_FAIL, st->req, "case error: %s", why);
+    return -1;
+}
+
+/* The tester's encoded messages go out in one write (a step's repeats
+ * together): the session sees each first (C97). 0, or -1 (decided, or the
+ * target closed: no verdict of its own). */
+static int send_encoded(struct grun *r, const struct cf_step *st, struct cf_encoded *enc, unsigned n)
+{
+    for (unsigned i = 0; i < n && r->p->session_sending; i++) {
+        char why[300] = "";
+        if (r->p->session_sending(r->session, &enc[i], why, sizeof why) != 0) {
+            gdecide(r, CF_NOT_APPLICABLE, VW_REQ_NONE, "%s", why);
+            return -1;
+        }
+    }
+    struct cf_encoded all = enc[0];
+    uint8_t *joined = NULL;
+    if (n > 1) {
+        size_t total = 0;
+        for (unsigned i = 0; i < n; i++)
+            total += enc[i].len;
+        joined = malloc(total);
+        if (!joined) {
+            gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory");
+            return -1;
+        }
+        all.len = 0;
+        for (unsigned i = 0; i < n; i++) {
+            memcpy(joined + all.len, enc[i].bytes, enc[i].len);
+            all.len += enc[i].len;
+        }
+        all.bytes = joined;
+    }
+    int rc = put_bytes(r, st, &all);
+    free(joined);
+    if (rc == 0) {
+        for (unsigned i = 0; i < n; i++) {
+            keep_echo(r, &enc[i]);
+            if (r->p->session_sent)
+                r->p->session_sent(r->session, &enc[i]);
+        }
+        return 0;
+    }
+    if (r->dgram && errno == EDESTADDRREQ) {
+        /* the case's or the command line's mistake, not the target's */
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "link %u has nowhere to send (run --link %u=[ADDR:]PORT,HOST:PORT)",
+                st->link, st->link);
+        return -1;
+    }
+    if (!r->dgram && (errno == EPIPE || errno == ECONNRESET)) {
+        /* the target closed first: the tester's own failed write is no
+         * verdict (issue 29); the steps that follow judge the close
+         * (expect-close passes, an if-open expect is not applicable) */
+        pump(r, 0, false);
+        if (!r->closed) {
+            r->closed = true;
+            r->p->session_finish(r->session, &r->rx);
+            judge_rx(r);
+        }
+        return -1;
+    }
+    gdecide(r, CF_FAIL, st->req, "sending the %s %s failed: %s (%s)", r->p->type_name(st->type), r->p->unit,
+            strerror(errno), r->dgram ? "the link's interface is down?" : "the target closed?");
+    return -1;
+}
+
+/* While the tester waits: what it owes the target goes now (idle_send). */
+static void send_idle(struct grun *r)
+{
+    if (!r->p->idle_send || r->probe || r->decided || r->closed || r->fd < 0 || !r->session)
+        return;
+    struct cf_encoded enc = {0};
+    if (r->p->idle_send(r->session, &enc) == 1) {
+        static const struct cf_step idle_step; /* no split, no hold */
+        send_encoded(r, r->step ? r->step : &idle_step, &enc, 1);
+    }
+    free(enc.bytes);
+}
+
+/* send_ready: wait until the target lets the step's message go. 0, or -1 decided. */
+static int wait_send_ready(struct grun *r, const struct cf_step *st)
+{
+    if (!r->p->send_ready || r->probe || !r->session)
+        return 0;
+    struct timespec until = cf_after_ms(r->e->slack_ms);
+    char why[300] = "";
+    while (!r->decided && r->p->send_ready(r->session, st, why, sizeof why) == 0) {
+        int left = cf_ms_until(until);
+        if (left == 0 || r->closed) {
+            gdecide(r, CF_NOT_APPLICABLE, VW_REQ_NONE, "%s", why);
+            return -1;
+        }
+        send_idle(r);
+        pump_mode(r, left, PUMP_ONE_READ);
+    }
+    return r->decided ? -1 : 0;
+}
+
+#define GREPEAT_MAX 64
+
 static void do_send(struct grun *r, const struct cf_step *st)
 {
-    int64_t vals[CF_MAX_FIELDS] = {0};
-    for (unsigned f = 0; f < CF_MAX_FIELDS; f++) {
-        if (!st->set[f])
-            continue;
-        if (st->var[f] != CF_VAR_NONE || st->rel[f]) {
-            gdecide(r, CF_SKIP, VW_REQ_NONE, "%s: %s=%s is not supported by the generic runner", r->p->title,
-                    r->p->field_name(f), st->rel[f] ? "+N" : "$var");
-            return;
-        }
-        vals[f] = st->val[f];
-    }
     unsigned times = st->repeat ? st->repeat : 1;
     if (st->repeat_var != CF_VAR_NONE) {
-        gdecide(r, CF_SKIP, VW_REQ_NONE, "repeat=$var is not supported for %s", r->p->title);
-        return;
+        int64_t n;
+        if (resolve(r, st, CF_MAX_FIELDS, st->repeat_var, false, st->repeat_off, NULL, &n) < 0)
+            return;
+        if (n < 1 || n > GREPEAT_MAX) {
+            gdecide(r, CF_FAIL, st->req, "case error: repeat count %lld is outside 1..%d", (long long)n, GREPEAT_MAX);
+            return;
+        }
+        times = (unsigned)n;
     }
+    if (times > GREPEAT_MAX)
+        times = GREPEAT_MAX;
+    if (wait_send_ready(r, st) < 0)
+        return;
+    /* every repeat is encoded before the session sees any (the same state for each) */
+    struct cf_encoded enc[GREPEAT_MAX];
+    unsigned n = 0;
+    memset(enc, 0, sizeof enc);
     for (unsigned i = 0; i < times && !r->decided; i++) {
-        struct cf_encoded enc = {0};
+        int64_t vals[CF_MAX_FIELDS] = {0};
+        for (unsigned f = 0; f < CF_MAX_FIELDS && !r->decided; f++) {
+            if (!st->set[f])
+                continue;
+            vals[f] = st->val[f];
+            if (st->var[f] != CF_VAR_NONE && resolve(r, st, f, st->var[f], false, vals[f], NULL, &vals[f]) < 0)
+                break;
+            if (st->rel[f] && resolve(r, st, f, CF_VAR_NONE, true, vals[f], NULL, &vals[f]) < 0)
+                break;
+        }
+        if (r->decided)
+            break;
         char why[200] = "";
-        if (r->p->encode(r->session, st, vals, &enc, why, sizeof why) < 0) {
+        if (r->p->encode(r->session, st, vals, &enc[n], why, sizeof why) < 0) {
             /* the case asks for what the encoder cannot write: the case's error */
             gdecide(r, CF_SKIP, VW_REQ_NONE, "cannot encode the %s: %s", r->p->unit, why);
-            free(enc.bytes);
-            return;
+            free(enc[n].bytes);
+            break;
         }
-        int rc = put_bytes(r, st, &enc);
-        if (rc == 0) {
-            keep_echo(r, &enc);
-            if (r->p->session_sent)
-                r->p->session_sent(r->session, &enc);
-        }
-        free(enc.bytes);
-        if (rc < 0 && r->dgram && errno == EDESTADDRREQ) {
-            /* the case's or the command line's mistake, not the target's */
-            gdecide(r, CF_SKIP, VW_REQ_NONE, "link %u has nowhere to send (run --link %u=[ADDR:]PORT,HOST:PORT)",
-                    st->link, st->link);
-            return;
-        }
-        if (rc < 0 && !r->dgram && (errno == EPIPE || errno == ECONNRESET)) {
-            /* the target closed first: the tester's own failed write is no
-             * verdict (issue 29); the steps that follow judge the close
-             * (expect-close passes, an if-open expect is not applicable) */
-            pump(r, 0, false);
-            if (!r->closed) {
-                r->closed = true;
-                r->p->session_finish(r->session, &r->rx);
-                judge_rx(r);
-            }
-            return;
-        }
-        if (rc < 0) {
-            gdecide(r, CF_FAIL, st->req, "sending the %s %s failed: %s (%s)", r->p->type_name(st->type), r->p->unit,
-                    strerror(errno), r->dgram ? "the link's interface is down?" : "the target closed?");
-            return;
-        }
+        n++;
     }
+    if (!r->decided && n)
+        send_encoded(r, st, enc, n);
+    for (unsigned i = 0; i < n; i++)
+        free(enc[i].bytes);
 }
 
 static const char *op_text(enum cf_op op)
@@ -576,8 +757,23 @@ static const char *op_text(enum cf_op op)
     return op == CF_OP_EQ ? "=" : op == CF_OP_NE ? "!=" : op == CF_OP_LE ? "<=" : ">=";
 }
 
-/* Does m match the step's fields? 0 yes, else why in msg. */
-static int matches(struct grun *r, const struct cf_step *st, const struct cf_msg *m, char *msg, size_t n)
+/* The values an expect compares with, its $variables resolved (relative
+ * values are the message's: resolved in matches). 0, or -1 decided. */
+static int expected_values(struct grun *r, const struct cf_step *st, int64_t *want)
+{
+    for (unsigned k = 0; k < st->nmatch; k++) {
+        const struct cf_match *mt = &st->match[k];
+        want[k] = mt->value;
+        if (mt->var != CF_VAR_NONE && resolve(r, st, mt->field, mt->var, false, mt->value, NULL, &want[k]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Does m match the step's fields? 0 yes, -1 no (why in msg), -2 decided
+ * (a relative value the module cannot resolve: the case's error). */
+static int matches(struct grun *r, const struct cf_step *st, const int64_t *want, const struct cf_msg *m, char *msg,
+                   size_t n)
 {
     if (st->type != CF_TYPE_ANY && m->type != st->type && !(st->has_type_alt && m->type == st->type_alt)) {
         char got[200];
@@ -587,26 +783,36 @@ static int matches(struct grun *r, const struct cf_step *st, const struct cf_msg
     }
     for (unsigned k = 0; k < st->nmatch; k++) {
         const struct cf_match *mt = &st->match[k];
-        int64_t v;
-        if (mt->var != CF_VAR_NONE || mt->relative) {
-            snprintf(msg, n, "%s: relative values and $variables are not supported for %s",
-                     r->p->field_name(mt->field), r->p->title);
-            return -1;
-        }
+        int64_t v, expected = want[k];
+        if (r->p->field_ignored && r->p->field_ignored(m, mt->field))
+            continue;
         if (!r->p->field_value(m, mt->field, &v)) {
-            snprintf(msg, n, "%s %s has no field %s", r->p->type_name(m->type), r->p->unit,
-                     r->p->field_name(mt->field));
+            char got[200];
+            r->p->describe(m, got, sizeof got);
+            snprintf(msg, n, "%s %s has no field %s (%s)", r->p->type_name(m->type), r->p->unit,
+                     r->p->field_name(mt->field), got);
             return -1;
         }
+        if (mt->relative && resolve(r, st, mt->field, CF_VAR_NONE, true, expected, m, &expected) < 0)
+            return -2;
         int64_t got = mt->mask ? (int64_t)((uint64_t)v & mt->mask) : v;
-        bool ok = mt->op == CF_OP_EQ ? got == mt->value : mt->op == CF_OP_NE ? got != mt->value
-                  : mt->op == CF_OP_LE ? got <= mt->value : got >= mt->value;
+        bool ok = mt->op == CF_OP_EQ ? got == expected : mt->op == CF_OP_NE ? got != expected
+                  : mt->op == CF_OP_LE ? got <= expected : got >= expected;
         if (!ok) {
-            snprintf(msg, n, "%s %s: %s is %lld, expected %s%lld", r->p->type_name(m->type), r->p->unit,
-                     r->p->field_name(mt->field), (long long)got, op_text(mt->op), (long long)mt->value);
+            char whole[200], masked[32] = "";
+            r->p->describe(m, whole, sizeof whole);
+            if (mt->mask)
+                snprintf(masked, sizeof masked, "&%llu", (unsigned long long)mt->mask);
+            const char *f = r->p->field_name(mt->field);
+            snprintf(msg, n, "expected %s %s%s%s%lld, got %s%s=%lld (%s)",
+                     st->type == CF_TYPE_ANY ? "any" : r->p->type_name(st->type), f, masked, op_text(mt->op),
+                     (long long)expected, f, masked, (long long)got, whole);
             return -1;
         }
     }
+    if (r->p->match_more && (st->data_written || st->data_capture) &&
+        r->p->match_more(r->session, r->c, st, m, msg, n) < 0)
+        return -1;
     if (st->data_echo) {
         bool ok = m->msg_offset <= r->echo_len && m->payload_len <= r->echo_len - m->msg_offset &&
                   (m->payload_len == 0 || memcmp(m->payload, r->echo + m->msg_offset, m->payload_len) == 0);
@@ -616,7 +822,7 @@ static int matches(struct grun *r, const struct cf_step *st, const struct cf_msg
             return -1;
         }
     }
-    if (st->data_written) {
+    if ((st->data_written || st->data_capture) && !r->p->match_more) {
         snprintf(msg, n, "data=written is not supported for %s", r->p->title);
         return -1;
     }
@@ -632,63 +838,139 @@ static void take_last(struct grun *r, struct gmsg *g)
     memset(g, 0, sizeof *g);
 }
 
+/* C96: a capture case's difference waits for the bytes already in flight
+ * (until 20 ms pass without any): a rule the target broke in them explains
+ * the difference and is reported instead. */
+static void settle_difference(struct grun *r)
+{
+    if (r->c->from_capture && (r->flags & CF_RUNNER_DRAIN))
+        while (!r->decided && cf_ms_until(r->deadline) > 0 && pump_mode(r, 20, PUMP_ONE_READ) > 0) {
+        }
+}
+
+/* Messages the module passes over when an expect finds them next. */
+static void drop_fillers(struct grun *r, const struct cf_step *st)
+{
+    while (r->p->msg_filler && !st->skip_other && st->type != CF_TYPE_ANY && r->qcount &&
+           r->queue[0].m.type != st->type && r->p->msg_filler(&r->queue[0].m)) {
+        struct gmsg g;
+        queue_take(r, 0, &g);
+        msg_release(r, &g);
+    }
+}
+
+/* A message gathered in pieces is compared as it is. */
+static bool flush_gathered(struct grun *r)
+{
+    return r->p->session_flush && r->session && r->p->session_flush(r->session, on_message, r);
+}
+
 static void do_expect(struct grun *r, const struct cf_step *st)
 {
-    struct timespec until = cf_after_ms(st->wait_ms ? st->wait_ms : r->e->slack_ms);
+    unsigned wait_ms = st->wait_ms ? st->wait_ms : r->e->slack_ms;
+    struct timespec until = cf_after_ms(wait_ms);
+    int64_t want[CF_MAX_MATCHES];
+    if (expected_values(r, st, want) < 0)
+        return;
+    bool keep = (r->flags & CF_RUNNER_AWAIT_KEEPS) != 0;
+    char why[400] = "";
+    unsigned passed = 0;
     for (;;) {
-        int at;
-        while ((at = queue_first(r, st)) >= 0 && !r->decided) {
+        drop_fillers(r, st);
+        passed = 0;
+        for (unsigned i = 0; i < r->qcount && !r->decided;) {
+            if (st->link_set && r->queue[i].link != st->link) {
+                i++;
+                continue;
+            }
+            int rc = matches(r, st, want, &r->queue[i].m, why, sizeof why);
+            if (rc == -2)
+                return;
             struct gmsg got;
-            queue_take(r, (unsigned)at, &got);
-            struct gmsg *g = &got;
-            char why[400];
-            int rc = matches(r, st, &g->m, why, sizeof why);
             if (rc == 0) {
-                if (r->e->capture)
-                    cf_result_add_frame(r->res, g->frame);
-                take_last(r, g);
+                queue_take(r, i, &got);
+                if (r->e->capture && !(r->flags & CF_RUNNER_FRAMES_AT_VERDICT))
+                    cf_result_add_frame(r->res, got.frame);
+                take_last(r, &got);
                 return;
             }
             if (!st->skip_other) {
-                msg_release(r, g);
+                char na[300];
+                if (r->p->refused && r->p->refused(r->c, st, &r->queue[i].m, na, sizeof na)) {
+                    gdecide(r, CF_NOT_APPLICABLE, VW_REQ_NONE, "%s", na);
+                    return;
+                }
+                verdict_frame(r, r->queue[i].frame);
+                queue_take(r, i, &got);
+                msg_release(r, &got);
+                settle_difference(r);
                 if (r->dgram && st->link_set)
                     gdecide(r, CF_FAIL, st->req, "on link %u: %s", st->link, why);
                 else
                     gdecide(r, CF_FAIL, st->req, "%s", why);
                 return;
             }
-            msg_release(r, g);
+            passed++;
+            if (keep) {
+                i++; /* C94: it stays for a later step */
+            } else {
+                queue_take(r, i, &got);
+                msg_release(r, &got);
+            }
         }
         if (r->decided)
             return;
+        const char *what = st->type == CF_TYPE_ANY ? "anything" : r->p->type_name(st->type);
         if (r->closed && st->na_if_closed) {
             gdecide(r, CF_NOT_APPLICABLE, VW_REQ_NONE, "the target closed the connection instead of sending %s "
-                    "(if-open: its choice, the case does not apply)",
-                    st->type == CF_TYPE_ANY ? "anything" : r->p->type_name(st->type));
+                    "(if-open: its choice, the case does not apply)", what);
             return;
         }
         if (r->closed) {
-            gdecide(r, CF_FAIL, st->req, "the target closed the connection instead of sending %s",
-                    st->type == CF_TYPE_ANY ? "anything" : r->p->type_name(st->type));
+            verdict_frame(r, last_frame(r));
+            gdecide(r, CF_FAIL, st->req, "the target closed the connection instead of sending %s%s%s", what,
+                    passed ? "; passed over before: " : "", passed ? why : "");
             return;
         }
-        int left = cf_ms_until(until);
-        if (left == 0 || cf_ms_until(r->deadline) == 0) {
+        int left = cf_ms_until(until), dl = cf_ms_until(r->deadline);
+        if ((left == 0 || dl == 0) && flush_gathered(r))
+            continue; /* a message that never ended is compared as it is */
+        if (left == 0 || dl == 0) {
             if (r->p->session_stalled && r->session) { /* C45: what the silence settles */
                 r->p->session_stalled(r->session, &r->rx);
                 judge_rx(r);
                 if (r->decided)
                     return;
             }
-            char where[32] = "";
+            char where[32] = "", unframed[300] = "";
             if (r->dgram && st->link_set)
                 snprintf(where, sizeof where, " on link %u", st->link);
-            gdecide(r, CF_TIMEOUT, st->req, "no %s%s%s%s within %u ms",
-                    st->type == CF_TYPE_ANY ? "" : r->p->type_name(st->type), st->type == CF_TYPE_ANY ? "" : " ",
-                    r->p->unit, where, st->wait_ms ? st->wait_ms : r->e->slack_ms);
+            if (passed) {
+                gdecide(r, CF_TIMEOUT, st->req, "no %s%s within %u ms; %u other %s(s) arrived, the last: %s", what,
+                        where, wait_ms, passed, r->p->unit, why);
+            } else if (r->p->session_unframed && r->session &&
+                       r->p->session_unframed(r->session, unframed, sizeof unframed) > 0) {
+                /* a target that answers garbage must not read as one that answered nothing */
+                verdict_frame(r, r->unframed_frame);
+                verdict_frame(r, last_frame(r));
+                gdecide(r, CF_TIMEOUT, st->req, "no %s within %u ms; %s", what, wait_ms, unframed);
+            } else {
+                gdecide(r, CF_TIMEOUT, st->req, "no %s%s%s%s within %u ms",
+                        st->type == CF_TYPE_ANY ? "" : r->p->type_name(st->type), st->type == CF_TYPE_ANY ? "" : " ",
+                        r->p->unit, where, wait_ms);
+            }
             return;
         }
-        pump(r, left, true);
+        send_idle(r);
+        /* a message whose next piece does not come for a while is compared
+         * as it is, without waiting for the whole wait */
+        int ms = left < dl ? left : dl;
+        bool gathering = r->p->session_gathering && r->p->session_gathering(r->session);
+        if (gathering && r->p->flush_quiet_ms && ms > (int)r->p->flush_quiet_ms)
+            ms = (int)r->p->flush_quiet_ms;
+        int got = pump_mode(r, ms, r->p->idle_send || gathering ? PUMP_ONE_READ : PUMP_UNTIL_MESSAGE);
+        if (got == 0 && gathering)
+            flush_gathered(r);
     }
 }
 
@@ -699,9 +981,20 @@ static void do_check(struct grun *r, const struct cf_step *st)
         return;
     }
     char why[400];
-    if (matches(r, st, &r->last.m, why, sizeof why) == 0)
+    int64_t want[CF_MAX_MATCHES];
+    if (expected_values(r, st, want) < 0)
         return;
-    gdecide(r, st->kind == CF_STEP_ONLY_IF ? CF_NOT_APPLICABLE : CF_FAIL, st->req, "%s", why);
+    int rc = matches(r, st, want, &r->last.m, why, sizeof why);
+    if (rc != -1)
+        return;
+    if (st->kind == CF_STEP_ONLY_IF) {
+        gdecide(r, CF_NOT_APPLICABLE, st->req, "the target made a choice the draft allows, and the case needs "
+                "another: %s", why);
+        return;
+    }
+    verdict_frame(r, r->last.frame);
+    settle_difference(r);
+    gdecide(r, CF_FAIL, st->req, "%s", why);
 }
 
 /* expect-nothing: no message (on the step's link) is queued or arrives
@@ -889,6 +1182,8 @@ static bool start_session(struct grun *r, const struct cf_step *st)
         gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
         return false;
     }
+    if (r->p->session_attach)
+        r->p->session_attach(r->session, r->e);
     if (r->p->on_connect && r->p->on_connect(r->session, r->fd, why, sizeof why) < 0) {
         gdecide(r, CF_FAIL, st->req, "%s", why);
         return false;
@@ -896,12 +1191,18 @@ static bool start_session(struct grun *r, const struct cf_step *st)
     return true;
 }
 
-int cf_accept_implementation(struct cf_engine *e, bool via_relay, unsigned wait_ms, struct timespec deadline,
+/* Role passive (C44): the implementation's connection on the listen socket
+ * (through the relay, the tester's in its namespace), stale ones dropped,
+ * after starting --connect-cmd for the case unless *child runs already;
+ * waits wait_ms, at most until deadline. The connection (non-blocking,
+ * tuned), or an ACCEPT_* with the reason. */
+enum { ACCEPT_NO_LISTEN = -1, ACCEPT_TIMEOUT = -2, ACCEPT_FAILED = -3 };
+static int accept_implementation(struct cf_engine *e, bool via_relay, unsigned wait_ms, struct timespec deadline,
                              pid_t *child, char *why, size_t whylen)
 {
     if (e->listen_fd < 0) {
         snprintf(why, whylen, "a passive case needs listen mode (run --listen PORT)");
-        return CF_ACCEPT_NO_LISTEN;
+        return ACCEPT_NO_LISTEN;
     }
     /* through the relay the tester listens in its namespace (C53) */
     int lfd = via_relay ? e->relay_listen_fd : e->listen_fd;
@@ -918,19 +1219,19 @@ int cf_accept_implementation(struct cf_engine *e, bool via_relay, unsigned wait_
         *child = cf_spawn_connector(e, via_relay ? cf_relay_tester_addr(e->relay) : "127.0.0.1", why, whylen);
         if (*child < 0) {
             *child = 0;
-            return CF_ACCEPT_FAILED;
+            return ACCEPT_FAILED;
         }
     }
     int left = cf_ms_until(deadline);
     struct pollfd p = {lfd, POLLIN, 0};
     if (poll(&p, 1, (int)wait_ms < left ? (int)wait_ms : left) <= 0) {
         snprintf(why, whylen, "the implementation did not connect to port %u within %u ms", e->listen_port, wait_ms);
-        return CF_ACCEPT_TIMEOUT;
+        return ACCEPT_TIMEOUT;
     }
     int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
         snprintf(why, whylen, "accept: %s", strerror(errno));
-        return CF_ACCEPT_FAILED;
+        return ACCEPT_FAILED;
     }
     cf_tune_socket(fd);
     return fd;
@@ -943,20 +1244,39 @@ static void do_accept(struct grun *r, const struct cf_step *st)
     char why[300];
     if (r->e->listen_fd >= 0)
         end_connection(r);
-    r->fd = cf_accept_implementation(r->e, r->via_relay, st->wait_ms ? st->wait_ms : r->e->accept_ms, r->deadline,
+    r->fd = accept_implementation(r->e, r->via_relay, st->wait_ms ? st->wait_ms : r->e->accept_ms, r->deadline,
                                      &r->child, why, sizeof why);
     if (r->fd < 0) {
         int rc = r->fd;
         r->fd = -1;
-        if (rc == CF_ACCEPT_NO_LISTEN)
+        if (rc == ACCEPT_NO_LISTEN)
             gdecide(r, CF_SKIP, VW_REQ_NONE, "%s", why);
         else
-            gdecide(r, rc == CF_ACCEPT_TIMEOUT ? CF_TIMEOUT : CF_FAIL, st->req, "%s", why);
+            gdecide(r, rc == ACCEPT_TIMEOUT ? CF_TIMEOUT : CF_FAIL, st->req, "%s", why);
         return;
     }
     /* through the relay, the capture gets the real packets afterwards */
     r->flow_on = !r->via_relay && cf_capture_flow_open(r->e, r->fd, true, &r->flow);
     start_session(r, st);
+}
+
+/* C95: expect-close waits for the close alone; what the target sends
+ * before it was judged by the session and is no answer. */
+static void expect_close_any(struct grun *r, const struct cf_step *st, unsigned ms)
+{
+    struct timespec until = cf_after_ms(ms);
+    while (!r->closed && !r->decided) {
+        int left = cf_ms_until(until), dl = cf_ms_until(r->deadline);
+        if (left == 0 || dl == 0) {
+            verdict_frame(r, last_frame(r));
+            gdecide(r, CF_FAIL, st->req, "the target kept the connection open for %u ms", ms);
+            return;
+        }
+        send_idle(r);
+        pump_mode(r, left < dl ? left : dl, PUMP_ONE_READ);
+    }
+    if (r->closed)
+        verdict_frame(r, last_frame(r));
 }
 
 static void run_steps(struct grun *r)
@@ -977,7 +1297,6 @@ static void run_steps(struct grun *r)
                 open_links(r);
                 break;
             }
-            r->fd = cf_connect_target(r->e, r->e->slack_ms, why, sizeof why);
             end_connection(r);
             r->fd = r->via_relay ? cf_connect_relayed(r->e, r->e->slack_ms, why, sizeof why)
                                  : cf_connect_target(r->e, r->e->slack_ms, why, sizeof why);
@@ -1003,6 +1322,10 @@ static void run_steps(struct grun *r)
             break;
         case CF_STEP_EXPECT_CLOSE: {
             unsigned ms = st->wait_ms ? st->wait_ms : r->e->slack_ms;
+            if (r->flags & CF_RUNNER_CLOSE_ANY) {
+                expect_close_any(r, st, ms);
+                break;
+            }
             struct timespec until = cf_after_ms(ms);
             /* what the target sent before the tester's last write was no
              * reaction to it: the session judged it, the close is still due */
@@ -1026,6 +1349,8 @@ static void run_steps(struct grun *r)
         case CF_STEP_EXPECT_OPEN: {
             unsigned ms = st->wait_ms ? st->wait_ms : r->e->slack_ms;
             pump(r, (int)ms, false);
+            if (r->closed)
+                verdict_frame(r, last_frame(r));
             if (r->closed)
                 gdecide(r, CF_FAIL, st->req, "the target closed the connection (expected it open for %u ms)", ms);
             break;
@@ -1051,6 +1376,10 @@ static void run_steps(struct grun *r)
         }
     }
     r->step = NULL;
+    /* C96: what is still in flight is checked too (a rule broken after the last expect) */
+    if ((r->flags & CF_RUNNER_DRAIN) && !r->decided && r->fd >= 0)
+        while (pump_mode(r, 20, PUMP_ONE_READ) > 0 && !r->decided) {
+        }
 }
 
 /* Datagram protocols: the links stay open a moment after the case and what
@@ -1078,7 +1407,12 @@ static void drain_links(struct grun *r)
     }
 }
 
-void cf_relay_case_finish(struct cf_engine *e, const struct cf_case *c, struct cf_result *res, bool decided)
+/* After a relay case (C46): the relay's real packets go into the run's
+ * capture, the module judges them (judge_recording), and every packet
+ * action must have happened (else the case did not test what it says: a
+ * failure under its first requirement). decided: the case has its verdict
+ * already, which stands. */
+static void relay_case_finish(struct cf_engine *e, const struct cf_case *c, struct cf_result *res, bool decided)
 {
     struct timespec pause = {0, 50L * 1000000L}; /* the last FIN and ACK cross the relay */
     nanosleep(&pause, NULL);
@@ -1135,7 +1469,7 @@ static void impair_verdict(struct grun *r)
              "%s; a datagram link has no retransmission): %.*s", what, (int)(sizeof res->message - 360), was);
 }
 
-void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res, bool probe)
 {
     struct grun *r = calloc(1, sizeof *r);
     if (!r) {
@@ -1148,6 +1482,8 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
     r->p = c->proto;
     r->res = res;
     r->fd = -1;
+    r->probe = probe;
+    r->flags = c->proto->runner_flags;
     r->dgram = c->proto->transport == CF_TRANSPORT_DATAGRAM;
     for (unsigned k = 0; k < CF_MAX_LINKS; k++)
         r->lfd[k] = -1;
@@ -1159,10 +1495,13 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
         r->rng[0] = seed ^ 0x7465737465720000ull;
         r->rng[1] = seed ^ 0x7461726765740000ull;
     }
-    if ((c->from_capture && !c->proto->load_capture_case) || c->needs_region || (c->relay && r->dgram))
+    if ((c->from_capture && !c->proto->load_capture_case) || (c->needs_region && !c->proto->resolve) ||
+        (c->relay && r->dgram))
         gdecide(r, CF_SKIP, VW_REQ_NONE, "%s cases run only scripted (or from a capture the module loads as "
                 "steps), without a region, and through the relay only over TCP (the generic runner)",
                 c->proto->title);
+    else if (probe)
+        run_steps(r);
     else if ((c->relay || e->relay_all) && !r->dgram &&
              !(c->passive ? cf_relay_ready_passive(e) : cf_relay_ready_active(e)))
         gdecide(r, CF_SKIP, VW_REQ_NONE, "needs the packet relay: %s",
@@ -1171,6 +1510,7 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
         if ((c->relay || e->relay_all) && !r->dgram) {
             r->via_relay = true;
             r->deadline = cf_after_ms(c->timeout_ms); /* setting up the relay is not the case's time */
+            r->relay_base = e->capture ? (unsigned)vn_pcap_frames(e->capture) : 0;
             cf_engine_relay_begin(e, c);
         }
         run_steps(r);
@@ -1188,10 +1528,29 @@ void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf
     if (r->child)
         cf_stop_connector(r->child);
     if (r->via_relay)
-        cf_relay_case_finish(e, c, res, r->decided);
+        relay_case_finish(e, c, res, r->decided);
     free(r->echo);
     free(r->held);
     free(r);
+}
+
+void cf_generic_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
+{
+    run_case(e, c, res, false);
+}
+
+int cf_generic_probe(struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen)
+{
+    struct cf_result res;
+    cf_result_init(&res, c);
+    struct vn_pcap_writer *saved = e->capture;
+    e->capture = NULL;
+    run_case(e, c, &res, true);
+    e->capture = saved;
+    if (res.verdict == CF_PASS)
+        return 0;
+    snprintf(why, whylen, "%s", res.message);
+    return -1;
 }
 
 int cf_generic_check_alive(struct cf_engine *e, char *why, size_t whylen)

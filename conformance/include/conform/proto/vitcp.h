@@ -1,10 +1,12 @@
 /*
  * The VI/TCP protocol module (conformance/src/proto/vitcp/): its case
- * vocabulary (segment types are the wire library's, fields below), its
- * step runner (engine.c: reassembly, relative message numbers, the RDMA
- * region, passive cases, the relay's recordings, capture replay) and its
- * capture cases (vitcp_capcase.h). The only part of vitcp-conform that
- * speaks VI/TCP; the core reaches it through cf_proto_vitcp.
+ * vocabulary (module.c; segment types are the wire library's, fields
+ * below), its session on the core's generic runner (session.c: framing,
+ * reassembly, the RDMA region, relative message numbers; send.c: the
+ * encoder, capture replay, receive descriptors, the NOP at Reliable
+ * Reception, $level and the survival probe) and its capture cases
+ * (vitcp_capcase.h). The only part of vitcp-conform that speaks VI/TCP;
+ * the core reaches it through cf_proto_vitcp.
  *
  * Its vocabulary in the case language (conform/case.h):
  *
@@ -118,7 +120,8 @@ const char *cf_field_name(enum cf_field f);
 /* The field of a name ("msg", "opt.crc"); -1 if unknown. */
 int cf_field_by_name(const char *name);
 
-/* The module's step runner and survival probe (engine.c). */
+/* The module's run_case ($level asked before the generic runner runs the
+ * case) and survival probe (send.c). */
 void cf_vitcp_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
 int cf_vitcp_check_alive(struct cf_engine *e, char *why, size_t whylen);
 

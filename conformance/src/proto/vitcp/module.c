@@ -1,12 +1,14 @@
 /* The VI/TCP module's entry in the protocol table: the case vocabulary
  * (segment types, fields, attribute names, CE options, discriminators, the
  * CRC trailer) and the judgement of a relay case's recording. Its cases
- * run on its own step runner (engine.c). */
+ * run on the core's generic runner with the session of session.c and
+ * send.c. */
 #include "conform/proto/vitcp.h"
 #include "conform/engine.h"
 #include "conform/lint.h"
 #include "conform/proto/vitcp_capcase.h"
 #include "conform/relay.h"
+#include "session.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -319,6 +321,30 @@ const struct conform_protocol cf_proto_vitcp = {
     .judge_recording = judge_recording,
     .run_case = cf_vitcp_run_case,
     .check_alive = cf_vitcp_check_alive,
+    .encode = cf_vitcp_encode,
+    .session_new = cf_vitcp_session_new,
+    .session_free = cf_vitcp_session_free,
+    .session_feed = cf_vitcp_session_feed,
+    .session_finish = cf_vitcp_session_finish,
+    .msg_free = cf_vitcp_msg_free,
+    .field_value = cf_vitcp_field_value,
+    .describe = cf_vitcp_describe,
+    .runner_flags = CF_RUNNER_FRAMES_AT_VERDICT | CF_RUNNER_AWAIT_KEEPS | CF_RUNNER_CLOSE_ANY | CF_RUNNER_DRAIN,
+    .session_attach = cf_vitcp_session_attach,
+    .resolve = cf_vitcp_resolve,
+    .field_ignored = cf_vitcp_field_ignored,
+    .msg_filler = cf_vitcp_msg_filler,
+    .refused = cf_vitcp_refused,
+    .match_more = cf_vitcp_match_more,
+    .send_ready = cf_vitcp_send_ready,
+    .idle_send = cf_vitcp_idle_send,
+    .session_sending = cf_vitcp_session_sending,
+    .session_gathering = cf_vitcp_session_gathering,
+    .session_flush = cf_vitcp_session_flush,
+    .flush_quiet_ms = VS_QUIET_MS,
+    .session_urgent = cf_vitcp_session_urgent,
+    .session_unframed = cf_vitcp_session_unframed,
+    .session_advisories = cf_vitcp_session_advisories,
     .load_capture_case = cf_capcase_load,
     .describe_capture_case = cf_capcase_describe,
     .is_capture_meta = cf_capcase_is_meta_name,
