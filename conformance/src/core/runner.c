@@ -611,6 +611,12 @@ static int resolve(struct grun *r, const struct cf_step *st, unsigned field, uns
  * target closed: no verdict of its own). */
 static int send_encoded(struct grun *r, const struct cf_step *st, struct cf_encoded *enc, unsigned n)
 {
+    if (r->dgram && n > 1) { /* one datagram each */
+        for (unsigned i = 0; i < n; i++)
+            if (send_encoded(r, st, &enc[i], 1) < 0)
+                return -1;
+        return 0;
+    }
     for (unsigned i = 0; i < n && r->p->session_sending; i++) {
         char why[300] = "";
         if (r->p->session_sending(r->session, &enc[i], why, sizeof why) != 0) {
@@ -677,7 +683,7 @@ static void send_idle(struct grun *r)
     struct cf_encoded enc = {0};
     if (r->p->idle_send(r->session, &enc) == 1) {
         static const struct cf_step idle_step; /* no split, no hold */
-        send_encoded(r, r->step ? r->step : &idle_step, &enc, 1);
+        send_encoded(r, &idle_step, &enc, 1);
     }
     free(enc.bytes);
 }
