@@ -74,6 +74,7 @@ struct grun {
     bool probe;       /* cf_generic_probe: the target's rules do not count */
     unsigned flags;   /* the module's runner_flags */
     unsigned unframed_frame; /* where bytes no whole message took began (0: none) */
+    unsigned feed_frame; /* while bytes of a read are fed: the capture's frame then (C93) */
     /* datagram links under run --impair (C61): the tester impairs what it
      * sends and what it receives, from a PRNG per direction seeded with the
      * case's id; held datagrams go (out) or are read (in) when due */
@@ -149,7 +150,7 @@ static void msg_release(struct grun *r, struct gmsg *g)
 static void on_message(void *ctx, const struct cf_msg *m)
 {
     struct grun *r = ctx;
-    struct gmsg g = {*m, last_frame(r), r->cur_link, false};
+    struct gmsg g = {*m, r->feed_frame ? r->feed_frame : last_frame(r), r->cur_link, false};
     if (r->qcount == GQUEUE_MAX) {
         msg_release(r, &g);
         gdecide(r, CF_FAIL, r->c->reqs[0], "more than %d %ss of the target not expected by the case",
@@ -190,7 +191,7 @@ static void judge_rx(struct grun *r)
     }
     if (r->rx.req == VW_REQ_NONE || r->decided || r->probe)
         return;
-    verdict_frame(r, last_frame(r));
+    verdict_frame(r, r->feed_frame ? r->feed_frame : last_frame(r));
     gdecide(r, CF_FAIL, r->rx.req, "the target broke %s: %s", vw_req_id(r->rx.req), r->rx.detail);
     r->res->rule_broken = true;
 }
@@ -429,8 +430,10 @@ static int pump_mode(struct grun *r, int ms, enum pump_mode mode)
         if (r->flow_on)
             vn_tcp_send_segment(&r->flow, r->c->passive ? VN_C2S : VN_S2C, buf, (size_t)got);
         unsigned before = r->qcount;
+        r->feed_frame = last_frame(r); /* the read's, not a later packet's the relay recorded meanwhile */
         r->p->session_feed(r->session, buf, (size_t)got, on_message, r, &r->rx);
         judge_rx(r);
+        r->feed_frame = 0;
         if (r->p->session_unframed) {
             if (r->p->session_unframed(r->session, NULL, 0) == 0)
                 r->unframed_frame = 0;
