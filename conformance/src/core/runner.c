@@ -389,7 +389,7 @@ enum pump_mode { PUMP_FOR, PUMP_UNTIL_MESSAGE, PUMP_ONE_READ };
 
 /* Read what the target sends for up to ms. 1: bytes came, 0: none, -1:
  * the target closed (now or before). */
-static int pump_mode(struct grun *r, int ms, enum pump_mode mode)
+static int pump(struct grun *r, int ms, enum pump_mode mode)
 {
     if (r->dgram) {
         unsigned before = r->qcount;
@@ -446,11 +446,6 @@ static int pump_mode(struct grun *r, int ms, enum pump_mode mode)
             return 1;
     }
     return r->closed ? -1 : any;
-}
-
-static void pump(struct grun *r, int ms, bool stop_on_message)
-{
-    (void)pump_mode(r, ms, stop_on_message ? PUMP_UNTIL_MESSAGE : PUMP_FOR);
 }
 
 static int write_all(struct grun *r, const uint8_t *b, size_t n)
@@ -596,7 +591,7 @@ static int resolve(struct grun *r, const struct cf_step *st, unsigned field, uns
         if (rc != CF_RESOLVE_WAIT || final)
             break;
         if (!(cf_ms_until(until) == 0 || r->closed || r->decided))
-            pump_mode(r, cf_ms_until(until), PUMP_ONE_READ);
+            pump(r, cf_ms_until(until), PUMP_ONE_READ);
     }
     if (r->decided)
         return -1;
@@ -665,7 +660,7 @@ static int send_encoded(struct grun *r, const struct cf_step *st, struct cf_enco
         /* the target closed first: the tester's own failed write is no
          * verdict (issue 29); the steps that follow judge the close
          * (expect-close passes, an if-open expect is not applicable) */
-        pump(r, 0, false);
+        pump(r, 0, PUMP_FOR);
         if (!r->closed) {
             r->closed = true;
             r->p->session_finish(r->session, &r->rx);
@@ -705,7 +700,7 @@ static int wait_send_ready(struct grun *r, const struct cf_step *st)
             return -1;
         }
         send_idle(r);
-        pump_mode(r, left, PUMP_ONE_READ);
+        pump(r, left, PUMP_ONE_READ);
     }
     return r->decided ? -1 : 0;
 }
@@ -853,7 +848,7 @@ static void take_last(struct grun *r, struct gmsg *g)
 static void settle_difference(struct grun *r)
 {
     if (r->c->from_capture && (r->flags & CF_RUNNER_DRAIN))
-        while (!r->decided && cf_ms_until(r->deadline) > 0 && pump_mode(r, 20, PUMP_ONE_READ) > 0) {
+        while (!r->decided && cf_ms_until(r->deadline) > 0 && pump(r, 20, PUMP_ONE_READ) > 0) {
         }
 }
 
@@ -977,7 +972,7 @@ static void do_expect(struct grun *r, const struct cf_step *st)
         bool gathering = r->p->session_gathering && r->p->session_gathering(r->session);
         if (gathering && r->p->flush_quiet_ms && ms > (int)r->p->flush_quiet_ms)
             ms = (int)r->p->flush_quiet_ms;
-        int got = pump_mode(r, ms, r->p->idle_send || gathering ? PUMP_ONE_READ : PUMP_UNTIL_MESSAGE);
+        int got = pump(r, ms, r->p->idle_send || gathering ? PUMP_ONE_READ : PUMP_UNTIL_MESSAGE);
         if (got == 0 && gathering)
             flush_gathered(r);
     }
@@ -1027,7 +1022,7 @@ static void expect_nothing(struct grun *r, const struct cf_step *st)
         }
         if (r->decided || r->closed || cf_ms_until(until) == 0 || cf_ms_until(r->deadline) == 0)
             return;
-        pump(r, cf_ms_until(until), true);
+        pump(r, cf_ms_until(until), PUMP_UNTIL_MESSAGE);
     }
 }
 
@@ -1119,7 +1114,7 @@ static void expect_node_log(struct grun *r, const struct cf_step *st)
                         ms);
             break;
         }
-        pump(r, left < 20 ? left : 20, false);
+        pump(r, left < 20 ? left : 20, PUMP_FOR);
     }
     regfree(&re);
 }
@@ -1282,7 +1277,7 @@ static void expect_close_any(struct grun *r, const struct cf_step *st, unsigned 
             return;
         }
         send_idle(r);
-        pump_mode(r, left < dl ? left : dl, PUMP_ONE_READ);
+        pump(r, left < dl ? left : dl, PUMP_ONE_READ);
     }
     if (r->closed)
         verdict_frame(r, last_frame(r));
@@ -1345,7 +1340,7 @@ static void run_steps(struct grun *r)
             }
             while (!r->closed && !r->decided && !r->qcount && cf_ms_until(until) > 0 &&
                    cf_ms_until(r->deadline) > 0)
-                pump(r, cf_ms_until(until), true);
+                pump(r, cf_ms_until(until), PUMP_UNTIL_MESSAGE);
             if (r->qcount && !r->decided) {
                 /* what an expect did not take: the target answered instead of closing */
                 char got[200];
@@ -1357,7 +1352,7 @@ static void run_steps(struct grun *r)
         }
         case CF_STEP_EXPECT_OPEN: {
             unsigned ms = st->wait_ms ? st->wait_ms : r->e->slack_ms;
-            pump(r, (int)ms, false);
+            pump(r, (int)ms, PUMP_FOR);
             if (r->closed)
                 verdict_frame(r, last_frame(r));
             if (r->closed)
@@ -1371,7 +1366,7 @@ static void run_steps(struct grun *r)
                 vn_tcp_fin(&r->flow, r->c->passive ? VN_S2C : VN_C2S);
             break;
         case CF_STEP_WAIT:
-            pump(r, (int)st->wait_ms, false);
+            pump(r, (int)st->wait_ms, PUMP_FOR);
             break;
         case CF_STEP_ACCEPT:
             do_accept(r, st);
@@ -1387,7 +1382,7 @@ static void run_steps(struct grun *r)
     r->step = NULL;
     /* C96: what is still in flight is checked too (a rule broken after the last expect) */
     if ((r->flags & CF_RUNNER_DRAIN) && !r->decided && r->fd >= 0)
-        while (pump_mode(r, 20, PUMP_ONE_READ) > 0 && !r->decided) {
+        while (pump(r, 20, PUMP_ONE_READ) > 0 && !r->decided) {
         }
 }
 

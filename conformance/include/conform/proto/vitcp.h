@@ -120,9 +120,4 @@ const char *cf_field_name(enum cf_field f);
 /* The field of a name ("msg", "opt.crc"); -1 if unknown. */
 int cf_field_by_name(const char *name);
 
-/* The module's run_case ($level asked before the generic runner runs the
- * case) and survival probe (send.c). */
-void cf_vitcp_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
-int cf_vitcp_check_alive(struct cf_engine *e, char *why, size_t whylen);
-
 #endif

@@ -77,6 +77,10 @@ int cf_vitcp_encode(void *session, const struct cf_step *st, const int64_t *vals
 int cf_vitcp_send_ready(void *session, const struct cf_step *st, char *why, size_t whylen);
 int cf_vitcp_idle_send(void *session, struct cf_encoded *out);
 int cf_vitcp_session_sending(void *session, const struct cf_encoded *enc, char *why, size_t whylen);
+/* The module's run_case ($level asked before the generic runner runs the
+ * case) and survival probe. */
+void cf_vitcp_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
+int cf_vitcp_check_alive(struct cf_engine *e, char *why, size_t whylen);
 /* The level found for the current target (0: not asked yet). */
 uint16_t cf_vitcp_known_level(struct cf_engine *e);
 
