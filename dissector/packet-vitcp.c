@@ -32,6 +32,7 @@
 #include "plugin_protos.h"
 #include "rule_experts.h"
 #include "stream_end.h"
+#include "tcp_repair.h"
 #include "vitcp_dissector.h"
 
 /* Offsets inside a segment (draft 3.2-3.4). */
@@ -128,6 +129,7 @@ static int hf_rdma_request_in = -1;
 static int hf_rdma_time = -1;
 static int hf_rdma_read_received = -1;
 static int hf_unframed = -1;
+static int hf_unclaimed = -1;
 static int hf_retransmission = -1;
 static int hf_fragments = -1;
 static int hf_fragment = -1;
@@ -233,11 +235,13 @@ typedef struct {
     struct vw_vitcp_badcrc_watch badcrc; /* V26: bad CRC ACKed at RD/RR (relative TCP sequence numbers) */
     stream_end_t end;           /* V28: where each direction and the connection end (first pass) */
     gboolean unframed_seen[2];  /* the side's framing was lost once: its end is not judged (as lint) */
+    gboolean tcp_repair[2];     /* TCP repaired the side since its last framed segment (V38) */
 } vitcp_conv_t;
 
 /* What the first pass learnt about one PDU. */
 typedef struct {
     gboolean unframed;
+    gboolean tcp_repair;        /* unframed after a TCP repair: TCP's finding, no rule (V38) */
     guint8 dir;
     guint8 crc_mode;            /* enum vw_vitcp_crc_mode used to decode */
     guint8 phase;
@@ -570,8 +574,8 @@ static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *
          * taking the capture to start mid-stream */
         vc->start_decided = TRUE;
         struct tcp_analysis *tcpd = get_tcp_conversation_data(NULL, pinfo);
-        if (tcpd && tcpd->server_port && ti && ti->seq == 1)
-            vw_vitcp_conn_saw_start(&vc->conn);
+        if (tcpd && tcpd->server_port && ti && ti->seq == 1 && !(ti->flags & TH_ACK && ti->lastackseq > 1))
+            vw_vitcp_conn_saw_start(&vc->conn); /* ...and the other side sent no byte before it (V38) */
     }
     if (*err == VW_REQ_NONE && !pdu->retransmission) {
         vw_vitcp_conn_check(&vc->conn, side, seg, &fs);
@@ -869,6 +873,16 @@ static int dissect_unframed(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree,
     proto_item *ti = proto_tree_add_item(tree, proto_vitcp, tvb, 0, -1, ENC_NA);
     proto_tree *vt = proto_item_add_subtree(ti, ett_vitcp);
     proto_item_append_text(ti, ", unframed bytes (%u)", len);
+    if (pdu && pdu->tcp_repair) {
+        /* TCP's repair, which its own analysis reports on this frame or an
+         * earlier one of the side: no VI/TCP rule (V38) */
+        proto_item_append_text(ti, " after a TCP repair");
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[Unframed %u bytes after a TCP repair]", len);
+        if (len)
+            proto_tree_add_item(vt, hf_unframed, tvb, 0, -1, ENC_NA);
+        add_conn_summary(vt, tvb, pdu);
+        return (int)len;
+    }
     col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[Unframed %u bytes]", len);
     char detail[VW_FINDING_DETAIL_MAX];
     enum vw_req req = VW_REQ_VITCP_3_2_SEG_CHAIN;
@@ -916,10 +930,13 @@ static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
         col_clear(pinfo->cinfo, COL_INFO);
 
     vitcp_pdu_t *pdu = (vitcp_pdu_t *)p_get_proto_data(wmem_file_scope(), pinfo, proto_vitcp, key);
-    if (!header_frameable(tvb, 0) || len < VW_VITCP_SEG_HDR_LEN) {
+    if (!header_frameable(tvb, 0) || len < VW_VITCP_SEG_HDR_LEN || (PINFO_FD_VISITED(pinfo) && !pdu)) {
         if (!pdu) {
             pdu = wmem_new0(wmem_file_scope(), vitcp_pdu_t);
             pdu->unframed = TRUE;
+            /* a later pass that meets bytes the first did not frame here is
+             * TCP's reassembly handing on other bytes (V38) */
+            pdu->tcp_repair = PINFO_FD_VISITED(pinfo) || vc->tcp_repair[side] || tcp_repair_in_frame(pinfo);
             vc->unframed_seen[side] = TRUE;
             pdu->dir = (guint8)side;
             pdu->phase = (guint8)vc->conn.phase;
@@ -937,6 +954,8 @@ static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
     if (!pdu) {
         pdu = first_pass(tvb, pinfo, vc, side, ti, pref_reassemble && messages_wanted(pinfo, tree), &seg, &err);
         p_add_proto_data(wmem_file_scope(), pinfo, proto_vitcp, key, pdu);
+        if (err == VW_REQ_NONE && !tcp_repair_in_frame(pinfo))
+            vc->tcp_repair[side] = FALSE; /* framed again */
     } else {
         guint cap = tvb_captured_length(tvb);
         err = vw_vitcp_decode(tvb_get_ptr(tvb, 0, cap), cap, (enum vw_vitcp_crc_mode)pdu->crc_mode, &seg, NULL);
@@ -1038,11 +1057,34 @@ static void check_urgent(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, co
                       1, "urgent pointer does not designate the first byte of a VI segment");
 }
 
+#define KEY_HANDED 0x7FFFFFFD /* file-scope key: TCP handed this frame to VI/TCP on the first pass */
+
+/* A later pass's bytes of a connection that VI/TCP's heuristic recognised
+ * only after them: the first pass never decoded them, and judging them now
+ * would judge bytes without the state before them (V38). */
+static int dissect_not_decoded(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree)
+{
+    proto_item *ti = proto_tree_add_item(tree, proto_vitcp, tvb, 0, -1, ENC_NA);
+    proto_item_append_text(ti, ", before the connection was recognised: not decoded");
+    proto_tree_add_item(proto_item_add_subtree(ti, ett_vitcp), hf_unclaimed, tvb, 0, -1, ENC_NA);
+    col_set_str(pinfo->cinfo, COL_PROTOCOL, "VI/TCP");
+    col_append_sep_str(pinfo->cinfo, COL_INFO, " | ", "[Not decoded: before VI/TCP was recognised]");
+    return (int)tvb_captured_length(tvb);
+}
+
 static int dissect_vitcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
-    tcp_dissect_pdus(tvb, pinfo, tree, pref_desegment, 1, get_vitcp_pdu_len, dissect_vitcp_pdu, data);
     vitcp_conv_t *vc = get_conv(pinfo, NULL);
     int side = side_of(vc, pinfo);
+    if (!PINFO_FD_VISITED(pinfo)) {
+        if (!p_get_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_HANDED))
+            p_add_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_HANDED, GUINT_TO_POINTER(1));
+        if (tcp_repair_in_frame(pinfo))
+            vc->tcp_repair[side] = TRUE;
+    } else if (!p_get_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_HANDED)) {
+        return dissect_not_decoded(tvb, pinfo, tree);
+    }
+    tcp_dissect_pdus(tvb, pinfo, tree, pref_desegment, 1, get_vitcp_pdu_len, dissect_vitcp_pdu, data);
     stream_end_after_pdus(&vc->end, side, tvb, pinfo);
     const struct tcpinfo *ti = (const struct tcpinfo *)data;
     if (ti && (ti->flags & 0x20))
@@ -1055,11 +1097,21 @@ static int dissect_vitcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, vo
 static gboolean dissect_vitcp_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
     gint len = (gint)tvb_captured_length(tvb);
-    if (len < VW_VITCP_SEG_HDR_LEN || !header_resync_candidate(tvb, 0))
+    if (len < 4 || !header_resync_candidate(tvb, 0))
         return FALSE;
     unsigned type = tvb_get_guint8(tvb, OFF_TYPE) & VW_VITCP_TYPE_MASK;
     gboolean ok = FALSE;
-    if (type == VW_VITCP_CONNECT_REQUEST) {
+    if (len < VW_VITCP_SEG_HDR_LEN) {
+        /* A ConnectRequest whose first TCP segment is shorter than its
+         * header (a network that re-segments): the connection's first bytes
+         * after a SYN TCP saw, with a plausible version, type and length
+         * (V38); later segments come by the conversation. */
+        const struct tcpinfo *ti = (const struct tcpinfo *)data;
+        struct tcp_analysis *tcpd = get_tcp_conversation_data(NULL, pinfo);
+        ok = type == VW_VITCP_CONNECT_REQUEST && ti && ti->seq == 1 && tcpd && tcpd->server_port &&
+             !(ti->flags & TH_ACK && ti->lastackseq > 1) &&
+             (len < OFF_MSG_ACK + 4 || tvb_get_ntohl(tvb, OFF_MSG_ACK) == 0);
+    } else if (type == VW_VITCP_CONNECT_REQUEST) {
         ok = tvb_get_ntohl(tvb, OFF_MSG_ACK) == 0;
     } else {
         gint off = 0, n = 0;
@@ -1315,6 +1367,7 @@ void proto_register_vitcp(void)
                          "Time since the RdmaReadRequest", HFILL}},
         {&hf_rdma_read_received, {"Read bytes received so far", "vitcp.rdma.read_received", FT_UINT32, BASE_DEC, NULL, 0x0, "Response payload bytes of this read seen up to this segment", HFILL}},
         {&hf_unframed, {"Unframed bytes", "vitcp.unframed", FT_BYTES, BASE_NONE, NULL, 0x0, "Bytes where a segment header must start that do not frame as one; dissection resumes at the next plausible header", HFILL}},
+        {&hf_unclaimed, {"Not decoded", "vitcp.not_decoded", FT_BYTES, BASE_NONE, NULL, 0x0, "Bytes of a connection recognised as VI/TCP only later: the first pass never decoded them, so they are not judged", HFILL}},
         {&hf_retransmission, {"Retransmission", "vitcp.retransmission", FT_BOOLEAN, BASE_NONE, NULL, 0x0, "TCP data already seen: shown, not applied again to the connection state", HFILL}},
         {&hf_fragments, {"Message fragments", "vitcp.fragments", FT_NONE, BASE_NONE, NULL, 0x0, "The segments of this reassembled message", HFILL}},
         {&hf_fragment, {"Message fragment", "vitcp.fragment", FT_FRAMENUM, BASE_NONE, NULL, 0x0, "A segment of this message", HFILL}},

@@ -182,6 +182,37 @@ def case_texts(folder):
                     yield fh.read()
 
 
+def check_bad_choices_refused(test, program, args, bad):
+    """`program ARGS --choice B` refuses each bad B as a usage error (exit 2)
+    with a message that starts with the program's name."""
+    name = os.path.basename(program)
+    for arg in bad:
+        p = subprocess.run([program] + list(args) + ["--choice", arg], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=30)
+        test.assertEqual(p.returncode, 2, "%r: %s" % (arg, p.stderr))
+        test.assertTrue(p.stderr.startswith(name + ": "), "%r: %s" % (arg, p.stderr))
+
+
+def check_catalog_claims(test, reqs, case_reqs, active=lambda r: r["status"].startswith("active")):
+    """The links between the catalog and the cases cannot rot: every entry
+    checked actively names its case(s) in its "how checked" text
+    ("vitcp-conform cases ID, ..."), and every case a text names exists and
+    names that entry. reqs: `vitcp-conform list --json`'s requirements;
+    case_reqs: {case id: the IDs it names}; active(r): whether r counts as
+    checked actively. Returns how many do."""
+    count = 0
+    for r in reqs:
+        named = re.search(r"vitcp-conform cases? ([a-z0-9, -]+)", r["reason"])
+        if active(r):
+            count += 1
+            test.assertTrue(named, "%s is checked actively but its text names no case" % r["id"])
+        if named:
+            for cid in [c.strip() for c in named.group(1).split(",")]:
+                test.assertIn(cid, case_reqs, "%s names case %s, which does not exist" % (r["id"], cid))
+                test.assertIn(r["id"], case_reqs[cid], "%s names %s, which does not test it" % (r["id"], cid))
+    return count
+
+
 def list_faults(program, strict=True):
     """{name: requirement ID} from `program --list-faults` ("NAME ID" lines;
     strict: a line with other fields is an error)."""

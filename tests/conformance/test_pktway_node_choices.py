@@ -158,12 +158,9 @@ class PktwayNodeChoices(unittest.TestCase):
 
     def test_bad_choices_are_refused(self):
         import subprocess
-        for arg in ("no-such-choice", "l2rh-if-byte", "l2rh-if-byte=8", "known-oh=64", "known-oh=", "err-quote=65",
-                    "no-detect=1", ""):
-            p = subprocess.run([suite.NODE, "--addr", "5", "--choice", arg], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, timeout=30)
-            self.assertEqual(p.returncode, 2, "%s: %s" % (arg, p.stderr))
-            self.assertTrue(p.stderr.startswith("pktway-node: "), "%s: %s" % (arg, p.stderr))
+        peerlib.check_bad_choices_refused(self, suite.NODE, ["--addr", "5"], (
+            "no-such-choice", "l2rh-if-byte", "l2rh-if-byte=8", "known-oh=64", "known-oh=", "err-quote=65",
+            "no-detect=1", ""))
         listed = subprocess.run([suite.NODE, "--list-choices"], stdout=subprocess.PIPE, text=True,
                                 check=True).stdout
         for _, node_args, _, _ in MATRIX + ETH_MATRIX:

@@ -75,12 +75,9 @@ class VIPLPeerChoices(unittest.TestCase):
 
     def test_bad_choices_are_refused(self):
         import subprocess
-        for arg in ("no-such-choice", "seg-size", "seg-size=0", "mtu=abc", "no-crc=1", "credits=17",
-                    "level=x", "read-window=65"):
-            p = subprocess.run([suite.PEER, "--port", "1", "--choice", arg], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, timeout=30)
-            self.assertEqual(p.returncode, 2, "%s: %s" % (arg, p.stderr))
-            self.assertTrue(p.stderr.startswith("vipl-peer: "), "%s: %s" % (arg, p.stderr))
+        peerlib.check_bad_choices_refused(self, suite.PEER, ["--port", "1"], (
+            "no-such-choice", "seg-size", "seg-size=0", "mtu=abc", "no-crc=1", "credits=17", "level=x",
+            "read-window=65"))
         listed = subprocess.run([suite.PEER, "--list-choices"], stdout=subprocess.PIPE, text=True,
                                 check=True).stdout
         for choices, _ in MATRIX:

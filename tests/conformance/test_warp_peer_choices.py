@@ -124,14 +124,9 @@ class WarpPeerChoices(unittest.TestCase):
         peerlib.require_paths(WARP_PEER=suite.PEER, VITCP_CONFORM=suite.CONFORM, VITCP_CASES=suite.CASES)
 
     def test_bad_choices_are_refused(self):
-        import subprocess
-        for arg in ("no-such-choice", "frag", "frag=0", "frag=65516", "first-ssn=x", "first-ssn=4294967296",
-                    "base=xyz", "announce=1", "data-in=0x35", "rid=-1", "header-chunk=0", "readback,no-rdma-echo",
-                    ""):
-            p = subprocess.run([suite.PEER, "--port", "1", "--choice", arg], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, timeout=30)
-            self.assertEqual(p.returncode, 2, "%r: %s" % (arg, p.stderr))
-            self.assertTrue(p.stderr.startswith("warp-peer: "), "%r: %s" % (arg, p.stderr))
+        peerlib.check_bad_choices_refused(self, suite.PEER, ["--port", "1"], (
+            "no-such-choice", "frag", "frag=0", "frag=65516", "first-ssn=x", "first-ssn=4294967296", "base=xyz",
+            "announce=1", "data-in=0x35", "rid=-1", "header-chunk=0", "readback,no-rdma-echo", ""))
         listed = [c.split("=")[0] for c in peerlib.list_choices(suite.PEER)]
         for choices, _, _ in MATRIX:
             for c in choices:

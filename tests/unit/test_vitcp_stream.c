@@ -519,6 +519,48 @@ static void test_accept_rules(void **state)
     assert_true(vw_findings_has(&f, VW_REQ_VITCP_4_UNEXPECTED_CLOSE));
 }
 
+/* V38: an answer whose request the capture does not hold (it started, or
+ * the connection was recognised, after it) breaks no rule; with the start
+ * seen, the same answer is an unexpected one. */
+static void test_answer_without_start(void **state)
+{
+    (void)state;
+    struct vw_vitcp_conn c;
+    struct vw_findings f;
+    struct vw_vitcp_seg acc;
+    memset(&acc, 0, sizeof acc);
+    acc.hdr.version = VW_VITCP_VERSION;
+    acc.hdr.type = VW_VITCP_CONNECT_ACCEPT;
+    acc.has_ce = true;
+    acc.ce.attrs = VW_VITCP_ATTR_RELIABLE_DELIVERY;
+    acc.ce.mtu = 8192;
+    for (int seen = 0; seen < 2; seen++) {
+        for (unsigned type = VW_VITCP_CONNECT_ACCEPT; type <= VW_VITCP_CONNECT_NOMATCH; type++) {
+            acc.hdr.type = (uint8_t)type;
+            vw_vitcp_conn_init(&c);
+            if (seen)
+                vw_vitcp_conn_saw_start(&c);
+            vw_findings_clear(&f);
+            vw_vitcp_conn_check(&c, 1, &acc, &f);
+            assert_int_equal(vw_findings_has(&f, VW_REQ_VITCP_4_UNEXPECTED_CLOSE), seen);
+        }
+    }
+    /* the accepted connection goes on without a start: a Send breaks no "request first" */
+    vw_vitcp_conn_init(&c);
+    acc.hdr.type = VW_VITCP_CONNECT_ACCEPT;
+    vw_findings_clear(&f);
+    vw_vitcp_conn_check(&c, 1, &acc, &f);
+    assert_int_equal(c.phase, VW_VITCP_PHASE_MIDSTREAM);
+    assert_int_equal(c.mtu, 8192);
+    struct vw_vitcp_seg send;
+    memset(&send, 0, sizeof send);
+    send.hdr.version = VW_VITCP_VERSION;
+    send.hdr.type = VW_VITCP_SEND;
+    send.hdr.flags = VW_VITCP_FLAG_EOM;
+    vw_vitcp_conn_check(&c, 0, &send, &f);
+    assert_int_equal(f.count, 0);
+}
+
 /* Capture started mid-connection: the first data segment decides. */
 static void test_midstream(void **state)
 {
@@ -647,6 +689,7 @@ int main(void)
         cmocka_unit_test(test_conn_rules),
         cmocka_unit_test(test_interleave_exception),
         cmocka_unit_test(test_accept_rules),
+        cmocka_unit_test(test_answer_without_start),
         cmocka_unit_test(test_midstream),
         cmocka_unit_test(test_badcrc_watch),
         cmocka_unit_test(test_direction_end),

@@ -104,6 +104,16 @@ static bool check_setup(struct vw_vitcp_conn *c, int dir, const struct vw_vitcp_
         req_ce->options_len = 0;
         return false;
     case VW_VITCP_CONNECT_ACCEPT:
+        if (c->phase == VW_VITCP_PHASE_INIT && !c->start_seen) {
+            /* the request came before the capture (or before the plugin
+             * recognised the connection): nothing to check the answer
+             * against, and the capture holds no start (V38) */
+            remember_ce(&c->dir[dir], seg);
+            c->phase = VW_VITCP_PHASE_MIDSTREAM;
+            c->mtu = seg->ce.mtu;
+            c->level = seg->ce.attrs & VW_VITCP_ATTR_RELIABILITY_MASK;
+            return false;
+        }
         if (c->phase != VW_VITCP_PHASE_REQUESTED || dir == c->requester) {
             vw_findings_add(fs, VW_REQ_VITCP_4_UNEXPECTED_CLOSE, SEV_E, 0, 0,
                             "ConnectAccept without a pending ConnectRequest from the other side");
@@ -120,7 +130,8 @@ static bool check_setup(struct vw_vitcp_conn *c, int dir, const struct vw_vitcp_
         return false;
     case VW_VITCP_CONNECT_REJECT:
     case VW_VITCP_CONNECT_NOMATCH:
-        if (c->phase != VW_VITCP_PHASE_REQUESTED || dir == c->requester)
+        if ((c->phase != VW_VITCP_PHASE_REQUESTED || dir == c->requester) &&
+            !(c->phase == VW_VITCP_PHASE_INIT && !c->start_seen)) /* no start: as for an accept (V38) */
             vw_findings_add(fs, VW_REQ_VITCP_4_UNEXPECTED_CLOSE, SEV_E, 0, 0,
                             "%s without a pending ConnectRequest from the other side", vw_vitcp_type_name(type));
         c->phase = VW_VITCP_PHASE_REFUSED;

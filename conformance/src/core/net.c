@@ -13,6 +13,7 @@
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,7 +398,32 @@ void cf_engine_close(struct cf_engine *e)
     e->relay_active = e->relay_passive = 0;
 }
 
-/* Start the --connect-cmd (with {port} replaced) in its own process group. */
+/* The environment of a connect command: ours, with the port and host of
+ * this case set (built before the spawn: see cf_spawn_connector). NULL when
+ * out of memory; free the array only, its strings are environ's or *set. */
+static char **connector_env(char set[2][300], const char *port, const char *host)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 3, sizeof *env);
+    if (!env)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "VITCP_CONFORM_PORT=", 19) != 0 && strncmp(environ[i], "VITCP_CONFORM_HOST=", 19) != 0)
+            env[o++] = environ[i];
+    snprintf(set[0], sizeof set[0], "VITCP_CONFORM_PORT=%s", port);
+    snprintf(set[1], sizeof set[1], "VITCP_CONFORM_HOST=%s", host);
+    env[o++] = set[0];
+    env[o++] = set[1];
+    return env;
+}
+
+/* Start the --connect-cmd (with {port} replaced) in its own process group.
+ * posix_spawn, not fork: the relay's thread may hold the allocator's lock
+ * at the fork, and a child that then allocates (setenv did) never got to
+ * exec; the case timed out waiting for its connection. */
 pid_t cf_spawn_connector(struct cf_engine *e, const char *host, char *why, size_t whylen)
 {
     char cmd[sizeof e->connect_cmd + 256], port[8];
@@ -415,27 +441,32 @@ pid_t cf_spawn_connector(struct cf_engine *e, const char *host, char *why, size_
         }
     }
     cmd[o] = 0;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(why, whylen, "fork: %s", strerror(errno));
+    char set[2][300];
+    char **env = connector_env(set, port, host);
+    if (!env) {
+        snprintf(why, whylen, "out of memory");
         return -1;
     }
-    if (pid == 0) {
-        setpgid(0, 0);
-        int null = open("/dev/null", O_RDWR);
-        if (null >= 0) {
-            dup2(null, STDIN_FILENO);
-            if (!e->connect_cmd_output)
-                dup2(null, STDOUT_FILENO);
-            close(null);
-        }
-        setenv("VITCP_CONFORM_PORT", port, 1);
-        setenv("VITCP_CONFORM_HOST", host, 1);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    if (!e->connect_cmd_output)
+        posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    char *argv[] = {"sh", "-c", cmd, NULL};
+    fflush(NULL);
+    pid_t pid;
+    int rc = posix_spawn(&pid, "/bin/sh", &fa, &at, argv, env);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    free(env);
+    if (rc != 0) {
+        snprintf(why, whylen, "cannot start the connect command: %s", strerror(rc));
+        return -1;
     }
-    setpgid(pid, pid);
     return pid;
 }
 

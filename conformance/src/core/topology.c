@@ -229,25 +229,42 @@ static void on_signal(int sig)
     raise(sig);
 }
 
-/* Bring every interface of this (the node's) namespace up, lo too. */
+/* Bring every interface of this (the node's) namespace up, lo too. Runs
+ * in the forked child, so it never allocates (another thread of the tester,
+ * the relay's, may have held the allocator's lock at the fork): the names
+ * come from /proc/self/net/dev read into the stack. */
 static void all_up(void)
 {
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0)
-        return;
-    struct if_nameindex *ifs = if_nameindex();
-    for (struct if_nameindex *i = ifs; i && i->if_index; i++) {
+    int f = open("/proc/self/net/dev", O_RDONLY | O_CLOEXEC);
+    char buf[16384];
+    size_t n = 0;
+    ssize_t r;
+    while (f >= 0 && n < sizeof buf - 1 && ((r = read(f, buf + n, sizeof buf - 1 - n)) > 0 || (r < 0 && errno == EINTR)))
+        n += r > 0 ? (size_t)r : 0;
+    buf[n] = 0;
+    /* two header lines, then "  name: counters..." per interface */
+    for (char *line = strchr(buf, '\n'); line && (line = strchr(line + 1, '\n'));) {
+        char *name = line + 1, *colon = strchr(name, ':');
+        if (!colon)
+            break;
+        while (*name == ' ')
+            name++;
         struct ifreq ifr;
         memset(&ifr, 0, sizeof ifr);
-        snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", i->if_name);
+        size_t len = (size_t)(colon - name);
+        if (s < 0 || len == 0 || len >= sizeof ifr.ifr_name)
+            continue;
+        memcpy(ifr.ifr_name, name, len);
         if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
             ifr.ifr_flags |= IFF_UP;
             ioctl(s, SIOCSIFFLAGS, &ifr);
         }
     }
-    if (ifs)
-        if_freenameindex(ifs);
-    close(s);
+    if (f >= 0)
+        close(f);
+    if (s >= 0)
+        close(s);
 }
 
 /* Start node n: a child in a network namespace of its own, waiting on
