@@ -211,8 +211,8 @@ struct conform_protocol {
      * conventions are settled, so that no probe runs for it. true: skip. */
     bool (*case_skipped)(struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen);
 
-    /* Optional: judge a relay case's recording (C46, core.h
-     * cf_relay_case_finish): the real packets of both sides, the first of
+    /* Optional: judge a relay case's recording (C46, after the case in
+     * core/runner.c): the real packets of both sides, the first of
      * them frame first_frame + 1 of the run's capture. The first rule the
      * target broke fails the case unless *decided (then it sets *decided);
      * what is only advisory may be noted in res->message. */

@@ -148,7 +148,7 @@ void cf_relay_action_text(const struct cf_relay_action *a, char *out, size_t n);
 struct vn_pcap_writer;
 int cf_relay_write(struct vn_pcap_writer *w, const struct cf_relay_packet *p, size_t count);
 /* Judging a recording is the protocol module's (protocol.h
- * judge_recording, run by core.h cf_relay_case_finish; e.g. its lint
+ * judge_recording, run by the generic runner after the case; e.g. its lint
  * module's rules over the recording, cf_lint_frames). */
 
 #endif
