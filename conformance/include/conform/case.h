@@ -209,8 +209,7 @@ struct cf_step {
     char when[CF_HOOK_NAME_MAX];
     bool when_not;
     /* expect-log / expect-no-log (C90): a step on the node's output, not
-     * its messages. Its kind is CF_STEP_EXPECT_NOTHING, so that a runner
-     * of a module's own that lacks it refuses it as it refuses expect-nothing. */
+     * its messages (kind CF_STEP_EXPECT_NOTHING). */
     enum cf_node_log { CF_NODE_LOG_NONE, CF_NODE_LOG_LINE, CF_NODE_LOG_NO_LINE } node_log;
 };
 

@@ -2,8 +2,8 @@
  * The protocol-neutral core's services for protocol modules
  * (conformance/src/core/): the clock, connections to the target (direct
  * or through the packet relay), the listen mode's connect command, result
- * building. A module's run_case (protocol.h) is built on these; the
- * generic step runner (core/runner.c) too.
+ * building, for the generic step runner (core/runner.c) and a module's
+ * run_case or survival probe (protocol.h).
  */
 #ifndef CONFORM_CORE_H
 #define CONFORM_CORE_H
