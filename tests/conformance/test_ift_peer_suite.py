@@ -243,7 +243,7 @@ class IftSuite(unittest.TestCase):
             "020.case": ("ift-x-closed", "connect\nsend Ind hc=0\nexpect Ind\n",
                          "fail", "IFT-4.2-HC-ACCEPTABLE", "closed the connection instead of sending Ind"),
             "030.case": ("ift-x-differs", "connect\nsend Ind\nexpect Ind if-open ph=0\n",
-                         "fail", "IFT-4.2-HC-ACCEPTABLE", "ph is 1, expected =0"),
+                         "fail", "IFT-4.2-HC-ACCEPTABLE", "expected Ind ph=0, got ph=1"),
             "040.case": ("ift-x-reconnect", "connect\nsend Ind hc=0\nexpect-close\nconnect\nsend Ind\n"
                          "expect Ind\nsend Send payload=10\nexpect Send payload=10 data=echo\n",
                          "pass", None, ""),

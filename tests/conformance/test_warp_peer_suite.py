@@ -365,9 +365,9 @@ class WarpSuite(unittest.TestCase):
             "010-close.case": ("warp-x-close", "send Send ssn=1 payload=10\nexpect-close 1000 [WARP-INTRO-NO-PLACE-INVALID]",
                                "fail", "WARP-INTRO-NO-PLACE-INVALID", "instead of closing the connection"),
             "020-field.case": ("warp-x-field", "send Send ssn=1 payload=10\nexpect Send ssn=99 [WARP-A.1.2-SSN-NEXT]",
-                               "fail", "WARP-A.1.2-SSN-NEXT", "ssn is 1, expected =99"),
+                               "fail", "WARP-A.1.2-SSN-NEXT", "expected Send ssn=99, got ssn=1"),
             "030-data.case": ("warp-x-data", "send Send ssn=1 payload=10 fill=1\nexpect Send payload=11 data=echo",
-                              "fail", "WARP-SUMMARY-SEND-FIELDS", "payload is 10, expected =11"),
+                              "fail", "WARP-SUMMARY-SEND-FIELDS", "expected Send payload=11, got payload=10"),
             "040-silence.case": ("warp-x-silence", "expect Send", "timeout", "WARP-SUMMARY-SEND-FIELDS",
                                  "no Send chunk within"),
         }
