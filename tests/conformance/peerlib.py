@@ -182,6 +182,42 @@ def case_texts(folder):
                     yield fh.read()
 
 
+# Bytes before the IP header per pcapng link type: Ethernet, BSD loopback,
+# Linux cooked, raw IP (two numbers)
+_LINK_HEADER = {1: 14, 0: 4, 113: 16, 101: 0, 228: 0}
+
+
+def pcapng_frames(path):
+    """(link type, packet bytes) of every enhanced packet block of a pcapng
+    file, in order (frame n is the n-th), in either byte order."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    links, at, endian = [], 0, "<"
+    while at + 12 <= len(data):
+        btype, blen = struct.unpack_from(endian + "II", data, at)
+        if btype == 0x0A0D0D0A:  # section header: its byte order
+            endian = "<" if data[at + 8:at + 12] == b"\x4d\x3c\x2b\x1a" else ">"
+            blen = struct.unpack_from(endian + "I", data, at + 4)[0]
+            links = []
+        elif btype == 1:
+            links.append(struct.unpack_from(endian + "H", data, at + 8)[0])
+        elif btype == 6:
+            iface, _, _, caplen = struct.unpack_from(endian + "IIII", data, at + 8)
+            yield (links[iface] if iface < len(links) else -1), data[at + 28:at + 28 + caplen]
+        if blen < 12:
+            break
+        at += blen
+
+
+def ipv4_of(link, pkt):
+    """The IPv4 packet in a frame of that link type, or None."""
+    skip = _LINK_HEADER.get(link)
+    if skip is None or len(pkt) < skip + 20 or pkt[skip] >> 4 != 4:
+        return None
+    return pkt[skip:]
+
+
 def check_bad_choices_refused(test, program, args, bad):
     """`program ARGS --choice B` refuses each bad B as a usage error (exit 2)
     with a message that starts with the program's name."""

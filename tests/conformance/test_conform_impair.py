@@ -68,21 +68,7 @@ TARGET_MAC = bytes.fromhex("027663000002")
 
 def target_frames(path):
     """Frame numbers of the packets the target sent (pcapng, Ethernet)."""
-    import struct
-    frames, n = set(), 0
-    with open(path, "rb") as f:
-        data = f.read()
-    at = 0
-    while at + 12 <= len(data):
-        btype, blen = struct.unpack_from("<II", data, at)
-        if blen < 12:
-            break
-        if btype == 6:  # enhanced packet block
-            n += 1
-            if data[at + 28 + 6:at + 28 + 12] == TARGET_MAC:
-                frames.add(n)
-        at += blen
-    return frames
+    return {n for n, (_, pkt) in enumerate(peerlib.pcapng_frames(path), 1) if pkt[6:12] == TARGET_MAC}
 
 
 def lint_errors(path, report):

@@ -63,30 +63,14 @@ JUDGED = ("error", "warning")
 def packets(path):
     """[(src port, dst port, transport)] per frame of a pcapng file (Ethernet,
     raw IP, Linux cooked or BSD loopback; IPv4), (None, None, None) for others."""
-    with open(path, "rb") as f:
-        data = f.read()
-    out, links, at, endian = [], [], 0, "<"
-    while at + 12 <= len(data):
-        btype, blen = struct.unpack_from(endian + "II", data, at)
-        if btype == 0x0A0D0D0A:
-            endian = "<" if data[at + 8:at + 12] == b"\x4d\x3c\x2b\x1a" else ">"
-            blen = struct.unpack_from(endian + "I", data, at + 4)[0]
-            links = []
-        elif btype == 1:
-            links.append(struct.unpack_from(endian + "H", data, at + 8)[0])
-        elif btype == 6:
-            iface, _, _, caplen = struct.unpack_from(endian + "IIII", data, at + 8)
-            pkt = data[at + 28:at + 28 + caplen]
-            skip = {1: 14, 0: 4, 113: 16, 101: 0, 228: 0}.get(links[iface] if iface < len(links) else -1)
-            row = (None, None, None)
-            if skip is not None and len(pkt) >= skip + 28 and pkt[skip] >> 4 == 4 and pkt[skip + 9] in (6, 17):
-                ihl = (pkt[skip] & 15) * 4
-                sport, dport = struct.unpack_from(">HH", pkt, skip + ihl)
-                row = (sport, dport, "tcp" if pkt[skip + 9] == 6 else "udp")
-            out.append(row)
-        if blen < 12:
-            break
-        at += blen
+    out = []
+    for link, pkt in peerlib.pcapng_frames(path):
+        ip = peerlib.ipv4_of(link, pkt)
+        row = (None, None, None)
+        if ip is not None and len(ip) >= 28 and ip[9] in (6, 17):
+            sport, dport = struct.unpack_from(">HH", ip, (ip[0] & 15) * 4)
+            row = (sport, dport, "tcp" if ip[9] == 6 else "udp")
+        out.append(row)
     return out
 
 

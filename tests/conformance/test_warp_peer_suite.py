@@ -167,31 +167,15 @@ def tcp_segments(path):
     """(src, dst, sport, dport, seq, payload length) of every IPv4 TCP packet
     of a pcapng file (Ethernet, raw IP, BSD loopback or Linux cooked links)."""
     import struct
-    with open(path, "rb") as f:
-        data = f.read()
-    links, out, at, endian = [], [], 0, "<"
-    while at + 12 <= len(data):
-        btype, blen = struct.unpack_from(endian + "II", data, at)
-        if btype == 0x0A0D0D0A:  # section header: its byte order
-            endian = "<" if data[at + 8:at + 12] == b"\x4d\x3c\x2b\x1a" else ">"
-            blen = struct.unpack_from(endian + "I", data, at + 4)[0]
-            links = []
-        elif btype == 1:
-            links.append(struct.unpack_from(endian + "H", data, at + 8)[0])
-        elif btype == 6:
-            iface, _, _, caplen = struct.unpack_from(endian + "IIII", data, at + 8)
-            pkt = data[at + 28:at + 28 + caplen]
-            skip = {1: 14, 0: 4, 113: 16, 101: 0, 228: 0}.get(links[iface] if iface < len(links) else -1)
-            if skip is not None and len(pkt) >= skip + 40 and pkt[skip] >> 4 == 4 and pkt[skip + 9] == 6:
-                ip = pkt[skip:]
-                ihl, total = (ip[0] & 15) * 4, struct.unpack_from(">H", ip, 2)[0]
-                sport, dport, seq = struct.unpack_from(">HHI", ip, ihl)
-                thl = (ip[ihl + 12] >> 4) * 4
-                out.append(("%d.%d.%d.%d" % tuple(ip[12:16]), "%d.%d.%d.%d" % tuple(ip[16:20]), sport, dport,
-                            seq, total - ihl - thl))
-        if blen < 12:
-            break
-        at += blen
+    out = []
+    for link, pkt in peerlib.pcapng_frames(path):
+        ip = peerlib.ipv4_of(link, pkt)
+        if ip is not None and len(ip) >= 40 and ip[9] == 6:
+            ihl, total = (ip[0] & 15) * 4, struct.unpack_from(">H", ip, 2)[0]
+            sport, dport, seq = struct.unpack_from(">HHI", ip, ihl)
+            thl = (ip[ihl + 12] >> 4) * 4
+            out.append(("%d.%d.%d.%d" % tuple(ip[12:16]), "%d.%d.%d.%d" % tuple(ip[16:20]), sport, dport,
+                        seq, total - ihl - thl))
     return out
 
 
