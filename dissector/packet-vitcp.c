@@ -264,6 +264,7 @@ typedef struct {
 
 typedef struct {
     guint ordinal; /* PDUs dissected so far in this frame */
+    gboolean tcp_repair; /* TCP's analysis flags this frame as repaired (first pass, V38) */
 } vitcp_frame_ctx_t;
 
 /* ------------------------------------------------------------ experts */
@@ -552,6 +553,15 @@ static void relative_numbers(vitcp_conv_t *vc, int side, const struct vw_vitcp_s
     }
 }
 
+/* This segment carries its direction's first byte after a SYN that TCP saw
+ * (TCP then knows the server port), and the other side has sent nothing
+ * before it: the connection's start, not a late look at it (V27, V38). */
+static gboolean at_connection_start(packet_info *pinfo, const struct tcpinfo *ti)
+{
+    struct tcp_analysis *tcpd = get_tcp_conversation_data(NULL, pinfo);
+    return tcpd && tcpd->server_port && ti && ti->seq == 1 && !(ti->flags & TH_ACK && ti->lastackseq > 1);
+}
+
 /* First pass over one framed segment: decode, check against the connection,
  * remember the outcome. */
 static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *vc, int side,
@@ -573,9 +583,8 @@ static vitcp_pdu_t *first_pass(tvbuff_t *tvb, packet_info *pinfo, vitcp_conv_t *
          * breaks VITCP-4.2-REQUEST-FIRST, as the lint says, instead of
          * taking the capture to start mid-stream */
         vc->start_decided = TRUE;
-        struct tcp_analysis *tcpd = get_tcp_conversation_data(NULL, pinfo);
-        if (tcpd && tcpd->server_port && ti && ti->seq == 1 && !(ti->flags & TH_ACK && ti->lastackseq > 1))
-            vw_vitcp_conn_saw_start(&vc->conn); /* ...and the other side sent no byte before it (V38) */
+        if (at_connection_start(pinfo, ti))
+            vw_vitcp_conn_saw_start(&vc->conn);
     }
     if (*err == VW_REQ_NONE && !pdu->retransmission) {
         vw_vitcp_conn_check(&vc->conn, side, seg, &fs);
@@ -936,7 +945,7 @@ static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
             pdu->unframed = TRUE;
             /* a later pass that meets bytes the first did not frame here is
              * TCP's reassembly handing on other bytes (V38) */
-            pdu->tcp_repair = PINFO_FD_VISITED(pinfo) || vc->tcp_repair[side] || tcp_repair_in_frame(pinfo);
+            pdu->tcp_repair = PINFO_FD_VISITED(pinfo) || vc->tcp_repair[side];
             vc->unframed_seen[side] = TRUE;
             pdu->dir = (guint8)side;
             pdu->phase = (guint8)vc->conn.phase;
@@ -954,7 +963,7 @@ static int dissect_vitcp_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree
     if (!pdu) {
         pdu = first_pass(tvb, pinfo, vc, side, ti, pref_reassemble && messages_wanted(pinfo, tree), &seg, &err);
         p_add_proto_data(wmem_file_scope(), pinfo, proto_vitcp, key, pdu);
-        if (err == VW_REQ_NONE && !tcp_repair_in_frame(pinfo))
+        if (err == VW_REQ_NONE && !ctx->tcp_repair)
             vc->tcp_repair[side] = FALSE; /* framed again */
     } else {
         guint cap = tvb_captured_length(tvb);
@@ -1079,7 +1088,10 @@ static int dissect_vitcp(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, vo
     if (!PINFO_FD_VISITED(pinfo)) {
         if (!p_get_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_HANDED))
             p_add_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_HANDED, GUINT_TO_POINTER(1));
-        if (tcp_repair_in_frame(pinfo))
+        /* once per frame; its PDUs read it (dissect_vitcp_pdu) */
+        vitcp_frame_ctx_t *ctx = frame_ctx(pinfo);
+        ctx->tcp_repair = tcp_repair_in_frame(pinfo);
+        if (ctx->tcp_repair)
             vc->tcp_repair[side] = TRUE;
     } else if (!p_get_proto_data(wmem_file_scope(), pinfo, proto_vitcp, KEY_HANDED)) {
         return dissect_not_decoded(tvb, pinfo, tree);
@@ -1106,10 +1118,7 @@ static gboolean dissect_vitcp_heur(tvbuff_t *tvb, packet_info *pinfo, proto_tree
          * header (a network that re-segments): the connection's first bytes
          * after a SYN TCP saw, with a plausible version, type and length
          * (V38); later segments come by the conversation. */
-        const struct tcpinfo *ti = (const struct tcpinfo *)data;
-        struct tcp_analysis *tcpd = get_tcp_conversation_data(NULL, pinfo);
-        ok = type == VW_VITCP_CONNECT_REQUEST && ti && ti->seq == 1 && tcpd && tcpd->server_port &&
-             !(ti->flags & TH_ACK && ti->lastackseq > 1) &&
+        ok = type == VW_VITCP_CONNECT_REQUEST && at_connection_start(pinfo, (const struct tcpinfo *)data) &&
              (len < OFF_MSG_ACK + 4 || tvb_get_ntohl(tvb, OFF_MSG_ACK) == 0);
     } else if (type == VW_VITCP_CONNECT_REQUEST) {
         ok = tvb_get_ntohl(tvb, OFF_MSG_ACK) == 0;

@@ -62,10 +62,11 @@ class CutConnectRequest(unittest.TestCase):
             for two in (False, True):
                 judged, _ = tshark(path, "VITCP-", two_pass=two)
                 self.assertEqual(ids(judged), {}, "cut after %d bytes, two passes: %s" % (cut, two))
-                types = [v[0] for _, v in sorted(fields(path, two, "vitcp.type").items()) if v[0]]
+                by_frame = fields(path, two, "vitcp.type")
+                types = [v[0] for _, v in sorted(by_frame.items()) if v[0]]
                 # the request (in its second piece), the accept, a Send each way
                 self.assertEqual(types, ["5", "6", "0", "0"], "cut after %d bytes, two passes: %s" % (cut, two))
-                self.assertTrue(fields(path, two, "vitcp.type")[piece2][0] == "5")
+                self.assertEqual(by_frame[piece2][0], "5")
 
     def test_recognised_late_judges_no_start(self):
         path, piece1, piece2 = exchange(2)

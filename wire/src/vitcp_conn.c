@@ -76,6 +76,14 @@ static void check_disc_copy(const struct vw_vitcp_ce *req, const struct vw_vitcp
                         "ConnectAccept discriminators differ from the request's (V9)");
 }
 
+/* An answer before any request, where the capture holds no start: the
+ * request came before the capture (or before the plugin recognised the
+ * connection), so the answer answers one nobody saw (V38). */
+static bool request_not_captured(const struct vw_vitcp_conn *c)
+{
+    return c->phase == VW_VITCP_PHASE_INIT && !c->start_seen;
+}
+
 /* Connection setup: returns false when the segment must not be checked as data. */
 static bool check_setup(struct vw_vitcp_conn *c, int dir, const struct vw_vitcp_seg *seg,
                         struct vw_findings *fs, struct vw_vitcp_ce *req_ce)
@@ -104,10 +112,8 @@ static bool check_setup(struct vw_vitcp_conn *c, int dir, const struct vw_vitcp_
         req_ce->options_len = 0;
         return false;
     case VW_VITCP_CONNECT_ACCEPT:
-        if (c->phase == VW_VITCP_PHASE_INIT && !c->start_seen) {
-            /* the request came before the capture (or before the plugin
-             * recognised the connection): nothing to check the answer
-             * against, and the capture holds no start (V38) */
+        if (request_not_captured(c)) {
+            /* nothing to check the answer against */
             remember_ce(&c->dir[dir], seg);
             c->phase = VW_VITCP_PHASE_MIDSTREAM;
             c->mtu = seg->ce.mtu;
@@ -131,7 +137,7 @@ static bool check_setup(struct vw_vitcp_conn *c, int dir, const struct vw_vitcp_
     case VW_VITCP_CONNECT_REJECT:
     case VW_VITCP_CONNECT_NOMATCH:
         if ((c->phase != VW_VITCP_PHASE_REQUESTED || dir == c->requester) &&
-            !(c->phase == VW_VITCP_PHASE_INIT && !c->start_seen)) /* no start: as for an accept (V38) */
+            !request_not_captured(c))
             vw_findings_add(fs, VW_REQ_VITCP_4_UNEXPECTED_CLOSE, SEV_E, 0, 0,
                             "%s without a pending ConnectRequest from the other side", vw_vitcp_type_name(type));
         c->phase = VW_VITCP_PHASE_REFUSED;
