@@ -31,6 +31,7 @@
 #include "info_column.h"
 #include "rule_experts.h"
 #include "stream_end.h"
+#include "tcp_repair.h"
 #include "vitcp_dissector.h"
 
 
@@ -138,6 +139,10 @@ struct ift_side {
      * frame); its PDUs after that frame are not framed again. */
     guint32 lost_frame;
     guint32 lost_raw_offset;
+    /* I38: TCP's analysis flagged a frame of this side since it last
+     * framed a PDU (first pass); framing lost then is TCP's finding. */
+    gboolean tcp_repair;
+    gboolean lost_to_tcp;
 };
 
 /* The segments of one untagged Send as Wireshark's DDP/RDMAP dissector
@@ -253,6 +258,7 @@ static guint get_ift_pdu_len(packet_info *pinfo, tvbuff_t *tvb, int offset, void
         if (!PINFO_FD_VISITED(pinfo) && !sender->lost_frame) {
             sender->lost_frame = pinfo->num;
             sender->lost_raw_offset = (guint32)(tvb_raw_offset(tvb) + offset);
+            sender->lost_to_tcp = sender->tcp_repair;
         }
         return (guint)tvb_reported_length_remaining(tvb, offset);
     }
@@ -293,6 +299,8 @@ static struct ift_pdu_record *ift_record(tvbuff_t *tvb, packet_info *pinfo, stru
     struct vw_findings fs;
     vw_findings_clear(&fs);
     if (!PINFO_FD_VISITED(pinfo)) {
+        if (!tcp_repair_in_frame(pinfo))
+            c->side[dir].tcp_repair = FALSE; /* framed again (I38) */
         if (is_ai) {
             struct vw_ift_ind ind;
             /* Without the magic nothing else was decoded: no indication
@@ -602,6 +610,13 @@ static void dissect_ift_frame(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tre
 static void ift_dissect_lost(tvbuff_t *tvb, packet_info *pinfo, proto_tree *ift_tree, proto_item *ti,
                              const struct ift_side *sender, guint32 len)
 {
+    if (pinfo->num == sender->lost_frame && (guint32)tvb_raw_offset(tvb) == sender->lost_raw_offset &&
+        sender->lost_to_tcp) {
+        /* I38: after a TCP repair, which TCP's own analysis reports */
+        proto_item_append_text(ti, ", %u bytes where the framing was lost after a TCP repair", len);
+        col_append_sep_fstr(pinfo->cinfo, COL_INFO, " | ", "[framing lost after a TCP repair] Len=%u", len);
+        return;
+    }
     if (pinfo->num == sender->lost_frame && (guint32)tvb_raw_offset(tvb) == sender->lost_raw_offset) {
         struct vw_finding f = {.req = VW_REQ_IFT_5_1_FRAME_LEN, .severity = VW_SEV_ERROR, .offset = 0, .length = 6};
         g_snprintf(f.detail, sizeof f.detail,
@@ -655,9 +670,12 @@ static int dissect_ift_pdu(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, 
 
 static int dissect_ift(tvbuff_t *tvb, packet_info *pinfo, proto_tree *tree, void *data)
 {
-    tcp_dissect_pdus(tvb, pinfo, tree, ift_desegment, VW_IFT_FRAME_HDR_LEN, get_ift_pdu_len, dissect_ift_pdu, data);
     struct ift_conv *c = ift_get_conv(pinfo);
-    stream_end_after_pdus(&c->end, ift_direction(c, pinfo), tvb, pinfo);
+    int dir = ift_direction(c, pinfo);
+    if (!PINFO_FD_VISITED(pinfo) && tcp_repair_in_frame(pinfo))
+        c->side[dir].tcp_repair = TRUE;
+    tcp_dissect_pdus(tvb, pinfo, tree, ift_desegment, VW_IFT_FRAME_HDR_LEN, get_ift_pdu_len, dissect_ift_pdu, data);
+    stream_end_after_pdus(&c->end, dir, tvb, pinfo);
     return tvb_captured_length(tvb);
 }
 

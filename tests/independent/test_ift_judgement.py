@@ -10,7 +10,7 @@ plugin give the same IDs on the same frames."""
 import unittest
 
 from ift_bytes import HC, PC, PH, PORT, R, ddp_tagged, frame, indication
-from tcp_pcap import Conversation, capture, ids, lint, only, tshark
+from tcp_pcap import Conversation, capture, ids, lint, only, tshark, tsharklib
 
 VA, VB = 0xA0A0, 0xB0B0          # the VTags A and B announce (B's frames carry VA, A's carry VB)
 PAYLOAD = b"sixteen byte pay" * 2
@@ -136,6 +136,26 @@ class ShortPayloadSize(unittest.TestCase):
         self.assertEqual(ids(lt), {bad: {"IFT-5.1-PAYLOAD-CRC", "IFT-5.1-FRAME-LEN"}})
         self.assertEqual(sum(1 for f in lt.values() for i, _ in f if i == "IFT-5.1-FRAME-LEN"), 1)
         self.assertEqual(ts, lt)
+
+    def test_lost_at_a_capture_gap_is_tcps(self):
+        """I38: a segment the capture missed puts the next one's bytes where a
+        frame must start. TCP's analysis flags that frame (previous segment
+        not captured); lint, which reassembles by itself, notes a gap; the
+        plugin, one pass and two, loses the framing without IFT-5.1-FRAME-LEN
+        (the same bytes without the gap are the test above)."""
+        c = agreed()
+        good = frame(VB, ddp_tagged(), PAYLOAD)
+        c.send(0, good)
+        c.seq[0] += 10  # the first 10 bytes of the next frame never reached the capture
+        after = c.send(0, good[10:])
+        c.send(0, good)
+        c.close()
+        lt, ts, _ = both("ift_gap.pcap", c.frames)
+        self.assertEqual((ids(lt), ids(ts)), ({}, {}))
+        path = capture("ift_gap.pcap", c.frames)
+        self.assertEqual(ids(tshark(path, "IFT-", two_pass=True)[0]), {})
+        info = tsharklib.run(path, ["-Y", "frame.number == %d" % after, "-T", "fields", "-e", "_ws.col.Info"])
+        self.assertIn("framing lost after a TCP repair", info)
 
 
 class ShortPayloadSizeAcrossSegments(unittest.TestCase):
