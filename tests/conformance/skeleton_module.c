@@ -75,31 +75,11 @@ static void skel_frame(struct skel_framer *f, const uint8_t *data, size_t len,
 /* ------------------------------------------------ the conformance module */
 
 enum { SKEL_TYPE_HELLO = 1, SKEL_TYPE_DATA = 2, SKEL_TYPES };
-static const char *const type_names[SKEL_TYPES] = {"?", "Hello", "Data"};
+/* The vocabulary: tables of names by number, the core looks them up (type 0 has none). */
+static const char *const type_names[SKEL_TYPES] = {[SKEL_TYPE_HELLO] = "Hello", [SKEL_TYPE_DATA] = "Data"};
 
 enum { F_PAYLOAD, F_FLAGS, F_LENGTH, F_COUNT };
 static const char *const field_names[F_COUNT] = {"payload", "flags", "length"};
-
-static int type_by_name(const char *name)
-{
-    int t = cf_name_index(type_names, SKEL_TYPES, name);
-    return t > 0 ? t : -1;
-}
-
-static const char *type_name(unsigned type)
-{
-    return cf_name_at(type_names, SKEL_TYPES, type);
-}
-
-static int field_by_name(const char *name)
-{
-    return cf_name_index(field_names, F_COUNT, name);
-}
-
-static const char *field_name(unsigned field)
-{
-    return cf_name_at(field_names, F_COUNT, field);
-}
 
 static bool field_settable(unsigned field)
 {
@@ -218,7 +198,7 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *value)
 static void describe(const struct cf_msg *m, char *out, size_t n)
 {
     const struct skel_decoded *d = m->decoded;
-    snprintf(out, n, "%s flags=%u length=%u", type_name(m->type), d->flags, d->length);
+    snprintf(out, n, "%s flags=%u length=%u", cf_name_at(type_names, SKEL_TYPES, m->type), d->flags, d->length);
 }
 
 const struct conform_protocol cf_proto_skeleton = {
@@ -228,10 +208,10 @@ const struct conform_protocol cf_proto_skeleton = {
     .req_prefix = "SKEL-",
     .default_port = SKEL_PORT,
     .cases_subdir = "skel",
-    .type_by_name = type_by_name,
-    .type_name = type_name,
-    .field_by_name = field_by_name,
-    .field_name = field_name,
+    .type_names = type_names,
+    .type_count = SKEL_TYPES,
+    .field_names = field_names,
+    .field_count = F_COUNT,
     .field_settable = field_settable,
     .field_relative = field_relative,
     .max_payload = SKEL_MAX_PAYLOAD,

@@ -107,26 +107,6 @@ static bool router_detects_format_errors;
  * settled): ERRs are messages like any other. */
 static int node_reports_errors = -1;
 
-static int field_by_name(const char *name)
-{
-    return cf_name_index(field_names, EF_COUNT, name);
-}
-
-static const char *field_name(unsigned f)
-{
-    return cf_name_at(field_names, EF_COUNT, f);
-}
-
-static int type_by_name(const char *name)
-{
-    return cf_name_index(type_names, ET_COUNT, name);
-}
-
-static const char *type_name(unsigned type)
-{
-    return cf_name_at(type_names, ET_COUNT, type);
-}
-
 static unsigned type_of_pt(uint16_t pt)
 {
     const struct vw_eep_types *t = &vw_eep_types_default;
@@ -764,7 +744,7 @@ static void describe(const struct cf_msg *m, char *out, size_t n)
 {
     const struct vw_eep_msg *d = &((const struct eep_decoded *)m->decoded)->m;
     snprintf(out, n, "%s pt=0x%04x te=0x%04x dt=0x%06x sa=0x%06x v=%u routes=%u payload=%zu ei=0x%llx (%zu bytes)",
-             type_name(m->type), d->hdr.pt, d->hdr.te, d->hdr.dt, d->hdr.sa, d->hdr.version,
+             cf_name_at(type_names, ET_COUNT, m->type), d->hdr.pt, d->hdr.te, d->hdr.dt, d->hdr.sa, d->hdr.version,
              d->n_l2rh + d->n_symbols, d->data_len, (unsigned long long)d->ei, m->len);
 }
 
@@ -1356,10 +1336,10 @@ const struct conform_protocol cf_proto_eep = {
     .transport = CF_TRANSPORT_DATAGRAM,
     .ethertype = VW_EEP_ETHERTYPE,
     .topology_options = {NULL, "--eep-router", "--eep-chain"},
-    .type_by_name = type_by_name,
-    .type_name = type_name,
-    .field_by_name = field_by_name,
-    .field_name = field_name,
+    .type_names = type_names,
+    .type_count = ET_COUNT,
+    .field_names = field_names,
+    .field_count = EF_COUNT,
     .field_settable = field_settable,
     .max_payload = 60000,
     .parse_symbol = parse_symbol,

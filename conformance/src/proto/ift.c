@@ -78,24 +78,10 @@ static uint16_t last_vtag[2];
 
 /* ------------------------------------------------------- vocabulary */
 
+/* The capture cases' 'choice' names indication flags by their fields. */
 static int field_by_name(const char *name)
 {
     return cf_name_index(field_names, F_COUNT, name);
-}
-
-static const char *field_name(unsigned f)
-{
-    return cf_name_at(field_names, F_COUNT, f);
-}
-
-static int type_by_name(const char *name)
-{
-    return cf_name_index(type_names, IT_COUNT, name);
-}
-
-static const char *type_name(unsigned type)
-{
-    return cf_name_at(type_names, IT_COUNT, type);
 }
 
 static bool field_settable(unsigned f)
@@ -894,11 +880,12 @@ static void describe(const struct cf_msg *m, char *out, size_t n)
         return;
     }
     const struct vw_ddp_hdr *h = &rx->ddp;
+    const char *type = cf_name_at(type_names, IT_COUNT, m->type);
     if (h->tagged)
-        snprintf(out, n, "%s stag=%u to=0x%llx%s payload=%zu (%u segments)", type_name(m->type), h->stag,
+        snprintf(out, n, "%s stag=%u to=0x%llx%s payload=%zu (%u segments)", type, h->stag,
                  (unsigned long long)h->to, h->last ? " L" : "", rx->payload_len, rx->segments);
     else
-        snprintf(out, n, "%s qn=%u msn=%u mo=%u%s payload=%zu (%u segments)", type_name(m->type), h->qn, h->msn,
+        snprintf(out, n, "%s qn=%u msn=%u mo=%u%s payload=%zu (%u segments)", type, h->qn, h->msn,
                  h->mo, h->last ? " L" : "", rx->payload_len, rx->segments);
 }
 
@@ -1488,10 +1475,10 @@ const struct conform_protocol cf_proto_ift = {
     .req_prefix = "IFT-",
     .default_port = VW_IFT_DEFAULT_PORT,
     .cases_subdir = "ift",
-    .type_by_name = type_by_name,
-    .type_name = type_name,
-    .field_by_name = field_by_name,
-    .field_name = field_name,
+    .type_names = type_names,
+    .type_count = IT_COUNT,
+    .field_names = field_names,
+    .field_count = F_COUNT,
     .field_settable = field_settable,
     .max_payload = 65535,
     .parse_send_arg = parse_send_arg,

@@ -80,16 +80,7 @@ struct warp_settings {
 };
 _Static_assert(sizeof(struct warp_settings) <= CF_PROTO_STATE_MAX, "WARP settings fit the engine");
 
-static int field_by_name(const char *name)
-{
-    return cf_name_index(field_names, WF_COUNT, name);
-}
-
-static const char *field_name(unsigned f)
-{
-    return cf_name_at(field_names, WF_COUNT, f);
-}
-
+/* A case names RDMA Writes "RDMA": no table of vw_warp_type_name's names. */
 static int type_by_name(const char *name)
 {
     if (strcmp(name, "Send") == 0)
@@ -97,11 +88,6 @@ static int type_by_name(const char *name)
     if (strcmp(name, "RDMA") == 0)
         return VW_WARP_RDMA;
     return -1;
-}
-
-static const char *type_name(unsigned type)
-{
-    return vw_warp_type_name(type);
 }
 
 static bool field_settable(unsigned f)
@@ -717,9 +703,9 @@ const struct conform_protocol cf_proto_warp = {
     .default_port = VW_WARP_DEFAULT_PORT,
     .cases_subdir = "warp",
     .type_by_name = type_by_name,
-    .type_name = type_name,
-    .field_by_name = field_by_name,
-    .field_name = field_name,
+    .type_name = vw_warp_type_name,
+    .field_names = field_names,
+    .field_count = WF_COUNT,
     .field_settable = field_settable,
     .max_payload = VW_WARP_CHUNK_MAX - VW_WARP_RDMA_HDR_LEN - VW_WARP_ADLER_LEN,
     .parse_directive = parse_directive,
