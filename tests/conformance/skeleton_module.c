@@ -159,7 +159,7 @@ static void deliver(void *ctx, const uint8_t *raw, size_t len)
 static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
                          struct cf_rx_verdict *v)
 {
-    (void)v; /* a real session puts the first rule a message breaks here */
+    (void)v; /* a real session hands each message's findings to cf_rx_findings(v, ...) */
     struct skel_session *s = session;
     s->sink = sink;
     s->ctx = ctx;
@@ -176,12 +176,6 @@ static void session_sent(void *session, const struct cf_encoded *enc)
 {
     (void)session;
     (void)enc; /* a real session notes the tester's sequence numbers here */
-}
-
-static void msg_free(struct cf_msg *m)
-{
-    free((void *)m->raw);
-    free(m->decoded);
 }
 
 static bool field_value(const struct cf_msg *m, unsigned field, int64_t *value)
@@ -221,7 +215,7 @@ const struct conform_protocol cf_proto_skeleton = {
     .session_feed = session_feed,
     .session_finish = session_finish,
     .session_sent = session_sent,
-    .msg_free = msg_free,
+    .msg_free = cf_msg_free, /* raw and decoded: a heap block each */
     .field_value = field_value,
     .describe = describe,
 };

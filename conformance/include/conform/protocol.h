@@ -66,6 +66,14 @@ struct cf_rx_verdict {
     enum vw_req req;
     char detail[240];
 };
+/* The first rule broken wins: v takes req and the detail (printf's fmt)
+ * unless it names a rule already. */
+void cf_rx_broke(struct cf_rx_verdict *v, enum vw_req req, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The first error finding of fs (warnings and notes do not fail) to v as
+ * cf_rx_broke does, its detail "WHERE: the finding's" (fmt prints WHERE). */
+void cf_rx_findings(struct cf_rx_verdict *v, const struct vw_findings *fs, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* The bytes of one encoded send (owned by the caller: free(bytes)). */
 struct cf_encoded {
@@ -108,6 +116,8 @@ enum cf_transport { CF_TRANSPORT_STREAM, CF_TRANSPORT_DATAGRAM };
  * m->decoded are the module's heap blocks, handed over to the core, which
  * frees them with msg_free. */
 typedef void (*cf_msg_sink)(void *ctx, const struct cf_msg *m);
+/* A msg_free for messages whose raw and decoded are a heap block each. */
+void cf_msg_free(struct cf_msg *m);
 
 struct conform_protocol {
     const char *name;           /* lower case, one word: the case's 'protocol NAME' line, --protocol */

@@ -557,16 +557,6 @@ static bool is_piece(const struct eep_session *s, const struct vw_eep_msg *m)
     return false;
 }
 
-/* The first error finding names the rule (warnings and notes do not fail). */
-static void take_findings(struct cf_rx_verdict *v, const struct vw_findings *fs, unsigned nth, const char *what)
-{
-    for (unsigned i = 0; i < fs->count && v->req == VW_REQ_NONE; i++)
-        if (fs->item[i].severity == VW_SEV_ERROR) {
-            v->req = fs->item[i].req;
-            snprintf(v->detail, sizeof v->detail, "datagram %u%s: %s", nth, what, fs->item[i].detail);
-        }
-}
-
 /* A message the node under test originated (an answer, an echo, an ERR:
  * anything but a router's copy of the tester's message) is judged as its
  * source's: V is 0b00 for the working version (6a; a router may pass on
@@ -611,22 +601,16 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
     }
     if (!copy_of_sent)
         judge_as_source(&fs);
-    take_findings(v, &fs, nth, "");
+    cf_rx_findings(v, &fs, "datagram %u", nth);
     if (err != VW_REQ_NONE) {
-        if (v->req == VW_REQ_NONE) {
-            v->req = err;
-            snprintf(v->detail, sizeof v->detail, "datagram %u (%zu bytes) cannot be decoded as an EEP message", nth,
-                     len);
-        }
+        cf_rx_broke(v, err, "datagram %u (%zu bytes) cannot be decoded as an EEP message", nth, len);
         free(copy);
         free(dec);
         return;
     }
-    if (copy_of_sent && is_piece(s, &dec->m) && v->req == VW_REQ_NONE) {
-        v->req = VW_REQ_EEP_1B_NO_SAR;
-        snprintf(v->detail, sizeof v->detail, "datagram %u: a copy carries %zu of the tester's %zu data bytes: the "
-                 "router split the message", nth, dec->m.data_len, s->sent_msg.data_len);
-    }
+    if (copy_of_sent && is_piece(s, &dec->m))
+        cf_rx_broke(v, VW_REQ_EEP_1B_NO_SAR, "datagram %u: a copy carries %zu of the tester's %zu data bytes: the "
+                    "router split the message", nth, dec->m.data_len, s->sent_msg.data_len);
     /* a router may or may not see an error in the tester's malformed
      * message (how it checks is the SAN's, lines 160-161): its LSbit is
      * judged only where the router declared it does (hook error-lsbit) */
@@ -636,7 +620,7 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
         struct vw_findings fw;
         vw_findings_clear(&fw);
         vw_eep_forward_check(s->sent, &s->sent_msg, copy, &dec->m, link, &fw);
-        take_findings(v, &fw, nth, " (the router's copy of the tester's last message)");
+        cf_rx_findings(v, &fw, "datagram %u (the router's copy of the tester's last message)", nth);
     } else if (copy_of_sent && s->sent_msg.routes_len == 0) {
         /* two routers: what the first should have sent (its TAIL
          * forwarded), against what the second sent */
@@ -660,7 +644,7 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
                 errors |= fw.item[i].severity == VW_SEV_ERROR;
             if (errors && again)
                 continue; /* perhaps the first router set it */
-            take_findings(v, &fw, nth, " (the second router's copy of the tester's last message)");
+            cf_rx_findings(v, &fw, "datagram %u (the second router's copy of the tester's last message)", nth);
             break;
         }
         free(mid);
@@ -690,14 +674,6 @@ static void session_carrier(void *session, bool ethernet)
 static void session_finish(void *session, struct cf_rx_verdict *v)
 {
     (void)session, (void)v; /* a datagram is whole: nothing is left open */
-}
-
-static void msg_free(struct cf_msg *m)
-{
-    free((void *)m->raw);
-    free(m->decoded);
-    m->raw = NULL;
-    m->decoded = NULL;
 }
 
 /* FNV-1a of a data block (32 bits): a capture case compares the data
@@ -1371,7 +1347,7 @@ const struct conform_protocol cf_proto_eep = {
     .load_capture_case = load_capture_case,
     .describe_capture_case = describe_capture_case,
     .is_capture_meta = is_capture_meta,
-    .msg_free = msg_free,
+    .msg_free = cf_msg_free,
     .field_value = field_value,
     .describe = describe,
     .hooks = eep_hooks,

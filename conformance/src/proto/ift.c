@@ -203,25 +203,6 @@ struct ift_session {
     struct cf_rx_verdict *v;
 };
 
-static void rx_verdict(struct cf_rx_verdict *v, enum vw_req req, const char *fmt, const char *what,
-                       unsigned long long off)
-{
-    if (v->req != VW_REQ_NONE)
-        return;
-    v->req = req;
-    snprintf(v->detail, sizeof v->detail, fmt, what, off);
-}
-
-static void take_findings(struct ift_session *s, const struct vw_findings *fs, uint64_t off, const char *what)
-{
-    for (unsigned i = 0; i < fs->count && s->v->req == VW_REQ_NONE; i++)
-        if (fs->item[i].severity == VW_SEV_ERROR) {
-            s->v->req = fs->item[i].req;
-            snprintf(s->v->detail, sizeof s->v->detail, "%s at stream offset %llu: %s", what,
-                     (unsigned long long)off, fs->item[i].detail);
-        }
-}
-
 static void *session_new(const struct cf_case *c)
 {
     struct ift_session *s = calloc(1, sizeof *s);
@@ -261,7 +242,7 @@ static void deliver_msg(struct ift_session *s, unsigned type, const struct ift_r
     if (!raw || !dec) {
         free(raw);
         free(dec);
-        rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s: no memory at %llu", "a message", 0);
+        cf_rx_broke(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "a message: no memory at 0");
         return;
     }
     memcpy(raw, first, first_len);
@@ -361,7 +342,7 @@ static void on_frame(struct ift_session *s, const uint8_t *raw, size_t len, cons
     if (!a->on) {
         a->first = malloc(len ? len : 1);
         if (!a->first) {
-            rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s: no memory at %llu", "a frame", 0);
+            cf_rx_broke(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "a frame: no memory at 0");
             return;
         }
         memcpy(a->first, raw, len);
@@ -395,10 +376,10 @@ static bool on_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, bool
         enum vw_req err = vw_ift_ind_decode(raw, len, &rx.ind, &fs);
         if (err == VW_REQ_NONE)
             vw_ift_nego_indication(&s->nego, 1, &rx.ind, &fs);
-        take_findings(s, &fs, off, "the target's adaption indication");
+        cf_rx_findings(s->v, &fs, "the target's adaption indication at stream offset %llu", (unsigned long long)off);
         if (err != VW_REQ_NONE) {
-            rx_verdict(s->v, err, "%s cannot be parsed (stream offset %llu)", "the target's adaption indication",
-                       (unsigned long long)off);
+            cf_rx_broke(s->v, err, "the target's adaption indication cannot be parsed (stream offset %llu)",
+                        (unsigned long long)off);
             s->dead = true;
             return false;
         }
@@ -424,10 +405,9 @@ static bool on_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, bool
     enum vw_req err = vw_ift_frame_decode_as_sent(raw, len, &announced, &fr, &carried, &fs);
     if (err == VW_REQ_NONE)
         vw_ift_nego_frame_rules(&s->nego, 1, &fr, &fs);
-    take_findings(s, &fs, off, "the target's frame");
+    cf_rx_findings(s->v, &fs, "the target's frame at stream offset %llu", (unsigned long long)off);
     if (err != VW_REQ_NONE) {
-        rx_verdict(s->v, err, "%s cannot be framed (stream offset %llu)", "the target's frame",
-                   (unsigned long long)off);
+        cf_rx_broke(s->v, err, "the target's frame cannot be framed (stream offset %llu)", (unsigned long long)off);
         s->dead = true;
         return false;
     }
@@ -441,19 +421,17 @@ static void read_status(struct ift_session *s, enum vw_ift_read_status st)
         return;
     s->dead = true;
     if (st == VW_IFT_READ_NOT_INDICATION) /* I35: a bad magic, or a frame before the indication */
-        rx_verdict(s->v, s->reader.not_indication_rule,
-                   "%s (no magic 0x52444450 at stream offset %llu)",
-                   s->reader.not_indication_rule == VW_REQ_IFT_4_1_MAGIC
-                       ? "the target's first bytes are an adaption indication with a bad magic"
-                       : "the target's first bytes are a frame, not an adaption indication", 0ULL);
+        cf_rx_broke(s->v, s->reader.not_indication_rule, "%s (no magic 0x52444450 at stream offset 0)",
+                    s->reader.not_indication_rule == VW_REQ_IFT_4_1_MAGIC
+                        ? "the target's first bytes are an adaption indication with a bad magic"
+                        : "the target's first bytes are a frame, not an adaption indication");
     else if (st == VW_IFT_READ_FRAMING_LOST) /* I13: a frame's sizes did not fit */
-        rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s (stream offset %llu)",
-                   "bytes of the target's where a frame should start cannot start one: the sizes of the frame "
-                   "before them do not fit",
-                   (unsigned long long)s->reader.lost_off);
+        cf_rx_broke(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "bytes of the target's where a frame should start cannot "
+                    "start one: the sizes of the frame before them do not fit (stream offset %llu)",
+                    (unsigned long long)s->reader.lost_off);
     else if (st == VW_IFT_READ_TOO_LARGE || st == VW_IFT_READ_NO_MEMORY)
-        rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s (stream offset %llu)",
-                   "a PDU of the target's cannot be gathered", (unsigned long long)s->reader.stream_off);
+        cf_rx_broke(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "a PDU of the target's cannot be gathered (stream offset %llu)",
+                    (unsigned long long)s->reader.stream_off);
 }
 
 static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
@@ -493,8 +471,8 @@ static void session_finish(void *session, struct cf_rx_verdict *v)
         return;
     read_status(s, vw_ift_reader_finish(&s->reader, on_pdu, s));
     if (!s->dead && s->reader.have)
-        rx_verdict(v, VW_REQ_IFT_5_1_FRAME_LEN, "%s (stream offset %llu)",
-                   "the target closed inside a PDU", (unsigned long long)s->reader.stream_off);
+        cf_rx_broke(v, VW_REQ_IFT_5_1_FRAME_LEN, "the target closed inside a PDU (stream offset %llu)",
+                    (unsigned long long)s->reader.stream_off);
     reasm_flush(s, &s->untagged);
     reasm_flush(s, &s->tagged);
 }
@@ -523,14 +501,6 @@ static uint32_t crc32_ieee(const uint8_t *p, size_t n)
             c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
     }
     return ~c;
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
 }
 
 static int64_t val(const struct cf_step *st, const int64_t *vals, unsigned f, int64_t dflt)
@@ -567,7 +537,7 @@ static int encode_ind(struct ift_session *s, const struct cf_step *st, const int
         return -1;
     }
     if (st->opts & O_IND_CRC_32)
-        put_le32(out->bytes + VW_IFT_IND_CRC_OFF, crc32_ieee(out->bytes, VW_IFT_IND_CRC_OFF));
+        vw_put_le32(out->bytes + VW_IFT_IND_CRC_OFF, crc32_ieee(out->bytes, VW_IFT_IND_CRC_OFF));
     out->len = VW_IFT_IND_LEN;
     out->payload_off = VW_IFT_IND_LEN;
     out->payload_len = 0;
@@ -707,10 +677,10 @@ static int encode_frame(struct ift_session *s, const struct cf_step *st, const i
     size_t hcrc_off = VW_IFT_FRAME_HDR_LEN + dlen;
     bool has_h = fe.hc && hw != CW_OMIT;
     if (hw == CW_32 && has_h)
-        put_le32(out->bytes + hcrc_off, crc32_ieee(out->bytes, hcrc_off));
+        vw_put_le32(out->bytes + hcrc_off, crc32_ieee(out->bytes, hcrc_off));
     size_t pay_off = hcrc_off + (has_h ? VW_IFT_CRC_LEN : 0);
     if (pw == CW_32 && fe.pc && n >= pay_off + plen + VW_IFT_CRC_LEN)
-        put_le32(out->bytes + pay_off + plen, crc32_ieee(out->bytes + pay_off, plen));
+        vw_put_le32(out->bytes + pay_off + plen, crc32_ieee(out->bytes + pay_off, plen));
     out->len = n;
     out->payload_off = pay_off <= n ? pay_off : n;
     out->payload_len = out->payload_off + plen <= n ? plen : 0;
@@ -782,14 +752,6 @@ static void session_sent(void *session, const struct cf_encoded *enc)
 }
 
 /* ------------------------------------------------------ the accessor */
-
-static void msg_free(struct cf_msg *m)
-{
-    free((void *)m->raw);
-    free(m->decoded);
-    m->raw = NULL;
-    m->decoded = NULL;
-}
 
 /* FNV-1a (32 bits) of a message's payload: a capture case compares the
  * target's answers with the recorded ones through it (I19). */
@@ -1489,7 +1451,7 @@ const struct conform_protocol cf_proto_ift = {
     .session_finish = session_finish,
     .session_sent = session_sent,
     .session_stalled = session_stalled,
-    .msg_free = msg_free,
+    .msg_free = cf_msg_free,
     .field_value = field_value,
     .describe = describe,
     .run_case = run_case,

@@ -340,17 +340,6 @@ static void session_free(void *session)
     free(s);
 }
 
-/* The first error finding names the rule (warnings and notes do not fail). */
-static void take_findings(struct cf_rx_verdict *v, const struct vw_findings *fs, uint64_t off)
-{
-    for (unsigned i = 0; i < fs->count && v->req == VW_REQ_NONE; i++)
-        if (fs->item[i].severity == VW_SEV_ERROR) {
-            v->req = fs->item[i].req;
-            snprintf(v->detail, sizeof v->detail, "chunk at stream offset %llu: %s",
-                     (unsigned long long)off, fs->item[i].detail);
-        }
-}
-
 /* A received message's decoded form: a whole ULP PDU (or a chunk of an
  * unknown type) and how many chunks carried it. */
 struct warp_pdu {
@@ -369,10 +358,7 @@ static void emit(struct warp_session *s, const struct vw_warp_chunk *dec, unsign
     if (!copy || !d) {
         free(copy);
         free(d);
-        if (s->v->req == VW_REQ_NONE) {
-            s->v->req = VW_REQ_WARP_A_TRUNCATED;
-            snprintf(s->v->detail, sizeof s->v->detail, "no memory to keep a ULP PDU of %zu bytes", len);
-        }
+        cf_rx_broke(s->v, VW_REQ_WARP_A_TRUNCATED, "no memory to keep a ULP PDU of %zu bytes", len);
         return;
     }
     if (len)
@@ -400,11 +386,9 @@ static void check_not_delivered(struct warp_session *s, const struct vw_warp_chu
         size_t n = s->invalid_len[i];
         for (size_t at = 0; n <= len && at <= len - n; at++)
             if (memcmp(data + at, s->invalid[i], n) == 0) {
-                s->v->req = s->case_rule;
-                snprintf(s->v->detail, sizeof s->v->detail, "the %s ending at stream offset %llu holds, at its "
-                         "byte %zu, the %zu bytes of an invalid chunk the tester sent: the target took that chunk "
-                         "and delivered its data (line 218)", vw_warp_type_name(pdu->type), (unsigned long long)off,
-                         at, n);
+                cf_rx_broke(s->v, s->case_rule, "the %s ending at stream offset %llu holds, at its byte %zu, the %zu "
+                            "bytes of an invalid chunk the tester sent: the target took that chunk and delivered its "
+                            "data (line 218)", vw_warp_type_name(pdu->type), (unsigned long long)off, at, n);
                 return;
             }
     }
@@ -427,12 +411,10 @@ static void note_iscsi(struct warp_session *s, const uint8_t *pdu, size_t len, u
         s->cmd_itt = h.itt;
     }
     if (h.opcode == VW_ISCSI_SCSI_RSP && s->refuse && h.itt == s->refuse_itt && h.status == 0 &&
-        s->v->req == VW_REQ_NONE && s->case_rule != VW_REQ_NONE) {
-        s->v->req = s->case_rule;
-        snprintf(s->v->detail, sizeof s->v->detail, "the Send ending at stream offset %llu is a SCSI Response GOOD "
-                 "for task 0x%x: the target took the PDU that broke %s", (unsigned long long)off, h.itt,
-                 vw_req_id(s->case_rule));
-    }
+        s->case_rule != VW_REQ_NONE)
+        cf_rx_broke(s->v, s->case_rule, "the Send ending at stream offset %llu is a SCSI Response GOOD for task "
+                    "0x%x: the target took the PDU that broke %s", (unsigned long long)off, h.itt,
+                    vw_req_id(s->case_rule));
 }
 
 static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, const struct vw_warp_chunk *chunk,
@@ -440,28 +422,21 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, co
 {
     struct warp_session *s = ctx;
     (void)raw, (void)len;
-    take_findings(s->v, fs, off);
+    cf_rx_findings(s->v, fs, "chunk at stream offset %llu", (unsigned long long)off);
     if (s->iscsi && err == VW_REQ_NONE) {
         struct vw_findings is;
         vw_findings_clear(&is);
         vw_warp_iscsi_check(&s->iscsi_state, chunk, &is);
-        take_findings(s->v, &is, off);
+        cf_rx_findings(s->v, &is, "chunk at stream offset %llu", (unsigned long long)off);
     }
     if (err != VW_REQ_NONE) {
-        if (s->v->req == VW_REQ_NONE) {
-            s->v->req = err;
-            snprintf(s->v->detail, sizeof s->v->detail, "chunk at stream offset %llu cannot be decoded",
-                     (unsigned long long)off);
-        }
+        cf_rx_broke(s->v, err, "chunk at stream offset %llu cannot be decoded", (unsigned long long)off);
         return;
     }
     /* line 324 "Transmit as zeros": on every chunk of every case (C63) */
-    if (chunk->rsvd && s->v->req == VW_REQ_NONE) {
-        s->v->req = VW_REQ_WARP_A_RSVD_ZERO;
-        snprintf(s->v->detail, sizeof s->v->detail,
-                 "chunk at stream offset %llu: reserved bits 0x%03x set (transmit as zeros)", (unsigned long long)off,
-                 chunk->rsvd);
-    }
+    if (chunk->rsvd)
+        cf_rx_broke(s->v, VW_REQ_WARP_A_RSVD_ZERO, "chunk at stream offset %llu: reserved bits 0x%03x set (transmit "
+                    "as zeros)", (unsigned long long)off, chunk->rsvd);
     if (chunk->type != VW_WARP_SEND && chunk->type != VW_WARP_RDMA) {
         emit(s, chunk, 1, chunk->payload, chunk->payload ? chunk->payload_len : 0);
         return;
@@ -476,11 +451,8 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, co
         a->len = 0;
     }
     if (a->len + chunk->payload_len > WARP_PDU_MAX) {
-        if (s->v->req == VW_REQ_NONE) {
-            s->v->req = VW_REQ_WARP_SUMMARY_L_LAST;
-            snprintf(s->v->detail, sizeof s->v->detail, "chunk at stream offset %llu: a ULP PDU over %u bytes "
-                     "without a chunk with the Last bit", (unsigned long long)off, WARP_PDU_MAX);
-        }
+        cf_rx_broke(s->v, VW_REQ_WARP_SUMMARY_L_LAST, "chunk at stream offset %llu: a ULP PDU over %u bytes without "
+                    "a chunk with the Last bit", (unsigned long long)off, WARP_PDU_MAX);
         return;
     }
     if (a->len + chunk->payload_len > a->cap) {
@@ -521,14 +493,10 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
     s->ctx = ctx;
     s->v = v;
     enum vw_req e = vw_warp_framer_feed(&s->framer, data, len, on_chunk, s);
-    if (e != VW_REQ_NONE && v->req == VW_REQ_NONE) {
-        v->req = e;
-        snprintf(v->detail, sizeof v->detail, "the stream cannot be framed at offset %llu",
-                 (unsigned long long)s->framer.stream_off);
-    } else if (s->framer.oom && v->req == VW_REQ_NONE) {
-        v->req = VW_REQ_WARP_A_TRUNCATED;
-        snprintf(v->detail, sizeof v->detail, "no memory to gather a chunk");
-    }
+    if (e != VW_REQ_NONE)
+        cf_rx_broke(v, e, "the stream cannot be framed at offset %llu", (unsigned long long)s->framer.stream_off);
+    else if (s->framer.oom)
+        cf_rx_broke(v, VW_REQ_WARP_A_TRUNCATED, "no memory to gather a chunk");
 }
 
 static void session_finish(void *session, struct cf_rx_verdict *v)
@@ -539,7 +507,7 @@ static void session_finish(void *session, struct cf_rx_verdict *v)
     vw_warp_framer_finish(&s->framer, &fs);
     if (s->iscsi)
         vw_warp_iscsi_finish(&s->iscsi_state, &fs);
-    take_findings(v, &fs, s->framer.stream_off);
+    cf_rx_findings(v, &fs, "chunk at stream offset %llu", (unsigned long long)s->framer.stream_off);
 }
 
 /* C45: an expect waits in vain and the target is silent: a ULP PDU it
@@ -548,21 +516,11 @@ static void session_finish(void *session, struct cf_rx_verdict *v)
 static void session_stalled(void *session, struct cf_rx_verdict *v)
 {
     struct warp_session *s = session;
-    for (int i = 0; i < 2 && v->req == VW_REQ_NONE; i++)
-        if (s->acc[i].open) {
-            v->req = VW_REQ_WARP_SUMMARY_L_LAST;
-            snprintf(v->detail, sizeof v->detail, "the target's %s ULP PDU (%u chunks, %zu bytes) has no chunk "
-                     "with the Last bit, and the target went silent", i ? "RDMA Write" : "Send", s->acc[i].chunks,
-                     s->acc[i].len);
-        }
-}
-
-static void msg_free(struct cf_msg *m)
-{
-    free((void *)m->raw);
-    free(m->decoded);
-    m->raw = NULL;
-    m->decoded = NULL;
+    for (int i = 0; i < 2; i++)
+        if (s->acc[i].open)
+            cf_rx_broke(v, VW_REQ_WARP_SUMMARY_L_LAST, "the target's %s ULP PDU (%u chunks, %zu bytes) has no chunk "
+                        "with the Last bit, and the target went silent", i ? "RDMA Write" : "Send", s->acc[i].chunks,
+                        s->acc[i].len);
 }
 
 static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
@@ -723,7 +681,7 @@ const struct conform_protocol cf_proto_warp = {
     .session_feed = session_feed,
     .session_finish = session_finish,
     .session_stalled = session_stalled,
-    .msg_free = msg_free,
+    .msg_free = cf_msg_free,
     .field_value = field_value,
     .describe = describe,
     .hooks = warp_hooks,
