@@ -306,10 +306,7 @@ static int check_rules(struct meta *m, const struct cf_case *c)
     for (unsigned t = 0; t <= VW_VITCP_TYPE_COUNT; t++)
         for (unsigned f = 0; f < CF_F_COUNT; f++) {
             enum vw_req r = t < VW_VITCP_TYPE_COUNT ? m->rule_type[t][f] : m->rule[f];
-            bool listed = r == VW_REQ_NONE;
-            for (unsigned i = 0; i < c->nreqs && !listed; i++)
-                listed = c->reqs[i] == r;
-            if (!listed) {
+            if (r != VW_REQ_NONE && !cf_case_has_req(c, r)) {
                 m->line = m->rule_line;
                 return meta_fail(m, "'rule %s': the case's 'require' lines must name it", vw_req_id(r));
             }
@@ -355,8 +352,8 @@ struct cap_read {
     int first_dir;     /* TCP direction of the first bytes: session direction 0 */
     int cur_side;
     uint64_t cur_frame;
-    uint8_t *blob;
-    size_t blob_len, blob_cap;
+    struct cf_case *c;  /* the PDUs go to its blob */
+    size_t blob_cap;
     struct cap_pdu *pdus;
     size_t npdus, pdus_cap;
     bool other_conn;   /* bytes of a second connection were seen */
@@ -399,27 +396,20 @@ static void on_seg(void *ctx, const uint8_t *raw, size_t len, uint64_t off, cons
         x->pdus = g;
         x->pdus_cap = cap;
     }
-    if (x->blob_len + len > x->blob_cap) {
-        size_t cap = (x->blob_len + len) * 2;
-        uint8_t *g = realloc(x->blob, cap);
-        if (!g) {
-            cap_problem(x, "out of memory");
-            return;
-        }
-        x->blob = g;
-        x->blob_cap = cap;
+    size_t blob_off = x->c->blob_len;
+    if (!cf_capture_blob(x->c, &x->blob_cap, raw, len)) {
+        cap_problem(x, "out of memory");
+        return;
     }
     struct cap_pdu *p = &x->pdus[x->npdus++];
     p->side = x->cur_side;
     p->frame = x->cur_frame;
-    p->off = x->blob_len;
+    p->off = blob_off;
     p->len = len;
     p->seg = *seg;
     p->payload_off = seg->payload ? (size_t)(seg->payload - raw) : 0;
     p->seg.payload = NULL;
     p->seg.ce.options = NULL;
-    memcpy(x->blob + x->blob_len, raw, len);
-    x->blob_len += len;
 }
 
 static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
@@ -457,28 +447,20 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
 
 /* ------------------------------------------------------------ steps */
 
-static int add_step(struct meta *m, struct cf_case *c, struct cf_step **out)
+/* The next step, of kind; NULL (m->err says why) when the case is full. */
+static struct cf_step *add_step(struct meta *m, struct cf_case *c, enum cf_step_kind kind)
 {
-    if (c->nsteps == CF_MAX_STEPS)
-        return meta_fail(m, "the capture needs more than %d steps (PDUs to send and expect); cut it down",
-                         CF_MAX_STEPS);
-    struct cf_step *st = &c->steps[c->nsteps++];
-    memset(st, 0, sizeof *st);
-    st->req = c->reqs[0];
-    *out = st;
-    return 0;
+    struct cf_step *st = cf_capture_step(c, kind, 0);
+    if (!st)
+        meta_fail(m, "the capture needs more than %d steps (PDUs to send and expect); cut it down", CF_MAX_STEPS);
+    return st;
 }
 
 static void add_match(struct cf_step *st, enum cf_field f, int64_t v, bool relative)
 {
-    if (st->nmatch == CF_MAX_MATCHES)
-        return;
-    struct cf_match *mt = &st->match[st->nmatch++];
-    memset(mt, 0, sizeof *mt);
-    mt->field = f;
-    mt->op = CF_OP_EQ;
-    mt->value = v;
-    mt->relative = relative;
+    struct cf_match *mt = cf_capture_match(st, f, v);
+    if (mt)
+        mt->relative = relative;
 }
 
 static enum vw_req rule_of(const struct meta *m, unsigned type, enum cf_field f);
@@ -522,7 +504,6 @@ static void expect_from(const struct meta *m, const struct cf_case *c, struct cf
 {
     const struct vw_vitcp_seg *s = &p->seg;
     unsigned type = s->hdr.type;
-    st->kind = CF_STEP_EXPECT;
     st->type = type;
     st->wait_ms = m->timing_ms;
     /* a CE segment's length also follows its discriminators */
@@ -606,11 +587,10 @@ static int split_rules(struct meta *m, struct cf_case *c, unsigned idx)
             req = rule_of(m, ex->type, ex->match[k].field);
         if (req == VW_REQ_NONE)
             return 0;
-        struct cf_step *chk = NULL;
-        if (add_step(m, c, &chk) < 0)
+        struct cf_step *chk = add_step(m, c, CF_STEP_CHECK);
+        if (!chk)
             return -1;
         struct cf_step *e = &c->steps[idx];
-        chk->kind = CF_STEP_CHECK;
         chk->type = e->type;
         chk->req = req;
         chk->cap_pdu = e->cap_pdu;
@@ -708,16 +688,15 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
     unsigned echoes = 0;
     bool tester_sent = false; /* the tester has sent a Send (role passive, 'echo') */
     bool only_if_done[sizeof m->only_if / sizeof m->only_if[0]] = {false};
-    if (add_step(m, c, &st) < 0)
+    if (!add_step(m, c, m->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT))
         return -1;
-    st->kind = m->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT;
     for (size_t i = 0; i < x->npdus; i++) {
         const struct cap_pdu *p = &x->pdus[i];
         unsigned t = p->seg.hdr.type;
         if (p->side == tester_side) {
-            if (add_step(m, c, &st) < 0)
+            st = add_step(m, c, CF_STEP_SEND);
+            if (!st)
                 return -1;
-            st->kind = CF_STEP_SEND;
             st->type = t;
             st->replay_crc = p->seg.has_crc;
             st->noeom = !(p->seg.hdr.flags & VW_VITCP_FLAG_EOM);
@@ -728,9 +707,9 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
             if (m->echo && t == VW_VITCP_SEND && (p->seg.hdr.flags & VW_VITCP_FLAG_EOM)) {
                 /* vipl-peer echoes each Send: one echo segment of the
                  * whole message, its own next number */
-                if (add_step(m, c, &st) < 0)
+                st = add_step(m, c, CF_STEP_EXPECT);
+                if (!st)
                     return -1;
-                st->kind = CF_STEP_EXPECT;
                 st->type = VW_VITCP_SEND;
                 st->wait_ms = m->timing_ms;
                 st->data_echo = true;
@@ -762,7 +741,8 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
              * own Sends before the tester's first one are compared as captured */
             if (m->echo && t == VW_VITCP_SEND && (tester_sent || !m->passive))
                 continue;
-            if (add_step(m, c, &st) < 0)
+            st = add_step(m, c, CF_STEP_EXPECT);
+            if (!st)
                 return -1;
             expect_from(m, c, st, p);
             set_pdu(st, i, p);
@@ -776,10 +756,9 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
                 if (m->only_if[k].type != t || only_if_done[k])
                     continue;
                 only_if_done[k] = true;
-                struct cf_step *oi = NULL;
-                if (add_step(m, c, &oi) < 0)
+                struct cf_step *oi = add_step(m, c, CF_STEP_ONLY_IF);
+                if (!oi)
                     return -1;
-                oi->kind = CF_STEP_ONLY_IF;
                 oi->type = t;
                 set_pdu(oi, i, p);
                 add_match(oi, m->only_if[k].field, m->only_if[k].value, false);
@@ -789,9 +768,9 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
         }
     }
     if (m->end != END_NONE) {
-        if (add_step(m, c, &st) < 0)
+        st = add_step(m, c, m->end == END_CLOSE ? CF_STEP_CLOSE : CF_STEP_EXPECT_CLOSE);
+        if (!st)
             return -1;
-        st->kind = m->end == END_CLOSE ? CF_STEP_CLOSE : CF_STEP_EXPECT_CLOSE;
         st->wait_ms = m->timing_ms;
     }
     return 0;
@@ -801,16 +780,10 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
  * check ID (a requirement of the case). 0, or -1. */
 static int frame_rules(struct meta *m, struct cf_case *c, const struct cf_meta_frames *frames)
 {
+    unsigned unfound = cf_capture_frame_rules(c, frames, false);
     for (unsigned i = 0; i < frames->nframe; i++) {
-        bool listed = false, found = false;
-        for (unsigned k = 0; k < c->nreqs && !listed; k++)
-            listed = c->reqs[k] == frames->frame_req[i];
-        for (unsigned k = 0; k < c->nsteps; k++)
-            if (c->steps[k].cap_pdu && c->steps[k].line == frames->frame_no[i]) {
-                c->steps[k].req = frames->frame_req[i];
-                found = true;
-            }
-        if (!listed || !found) {
+        bool listed = cf_case_has_req(c, frames->frame_req[i]);
+        if (!listed || i == unfound) {
             snprintf(m->err, m->errlen, "%s: 'frame %lu %s': %s", m->file, frames->frame_no[i],
                      vw_req_id(frames->frame_req[i]),
                      !listed ? "the case's 'require' lines must name it" : "no PDU of the capture is in that frame");
@@ -820,7 +793,7 @@ static int frame_rules(struct meta *m, struct cf_case *c, const struct cf_meta_f
     return 0;
 }
 
-static int read_capture(struct meta *m, struct cf_case *c, struct cap_read *x)
+static int read_capture(struct meta *m, struct cap_read *x)
 {
     struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = NULL, .notice = NULL, .ctx = x};
     char why[256] = "";
@@ -843,7 +816,6 @@ static int read_capture(struct meta *m, struct cf_case *c, struct cap_read *x)
         snprintf(m->err, m->errlen, "%s: more than one TCP connection (a capture case replays one)", m->capture);
         return -1;
     }
-    (void)c;
     return 0;
 }
 
@@ -862,7 +834,7 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
     out->timeout_ms = 10000;
     out->from_capture = true;
     int rc = -1;
-    struct cap_read x = {0};
+    struct cap_read x = {.c = out};
     struct meta_ctx ctx = {m, out};
     const struct cf_meta_module mod = {
         .req_prefix = "VITCP-",
@@ -913,20 +885,18 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
     }
     memcpy(m->capture, cap, strlen(cap) + 1);
     memcpy(out->file, cap, strlen(cap) + 1);
-    if (read_capture(m, out, &x) < 0)
+    if (read_capture(m, &x) < 0)
         goto done;
     if (compile(m, out, &x) < 0 || frame_rules(m, out, &frames) < 0)
         goto done;
-    out->blob = x.blob;
-    out->blob_len = x.blob_len;
-    x.blob = NULL;
     rc = 0;
 done:
-    free(x.blob);
     free(x.pdus);
     free(m);
-    if (rc < 0)
+    if (rc < 0) {
+        cf_case_free(out);
         out->nsteps = 0;
+    }
     return rc;
 }
 
