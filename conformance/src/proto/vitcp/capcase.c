@@ -16,6 +16,9 @@
 
 #define CAP_PDUS_MAX 4096
 
+/* What a wildcard or rule without "TYPE:" applies to. */
+enum { ANY_TYPE = VW_VITCP_TYPE_COUNT };
+
 struct meta {
     char file[256];
     unsigned line;
@@ -27,14 +30,12 @@ struct meta {
     bool tester_server;
     unsigned tester_line; /* line of an explicit 'tester' (0: none) */
     enum { DISC_DEFAULT, DISC_RUN, DISC_CAPTURE } disc;
-    bool wild[CF_F_COUNT];
-    bool wild_type[VW_VITCP_TYPE_COUNT][CF_F_COUNT];
-    bool wild_data;
-    bool wild_data_type[VW_VITCP_TYPE_COUNT];
+    /* by segment type, [ANY_TYPE] for every type */
+    bool wild[ANY_TYPE + 1][CF_F_COUNT];
+    bool wild_data[ANY_TYPE + 1];
     /* 'rule ID FIELD...': the requirement a difference in the field breaks
      * (VW_REQ_NONE: the case's first one) */
-    enum vw_req rule[CF_F_COUNT];
-    enum vw_req rule_type[VW_VITCP_TYPE_COUNT][CF_F_COUNT];
+    enum vw_req rule[ANY_TYPE + 1][CF_F_COUNT];
     unsigned rule_line;
     bool echo;
     /* 'only-if TYPE:FIELD=VALUE...': after the target's first segment of
@@ -87,22 +88,16 @@ static int parse_uint(struct meta *m, const char *s, unsigned max, unsigned *out
     return 0;
 }
 
-static int type_by_name(const char *name, size_t len)
-{
-    for (unsigned t = 0; t < VW_VITCP_TYPE_COUNT; t++)
-        if (strlen(vw_vitcp_type_name(t)) == len && strncmp(vw_vitcp_type_name(t), name, len) == 0)
-            return (int)t;
-    return -1;
-}
-
-/* "TYPE:FIELD" or "FIELD": the type (-1: every type) and the field's name. */
+/* "TYPE:FIELD" or "FIELD": the type (or ANY_TYPE) and the field's name. */
 static int split_type(struct meta *m, const char **w, int *type)
 {
-    *type = -1;
+    *type = ANY_TYPE;
     const char *colon = strchr(*w, ':');
     if (!colon)
         return 0;
-    *type = type_by_name(*w, (size_t)(colon - *w));
+    char name[32]; /* longer than any type's name */
+    snprintf(name, sizeof name, "%.*s", (int)(colon - *w), *w);
+    *type = cf_proto_vitcp.type_by_name(name);
     if (*type < 0)
         return meta_fail(m, "unknown segment type in '%s'", *w);
     *w = colon + 1;
@@ -115,19 +110,13 @@ static int wildcard(struct meta *m, const char *w)
     if (split_type(m, &w, &type) < 0)
         return -1;
     if (strcmp(w, "data") == 0) {
-        if (type < 0)
-            m->wild_data = true;
-        else
-            m->wild_data_type[type] = true;
+        m->wild_data[type] = true;
         return 0;
     }
     int f = cf_field_by_name(w);
     if (f < 0)
         return meta_fail(m, "unknown field '%s' (msg, ack, rxposted, imm, mtu, window, payload, crc, data, ...)", w);
-    if (type < 0)
-        m->wild[f] = true;
-    else
-        m->wild_type[type][f] = true;
+    m->wild[type][f] = true;
     return 0;
 }
 
@@ -147,10 +136,7 @@ static int rule_line(struct meta *m, char **tok, int n)
         int f = cf_field_by_name(w);
         if (f < 0)
             return meta_fail(m, "unknown field '%s' (a rule names header fields: msg, eom, imm, payload, ...)", w);
-        if (type < 0)
-            m->rule[f] = r;
-        else
-            m->rule_type[type][f] = r;
+        m->rule[type][f] = r;
     }
     if (!m->rule_line)
         m->rule_line = m->line;
@@ -170,7 +156,7 @@ static int only_if_line(struct meta *m, char **tok, int n)
             return -1;
         const char *eq = strchr(w, '=');
         char name[32];
-        if (type < 0 || !eq || (size_t)(eq - w) >= sizeof name)
+        if (type == ANY_TYPE || !eq || (size_t)(eq - w) >= sizeof name)
             return meta_fail(m, "'only-if' takes TYPE:FIELD=VALUE, got '%s'", tok[i]);
         memcpy(name, w, (size_t)(eq - w));
         name[eq - w] = 0;
@@ -296,16 +282,12 @@ static enum cf_meta_key meta_key(void *ctx, const char *key, char *value, const 
     return rc == 0 ? CF_META_KEY_TAKEN : rc < 0 ? CF_META_KEY_BAD : CF_META_KEY_UNKNOWN;
 }
 
-/* What the role implies, once every line is read: role passive makes the
- * tester the capture's server, and the implementation's discriminators (its
- * own configuration, not the capture's) wildcards unless 'discriminator
- * capture' asks for them. */
 /* Every 'rule' names one of the case's requirements. */
 static int check_rules(struct meta *m, const struct cf_case *c)
 {
-    for (unsigned t = 0; t <= VW_VITCP_TYPE_COUNT; t++)
+    for (unsigned t = 0; t <= ANY_TYPE; t++)
         for (unsigned f = 0; f < CF_F_COUNT; f++) {
-            enum vw_req r = t < VW_VITCP_TYPE_COUNT ? m->rule_type[t][f] : m->rule[f];
+            enum vw_req r = m->rule[t][f];
             if (r != VW_REQ_NONE && !cf_case_has_req(c, r)) {
                 m->line = m->rule_line;
                 return meta_fail(m, "'rule %s': the case's 'require' lines must name it", vw_req_id(r));
@@ -314,6 +296,10 @@ static int check_rules(struct meta *m, const struct cf_case *c)
     return 0;
 }
 
+/* What the role implies, once every line is read: role passive makes the
+ * tester the capture's server, and the implementation's discriminators (its
+ * own configuration, not the capture's) wildcards unless 'discriminator
+ * capture' asks for them. */
 static int settle_role(struct meta *m, struct cf_case *c)
 {
     if (m->passive) {
@@ -324,12 +310,12 @@ static int settle_role(struct meta *m, struct cf_case *c)
         }
         m->tester_server = true;
         if (m->disc != DISC_CAPTURE) {
-            m->wild_type[VW_VITCP_CONNECT_REQUEST][CF_F_CALLING_LEN] = true;
-            m->wild_type[VW_VITCP_CONNECT_REQUEST][CF_F_CALLED_LEN] = true;
+            m->wild[VW_VITCP_CONNECT_REQUEST][CF_F_CALLING_LEN] = true;
+            m->wild[VW_VITCP_CONNECT_REQUEST][CF_F_CALLED_LEN] = true;
         }
     } else if (m->disc == DISC_RUN) {
         c->flags |= CF_VITCP_CASE_RUN_DISC;
-        m->wild[CF_F_CALLED_LEN] = true; /* the accept copies what the tester sent */
+        m->wild[ANY_TYPE][CF_F_CALLED_LEN] = true; /* the accept copies what the tester sent */
     }
     return 0;
 }
@@ -469,17 +455,12 @@ static bool target_choice(const struct meta *m, unsigned type, enum cf_field f);
 /* Not compared: a wildcard, or the target's own choice. */
 static bool is_wild(const struct meta *m, unsigned type, enum cf_field f)
 {
-    return m->wild[f] || (type < VW_VITCP_TYPE_COUNT && m->wild_type[type][f]) || target_choice(m, type, f);
+    return m->wild[ANY_TYPE][f] || (type < ANY_TYPE && m->wild[type][f]) || target_choice(m, type, f);
 }
 
-/* Fields whose value is the target's own choice, not the draft's: they are
- * compared only when a 'rule' line names them. The session judges them all
- * the same (an MTU above the request's, a trailer without the option, a
- * DFC count broken...). Its Rx Descriptors Posted and trailer everywhere
- * (V6: a refusal's trailer is the sender's option; elsewhere it follows
- * the negotiation); in a CE segment its enables and DFC, read window, MTU
- * capability and options (3.3, 3.6, 3.7); and, when the target is the
- * one that connects, its reliability level. */
+/* Fields whose value is the target's own choice, not the draft's, compared
+ * only when a 'rule' line names them (which, and why: docs/conformance.md
+ * C32); the session judges them all the same. */
 static bool target_choice(const struct meta *m, unsigned type, enum cf_field f)
 {
     if (rule_of(m, type, f) != VW_REQ_NONE)
@@ -495,7 +476,7 @@ static bool target_choice(const struct meta *m, unsigned type, enum cf_field f)
 
 static bool data_wild(const struct meta *m, unsigned type)
 {
-    return m->wild_data || (type < VW_VITCP_TYPE_COUNT && m->wild_data_type[type]);
+    return m->wild_data[ANY_TYPE] || (type < ANY_TYPE && m->wild_data[type]);
 }
 
 /* Expect step for a PDU of the target's side: every field of its type, the
@@ -570,9 +551,9 @@ static void set_pdu(struct cf_step *st, size_t i, const struct cap_pdu *p)
 
 static enum vw_req rule_of(const struct meta *m, unsigned type, enum cf_field f)
 {
-    if (type < VW_VITCP_TYPE_COUNT && m->rule_type[type][f] != VW_REQ_NONE)
-        return m->rule_type[type][f];
-    return m->rule[f];
+    if (type < ANY_TYPE && m->rule[type][f] != VW_REQ_NONE)
+        return m->rule[type][f];
+    return m->rule[ANY_TYPE][f];
 }
 
 /* The fields of expect step idx that have a 'rule' move into check steps
