@@ -1183,12 +1183,6 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
     c->nsteps++;
 }
 
-static bool is_capture_meta(const char *name)
-{
-    (void)name;
-    return true; /* every NAME.meta in cases/eep/ is an EEP capture case */
-}
-
 /* The .meta keys of EEP's own (the shared ones: cf_meta_read). */
 static enum cf_meta_key capture_meta_key(void *ctx, const char *key, char *value, const char *path,
                                          unsigned lineno, char *err, size_t errlen)
@@ -1287,11 +1281,6 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
     return rc;
 }
 
-static void describe_capture_case(FILE *out, const struct cf_case *c)
-{
-    cf_case_describe(out, c, NULL);
-}
-
 /* Test conventions its cases may need (C60, docs/conformance.md "Test conventions"). */
 static const struct cf_hook_def eep_hooks[] = {
     {"echo", "the node sends each message it delivered back to its SA with the same PT and data block"},
@@ -1352,8 +1341,6 @@ const struct conform_protocol cf_proto_eep = {
     .session_sent = session_sent,
     .session_carrier = session_carrier,
     .load_capture_case = load_capture_case,
-    .describe_capture_case = describe_capture_case,
-    .is_capture_meta = is_capture_meta,
     .msg_free = msg_free,
     .field_value = field_value,
     .describe = describe,

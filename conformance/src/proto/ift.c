@@ -1173,12 +1173,6 @@ static void cap_tcp(void *ctx, const struct vn_tcp_event *ev)
                  (unsigned long long)ev->frame, side == 0 ? "connecting" : "accepting", (int)rs);
 }
 
-static bool is_capture_meta(const char *name)
-{
-    (void)name;
-    return true; /* every NAME.meta in cases/ift/ is an IFT capture case */
-}
-
 /* The .meta keys of IFT's own (the shared ones: cf_meta_read). */
 static enum cf_meta_key capture_meta_key(void *ctx, const char *key, char *value, const char *path,
                                          unsigned lineno, char *err, size_t errlen)
@@ -1303,11 +1297,6 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
 static const char *recorded_send_note(const struct cf_step *st)
 {
     return (st->opts & O_BADVTAG) ? ", wrong VTag" : "";
-}
-
-static void describe_capture_case(FILE *out, const struct cf_case *c)
-{
-    cf_case_describe(out, c, recorded_send_note);
 }
 
 /* A recorded PDU of the tester's, replayed (I19): an indication byte for
@@ -1455,7 +1444,6 @@ const struct conform_protocol cf_proto_ift = {
     .describe = describe,
     .run_case = run_case,
     .load_capture_case = load_capture_case,
-    .describe_capture_case = describe_capture_case,
-    .is_capture_meta = is_capture_meta,
+    .capture_send_note = recorded_send_note,
     .hooks = ift_hooks,
 };

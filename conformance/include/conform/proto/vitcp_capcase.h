@@ -87,7 +87,8 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
  * generator's run record (NAME.pcap.meta, NAME.pcapng.meta)? */
 bool cf_capcase_is_meta_name(const char *name);
 
-/* Print the steps a capture case was compiled to (for `vitcp-conform show`). */
-void cf_capcase_describe(FILE *out, const struct cf_case *c);
+/* What `vitcp-conform show` adds to a replayed ConnectAccept: what it
+ * derives from the live request (role passive). */
+const char *cf_capcase_send_note(const struct cf_step *st);
 
 #endif

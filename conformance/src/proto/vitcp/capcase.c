@@ -881,9 +881,7 @@ done:
     return rc;
 }
 
-/* What `show` adds to a replayed ConnectAccept: what it derives from the
- * live request (role passive). */
-static const char *send_note(const struct cf_step *st)
+const char *cf_capcase_send_note(const struct cf_step *st)
 {
     static char note[64];
     if (!st->replay_answer)
@@ -892,9 +890,4 @@ static const char *send_note(const struct cf_step *st)
              (st->replay_answer & CF_ANSWER_DISC) ? " disc" : "", (st->replay_answer & CF_ANSWER_LEVEL) ? " level" : "",
              (st->replay_answer & CF_ANSWER_MTU) ? " mtu" : "", (st->replay_answer & CF_ANSWER_CRC) ? " crc" : "");
     return note;
-}
-
-void cf_capcase_describe(FILE *out, const struct cf_case *c)
-{
-    cf_case_describe(out, c, send_note);
 }
