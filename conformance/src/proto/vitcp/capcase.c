@@ -662,7 +662,7 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
      * passive: the implementation's side does, and the tester answers */
     int opener = m->passive ? 1 - tester_side : tester_side;
     if (!x->npdus || x->pdus[0].side != opener || x->pdus[0].seg.hdr.type != VW_VITCP_CONNECT_REQUEST)
-        return meta_fail(m, "%s: the %s side (%s) must send the first PDU, a ConnectRequest (role %s)", m->capture,
+        return meta_fail(m, "%s: the %s side (%s) must send the first PDU, a ConnectRequest (role %s)", c->file,
                          m->passive ? "implementation's" : "tester's",
                          (opener == 1) ? "server" : "client", m->passive ? "passive" : "active");
     struct cf_step *st = NULL;
@@ -778,23 +778,23 @@ static int read_capture(struct meta *m, struct cap_read *x)
 {
     struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = NULL, .notice = NULL, .ctx = x};
     char why[256] = "";
-    int rc = vn_pcap_read(m->capture, &cb, NULL, NULL, why, sizeof why);
+    int rc = vn_pcap_read(x->c->file, &cb, NULL, NULL, why, sizeof why);
     if (x->session_ok)
         vw_vitcp_session_free(&x->session);
     if (rc < 0) {
-        snprintf(m->err, m->errlen, "%s: %s", m->capture, why);
+        snprintf(m->err, m->errlen, "%s: %s", x->c->file, why);
         return -1;
     }
     if (x->problem[0]) {
-        snprintf(m->err, m->errlen, "%s: %s", m->capture, x->problem);
+        snprintf(m->err, m->errlen, "%s: %s", x->c->file, x->problem);
         return -1;
     }
     if (!x->npdus) {
-        snprintf(m->err, m->errlen, "%s: no VI/TCP segments", m->capture);
+        snprintf(m->err, m->errlen, "%s: no VI/TCP segments", x->c->file);
         return -1;
     }
     if (x->other_conn) {
-        snprintf(m->err, m->errlen, "%s: more than one TCP connection (a capture case replays one)", m->capture);
+        snprintf(m->err, m->errlen, "%s: more than one TCP connection (a capture case replays one)", x->c->file);
         return -1;
     }
     return 0;
@@ -838,34 +838,24 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
         goto done;
     if (check_rules(m, out) < 0)
         goto done;
-    /* Names relative to the meta file's folder. */
+    /* The capture: 'capture NAME' (relative to the meta file's folder),
+     * else NAME.pcapng, else NAME.pcap. */
     const char *slash = strrchr(meta_path, '/');
-    size_t dirlen = slash ? (size_t)(slash - meta_path) + 1 : 0;
-    const char *base = meta_path + dirlen;
-    size_t stem = strlen(base) - 5; /* without ".meta" */
-    char cap[sizeof m->capture];
-    const char *name = m->capture[0] ? m->capture : NULL;
-    size_t prefix = name && name[0] == '/' ? 0 : dirlen;
-    size_t rest = name ? strlen(name) : stem + strlen(".pcapng");
-    if (prefix + rest >= sizeof cap || prefix + rest >= sizeof out->file) {
+    int dirlen = slash && m->capture[0] != '/' ? (int)(slash - meta_path) + 1 : 0;
+    size_t mlen = strlen(meta_path);
+    int stem = (int)(mlen >= 5 ? mlen - 5 : mlen); /* without ".meta" */
+    int n = m->capture[0] ? snprintf(out->file, sizeof out->file, "%.*s%s", dirlen, meta_path, m->capture)
+                          : snprintf(out->file, sizeof out->file, "%.*s.pcapng", stem, meta_path);
+    if (n < 0 || (size_t)n >= sizeof out->file) {
         snprintf(err, errlen, "%s: the capture's path is too long", meta_path);
         goto done;
     }
-    memcpy(cap, meta_path, prefix);
-    if (name) {
-        memcpy(cap + prefix, name, rest + 1);
-    } else {
-        memcpy(cap + prefix, base, stem);
-        memcpy(cap + prefix + stem, ".pcapng", sizeof ".pcapng");
-        if (access(cap, F_OK) != 0) /* not fopen: a named pipe would block */
-            memcpy(cap + prefix + stem, ".pcap", sizeof ".pcap");
-    }
-    if (!cf_is_regular_file(cap)) {
-        snprintf(err, errlen, "%s: its capture %s is missing or not a regular file", meta_path, cap);
+    if (!m->capture[0] && access(out->file, F_OK) != 0) /* not fopen: a named pipe would block */
+        out->file[n - 2] = 0; /* NAME.pcap */
+    if (!cf_is_regular_file(out->file)) {
+        snprintf(err, errlen, "%s: its capture %s is missing or not a regular file", meta_path, out->file);
         goto done;
     }
-    memcpy(m->capture, cap, strlen(cap) + 1);
-    memcpy(out->file, cap, strlen(cap) + 1);
     if (read_capture(m, &x) < 0)
         goto done;
     if (compile(m, out, &x) < 0 || frame_rules(m, out, &frames) < 0)
