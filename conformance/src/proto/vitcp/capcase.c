@@ -20,6 +20,7 @@
 enum { ANY_TYPE = VW_VITCP_TYPE_COUNT };
 
 struct meta {
+    struct cf_case *c; /* the case being loaded */
     char file[256];
     unsigned line;
     char *err;
@@ -257,28 +258,23 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
     return 1;
 }
 
-struct meta_ctx {
-    struct meta *m;
-    struct cf_case *c;
-};
-
 static enum cf_meta_key meta_key(void *ctx, const char *key, char *value, const char *path, unsigned lineno,
                                  char *err, size_t errlen)
 {
     (void)path, (void)err, (void)errlen; /* m->err is err, m->file path */
-    struct meta_ctx *x = ctx;
-    x->m->line = lineno;
+    struct meta *m = ctx;
+    m->line = lineno;
     char *tok[32] = {(char *)key};
     int n = 1;
     char *save = NULL;
     for (char *t = strtok_r(value, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
         if (n == 32) {
-            meta_fail(x->m, "too many words on one line");
+            meta_fail(m, "too many words on one line");
             return CF_META_KEY_BAD;
         }
         tok[n++] = t;
     }
-    int rc = meta_line(x->m, x->c, tok, n);
+    int rc = meta_line(m, m->c, tok, n);
     return rc == 0 ? CF_META_KEY_TAKEN : rc < 0 ? CF_META_KEY_BAD : CF_META_KEY_UNKNOWN;
 }
 
@@ -442,13 +438,6 @@ static struct cf_step *add_step(struct meta *m, struct cf_case *c, enum cf_step_
     return st;
 }
 
-static void add_match(struct cf_step *st, enum cf_field f, int64_t v, bool relative)
-{
-    struct cf_match *mt = cf_capture_match(st, f, v);
-    if (mt)
-        mt->relative = relative;
-}
-
 static enum vw_req rule_of(const struct meta *m, unsigned type, enum cf_field f);
 static bool target_choice(const struct meta *m, unsigned type, enum cf_field f);
 
@@ -472,6 +461,14 @@ static bool target_choice(const struct meta *m, unsigned type, enum cf_field f)
     case CF_F_LEVEL: return ce && m->passive;
     default: return false;
     }
+}
+
+/* f=v in st, unless f is not compared in a segment of st's type. */
+static void add_match(const struct meta *m, struct cf_step *st, enum cf_field f, int64_t v, bool relative)
+{
+    struct cf_match *mt = is_wild(m, st->type, f) ? NULL : cf_capture_match(st, f, v);
+    if (mt)
+        mt->relative = relative;
 }
 
 static bool data_wild(const struct meta *m, unsigned type)
@@ -520,22 +517,22 @@ static void expect_from(const struct meta *m, const struct cf_case *c, struct cf
         {CF_F_CRC, s->has_crc, true},
     };
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
-        if (fields[i].present && !is_wild(m, type, fields[i].f))
-            add_match(st, fields[i].f, fields[i].v, false);
+        if (fields[i].present)
+            add_match(m, st, fields[i].f, fields[i].v, false);
     /* Message numbers, packetdrill style: relative to the initial number of
      * the sender (an RdmaReadResponse carries the tester's request number;
      * a ConnectReject/NoMatch carries none worth comparing). */
     bool refuse = type == VW_VITCP_CONNECT_REJECT || type == VW_VITCP_CONNECT_NOMATCH;
     /* (a CE segment's number is the initial number itself: +0 by definition) */
-    if (!is_wild(m, type, CF_F_MSG) && !refuse && !s->has_ce) {
+    if (!refuse && !s->has_ce) {
         bool tester_base = type == VW_VITCP_RDMA_READ_RESP;
         bool known = tester_base ? c->cap_tester_init_known : c->cap_target_init_known;
         uint32_t base = tester_base ? c->cap_tester_init : c->cap_target_init;
         if (known)
-            add_match(st, CF_F_MSG, (int64_t)(int32_t)(s->hdr.msg_num - base), true);
+            add_match(m, st, CF_F_MSG, (int64_t)(int32_t)(s->hdr.msg_num - base), true);
     }
-    if (!is_wild(m, type, CF_F_ACK) && c->cap_tester_init_known && type != VW_VITCP_CONNECT_REQUEST && !refuse)
-        add_match(st, CF_F_ACK, (int64_t)(int32_t)(s->hdr.msg_ack - c->cap_tester_init), true);
+    if (c->cap_tester_init_known && type != VW_VITCP_CONNECT_REQUEST && !refuse)
+        add_match(m, st, CF_F_ACK, (int64_t)(int32_t)(s->hdr.msg_ack - c->cap_tester_init), true);
     if (s->payload_len && !data_wild(m, type) && !is_wild(m, type, CF_F_PAYLOAD))
         st->data_capture = true;
 }
@@ -695,23 +692,19 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
                 st->wait_ms = m->timing_ms;
                 st->data_echo = true;
                 set_pdu(st, i, p);
-                if (!is_wild(m, VW_VITCP_SEND, CF_F_TXERR))
-                    add_match(st, CF_F_TXERR, 0, false);
+                add_match(m, st, CF_F_TXERR, 0, false);
                 /* the echo carries a trailer iff the tester's Send did (3.5) */
-                if (!is_wild(m, VW_VITCP_SEND, CF_F_CRC))
-                    add_match(st, CF_F_CRC, p->seg.has_crc, false);
+                add_match(m, st, CF_F_CRC, p->seg.has_crc, false);
                 /* and the message's immediate data */
                 bool idv = p->seg.hdr.flags & VW_VITCP_FLAG_IDV;
-                if (!is_wild(m, VW_VITCP_SEND, CF_F_IDV))
-                    add_match(st, CF_F_IDV, idv, false);
-                if (idv && !is_wild(m, VW_VITCP_SEND, CF_F_IMM))
-                    add_match(st, CF_F_IMM, p->seg.hdr.imm_data, false);
+                add_match(m, st, CF_F_IDV, idv, false);
+                if (idv)
+                    add_match(m, st, CF_F_IMM, p->seg.hdr.imm_data, false);
                 /* the target's next message (V14); its Message ACK is not
                  * compared: below Reliable Reception it need not name the
                  * message (vipl-peer sends 0) */
                 echoes++;
-                if (!is_wild(m, VW_VITCP_SEND, CF_F_MSG))
-                    add_match(st, CF_F_MSG, echoes, true);
+                add_match(m, st, CF_F_MSG, echoes, true);
                 if (split_rules(m, c, c->nsteps - 1) < 0)
                     return -1;
             }
@@ -742,7 +735,7 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
                     return -1;
                 oi->type = t;
                 set_pdu(oi, i, p);
-                add_match(oi, m->only_if[k].field, m->only_if[k].value, false);
+                cf_capture_match(oi, m->only_if[k].field, m->only_if[k].value); /* compared even where wild */
             }
             if (m->echo && t == VW_VITCP_SEND && (p->seg.hdr.flags & VW_VITCP_FLAG_EOM))
                 echoes++; /* the echoes number on after it */
@@ -809,6 +802,7 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
         snprintf(err, errlen, "%s: out of memory", meta_path);
         return -1;
     }
+    m->c = out;
     snprintf(m->file, sizeof m->file, "%s", meta_path);
     m->err = err;
     m->errlen = errlen;
@@ -816,14 +810,13 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
     out->from_capture = true;
     int rc = -1;
     struct cap_read x = {.c = out};
-    struct meta_ctx ctx = {m, out};
     const struct cf_meta_module mod = {
         .req_prefix = "VITCP-",
         .keys_text = "case, title, section, require, role, tester, capture, frame, verdict fail, verdict advisory, "
                      "wildcard, rule, only-if, echo yes, discriminator, nops, timing, timeout, end, hostile yes, "
                      "relay yes, packet",
         .key = meta_key,
-        .ctx = &ctx,
+        .ctx = m,
     };
     struct cf_meta_frames frames;
     if (cf_meta_read(meta_path, &mod, out, &frames, err, errlen) < 0)
