@@ -1,7 +1,7 @@
 /* A capture case's metadata (NAME.meta beside NAME.pcapng or NAME.pcap):
  * the one line format and the keys every module's capture cases share,
  * read in one place; each module's own keys go to its callback
- * (docs/conformance-engine.md, "Capture cases"). */
+ * (docs/conformance-engine.md, "One capture-case format"). */
 #ifndef CONFORM_META_H
 #define CONFORM_META_H
 
@@ -51,11 +51,9 @@ struct cf_meta_frames {
 };
 
 /* Read the .meta at path: blank lines and '#' comments skipped, "KEY VALUE"
- * lines; 'case', 'title', 'section', 'require ID...', 'verdict fail' and
- * 'verdict advisory' (C35: the first requirement's failure is advisory)
- * 'relay yes', 'hostile yes' and 'packet ACTION SIDE N[-M]' (as in a case
- * script) into out, 'frame N ID' and 'nothing-else ID' into frames, every
- * other key to mod->key. A .meta without 'case' and 'require' is refused.
+ * lines; the shared keys (the docs named above) into out, but 'frame N ID'
+ * and 'nothing-else ID' into frames; every other key to mod->key. A .meta
+ * without 'case' and 'require' is refused.
  * Returns 0, or -1 with "path:line: reason" (or "path: reason") in err. */
 int cf_meta_read(const char *path, const struct cf_meta_module *mod, struct cf_case *out,
                  struct cf_meta_frames *frames, char *err, size_t errlen);

@@ -78,17 +78,6 @@ bool cf_capcase_is_meta_name(const char *name)
     return true;
 }
 
-static int parse_uint(struct meta *m, const char *s, unsigned max, unsigned *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *s == '-' || *end || errno || v > max)
-        return meta_fail(m, "'%s' is not a number in 1..%u", s, max);
-    *out = (unsigned)v;
-    return 0;
-}
-
 /* "TYPE:FIELD" or "FIELD": the type (or ANY_TYPE) and the field's name. */
 static int split_type(struct meta *m, const char **w, int *type)
 {
@@ -231,17 +220,19 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
         return 0;
     }
     if (strcmp(k, "timing") == 0 || strcmp(k, "timeout") == 0) {
-        unsigned v = 0;
         if (n != 2)
             return meta_fail(m, "'%s' takes milliseconds", k);
-        if (parse_uint(m, tok[1], 600000, &v) < 0)
-            return -1;
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(tok[1], &end, 10);
+        if (tok[1][0] == '-' || *end || errno || v > 600000)
+            return meta_fail(m, "'%s' is not a number in 1..%u", tok[1], 600000);
         if (v == 0)
             return meta_fail(m, "'%s' must be at least 1 ms", k);
         if (k[3] == 'i')
-            m->timing_ms = v;
+            m->timing_ms = (unsigned)v;
         else
-            c->timeout_ms = v;
+            c->timeout_ms = (unsigned)v;
         return 0;
     }
     if (strcmp(k, "end") == 0) {
@@ -774,23 +765,15 @@ static int read_capture(struct meta *m, struct cap_read *x)
     int rc = vn_pcap_read(x->c->file, &cb, NULL, NULL, why, sizeof why);
     if (x->session_ok)
         vw_vitcp_session_free(&x->session);
-    if (rc < 0) {
-        snprintf(m->err, m->errlen, "%s: %s", x->c->file, why);
-        return -1;
-    }
-    if (x->problem[0]) {
-        snprintf(m->err, m->errlen, "%s: %s", x->c->file, x->problem);
-        return -1;
-    }
-    if (!x->npdus) {
-        snprintf(m->err, m->errlen, "%s: no VI/TCP segments", x->c->file);
-        return -1;
-    }
-    if (x->other_conn) {
-        snprintf(m->err, m->errlen, "%s: more than one TCP connection (a capture case replays one)", x->c->file);
-        return -1;
-    }
-    return 0;
+    const char *problem = rc < 0 ? why
+                          : x->problem[0] ? x->problem
+                          : !x->npdus ? "no VI/TCP segments"
+                          : x->other_conn ? "more than one TCP connection (a capture case replays one)"
+                                          : NULL;
+    if (!problem)
+        return 0;
+    snprintf(m->err, m->errlen, "%s: %s", x->c->file, problem);
+    return -1;
 }
 
 int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_t errlen)
