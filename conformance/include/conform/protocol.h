@@ -118,6 +118,10 @@ enum cf_transport { CF_TRANSPORT_STREAM, CF_TRANSPORT_DATAGRAM };
 typedef void (*cf_msg_sink)(void *ctx, const struct cf_msg *m);
 /* A msg_free for messages whose raw and decoded are a heap block each. */
 void cf_msg_free(struct cf_msg *m);
+/* Appends n bytes at p to the heap block *buf (*len bytes used of *cap),
+ * growing it: a message gathered from its pieces. false: out of memory,
+ * nothing changed. */
+bool cf_bytes_append(uint8_t **buf, size_t *len, size_t *cap, const uint8_t *p, size_t n);
 
 struct conform_protocol {
     const char *name;           /* lower case, one word: the case's 'protocol NAME' line, --protocol */
@@ -206,7 +210,7 @@ struct conform_protocol {
     int (*on_connect)(void *session, int fd, char *why, size_t whylen);
 
     /* Optional: the module's settings and per-run state, kept in the engine
-     * (cf_engine_state; at most CF_PROTO_STATE_MAX bytes, initialised by
+     * (cf_engine_state; at most CF_PROTO_STATE_MAX bytes, zeroed, then
      * state_init at cf_engine_init), and the run options that set them:
      * the command line hands each option it does not know to set_option
      * of the module that lists it (0, or -1 with why). */

@@ -14,7 +14,6 @@
 #include "conform/engine.h"
 #include "conform/meta.h"
 #include "conform/report.h"
-#include "vitcp/bytes.h"
 #include "vitcp/checksum.h"
 #include "vitcp/ift.h"
 #include "vitcp/ift_stream.h"
@@ -64,12 +63,12 @@ enum { CW_GOOD = 0, CW_BAD = 1, CW_OMIT = 2, CW_BE = 3, CW_32 = 4, CW_ADD = 5 };
 #define O_BADVTAG 0x1000u     /* badvtag: the target's VTag with its low bit flipped */
 
 /* The target's region (I16): --region, else what ift-peer announces by
- * default (event=region addr=0x10000000 handle=1 len=65536). Set by
- * run_case for the case that runs. */
+ * default (event=region addr=0x10000000 handle=1 len=65536; no case needs
+ * its length). Set by run_case for the case that runs. */
 static struct {
     uint64_t addr;
-    uint32_t stag, len;
-} region = {0x10000000u, 1, 65536};
+    uint32_t stag;
+} region = {0x10000000u, 1};
 
 /* The VTags of the target's previous two first indications in this run
  * (vtagdup, I17). */
@@ -253,21 +252,15 @@ static void deliver_msg(struct ift_session *s, unsigned type, const struct ift_r
     dec->first_len = first_len;
     dec->payload = raw + first_len;
     dec->payload_len = len;
-    struct cf_msg m = {0};
-    m.type = type;
-    m.raw = raw;
-    m.len = first_len + len;
-    m.payload = dec->payload;
-    m.payload_len = len;
-    m.msg_offset = 0;
-    m.decoded = dec;
+    struct cf_msg m = {.type = type, .raw = raw, .len = first_len + len, .payload = dec->payload,
+                       .payload_len = len, .decoded = dec};
     s->sink(s->ctx, &m);
 }
 
 static unsigned frame_type(const struct ift_rx *rx)
 {
-    if (rx->rdma)
-        return rx->ddp.rdmap_opcode < IT_IND ? rx->ddp.rdmap_opcode : (rx->ddp.tagged ? IT_TAGGED : IT_UNTAGGED);
+    if (rx->rdma && rx->ddp.rdmap_opcode < IT_IND)
+        return rx->ddp.rdmap_opcode;
     return rx->ddp.tagged ? IT_TAGGED : IT_UNTAGGED;
 }
 
@@ -284,26 +277,6 @@ static void reasm_flush(struct ift_session *s, struct reasm *a)
     }
     deliver_msg(s, frame_type(&a->rx), &a->rx, a->first, a->rx.first_len, a->data, a->len);
     reasm_drop(a);
-}
-
-static bool reasm_append(struct reasm *a, const uint8_t *p, size_t n)
-{
-    if (a->len + n > IFT_REASM_MAX)
-        return false;
-    if (a->len + n > a->cap) {
-        size_t cap = a->cap ? a->cap : 256;
-        while (cap < a->len + n)
-            cap *= 2;
-        uint8_t *g = realloc(a->data, cap);
-        if (!g)
-            return false;
-        a->data = g;
-        a->cap = cap;
-    }
-    if (n)
-        memcpy(a->data + a->len, p, n);
-    a->len += n;
-    return true;
 }
 
 /* One decoded frame of the target's: start, continue or end its message. */
@@ -352,7 +325,7 @@ static void on_frame(struct ift_session *s, const uint8_t *raw, size_t len, cons
         a->rx.segments = 0;
         a->on = true;
     }
-    if (!reasm_append(a, pl, pn)) {
+    if (a->len + pn > IFT_REASM_MAX || !cf_bytes_append(&a->data, &a->len, &a->cap, pl, pn)) {
         reasm_flush(s, a);
         return;
     }
@@ -503,6 +476,15 @@ static uint32_t crc32_ieee(const uint8_t *p, size_t n)
     return ~c;
 }
 
+/* The indication's flags by field, and what a send writes unless told (I16). */
+static const struct {
+    unsigned f;
+    uint32_t bit;
+    int dflt;
+} ind_flags[] = {{F_R, VW_IFT_FLAG_R, 1}, {F_HC, VW_IFT_FLAG_HC, 1}, {F_PC, VW_IFT_FLAG_PC, 1},
+                 {F_IH, VW_IFT_FLAG_IH, 0}, {F_IP, VW_IFT_FLAG_IP, 0}, {F_SP, VW_IFT_FLAG_SP, 0},
+                 {F_SM, VW_IFT_FLAG_SM, 0}, {F_RM, VW_IFT_FLAG_RM, 0}};
+
 static int64_t val(const struct cf_step *st, const int64_t *vals, unsigned f, int64_t dflt)
 {
     return st->set[f] ? vals[f] : dflt;
@@ -517,17 +499,10 @@ static int encode_ind(struct ift_session *s, const struct cf_step *st, const int
     e.magic = (uint32_t)val(st, vals, F_MAGIC, VW_IFT_MAGIC);
     e.version = (uint16_t)val(st, vals, F_VERSION, VW_IFT_VERSION);
     e.bc_version = (uint16_t)val(st, vals, F_BC, VW_IFT_BC_VERSION);
-    static const struct {
-        unsigned f;
-        uint32_t bit;
-        int dflt;
-    } bits[] = {{F_R, VW_IFT_FLAG_R, 1}, {F_HC, VW_IFT_FLAG_HC, 1}, {F_PC, VW_IFT_FLAG_PC, 1},
-                {F_IH, VW_IFT_FLAG_IH, 0}, {F_IP, VW_IFT_FLAG_IP, 0}, {F_SP, VW_IFT_FLAG_SP, 0},
-                {F_SM, VW_IFT_FLAG_SM, 0}, {F_RM, VW_IFT_FLAG_RM, 0}};
     uint32_t flags = ph ? VW_IFT_FLAG_PH : 0;
-    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
-        if (val(st, vals, bits[i].f, bits[i].dflt))
-            flags |= bits[i].bit;
+    for (size_t i = 0; i < sizeof ind_flags / sizeof ind_flags[0]; i++)
+        if (val(st, vals, ind_flags[i].f, ind_flags[i].dflt))
+            flags |= ind_flags[i].bit;
     flags |= (uint32_t)val(st, vals, F_RSVD, 0) & VW_IFT_FLAG_RESERVED;
     e.flags = flags;
     e.crc = (st->opts & O_IND_CRC_BAD) ? VW_IFT_CRC_BAD : (st->opts & O_IND_CRC_BE) ? VW_IFT_CRC_BE : VW_IFT_CRC_GOOD;
@@ -768,10 +743,8 @@ static int64_t payload_fill(const struct ift_rx *rx)
 {
     if (!rx->payload_len)
         return -1;
-    unsigned inv = 1;
-    while ((inv * 101u & 0xFFu) != 1u)
-        inv += 2;
-    unsigned f = ((unsigned)(rx->payload[0] - 3u) * inv) & 0xFFu;
+    /* byte 0 is 3 + 101 F (mod 256), and 109 * 101 = 1 (mod 256) */
+    unsigned f = ((unsigned)(rx->payload[0] - 3u) * 109u) & 0xFFu;
     for (size_t i = 0; i < rx->payload_len; i++)
         if (rx->payload[i] != cf_pattern_byte(i, f))
             return -1;
@@ -783,19 +756,16 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
     const struct ift_rx *rx = m->decoded;
     if (rx->is_ind) {
         const struct vw_ift_ind *in = &rx->ind;
+        for (size_t i = 0; i < sizeof ind_flags / sizeof ind_flags[0]; i++)
+            if (ind_flags[i].f == field) {
+                *v = !!(in->flags & ind_flags[i].bit);
+                return true;
+            }
         switch (field) {
         case F_MAGIC: *v = in->magic; return true;
         case F_VERSION: *v = in->version; return true;
         case F_BC: *v = in->bc_version; return true;
         case F_PH: *v = vw_ift_ind_phase(in); return true;
-        case F_R: *v = !!(in->flags & VW_IFT_FLAG_R); return true;
-        case F_HC: *v = !!(in->flags & VW_IFT_FLAG_HC); return true;
-        case F_PC: *v = !!(in->flags & VW_IFT_FLAG_PC); return true;
-        case F_IH: *v = !!(in->flags & VW_IFT_FLAG_IH); return true;
-        case F_IP: *v = !!(in->flags & VW_IFT_FLAG_IP); return true;
-        case F_SP: *v = !!(in->flags & VW_IFT_FLAG_SP); return true;
-        case F_SM: *v = !!(in->flags & VW_IFT_FLAG_SM); return true;
-        case F_RM: *v = !!(in->flags & VW_IFT_FLAG_RM); return true;
         case F_RSVD: *v = !in->reserved_zero; return true;
         case F_VTAG: *v = in->vtag; return true;
         case F_CRC: *v = in->crc_ok; return true;
@@ -1348,7 +1318,6 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
     if (e->region_set) {
         region.addr = e->region_addr;
         region.stag = e->region_handle;
-        region.len = e->region_len;
     }
     cf_generic_run_case(e, c, res);
 }

@@ -13,7 +13,6 @@
 #include "conform/core.h"
 #include "conform/engine.h"
 #include "conform/report.h"
-#include "vitcp/bytes.h"
 #include "vitcp/iscsi_bhs.h"
 #include "vitcp/warp.h"
 #include "vitcp/warp_iscsi.h"
@@ -315,17 +314,15 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
 static void *session_new(const struct cf_case *c)
 {
     struct warp_session *s = calloc(1, sizeof *s);
-    if (s && vw_warp_framer_init(&s->framer) < 0) {
+    if (!s || vw_warp_framer_init(&s->framer) < 0) {
         free(s);
         return NULL;
     }
-    if (s) {
-        s->iscsi = (c->flags & WARP_CASE_ISCSI) != 0;
-        /* the rule an invalid chunk breaks: the first requirement, or the
-         * second of an advisory case (its first is the reaction, C62) */
-        s->case_rule = c->advisory && c->nreqs > 1 ? c->reqs[1] : c->nreqs ? c->reqs[0] : VW_REQ_NONE;
-        vw_warp_iscsi_init(&s->iscsi_state);
-    }
+    s->iscsi = (c->flags & WARP_CASE_ISCSI) != 0;
+    /* the rule an invalid chunk breaks: the first requirement, or the
+     * second of an advisory case (its first is the reaction, C62) */
+    s->case_rule = c->advisory && c->nreqs > 1 ? c->reqs[1] : c->nreqs ? c->reqs[0] : VW_REQ_NONE;
+    vw_warp_iscsi_init(&s->iscsi_state);
     return s;
 }
 
@@ -352,7 +349,6 @@ struct warp_pdu {
 static void emit(struct warp_session *s, const struct vw_warp_chunk *dec, unsigned chunks, const uint8_t *data,
                  size_t len)
 {
-    struct cf_msg m = {0};
     uint8_t *copy = malloc(len ? len : 1);
     struct warp_pdu *d = malloc(sizeof *d);
     if (!copy || !d) {
@@ -367,13 +363,8 @@ static void emit(struct warp_session *s, const struct vw_warp_chunk *dec, unsign
     d->c.payload = copy;
     d->c.payload_len = len;
     d->chunks = chunks;
-    m.type = d->c.type;
-    m.raw = copy;
-    m.len = len;
-    m.payload = copy;
-    m.payload_len = len;
-    m.msg_offset = 0; /* a whole ULP PDU */
-    m.decoded = d;
+    /* a whole ULP PDU: its payload at offset 0 */
+    struct cf_msg m = {.type = d->c.type, .raw = copy, .len = len, .payload = copy, .payload_len = len, .decoded = d};
     s->sink(s->ctx, &m);
 }
 
@@ -455,19 +446,8 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, co
                     "a chunk with the Last bit", (unsigned long long)off, WARP_PDU_MAX);
         return;
     }
-    if (a->len + chunk->payload_len > a->cap) {
-        size_t cap = a->cap ? a->cap : 4096;
-        while (cap < a->len + chunk->payload_len)
-            cap *= 2;
-        uint8_t *b = realloc(a->buf, cap);
-        if (!b)
-            return;
-        a->buf = b;
-        a->cap = cap;
-    }
-    if (chunk->payload_len)
-        memcpy(a->buf + a->len, chunk->payload, chunk->payload_len);
-    a->len += chunk->payload_len;
+    if (!cf_bytes_append(&a->buf, &a->len, &a->cap, chunk->payload, chunk->payload_len))
+        return;
     a->flags |= chunk->flags;
     a->rsvd |= chunk->rsvd;
     a->adler_ok = a->adler_ok && chunk->adler_ok;
@@ -566,16 +546,14 @@ static void describe(const struct cf_msg *m, char *out, size_t n)
 {
     const struct warp_pdu *pdu = m->decoded;
     const struct vw_warp_chunk *c = &pdu->c;
+    char where[64];
     if (c->type == VW_WARP_RDMA)
-        snprintf(out, n, "RDMA Write%s%s%s rid=%u offset=%llu payload=%zu in %u chunk%s",
-                 (c->flags & VW_WARP_FLAG_E) ? " E" : "", (c->flags & VW_WARP_FLAG_C) ? " C" : "",
-                 (c->flags & VW_WARP_FLAG_L) ? " L" : "", c->rid, (unsigned long long)c->offset, c->payload_len,
-                 pdu->chunks, pdu->chunks == 1 ? "" : "s");
+        snprintf(where, sizeof where, "rid=%u offset=%llu", c->rid, (unsigned long long)c->offset);
     else
-        snprintf(out, n, "%s%s%s%s ssn=%u payload=%zu in %u chunk%s", vw_warp_type_name(c->type),
-                 (c->flags & VW_WARP_FLAG_E) ? " E" : "", (c->flags & VW_WARP_FLAG_C) ? " C" : "",
-                 (c->flags & VW_WARP_FLAG_L) ? " L" : "", c->ssn, c->payload_len, pdu->chunks,
-                 pdu->chunks == 1 ? "" : "s");
+        snprintf(where, sizeof where, "ssn=%u", c->ssn);
+    snprintf(out, n, "%s%s%s%s %s payload=%zu in %u chunk%s", vw_warp_type_name(c->type),
+             (c->flags & VW_WARP_FLAG_E) ? " E" : "", (c->flags & VW_WARP_FLAG_C) ? " C" : "",
+             (c->flags & VW_WARP_FLAG_L) ? " L" : "", where, c->payload_len, pdu->chunks, pdu->chunks == 1 ? "" : "s");
 }
 
 static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen)
@@ -588,11 +566,6 @@ static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *
     }
     c->flags |= WARP_CASE_ISCSI;
     return 1;
-}
-
-static void state_init(void *state)
-{
-    memset(state, 0, sizeof(struct warp_settings));
 }
 
 static const struct cf_option run_options[] = {
@@ -668,7 +641,6 @@ const struct conform_protocol cf_proto_warp = {
     .max_payload = VW_WARP_CHUNK_MAX - VW_WARP_RDMA_HDR_LEN - VW_WARP_ADLER_LEN,
     .parse_directive = parse_directive,
     .parse_send_arg = parse_send_arg,
-    .state_init = state_init,
     .run_options = run_options,
     .run_usage = "[--iscsi]",
     .run_help = "  --iscsi: the target is in iSCSI mode (warp-peer --iscsi); run the WARP iSCSI cases only\n"
