@@ -77,9 +77,11 @@ bool cf_case_has_req(const struct cf_case *c, enum vw_req r);
 void cf_case_add_req(struct cf_case *c, enum vw_req r);
 /* The case needs a test convention (C60): hook, once (while there is room). */
 void cf_capture_need(struct cf_case *c, const char *hook);
-/* Append n bytes to c's blob, whose allocation *cap tracks; false when out
- * of memory. */
-bool cf_capture_blob(struct cf_case *c, size_t *cap, const void *p, size_t n);
+/* FNV-1a (32 bits) of n bytes, going on from h (CF_DIGEST_START for new
+ * ones): a capture case compares the target's data with the recorded data
+ * through it. */
+#define CF_DIGEST_START 2166136261u
+uint32_t cf_capture_digest(uint32_t h, const uint8_t *p, size_t n);
 /* 'frame N ID': the steps made from frame N (their line; only the expects if
  * expects_only) check ID, a later line over an earlier. Returns the index of
  * the first line no such step is from, or frames->nframe. */

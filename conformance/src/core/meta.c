@@ -202,19 +202,11 @@ void cf_capture_need(struct cf_case *c, const char *hook)
     nd->n = 1;
 }
 
-bool cf_capture_blob(struct cf_case *c, size_t *cap, const void *p, size_t n)
+uint32_t cf_capture_digest(uint32_t h, const uint8_t *p, size_t n)
 {
-    if (c->blob_len + n > *cap) {
-        size_t ncap = (*cap ? *cap * 2 : 4096) + n;
-        uint8_t *grown = realloc(c->blob, ncap);
-        if (!grown)
-            return false;
-        c->blob = grown;
-        *cap = ncap;
-    }
-    memcpy(c->blob + c->blob_len, p, n);
-    c->blob_len += n;
-    return true;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
 }
 
 unsigned cf_capture_frame_rules(struct cf_case *c, const struct cf_meta_frames *frames, bool expects_only)

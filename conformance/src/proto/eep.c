@@ -179,17 +179,13 @@ struct oh_list {
 };
 
 /* One route= item: "l2rh:HEX" or "sym:TYPE[:HEX]". 0 or -1. */
-static int parse_route(const char *s, size_t n, struct route_list *l)
+static int parse_route(char *item, void *list)
 {
+    struct route_list *l = list;
     if (l->n == EEP_MAX_RECORDS)
         return -1;
     struct vw_eep_route_enc *r = &l->r[l->n];
     memset(r, 0, sizeof *r);
-    char item[80];
-    if (n >= sizeof item)
-        return -1;
-    memcpy(item, s, n);
-    item[n] = 0;
     int len;
     if (strncmp(item, "l2rh:@", 6) == 0) {
         /* the node contract's L2RH toward tester link N (--eep-l2rh) */
@@ -223,15 +219,12 @@ static int parse_route(const char *s, size_t n, struct route_list *l)
 
 /* One oh= item: "mTYPE:LEN" (mandatory) or "oTYPE:LEN" (optional), LEN
  * pattern bytes. 0 or -1. */
-static int parse_oh(const char *s, size_t n, struct oh_list *l)
+static int parse_oh(char *item, void *list)
 {
-    if (l->n == EEP_MAX_RECORDS || n < 4 || (s[0] != 'm' && s[0] != 'o'))
+    struct oh_list *l = list;
+    size_t n = strlen(item);
+    if (l->n == EEP_MAX_RECORDS || n < 4 || n >= 40 || (item[0] != 'm' && item[0] != 'o'))
         return -1;
-    char item[40];
-    if (n >= sizeof item)
-        return -1;
-    memcpy(item, s, n);
-    item[n] = 0;
     char *end;
     unsigned long type, len;
     if (item[1] == 'U') {
@@ -261,20 +254,22 @@ static int parse_oh(const char *s, size_t n, struct oh_list *l)
     return 0;
 }
 
-/* Parse a comma list with fn into a scratch list: 0 or -1. */
-static int parse_list(const char *s, int (*fn)(const char *, size_t, void *), void *list)
+/* Parse a comma list with fn, item by item, into a scratch list: 0 or -1. */
+static int parse_list(const char *s, int (*fn)(char *item, void *list), void *list)
 {
     while (*s) {
         size_t n = strcspn(s, ",");
-        if (n == 0 || fn(s, n, list) < 0)
+        char item[80];
+        if (n == 0 || n >= sizeof item)
+            return -1;
+        memcpy(item, s, n);
+        item[n] = 0;
+        if (fn(item, list) < 0)
             return -1;
         s += n + (s[n] == ',');
     }
     return 0;
 }
-
-static int route_item(const char *s, size_t n, void *l) { return parse_route(s, n, l); }
-static int oh_item(const char *s, size_t n, void *l) { return parse_oh(s, n, l); }
 
 /* route= and oh= append to the send's lists (one per argument). */
 static int append_arg(char *dst, size_t cap, const char *v)
@@ -303,11 +298,9 @@ static int parse_send_arg(struct cf_step *st, const char *name, const char *v, c
         return -1;
     }
     /* check the syntax now: a case author's error, not a verdict */
-    struct route_list rl;
-    struct oh_list ol;
-    memset(&rl, 0, sizeof rl);
-    memset(&ol, 0, sizeof ol);
-    if (route ? parse_list(dst, route_item, &rl) < 0 : parse_list(dst, oh_item, &ol) < 0) {
+    struct route_list rl = {.n = 0};
+    struct oh_list ol = {.n = 0};
+    if (route ? parse_list(dst, parse_route, &rl) < 0 : parse_list(dst, parse_oh, &ol) < 0) {
         snprintf(why, whylen,
                  route ? "route= takes l2rh:HEX, l2rh:@LINK (the node's, --eep-l2rh) or sym:TYPE[:HEX] (at most %d "
                         "records of %d bytes)"
@@ -424,12 +417,10 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
         payload[i] = cf_pattern_byte(i, st->fill);
     for (size_t i = 0; i < otlen; i++)
         payload[plen + i] = (uint8_t)(0x50u + i);
-    struct route_list rl;
-    struct oh_list ol;
-    memset(&rl, 0, sizeof rl);
-    memset(&ol, 0, sizeof ol);
-    parse_list(st->str[0], route_item, &rl); /* checked when parsed */
-    parse_list(st->str[1], oh_item, &ol);
+    struct route_list rl = {.n = 0};
+    struct oh_list ol = {.n = 0};
+    parse_list(st->str[0], parse_route, &rl); /* checked when parsed */
+    parse_list(st->str[1], parse_oh, &ol);
     uint32_t sa_default = st->link + 1u; /* the tester's address on its link: 1, 2, ... */
     struct vw_eep_enc enc;
     vw_eep_enc_init(&enc, resolve_addr(VAL(EF_DT, EEP_SYM_NODE)), resolve_addr(VAL(EF_SA, sa_default)),
@@ -664,16 +655,6 @@ static void session_finish(void *session, struct cf_rx_verdict *v)
     (void)session, (void)v; /* a datagram is whole: nothing is left open */
 }
 
-/* FNV-1a of a data block (32 bits): a capture case compares the data
- * of the target's answers with the recorded ones through it. */
-static int64_t data_digest(const uint8_t *p, size_t n)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 16777619u;
-    return h;
-}
-
 static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
 {
     const struct vw_eep_msg *d = m->decoded;
@@ -699,7 +680,7 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
     case EF_OT: *v = (int64_t)d->ot_len; return true;
     case EF_LEN: *v = (int64_t)m->len; return true;
     case EF_DTKIND: *v = vw_eep_dt_kind(d->hdr.dt); return true;
-    case EF_DIGEST: *v = data_digest(d->data, d->data_len); return true;
+    case EF_DIGEST: *v = cf_capture_digest(CF_DIGEST_START, d->data, d->data_len); return true;
     default: return false;
     }
 }
@@ -755,9 +736,7 @@ static int set_option(void *state, const char *name, const char *value, char *wh
     if (strcmp(name, "--eep-router") == 0 || strcmp(name, "--eep-chain") == 0) {
         s->router = true;
         s->chain |= name[6] == 'c';
-        return 0;
-    }
-    if (strcmp(name, "--eep-l2rh") == 0) {
+    } else if (strcmp(name, "--eep-l2rh") == 0) {
         /* LINK=HEX: the routing bytes of the L2RH that sends a message out
          * of the router under test toward tester link LINK */
         const char *hex = value && (value[0] == '0' || value[0] == '1') && value[1] == '=' ? value + 2 : NULL;
@@ -770,10 +749,7 @@ static int set_option(void *state, const char *name, const char *value, char *wh
         }
         s->contract.l2rh_len[link] = (size_t)n;
         s->contract.have_l2rh[link] = true;
-        contract = s->contract;
-        return 0;
-    }
-    if (strcmp(name, "--eep-delivery-log") == 0) {
+    } else if (strcmp(name, "--eep-delivery-log") == 0) {
         regex_t re;
         if (!value || !*value || regcomp(&re, value, REG_EXTENDED) != 0) {
             snprintf(why, whylen, "bad --eep-delivery-log '%s' (a POSIX extended regex matching the line the node "
@@ -782,10 +758,7 @@ static int set_option(void *state, const char *name, const char *value, char *wh
         }
         regfree(&re);
         s->contract.delivery_regex = value;
-        contract = s->contract;
-        return 0;
-    }
-    if (strcmp(name, "--eep-node-log") == 0) {
+    } else if (strcmp(name, "--eep-node-log") == 0) {
         int fd = value && *value ? open(value, O_RDONLY | O_CLOEXEC) : -1;
         if (fd < 0) {
             snprintf(why, whylen, "--eep-node-log '%s': cannot read it (the file a running node writes its output to)",
@@ -795,10 +768,7 @@ static int set_option(void *state, const char *name, const char *value, char *wh
         if (s->contract.node_log_fd >= 0)
             close(s->contract.node_log_fd);
         s->contract.node_log_fd = fd; /* read until the process ends */
-        contract = s->contract;
-        return 0;
-    }
-    if (strcmp(name, "--eep-unknown-oh") == 0) {
+    } else if (strcmp(name, "--eep-unknown-oh") == 0) {
         char *e2;
         unsigned long t = value ? strtoul(value, &e2, 0) : 99;
         if (!value || !*value || *e2 || t > VW_EEP_OH_TYPE_MASK) {
@@ -807,21 +777,22 @@ static int set_option(void *state, const char *name, const char *value, char *wh
             return -1;
         }
         s->contract.unknown_oh = (int)t;
-        contract = s->contract;
-        return 0;
+    } else {
+        char *end;
+        unsigned long a = value ? strtoul(value, &end, 0) : 0;
+        if (!value || !*value || *end || a == 0 || a >= 0x800000ul || a >= VW_EEP_ADDR_HEY_YOU) {
+            snprintf(why, whylen, "bad --eep-address '%s' (a physical address 1..0x7FFFFD)", value ? value : "");
+            return -1;
+        }
+        if (a == 1 || a == 2) {
+            snprintf(why, whylen, "--eep-address %s: 1 and 2 are the tester's addresses on links 0 and 1 (C48)",
+                     value);
+            return -1;
+        }
+        s->node = (uint32_t)a;
     }
-    char *end;
-    unsigned long a = value ? strtoul(value, &end, 0) : 0;
-    if (!value || !*value || *end || a == 0 || a >= 0x800000ul || a >= VW_EEP_ADDR_HEY_YOU) {
-        snprintf(why, whylen, "bad --eep-address '%s' (a physical address 1..0x7FFFFD)", value ? value : "");
-        return -1;
-    }
-    if (a == 1 || a == 2) {
-        snprintf(why, whylen, "--eep-address %s: 1 and 2 are the tester's addresses on links 0 and 1 (C48)", value);
-        return -1;
-    }
-    s->node = (uint32_t)a;
     node_address = s->node;
+    contract = s->contract;
     return 0;
 }
 
@@ -951,13 +922,8 @@ static int check_alive(struct cf_engine *e, char *why, size_t whylen)
 /* ------------------------------------------------------- capture cases */
 
 /* NAME.meta beside NAME.pcapng (or .pcap): a recorded EEP exchange (UDP or
- * Ethernet) replayed against the node under test (C49). The side that
- * sent the first EEP message is the tester: its messages are sent again
- * byte for byte; each message of the other side becomes an expect of its
- * type, DT, SA (the recorded node's address, 'node N' in the metadata, is
- * matched as the node under test's), TE, records, data length and data
- * digest; at the end nothing more may come (what the recording shows
- * unanswered stays unanswered). */
+ * Ethernet) replayed against the node under test; what goes out again and
+ * what is expected: docs/conformance.md C49 (through a router: C55). */
 struct cap_load {
     struct cf_case *c;
     size_t cap;
@@ -1034,8 +1000,9 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
     cap_key(dg, false, peer);
     /* EEP by its Ethertype or port, and once the tester is known only what
      * it sent or was sent (other traffic in the capture is not the case's) */
-    bool on_link1 = L->have_link1 && (memcmp(key, L->link1_key, sizeof key) == 0 ||
-                                      memcmp(peer, L->link1_key, sizeof peer) == 0);
+    bool from_link1 = L->have_link1 && memcmp(key, L->link1_key, sizeof key) == 0;
+    bool to_link1 = L->have_link1 && memcmp(peer, L->link1_key, sizeof peer) == 0;
+    bool on_link1 = from_link1 || to_link1;
     bool eep = dg->kind == VN_DGRAM_ETH ? dg->ethertype == VW_EEP_ETHERTYPE
                : L->have_tester ? memcmp(key, L->tester_key, sizeof key) == 0 ||
                                       memcmp(peer, L->tester_key, sizeof peer) == 0 || on_link1
@@ -1049,10 +1016,8 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
         memcpy(L->tester_key, key, sizeof key);
         L->have_tester = true;
     }
-    bool from_link1 = L->have_link1 && memcmp(key, L->link1_key, sizeof key) == 0;
     bool from_tester = memcmp(key, L->tester_key, sizeof key) == 0 || from_link1;
-    if (L->router && !from_tester && memcmp(peer, L->tester_key, sizeof peer) != 0 &&
-        !(L->have_link1 && memcmp(peer, L->link1_key, sizeof peer) == 0))
+    if (L->router && !from_tester && memcmp(peer, L->tester_key, sizeof peer) != 0 && !to_link1)
         return; /* between others: not the tester's */
     if (c->nsteps + 2 >= CF_MAX_STEPS) {
         L->full = true;
@@ -1075,13 +1040,12 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
     if (L->router) {
         /* the link it was sent from, or came in on */
         st->link_set = true;
-        st->link = from_tester ? (from_link1 ? 1u : 0u)
-                               : (L->have_link1 && memcmp(peer, L->link1_key, sizeof peer) == 0 ? 1u : 0u);
+        st->link = from_tester ? from_link1 : to_link1;
     }
     if (from_tester) {
         /* the recorded bytes, appended to the blob */
         st->pdu_off = c->blob_len;
-        if (!cf_capture_blob(c, &L->cap, dg->data, dg->len)) {
+        if (!cf_bytes_append(&c->blob, &c->blob_len, &L->cap, dg->data, dg->len)) {
             snprintf(L->err, sizeof L->err, "out of memory");
             return;
         }
@@ -1113,7 +1077,7 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
              * (nothing of it is a rule): its TE only */
             if (!err_msg) {
                 cf_capture_match(st, EF_PAYLOAD, (int64_t)m.data_len);
-                cf_capture_match(st, EF_DIGEST, data_digest(m.data, m.data_len));
+                cf_capture_match(st, EF_DIGEST, cf_capture_digest(CF_DIGEST_START, m.data, m.data_len));
             }
             L->shows_echo |= !copy && !err_msg;
         }

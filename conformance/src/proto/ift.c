@@ -77,12 +77,6 @@ static uint16_t last_vtag[2];
 
 /* ------------------------------------------------------- vocabulary */
 
-/* The capture cases' 'choice' names indication flags by their fields. */
-static int field_by_name(const char *name)
-{
-    return cf_name_index(field_names, F_COUNT, name);
-}
-
 static bool field_settable(unsigned f)
 {
     return f < F_COUNT && f != F_CRC && f != F_VTAGDUP && f != F_FILL && f != F_DIGEST;
@@ -156,7 +150,6 @@ struct ift_rx {
     bool rdma;                 /* RDMA mode when it arrived */
     bool has_rr;
     struct vw_rdmap_read_req rr;
-    size_t first_len;          /* bytes of the first PDU at raw */
     uint8_t *payload;          /* the reassembled payload (inside raw's block) */
     size_t payload_len;
     unsigned segments;
@@ -168,6 +161,7 @@ struct reasm {
     bool on;
     struct ift_rx rx;
     uint8_t *first;            /* the first PDU's bytes */
+    size_t first_len;
     uint8_t *data;
     size_t len, cap;
 };
@@ -249,7 +243,6 @@ static void deliver_msg(struct ift_session *s, unsigned type, const struct ift_r
         memcpy(raw + first_len, data, len);
     *dec = *rx;
     dec->ind.reserved = NULL;
-    dec->first_len = first_len;
     dec->payload = raw + first_len;
     dec->payload_len = len;
     struct cf_msg m = {.type = type, .raw = raw, .len = first_len + len, .payload = dec->payload,
@@ -257,39 +250,41 @@ static void deliver_msg(struct ift_session *s, unsigned type, const struct ift_r
     s->sink(s->ctx, &m);
 }
 
-static unsigned frame_type(const struct ift_rx *rx)
+/* A DDP message's type: its RDMAP opcode in RDMA mode, else tagged or untagged. */
+static unsigned msg_type(bool rdma, const struct vw_ddp_hdr *h)
 {
-    if (rx->rdma && rx->ddp.rdmap_opcode < IT_IND)
-        return rx->ddp.rdmap_opcode;
-    return rx->ddp.tagged ? IT_TAGGED : IT_UNTAGGED;
+    if (rdma && h->rdmap_opcode < IT_IND)
+        return h->rdmap_opcode;
+    return h->tagged ? IT_TAGGED : IT_UNTAGGED;
+}
+
+/* A Read Request of the target's, its RDMAP header from payload p: where a
+ * replayed Read Response goes (I19). */
+static void note_read_request(struct ift_session *s, struct ift_rx *rx, const uint8_t *p, size_t n)
+{
+    if (!rx->rdma || rx->ddp.tagged || rx->ddp.rdmap_opcode != VW_RDMAP_READ_REQUEST || rx->has_rr ||
+        !(rx->has_rr = vw_rdmap_read_req_decode(p, n, &rx->rr)))
+        return;
+    s->have_rr = true;
+    s->rr = rx->rr;
+    s->rr_base_set = false;
 }
 
 static void reasm_flush(struct ift_session *s, struct reasm *a)
 {
     if (!a->on)
         return;
-    /* a Read Request in segments (frag): its RDMAP header from the whole payload */
-    if (a->rx.rdma && !a->rx.ddp.tagged && a->rx.ddp.rdmap_opcode == VW_RDMAP_READ_REQUEST && !a->rx.has_rr &&
-        (a->rx.has_rr = vw_rdmap_read_req_decode(a->data, a->len, &a->rx.rr))) {
-        s->have_rr = true;
-        s->rr = a->rx.rr;
-        s->rr_base_set = false;
-    }
-    deliver_msg(s, frame_type(&a->rx), &a->rx, a->first, a->rx.first_len, a->data, a->len);
+    note_read_request(s, &a->rx, a->data, a->len); /* one in segments (frag): from the whole payload */
+    deliver_msg(s, msg_type(a->rx.rdma, &a->rx.ddp), &a->rx, a->first, a->first_len, a->data, a->len);
     reasm_drop(a);
 }
 
 /* One decoded frame of the target's: start, continue or end its message. */
 static void on_frame(struct ift_session *s, const uint8_t *raw, size_t len, const struct vw_ift_frame *fr)
 {
-    struct ift_rx rx;
-    memset(&rx, 0, sizeof rx);
-    rx.header_size = fr->header_size;
-    rx.payload_size = fr->payload_size;
-    rx.vtag = fr->vtag;
-    rx.crc_ok = (!fr->has_hdr_crc || fr->hdr_crc_ok) && (!fr->has_payload_crc || fr->payload_crc_ok);
-    rx.rdma = vw_ift_nego_rdma(&s->nego);
-    rx.segments = 1;
+    struct ift_rx rx = {.header_size = fr->header_size, .payload_size = fr->payload_size, .vtag = fr->vtag,
+                        .crc_ok = (!fr->has_hdr_crc || fr->hdr_crc_ok) && (!fr->has_payload_crc || fr->payload_crc_ok),
+                        .rdma = vw_ift_nego_rdma(&s->nego), .segments = 1};
     if (fr->ddp_decoded)
         rx.ddp = fr->ddp_hdr;
     const uint8_t *pl = fr->payload;
@@ -299,13 +294,7 @@ static void on_frame(struct ift_session *s, const uint8_t *raw, size_t len, cons
         deliver_msg(s, IT_UNTAGGED, &rx, raw, len, pl, pn);
         return;
     }
-    if (rx.rdma && !rx.ddp.tagged && rx.ddp.rdmap_opcode == VW_RDMAP_READ_REQUEST)
-        rx.has_rr = vw_rdmap_read_req_decode(pl, pn, &rx.rr);
-    if (rx.has_rr) { /* where a replayed Read Response goes (I19) */
-        s->have_rr = true;
-        s->rr = rx.rr;
-        s->rr_base_set = false;
-    }
+    note_read_request(s, &rx, pl, pn);
     struct reasm *a = rx.ddp.tagged ? &s->tagged : &s->untagged;
     bool continues = a->on && (rx.ddp.tagged ? a->rx.ddp.stag == rx.ddp.stag && a->rx.ddp.to + a->len == rx.ddp.to
                                              : a->rx.ddp.qn == rx.ddp.qn && a->rx.ddp.msn == rx.ddp.msn &&
@@ -320,7 +309,7 @@ static void on_frame(struct ift_session *s, const uint8_t *raw, size_t len, cons
         }
         memcpy(a->first, raw, len);
         a->rx = rx;
-        a->rx.first_len = len;
+        a->first_len = len;
         a->rx.ddp.last = false;
         a->rx.segments = 0;
         a->on = true;
@@ -343,9 +332,7 @@ static bool on_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, bool
     vw_findings_clear(&fs);
     if (!s->nego.ind_seen[1] || is_indication) {
         bool first = !s->nego.ind_seen[1];
-        struct ift_rx rx;
-        memset(&rx, 0, sizeof rx);
-        rx.is_ind = true;
+        struct ift_rx rx = {.is_ind = true};
         enum vw_req err = vw_ift_ind_decode(raw, len, &rx.ind, &fs);
         if (err == VW_REQ_NONE)
             vw_ift_nego_indication(&s->nego, 1, &rx.ind, &fs);
@@ -424,9 +411,7 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
         data += n;
         len -= n;
         if (!s->ulp_due) {
-            struct ift_rx rx;
-            memset(&rx, 0, sizeof rx);
-            rx.is_ulp = true;
+            struct ift_rx rx = {.is_ulp = true};
             deliver_msg(s, IT_ULP, &rx, s->ulp, 0, s->ulp, s->ulp_have);
             s->ulp_have = 0;
         }
@@ -535,15 +520,8 @@ static int embed_false_frame(struct ift_session *s, const char *spec, uint16_t p
     uint8_t data[32];
     for (size_t i = 0; i < sizeof data; i++)
         data[i] = cf_pattern_byte(i, (unsigned)fill);
-    struct vw_ddp_hdr h;
-    memset(&h, 0, sizeof h);
-    h.tagged = true;
-    h.last = true;
-    h.dv = VW_DDP_VERSION;
-    h.rdmap_rv = VW_RDMAP_VERSION;
-    h.rdmap_opcode = VW_RDMAP_WRITE;
-    h.stag = region.stag;
-    h.to = region.addr + (uint64_t)roff;
+    struct vw_ddp_hdr h = {.tagged = true, .last = true, .dv = VW_DDP_VERSION, .rdmap_rv = VW_RDMAP_VERSION,
+                           .rdmap_opcode = VW_RDMAP_WRITE, .stag = region.stag, .to = region.addr + (uint64_t)roff};
     uint8_t ddp[VW_DDP_TAGGED_HDR_LEN];
     size_t dlen = vw_ddp_encode(&h, ddp, sizeof ddp);
     struct vw_ift_frame_enc fe;
@@ -579,13 +557,9 @@ static int encode_frame(struct ift_session *s, const struct cf_step *st, const i
     bool rdma = type < IT_IND;
     bool tagged = st->set[F_T] ? vals[F_T] != 0
                                : type == VW_RDMAP_WRITE || type == VW_RDMAP_READ_RESPONSE || type == IT_TAGGED;
-    struct vw_ddp_hdr h;
-    memset(&h, 0, sizeof h);
-    h.tagged = tagged;
-    h.last = val(st, vals, F_L, 1) != 0;
-    h.dv = VW_DDP_VERSION;
-    h.rdmap_rv = (uint8_t)val(st, vals, F_RV, rdma ? VW_RDMAP_VERSION : 0);
-    h.rdmap_opcode = (uint8_t)val(st, vals, F_OP, rdma ? type : 0);
+    struct vw_ddp_hdr h = {.tagged = tagged, .last = val(st, vals, F_L, 1) != 0, .dv = VW_DDP_VERSION,
+                           .rdmap_rv = (uint8_t)val(st, vals, F_RV, rdma ? VW_RDMAP_VERSION : 0),
+                           .rdmap_opcode = (uint8_t)val(st, vals, F_OP, rdma ? type : 0)};
     unsigned qn = (unsigned)val(st, vals, F_QN, type == VW_RDMAP_READ_REQUEST ? 1 : type == VW_RDMAP_TERMINATE ? 2 : 0);
     uint8_t rrbuf[VW_RDMAP_READ_REQ_HDR_LEN];
     uint8_t *payload = NULL;
@@ -728,16 +702,6 @@ static void session_sent(void *session, const struct cf_encoded *enc)
 
 /* ------------------------------------------------------ the accessor */
 
-/* FNV-1a (32 bits) of a message's payload: a capture case compares the
- * target's answers with the recorded ones through it (I19). */
-static uint32_t fnv_add(uint32_t h, const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 16777619u;
-    return h;
-}
-#define FNV_START 2166136261u
-
 /* The pattern a payload is (cf_pattern_byte with fill F, from byte 0), or -1. */
 static int64_t payload_fill(const struct ift_rx *rx)
 {
@@ -793,7 +757,7 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
     case F_FILL: *v = payload_fill(rx); return true;
     case F_SIZE: *v = rx->rr.size; return rx->has_rr;
     case F_SSTAG: *v = rx->rr.src_stag; return rx->has_rr;
-    case F_DIGEST: *v = fnv_add(FNV_START, rx->payload, rx->payload_len); return true;
+    case F_DIGEST: *v = cf_capture_digest(CF_DIGEST_START, rx->payload, rx->payload_len); return true;
     default: return false;
     }
 }
@@ -824,25 +788,15 @@ static void describe(const struct cf_msg *m, char *out, size_t n)
 /* ------------------------------------------------------- capture cases */
 
 /* NAME.meta beside NAME.pcapng (or .pcap): a recorded IFT connection
- * replayed against the target (I19). The tester plays the recorded node A
- * (the side that opened the TCP connection) or, with 'role passive', node
- * B while the target connects as A (listen mode, C44). Its PDUs go out
- * again: indications byte for byte, frames rebuilt with the target's VTag
- * of this connection (a recorded wrong VTag stays wrong), the recorded
- * CRCs' layout and rightness, tagged offsets into the recorded target's
- * region moved into this target's region (run --region), and a Read
- * Response to the sink of the target's Read Request. The other side's PDUs
- * become expects: an indication's phase, Version, BC Version, CRC and
- * reserved bits as recorded (each under its rule), its flags as recorded
- * where the meta's 'choice' line does not leave them to the target (then
- * a difference makes the case not applicable); each message (reassembled
- * up to L) its type, queue and MSN or STag and TO, length and data digest
- * (a Read Request its size and source STag). Then nothing more may come
- * ('ends open'), or the target must close ('ends close'). */
+ * replayed against the target, the tester as node A or ('role passive')
+ * node B. What goes out again and what is expected: docs/decisions.md I19,
+ * docs/conformance.md C52. */
 
-/* The blob starts with the recorded target's region: address (8 bytes),
- * STag (4), then the replayed PDUs. */
-#define CAP_HDR 16
+/* The blob starts with the recorded target's region, then the replayed PDUs. */
+struct rec_region {
+    uint64_t addr;
+    uint32_t stag;
+};
 
 struct cap_acc {        /* a target's message in progress (per tagged/untagged) */
     bool on;
@@ -857,13 +811,11 @@ struct cap_load {
     struct cf_case *c;
     size_t cap;
     bool passive;
-    int tester;                 /* nego side of the tester: 0 (A, the connecting side) or 1 */
     struct vw_ift_nego nego;    /* side 0: the side that opened the connection */
     struct vw_ift_reader reader[2];
     struct cap_acc acc[2];      /* [tagged] */
     bool choice[F_COUNT];       /* indication flags the target may choose */
-    uint64_t rec_addr;
-    uint32_t rec_stag;
+    struct rec_region rec;      /* 'region' */
     bool conn_seen;
     unsigned conn;
     uint64_t frame;             /* the frame that carried the bytes being read */
@@ -890,9 +842,9 @@ static struct cf_step *cap_step(struct cap_load *L, enum cf_step_kind kind, enum
     return st;
 }
 
-static bool cap_blob(struct cap_load *L, const uint8_t *p, size_t n)
+static bool cap_blob(struct cap_load *L, const void *p, size_t n)
 {
-    if (cf_capture_blob(L->c, &L->cap, p, n))
+    if (cf_bytes_append(&L->c->blob, &L->c->blob_len, &L->cap, p, n))
         return true;
     snprintf(L->err, sizeof L->err, "out of memory");
     return false;
@@ -902,7 +854,7 @@ static bool cap_blob(struct cap_load *L, const uint8_t *p, size_t n)
 static void cap_expect_msg(struct cap_load *L, struct cap_acc *a, bool rdma)
 {
     const struct vw_ddp_hdr *h = &a->first;
-    unsigned type = rdma && h->rdmap_opcode < IT_IND ? h->rdmap_opcode : h->tagged ? IT_TAGGED : IT_UNTAGGED;
+    unsigned type = msg_type(rdma, h);
     struct cf_step *st = cap_step(L, CF_STEP_EXPECT, L->c->reqs[0]);
     if (!st)
         return;
@@ -931,7 +883,8 @@ static void cap_expect_msg(struct cap_load *L, struct cap_acc *a, bool rdma)
     }
     cf_capture_match(st, F_PAYLOAD, (int64_t)a->len);
     struct vw_rdmap_read_req rr;
-    if (a->is_rr && vw_rdmap_read_req_decode(a->head, a->len < sizeof a->head ? a->len : sizeof a->head, &rr)) { /* its sink is the target's business, its source the tester's region */
+    /* a Read Request's sink is the target's business, its source the tester's region */
+    if (a->is_rr && vw_rdmap_read_req_decode(a->head, a->len < sizeof a->head ? a->len : sizeof a->head, &rr)) {
         cf_capture_match(st, F_SIZE, rr.size);
         cf_capture_match(st, F_SSTAG, rr.src_stag);
     } else {
@@ -946,7 +899,7 @@ static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, boo
     struct cap_load *L = sd->L;
     struct cf_case *c = L->c;
     int side = sd->side;
-    bool tester = side == L->tester;
+    bool tester = side == (L->passive ? 1 : 0); /* nego side 0: A, the connecting side */
     if (L->full || L->err[0])
         return false;
     if (!L->nego.ind_seen[side] || is_ind) {
@@ -996,19 +949,14 @@ static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, boo
             if (checks[i].f != F_MAGIC) /* the case names it as IFT-4-INDICATION-FIRST (its meta), at most 12 IDs */
                 cf_case_add_req(c, checks[i].req);
         }
-        static const struct {
-            unsigned f;
-            uint32_t bit;
-        } flags[] = {{F_R, VW_IFT_FLAG_R}, {F_HC, VW_IFT_FLAG_HC}, {F_PC, VW_IFT_FLAG_PC}, {F_IH, VW_IFT_FLAG_IH},
-                     {F_IP, VW_IFT_FLAG_IP}, {F_SP, VW_IFT_FLAG_SP}, {F_SM, VW_IFT_FLAG_SM}, {F_RM, VW_IFT_FLAG_RM}};
         struct cf_step *strict = NULL, *chosen = NULL;
-        for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
-            struct cf_step **into = L->choice[flags[i].f] ? &chosen : &strict;
-            if (!*into && !(*into = cap_step(L, L->choice[flags[i].f] ? CF_STEP_ONLY_IF : CF_STEP_CHECK,
+        for (size_t i = 0; i < sizeof ind_flags / sizeof ind_flags[0]; i++) {
+            struct cf_step **into = L->choice[ind_flags[i].f] ? &chosen : &strict;
+            if (!*into && !(*into = cap_step(L, L->choice[ind_flags[i].f] ? CF_STEP_ONLY_IF : CF_STEP_CHECK,
                                              VW_REQ_IFT_4_2_PHASE)))
                 return false;
             (*into)->type = IT_IND;
-            cf_capture_match(*into, flags[i].f, (ind.flags & flags[i].bit) != 0);
+            cf_capture_match(*into, ind_flags[i].f, (ind.flags & ind_flags[i].bit) != 0);
         }
         if (L->ends_close && !L->passive) {
             /* a recorded error follows: what B sends right after its phase 1
@@ -1035,9 +983,7 @@ static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, boo
         struct cf_step *st = cap_step(L, CF_STEP_SEND, c->reqs[0]);
         if (!st)
             return false;
-        st->type = fr.ddp_decoded ? (rdma && fr.ddp_hdr.rdmap_opcode < IT_IND ? fr.ddp_hdr.rdmap_opcode
-                                     : fr.ddp_hdr.tagged ? IT_TAGGED : IT_UNTAGGED)
-                                  : IT_UNTAGGED;
+        st->type = fr.ddp_decoded ? msg_type(rdma, &fr.ddp_hdr) : IT_UNTAGGED;
         st->cap_pdu = c->nsteps;
         st->pdu_off = c->blob_len;
         st->pdu_len = len;
@@ -1046,7 +992,7 @@ static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, boo
         return cap_blob(L, raw, len);
     }
     if (!fr.ddp_decoded) { /* no RFC 5041 header: a message of its own */
-        struct cap_acc a = {.on = true, .digest = fnv_add(FNV_START, fr.payload, fr.payload_size),
+        struct cap_acc a = {.on = true, .digest = cf_capture_digest(CF_DIGEST_START, fr.payload, fr.payload_size),
                             .len = fr.payload_size};
         cap_expect_msg(L, &a, false);
         return !L->full;
@@ -1055,12 +1001,12 @@ static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, boo
     if (!a->on) {
         a->on = true;
         a->first = fr.ddp_hdr;
-        a->digest = FNV_START;
+        a->digest = CF_DIGEST_START;
         a->is_rr = rdma && !fr.ddp_hdr.tagged && fr.ddp_hdr.rdmap_opcode == VW_RDMAP_READ_REQUEST;
     }
     for (size_t i = 0; a->len + i < sizeof a->head && i < fr.payload_size; i++)
         a->head[a->len + i] = fr.payload[i];
-    a->digest = fnv_add(a->digest, fr.payload, fr.payload_size);
+    a->digest = cf_capture_digest(a->digest, fr.payload, fr.payload_size);
     a->len += fr.payload_size;
     if (fr.ddp_hdr.last)
         cap_expect_msg(L, a, rdma);
@@ -1110,13 +1056,12 @@ static enum cf_meta_key capture_meta_key(void *ctx, const char *key, char *value
                      lineno);
             return CF_META_KEY_BAD;
         }
-        L->rec_addr = a;
-        L->rec_stag = (uint32_t)s;
+        L->rec.addr = a;
+        L->rec.stag = (uint32_t)s;
     } else if (strcmp(key, "choice") == 0) {
         for (char *fl = strtok(value, " \t"); fl; fl = strtok(NULL, " \t")) {
-            int fi = field_by_name(fl);
-            if (fi != F_R && fi != F_HC && fi != F_PC && fi != F_IH && fi != F_IP && fi != F_SP && fi != F_SM &&
-                fi != F_RM) {
+            int fi = cf_proto_field_by_name(&cf_proto_ift, fl);
+            if (fi < F_R || fi > F_RM) { /* the fields F_R..F_RM are the flags */
                 snprintf(err, errlen, "%s:%u: choice takes indication flags (r hc pc ih ip sp sm rm), not '%s'",
                          path, lineno, fl);
                 return CF_META_KEY_BAD;
@@ -1141,8 +1086,8 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
         return -1;
     }
     L->c = out;
-    L->rec_addr = 0x10000000u; /* I16: ift-peer's default region */
-    L->rec_stag = 1;
+    L->rec.addr = 0x10000000u; /* I16: ift-peer's default region */
+    L->rec.stag = 1;
     const struct cf_meta_module meta = {
         .req_prefix = "IFT-",
         .require_once = true,
@@ -1158,18 +1103,11 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
         out->passive = L->passive;
         /* the recorded tester's offer, answered; a connecting node A (C60, I30, I31) */
         cf_capture_need(out, L->passive ? "connects-as-a" : "offer");
-        L->tester = L->passive ? 1 : 0;
         vw_ift_nego_init(&L->nego);
         vw_ift_reader_init(&L->reader[0], &L->nego, 0, VW_IFT_READ_LIMIT_MAX);
         vw_ift_reader_init(&L->reader[1], &L->nego, 1, VW_IFT_READ_LIMIT_MAX);
-        uint8_t hdr[CAP_HDR] = {0};
-        for (int i = 0; i < 8; i++)
-            hdr[i] = (uint8_t)(L->rec_addr >> (8 * i));
-        for (int i = 0; i < 4; i++)
-            hdr[8 + i] = (uint8_t)(L->rec_stag >> (8 * i));
-        struct cf_step *st = cap_blob(L, hdr, sizeof hdr) ? cap_step(L, L->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT,
-                                                                     out->reqs[0])
-                                                          : NULL;
+        enum cf_step_kind first = L->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT;
+        struct cf_step *st = cap_blob(L, &L->rec, sizeof L->rec) ? cap_step(L, first, out->reqs[0]) : NULL;
         struct vn_reader_callbacks cb = {.tcp = cap_tcp, .ctx = L};
         char rerr[200];
         if (!st) {
@@ -1224,7 +1162,7 @@ static int encode_captured(struct ift_session *s, const struct cf_step *st, stru
                            size_t whylen)
 {
     const struct cf_case *c = s->c;
-    if (!c || !c->blob || c->blob_len < CAP_HDR || st->pdu_off > c->blob_len ||
+    if (!c || !c->blob || c->blob_len < sizeof(struct rec_region) || st->pdu_off > c->blob_len ||
         st->pdu_len > c->blob_len - st->pdu_off) {
         snprintf(why, whylen, "the captured PDU is not in the case");
         return -1;
@@ -1246,12 +1184,8 @@ static int encode_captured(struct ift_session *s, const struct cf_step *st, stru
         s->pend_ind = st->type == IT_IND;
         return 0;
     }
-    uint64_t rec_addr = 0;
-    uint32_t rec_stag = 0;
-    for (int i = 7; i >= 0; i--)
-        rec_addr = rec_addr << 8 | c->blob[i];
-    for (int i = 3; i >= 0; i--)
-        rec_stag = rec_stag << 8 | c->blob[8 + i];
+    struct rec_region rec;
+    memcpy(&rec, c->blob, sizeof rec);
     bool rdma = vw_ift_nego_rdma(&s->nego);
     uint8_t *payload = malloc(fr.payload_size + 1u);
     if (!payload) {
@@ -1272,14 +1206,14 @@ static int encode_captured(struct ift_session *s, const struct cf_step *st, stru
             }
             h.to = s->rr.sink_to + (h.to - s->rr_base);
             h.stag = s->rr.sink_stag;
-        } else if (h.tagged && h.stag == rec_stag) {
-            h.to = region.addr + (h.to - rec_addr);
+        } else if (h.tagged && h.stag == rec.stag) {
+            h.to = region.addr + (h.to - rec.addr);
             h.stag = region.stag;
         }
         struct vw_rdmap_read_req rr;
         if (!h.tagged && rdma && h.rdmap_opcode == VW_RDMAP_READ_REQUEST &&
-            vw_rdmap_read_req_decode(payload, fr.payload_size, &rr) && rr.src_stag == rec_stag) {
-            rr.src_to = region.addr + (rr.src_to - rec_addr);
+            vw_rdmap_read_req_decode(payload, fr.payload_size, &rr) && rr.src_stag == rec.stag) {
+            rr.src_to = region.addr + (rr.src_to - rec.addr);
             rr.src_stag = region.stag;
             vw_rdmap_read_req_encode(&rr, payload, fr.payload_size);
         }

@@ -38,13 +38,10 @@ static const char *const field_names[WF_COUNT] = {
     [WF_R2T] = "r2t", [WF_CHUNKS] = "chunks",
 };
 
-/* The target's region (C50): --region ADDR:HANDLE:LEN, else C42's default,
- * what `warp-peer --zero-based` announces (event=region addr=0x0 handle=1
- * len=1048576). An RDMA Write's roff= is its offset less the region's base,
- * rtail= the bytes from its offset to the region's end, rrid= 1 when its
- * RID is the region's; a send without rid= writes the region's RID, without
- * offset= the region's base plus roff= (or its end less rtail=). Set by
- * run_case for the case that runs. */
+/* The target's region and what roff=, rtail=, rrid= say of it (C50, and
+ * docs/conformance-engine.md "The WARP module"): --region ADDR:HANDLE:LEN,
+ * else what `warp-peer --zero-based` announces (C42). Set by run_case for
+ * the case that runs. */
 static struct {
     uint64_t base;
     uint32_t rid, len;

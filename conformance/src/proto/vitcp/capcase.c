@@ -370,7 +370,7 @@ static void on_seg(void *ctx, const uint8_t *raw, size_t len, uint64_t off, cons
         x->pdus_cap = cap;
     }
     size_t blob_off = x->c->blob_len;
-    if (!cf_capture_blob(x->c, &x->blob_cap, raw, len)) {
+    if (!cf_bytes_append(&x->c->blob, &x->c->blob_len, &x->blob_cap, raw, len)) {
         cap_problem(x, "out of memory");
         return;
     }
@@ -429,13 +429,11 @@ static struct cf_step *add_step(struct meta *m, struct cf_case *c, enum cf_step_
     return st;
 }
 
-static enum vw_req rule_of(const struct meta *m, unsigned type, enum cf_field f);
-static bool target_choice(const struct meta *m, unsigned type, enum cf_field f);
-
-/* Not compared: a wildcard, or the target's own choice. */
-static bool is_wild(const struct meta *m, unsigned type, enum cf_field f)
+static enum vw_req rule_of(const struct meta *m, unsigned type, enum cf_field f)
 {
-    return m->wild[ANY_TYPE][f] || (type < ANY_TYPE && m->wild[type][f]) || target_choice(m, type, f);
+    if (type < ANY_TYPE && m->rule[type][f] != VW_REQ_NONE)
+        return m->rule[type][f];
+    return m->rule[ANY_TYPE][f];
 }
 
 /* Fields whose value is the target's own choice, not the draft's, compared
@@ -452,6 +450,12 @@ static bool target_choice(const struct meta *m, unsigned type, enum cf_field f)
     case CF_F_LEVEL: return ce && m->passive;
     default: return false;
     }
+}
+
+/* Not compared: a wildcard, or the target's own choice. */
+static bool is_wild(const struct meta *m, unsigned type, enum cf_field f)
+{
+    return m->wild[ANY_TYPE][f] || (type < ANY_TYPE && m->wild[type][f]) || target_choice(m, type, f);
 }
 
 /* f=v in st, unless f is not compared in a segment of st's type. */
@@ -535,13 +539,6 @@ static void set_pdu(struct cf_step *st, size_t i, const struct cap_pdu *p)
     st->pdu_off = p->off;
     st->pdu_len = p->len;
     st->cap_data_off = p->off + p->payload_off;
-}
-
-static enum vw_req rule_of(const struct meta *m, unsigned type, enum cf_field f)
-{
-    if (type < ANY_TYPE && m->rule[type][f] != VW_REQ_NONE)
-        return m->rule[type][f];
-    return m->rule[ANY_TYPE][f];
 }
 
 /* The fields of expect step idx that have a 'rule' move into check steps
