@@ -298,7 +298,4 @@ void cf_case_describe(FILE *out, const struct cf_case *c, const char *(*send_not
  * "4.3.x")? */
 bool cf_case_matches(const struct cf_case *c, const char *selector);
 
-/* The number of a decimal/hex/octal text (strtoll base 0); 0 or -1. */
-int cf_parse_number(const char *s, int64_t *out);
-
 #endif

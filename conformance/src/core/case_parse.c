@@ -32,7 +32,8 @@ static int fail(struct parser *p, const char *fmt, ...)
     return -1;
 }
 
-int cf_parse_number(const char *s, int64_t *out)
+/* The number of a decimal/hex/octal text (strtoll base 0); 0 or -1. */
+static int cf_parse_number(const char *s, int64_t *out)
 {
     if (!*s)
         return -1;

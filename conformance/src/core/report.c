@@ -70,7 +70,7 @@ enum vw_level cf_level_strongest(const enum vw_req *reqs, unsigned n)
 
 /* Implied format rules and project decisions are enforced like MUSTs: an
  * implementation that breaks them cannot interoperate. */
-bool cf_level_is_mandatory(enum vw_level level) { return level_rank(level) >= 3; }
+static bool cf_level_is_mandatory(enum vw_level level) { return level_rank(level) >= 3; }
 
 void cf_result_add_frame(struct cf_result *res, unsigned frame)
 {
@@ -220,7 +220,14 @@ void cf_json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-void cf_xml_text(FILE *out, const char *s)
+void cf_json_member(FILE *out, const char *key, const char *s)
+{
+    fprintf(out, ", \"%s\": ", key);
+    cf_json_string(out, s);
+}
+
+/* s with XML special characters escaped. */
+static void cf_xml_text(FILE *out, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
         switch (*p) {
@@ -246,12 +253,9 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
         const struct cf_result *c = &r->cases[i];
         fprintf(out, "%s\n  {\"number\": %zu, \"id\": ", i ? "," : "", i + 1);
         cf_json_string(out, c->id);
-        fputs(", \"file\": ", out);
-        cf_json_string(out, c->file);
-        fputs(", \"protocol\": ", out);
-        cf_json_string(out, c->protocol);
-        fputs(", \"section\": ", out);
-        cf_json_string(out, c->section);
+        cf_json_member(out, "file", c->file);
+        cf_json_member(out, "protocol", c->protocol);
+        cf_json_member(out, "section", c->section);
         fputs(", \"requirements\": [", out);
         for (unsigned k = 0; k < c->nreqs; k++) {
             if (k)
@@ -260,8 +264,7 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
         }
         fputs("], \"level\": ", out);
         cf_json_string(out, vw_level_name(c->level));
-        fputs(", \"verdict\": ", out);
-        cf_json_string(out, cf_verdict_name(c->verdict));
+        cf_json_member(out, "verdict", cf_verdict_name(c->verdict));
         fputs(", \"failed_requirement\": ", out);
         if (c->failed_req != VW_REQ_NONE && c->verdict != CF_PASS)
             cf_json_string(out, vw_req_id(c->failed_req));
@@ -272,10 +275,8 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
             fprintf(out, "%s%u", k ? ", " : "", c->frames[k]);
         fputs("], \"message\": ", out);
         cf_json_string(out, c->message);
-        if (c->impaired[0]) {
-            fputs(", \"impaired\": ", out);
-            cf_json_string(out, c->impaired);
-        }
+        if (c->impaired[0])
+            cf_json_member(out, "impaired", c->impaired);
         fprintf(out, ", \"seconds\": %.3f}", c->seconds);
     }
     struct cf_summary s;
@@ -288,14 +289,10 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
             s.must_failed,
             r->seconds);
     cf_json_string(out, r->capture);
-    fputs(", \"target\": ", out);
-    cf_json_string(out, r->target);
-    fputs(", \"protocol\": ", out);
-    cf_json_string(out, r->protocol);
-    if (r->impair[0]) {
-        fputs(", \"impair\": ", out);
-        cf_json_string(out, r->impair);
-    }
+    cf_json_member(out, "target", r->target);
+    cf_json_member(out, "protocol", r->protocol);
+    if (r->impair[0])
+        cf_json_member(out, "impair", r->impair);
     fputs(", \"hooks\": {", out);
     for (unsigned i = 0; i < r->nhooks; i++) {
         fputs(i ? ", " : "", out);
