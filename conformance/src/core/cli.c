@@ -189,7 +189,7 @@ static FILE *open_out(const char *path, FILE *err)
 /* run's output files (JSON, JUnit, capture), all opened before any work so
  * that a bad path (a directory, a folder that cannot be written) fails the
  * command line, not a finished run; a run given up before it started
- * removes what it created. */
+ * removes what it created (run_outputs_abandon, also after a failed open). */
 struct run_outputs {
     const char *path[2]; /* JSON, JUnit */
     FILE *file[2];
@@ -213,10 +213,8 @@ static void run_outputs_abandon(struct run_outputs *o)
 static int run_outputs_open(struct run_outputs *o, FILE *err)
 {
     for (int k = 0; k < 2; k++)
-        if (o->path[k] && !(o->file[k] = open_out(o->path[k], err))) {
-            run_outputs_abandon(o);
+        if (o->path[k] && !(o->file[k] = open_out(o->path[k], err)))
             return -1;
-        }
     if (o->capture) {
         char msg[512];
         o->writer = vn_capture_open(o->capture, vn_capture_format_for(o->capture),
@@ -224,7 +222,6 @@ static int run_outputs_open(struct run_outputs *o, FILE *err)
                                     sizeof msg);
         if (!o->writer) {
             fprintf(err, "vitcp-conform: %s\n", msg);
-            run_outputs_abandon(o);
             return -1;
         }
     }
@@ -463,6 +460,10 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "vitcp-conform: %s\n", msg);
         return CF_EXIT_USAGE;
     }
+    /* From here a run given up frees what it has (abandon below). */
+    int rc = CF_EXIT_USAGE;
+    struct run_outputs outs = {.path = {json, junit}, .capture = capture};
+    struct cf_topology *net = NULL;
     /* A protocol without cases here is a wrong folder, not a clean run. */
     size_t of_protocol = 0;
     for (size_t c = 0; c < set.count; c++)
@@ -473,8 +474,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
                     e.protocol->name, cases_dir, cases_dir, e.protocol->cases_subdir);
         else
             fprintf(err, "vitcp-conform: no %s cases in %s\n", e.protocol->name, cases_dir);
-        cf_case_set_free(&set);
-        return CF_EXIT_USAGE;
+        goto abandon;
     }
     /* Selectors that match nothing (of the protocol's cases) are most
      * likely typos. */
@@ -484,16 +484,12 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         for (size_t c = 0; c < set.count && !hit; c++)
             hit = set.cases[c].proto == e.protocol && cf_case_matches(&set.cases[c], sel);
         if (!hit) {
-            cf_case_set_free(&set);
-            return usage_error(err, "selector '%s' matches no case", sel);
+            usage_error(err, "selector '%s' matches no case", sel);
+            goto abandon;
         }
     }
-    struct run_outputs outs = {.path = {json, junit}, .capture = capture};
-    if (run_outputs_open(&outs, err) < 0) {
-        cf_case_set_free(&set);
-        return CF_EXIT_USAGE;
-    }
-    struct cf_topology *net = NULL;
+    if (run_outputs_open(&outs, err) < 0)
+        goto abandon;
     if (have_topology) {
         bool env_failed = false;
         char why[sizeof e.skip_all - 40];
@@ -504,20 +500,13 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             fprintf(err, "vitcp-conform: %s\n", e.skip_all);
         } else if (!net) {
             fprintf(err, "vitcp-conform: --topology %s: %s\n", cf_topology_kind_name(topo.kind), why);
-            run_outputs_abandon(&outs);
-            cf_case_set_free(&set);
-            cf_engine_close(&e);
-            return CF_EXIT_USAGE;
+            goto abandon;
         }
     }
     if ((have_target && !e.skip_all[0] && cf_engine_probe(&e, msg, sizeof msg) < 0) ||
         (listen_port && cf_engine_listen(&e, listen_port, msg, sizeof msg) < 0)) {
         fprintf(err, "vitcp-conform: %s\n", msg);
-        run_outputs_abandon(&outs);
-        cf_case_set_free(&set);
-        cf_engine_close(&e);
-        cf_topology_close(net);
-        return CF_EXIT_USAGE;
+        goto abandon;
     }
     struct vn_pcap_writer *w = outs.writer;
     e.capture = w;
@@ -538,7 +527,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         cf_report_write_text(out, &rep);
     else
         cf_report_write_closing(out, &rep);
-    int rc = cf_report_exit_code(&rep);
+    rc = cf_report_exit_code(&rep);
     for (int k = 0; k < 2; k++) {
         FILE *f = outs.file[k];
         if (!f)
@@ -552,6 +541,12 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     cf_report_free(&rep);
     cf_case_set_free(&set);
     cf_engine_close(&e);
+    return rc;
+abandon:
+    run_outputs_abandon(&outs);
+    cf_case_set_free(&set);
+    cf_engine_close(&e);
+    cf_topology_close(net);
     return rc;
 }
 
