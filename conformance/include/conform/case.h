@@ -273,6 +273,7 @@ int cf_case_load(const char *path, struct cf_case *out, char *err, size_t errlen
 /* A regular file (following links)? Only regular files are read as cases
  * or captures: a named pipe would block the loader for ever. */
 bool cf_is_regular_file(const char *path);
+bool cf_is_directory(const char *path);
 
 /* A set of cases, sorted by file name. */
 struct cf_case_set {
