@@ -24,8 +24,6 @@
 static const char usage_list[] =
     "vitcp-conform list [--json] [--protocol PREFIX] [--level LEVEL] [--cases DIR]\n"
     "  --protocol keeps the requirements whose ID starts with PREFIX- (one of the catalog's).\n";
-/* run's usage: the core's options, then each protocol module's
- * (build_usage_run). */
 static const char usage_run_core[] =
     "vitcp-conform run [--target HOST:PORT] [--listen PORT [--connect-cmd CMD]]\n"
     "                         [--protocol NAME] [--cases DIR] [--only SEL]... [--skip SEL]...\n"
@@ -71,8 +69,8 @@ static const char usage_run_core[] =
     "  reason.\n";
 static char usage_run[8192];
 
-/* run's usage: the core's, then "NAME (TITLE, the default): OPTIONS" and
- * the lines of each protocol module. */
+/* run's usage: the core's options (usage_run_core), then "NAME (TITLE, the
+ * default): OPTIONS" and the lines of each protocol module. */
 static void build_usage_run(void)
 {
     size_t o = 0, n = sizeof usage_run;
@@ -176,16 +174,6 @@ static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
     return true;
 }
 
-static FILE *open_out(const char *path, FILE *err)
-{
-    if (strcmp(path, "-") == 0)
-        return stdout;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        fprintf(err, "vitcp-conform: cannot write %s: %s\n", path, strerror(errno));
-    return f;
-}
-
 /* run's output files (JSON, JUnit, capture), all opened before any work so
  * that a bad path (a directory, a folder that cannot be written) fails the
  * command line, not a finished run; a run given up before it started
@@ -212,9 +200,15 @@ static void run_outputs_abandon(struct run_outputs *o)
 
 static int run_outputs_open(struct run_outputs *o, FILE *err)
 {
-    for (int k = 0; k < 2; k++)
-        if (o->path[k] && !(o->file[k] = open_out(o->path[k], err)))
+    for (int k = 0; k < 2; k++) {
+        if (!o->path[k])
+            continue;
+        o->file[k] = strcmp(o->path[k], "-") == 0 ? stdout : fopen(o->path[k], "w");
+        if (!o->file[k]) {
+            fprintf(err, "vitcp-conform: cannot write %s: %s\n", o->path[k], strerror(errno));
             return -1;
+        }
+    }
     if (o->capture) {
         char msg[512];
         o->writer = vn_capture_open(o->capture, vn_capture_format_for(o->capture),
@@ -508,8 +502,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "vitcp-conform: %s\n", msg);
         goto abandon;
     }
-    struct vn_pcap_writer *w = outs.writer;
-    e.capture = w;
+    e.capture = outs.writer;
     struct cf_report rep;
     cf_report_init(&rep);
     if (capture)
@@ -521,7 +514,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     cf_topology_close(net); /* the nodes end before the reports are written */
     if (have_topology)
         snprintf(rep.target, sizeof rep.target, "topology %s", cf_topology_kind_name(topo.kind));
-    if (w && vn_pcap_close(w) < 0)
+    if (outs.writer && vn_pcap_close(outs.writer) < 0)
         fprintf(err, "vitcp-conform: writing %s failed\n", capture);
     if (!quiet)
         cf_report_write_text(out, &rep);
