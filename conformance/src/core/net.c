@@ -262,11 +262,7 @@ static int eth_open(struct cf_engine *e, unsigned n, struct sockaddr_storage *to
                  strerror(errno));
         return -1;
     }
-    struct sockaddr_ll sll;
-    memset(&sll, 0, sizeof sll);
-    sll.sll_family = AF_PACKET;
-    sll.sll_protocol = htons(type);
-    sll.sll_ifindex = (int)idx;
+    struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(type), .sll_ifindex = (int)idx};
     if (bind(fd, (struct sockaddr *)&sll, sizeof sll) < 0) {
         snprintf(why, whylen, "tester link %u cannot bind to %s: %s", n, l->eth_if, strerror(errno));
         close(fd);

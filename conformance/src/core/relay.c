@@ -81,9 +81,7 @@ static int tun_create(char *name, size_t namelen)
     int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    struct ifreq ifr;
-    memset(&ifr, 0, sizeof ifr);
-    ifr.ifr_flags = IFF_TUN | IFF_NO_PI; /* no offloads: whole packets, real checksums */
+    struct ifreq ifr = {.ifr_flags = IFF_TUN | IFF_NO_PI}; /* no offloads: whole packets, real checksums */
     snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "vcrelay%%d");
     if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
         int e = errno;
@@ -99,10 +97,7 @@ static int tun_create(char *name, size_t namelen)
 
 static void put_addr(struct sockaddr *sa, uint32_t ip)
 {
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(ip);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(ip)};
     memcpy(sa, &sin, sizeof sin);
 }
 
