@@ -163,8 +163,6 @@ static bool seq_after(uint32_t a, uint32_t b)
     return (int32_t)(a - b) > 0;
 }
 
-/* What to do with a packet from side: 0 drop, 1 forward, 2 forward twice.
- * Counts first transmissions with payload and applies the actions. */
 /* The TCP header of a whole, unfragmented IPv4 TCP packet (NULL if it is
  * not one) and its payload's length. */
 static const uint8_t *tcp_header(const uint8_t *p, size_t len, size_t *payload_len)
@@ -195,6 +193,8 @@ size_t cf_relay_payload(const struct cf_relay_packet *p, const uint8_t **payload
     return n;
 }
 
+/* What to do with a packet from side: 0 drop, 1 forward, 2 forward twice.
+ * Counts first transmissions with payload and applies the actions. */
 static int judge(struct cf_relay *r, enum cf_relay_side side, const uint8_t *p, size_t len, bool *dropped,
                  bool *duplicated)
 {
@@ -317,18 +317,19 @@ static void hold(struct cf_relay *r, const struct cf_relay_packet *pk, uint64_t 
     r->nheld++;
 }
 
-/* Send what is due (all when flush); the next due time, or 0 when none is held. */
-static uint64_t release_due(struct cf_relay *r, bool flush, bool keep_record)
+/* Send what is due, recorded; when flush, all at once and unrecorded (an
+ * earlier case's). The next due time, or 0 when none is held. */
+static uint64_t release_due(struct cf_relay *r, bool flush)
 {
     uint64_t now = usec_of(CLOCK_MONOTONIC);
     while (r->held && (flush || r->held->due <= now)) {
         struct held_pkt *h = r->held;
         r->held = h->next;
         r->nheld--;
-        if (keep_record)
-            send_now(r, &h->pk);
-        else
+        if (flush)
             pass_on(r, h->pk.from, h->pk.data, h->pk.len);
+        else
+            send_now(r, &h->pk);
         free(h->pk.data);
         free(h);
     }
@@ -490,7 +491,7 @@ static void *relay_main(void *arg)
     for (;;) {
         struct pollfd p[3] = {{r->tun[0], POLLIN, 0}, {r->tun[1], POLLIN, 0}, {r->stop_fd, POLLIN, 0}};
         pthread_mutex_lock(&r->lock);
-        uint64_t next = release_due(r, false, true);
+        uint64_t next = release_due(r, false);
         pthread_mutex_unlock(&r->lock);
         int wait = -1;
         if (next) {
@@ -654,7 +655,7 @@ int cf_relay_begin(struct cf_relay *r, const struct cf_relay_action *actions, un
     if (n > RELAY_ACTIONS_MAX)
         return -1;
     pthread_mutex_lock(&r->lock);
-    release_due(r, true, false); /* an earlier case's held packets go, unrecorded */
+    release_due(r, true);
     cf_relay_packets_free(r->pk, r->npk);
     r->pk = NULL;
     r->npk = r->cap = r->recorded_bytes = 0;
