@@ -496,14 +496,11 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
     if (strcmp(kw, "needs") == 0) {
         if (ntok < 2)
             return fail(p, "'needs' takes 'region' and the test conventions the case needs (HOOK or A|B)");
-        for (int i = 1; i < ntok; i++) {
-            if (strcmp(tok[i], "region") == 0) {
+        for (int i = 1; i < ntok; i++)
+            if (strcmp(tok[i], "region") == 0)
                 c->needs_region = true;
-                continue;
-            }
-            if (add_need(p, c, tok[i]) < 0)
+            else if (add_need(p, c, tok[i]) < 0)
                 return -1;
-        }
         return 0;
     }
     if (strcmp(kw, "provides") == 0) {

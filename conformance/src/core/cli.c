@@ -274,10 +274,7 @@ static int cmd_list(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "vitcp-conform: %s\n", msg);
         return CF_EXIT_USAGE;
     }
-    if (json)
-        cf_list_write_json(out, &set, &f);
-    else
-        cf_list_write_text(out, &set, &f);
+    (json ? cf_list_write_json : cf_list_write_text)(out, &set, &f);
     cf_case_set_free(&set);
     return CF_EXIT_OK;
 }
@@ -516,10 +513,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         snprintf(rep.target, sizeof rep.target, "topology %s", cf_topology_kind_name(topo.kind));
     if (outs.writer && vn_pcap_close(outs.writer) < 0)
         fprintf(err, "vitcp-conform: writing %s failed\n", capture);
-    if (!quiet)
-        cf_report_write_text(out, &rep);
-    else
-        cf_report_write_closing(out, &rep);
+    (quiet ? cf_report_write_closing : cf_report_write_text)(out, &rep);
     rc = cf_report_exit_code(&rep);
     for (int k = 0; k < 2; k++) {
         FILE *f = outs.file[k];
@@ -579,10 +573,7 @@ static int cmd_lint(int argc, char **argv, FILE *out, FILE *err)
         cf_lint_result_free(&res);
         return CF_EXIT_USAGE;
     }
-    if (json)
-        cf_lint_write_json(out, file, &res);
-    else
-        cf_lint_write_text(out, file, &res);
+    (json ? cf_lint_write_json : cf_lint_write_text)(out, file, &res);
     if (rc < 0)
         fprintf(err, "vitcp-conform: %s (frames before the damage were checked)\n", msg);
     int code = rc < 0 ? CF_EXIT_USAGE : res.errors ? CF_EXIT_FAIL : CF_EXIT_OK;
@@ -594,12 +585,6 @@ static int cmd_show(int argc, char **argv, FILE *out, FILE *err)
 {
     if (argc != 3 || argv[2][0] == '-')
         return usage_error(err, "show takes one capture case (NAME.meta)%s", "");
-    struct cf_case *c = malloc(sizeof *c);
-    if (!c) {
-        fputs("vitcp-conform: out of memory\n", err);
-        return CF_EXIT_USAGE;
-    }
-    char msg[512];
     /* the module whose cases folder holds the meta (cases/NAME/X.meta:
      * NAME's), else the first with capture cases it describes */
     const struct conform_protocol *pr = NULL;
@@ -619,9 +604,14 @@ static int cmd_show(int argc, char **argv, FILE *out, FILE *err)
             pr = *p;
     if (!pr) {
         fputs("vitcp-conform: no protocol has capture cases\n", err);
-        free(c);
         return CF_EXIT_USAGE;
     }
+    struct cf_case *c = malloc(sizeof *c);
+    if (!c) {
+        fputs("vitcp-conform: out of memory\n", err);
+        return CF_EXIT_USAGE;
+    }
+    char msg[512];
     if (pr->load_capture_case(argv[2], c, msg, sizeof msg) < 0) {
         fprintf(err, "vitcp-conform: %s\n", msg);
         free(c);

@@ -239,8 +239,7 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
         cf_json_member(out, "section", c->section);
         fputs(", \"requirements\": [", out);
         for (unsigned k = 0; k < c->nreqs; k++) {
-            if (k)
-                fputs(", ", out);
+            fputs(k ? ", " : "", out);
             cf_json_string(out, vw_req_id(c->reqs[k]));
         }
         fputs("], \"level\": ", out);
