@@ -298,12 +298,9 @@ static void direction_end(struct cf_lint *l, struct cf_lint_flow *f, int dir, st
 }
 
 const struct cf_lint_module cf_lint_skeleton = {
-    .name = "skel",
+    .protocol = &cf_proto_skeleton,
     .title = "SKEL",
-    .req_prefix = "SKEL-",
-    .transport = CF_TRANSPORT_STREAM,
     .port_option = "--skel-port",
-    .default_port = SKEL_PORT,
     .help = "  SKEL: TCP port --skel-port (7999).\n",
     .counters = {{"skel_connections", "SKEL connections"}, {"skel_messages", "messages"}},
     .conn_size = 2 * sizeof(struct skel_framer),

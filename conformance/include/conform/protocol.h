@@ -364,16 +364,16 @@ struct cf_lint_flow {
 };
 
 struct cf_lint_module {
-    const char *name;   /* its conformance module's name: cf_lint_module_find */
+    /* Its conformance module: the protocol's name, the catalog prefix of
+     * the IDs its rules report (list: "by lint"), its transport (TCP
+     * connections or datagrams) and its default port. */
+    const struct conform_protocol *protocol;
     const char *title;  /* the protocol of its issues in the report (JSON "protocol") */
-    const char *req_prefix; /* the catalog prefix of the IDs its rules report (list: "by lint") */
-    enum cf_transport transport; /* its traffic: TCP connections or datagrams */
 
     /* Its port: TCP, a connection to or from it is the module's (tried
      * before the content); datagrams, a UDP datagram to or from it. The
      * option port_option ("--x-port") sets it, the core checks the value. */
     const char *port_option;
-    uint16_t default_port;
     /* `lint --help`: one line or more of what it checks and how it finds
      * it, each starting with two spaces and ending with a newline. */
     const char *help;
@@ -442,8 +442,6 @@ struct cf_lint_module {
 /* The lint modules (proto/registry.c), NULL-terminated, in the order a
  * connection's ports and first bytes are tried. */
 extern const struct cf_lint_module *const cf_lint_modules[];
-/* The lint module of the protocol name (case-insensitive); NULL if none. */
-const struct cf_lint_module *cf_lint_module_find(const char *name);
 
 /* What a lint module calls (core/lint.c). Issues are the current
  * module's, on the current connection (none for datagrams). */

@@ -55,7 +55,7 @@ void cf_lint_options_init(struct cf_lint_options *o)
 {
     memset(o, 0, sizeof *o);
     for (unsigned i = 0; cf_lint_modules[i]; i++)
-        o->port[i] = cf_lint_modules[i]->default_port;
+        o->port[i] = cf_lint_modules[i]->protocol->default_port;
 }
 
 /* A port option's value: 1..65535. */
@@ -237,7 +237,7 @@ static bool conn_begin(struct cf_lint *l, struct lint_conn *lc, const struct cf_
 static const struct cf_lint_module *module_of_port(const struct cf_lint *l, uint16_t port)
 {
     for (unsigned i = 0; cf_lint_modules[i]; i++)
-        if (cf_lint_modules[i]->transport == CF_TRANSPORT_STREAM && l->opt->port[i] == port && port)
+        if (cf_lint_modules[i]->protocol->transport == CF_TRANSPORT_STREAM && l->opt->port[i] == port && port)
             return cf_lint_modules[i];
     return NULL;
 }

@@ -46,7 +46,7 @@ void cf_lint_write_text(FILE *out, const char *path, const struct cf_lint_result
     for (size_t i = 0; i < res->count; i++) {
         const struct cf_lint_issue *is = &res->issues[i];
         fprintf(out, "%s: frame %llu: ", path, (unsigned long long)is->frame);
-        if (is->module->transport == CF_TRANSPORT_DATAGRAM)
+        if (is->module->protocol->transport == CF_TRANSPORT_DATAGRAM)
             fputs(is->module->title, out);
         else if (is->module == first)
             fprintf(out, "conn %u", is->conn);
@@ -74,7 +74,7 @@ void cf_lint_write_json(FILE *out, const char *path, const struct cf_lint_result
         const struct cf_lint_issue *is = &res->issues[i];
         fprintf(out, "%s\n  {\"frame\": %llu, \"protocol\": ", i ? "," : "", (unsigned long long)is->frame);
         cf_json_string(out, is->module->title);
-        if (is->module->transport != CF_TRANSPORT_DATAGRAM)
+        if (is->module->protocol->transport != CF_TRANSPORT_DATAGRAM)
             fprintf(out, ", \"connection\": %u", is->conn);
         fputs(", \"severity\": ", out);
         cf_json_string(out, vw_severity_name(is->severity));

@@ -3,6 +3,7 @@
  * carrier delivers it (P1); both hops of a message through a router are
  * paired (P11, P31) as the dissector pairs them. */
 #include "conform/proto/lint.h"
+#include "conform/proto/eep.h"
 
 #include <stdio.h>
 
@@ -94,12 +95,9 @@ static void run_free(void *run_state)
 static const struct cf_option options[] = {{"--eep-router", true}, {NULL, false}};
 
 const struct cf_lint_module cf_lint_eep = {
-    .name = "eep",
+    .protocol = &cf_proto_eep,
     .title = "EEP",
-    .req_prefix = "EEP-",
-    .transport = CF_TRANSPORT_DATAGRAM,
     .port_option = "--eep-port",
-    .default_port = VW_EEP_UDP_PORT,
     .usage = "[--eep-router ADDRS]",
     .help = "  PacketWay EEP: Ethertype 0x88B5, UDP port --eep-port (5998). --eep-router names router\n"
             "  addresses (MAC, IPv4, IPv6; commas) where pairing a router's hops is ambiguous.\n",

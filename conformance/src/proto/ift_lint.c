@@ -9,6 +9,7 @@
  * The wire library's vw_ift_conn framer would lose framing on such a frame.
  */
 #include "conform/proto/lint.h"
+#include "conform/proto/ift.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -248,12 +249,9 @@ static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uin
 }
 
 const struct cf_lint_module cf_lint_ift = {
-    .name = "ift",
+    .protocol = &cf_proto_ift,
     .title = "IFT",
-    .req_prefix = "IFT-",
-    .transport = CF_TRANSPORT_STREAM,
     .port_option = "--ift-port",
-    .default_port = VW_IFT_DEFAULT_PORT,
     .help = "  IFT: TCP port --ift-port (5996), else an adaption indication (also one that upgrades a\n"
             "  connection mid-stream).\n",
     .counters = {{"ift_connections", "IFT connections"}, {"ift_pdus", "PDUs"}},

@@ -2,6 +2,7 @@
  * the wire library's WARP framer (its sequencing and Adler rules). WARP
  * has no magic and its header is too weak a sign: only its port selects it. */
 #include "conform/proto/lint.h"
+#include "conform/proto/warp.h"
 
 #include <stdio.h>
 
@@ -69,12 +70,9 @@ static void direction_end(struct cf_lint *l, struct cf_lint_flow *f, int dir, st
 }
 
 const struct cf_lint_module cf_lint_warp = {
-    .name = "warp",
+    .protocol = &cf_proto_warp,
     .title = "WARP",
-    .req_prefix = "WARP-",
-    .transport = CF_TRANSPORT_STREAM,
     .port_option = "--warp-port",
-    .default_port = VW_WARP_DEFAULT_PORT,
     .help = "  WARP: TCP port --warp-port (5997).\n",
     .counters = {{"warp_connections", "WARP connections"}, {"warp_chunks", "chunks"}},
     .from_start = true,

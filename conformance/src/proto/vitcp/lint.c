@@ -2,6 +2,7 @@
  * through the wire library's VI/TCP session (as the active engine), its
  * urgent pointers (3.7), and the reaction to a bad CRC (V26, V29). */
 #include "conform/proto/lint.h"
+#include "conform/proto/vitcp.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -165,12 +166,9 @@ static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uin
 }
 
 const struct cf_lint_module cf_lint_vitcp = {
-    .name = "vitcp",
+    .protocol = &cf_proto_vitcp,
     .title = "VI/TCP",
-    .req_prefix = "VITCP-",
-    .transport = CF_TRANSPORT_STREAM,
     .port_option = "--port",
-    .default_port = VW_VITCP_DEFAULT_PORT,
     .help = "  VI/TCP: TCP port --port (5995), else a segment header that fits.\n",
     .counters = {{"vitcp_connections", "VI/TCP connections"}, {"segments", "segments"}},
     .looks_like = looks_like,
