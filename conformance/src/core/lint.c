@@ -192,10 +192,8 @@ static struct lint_conn *conn_get(struct cf_lint *l, unsigned id)
     }
     if (!l->conns[id]) {
         l->conns[id] = calloc(1, sizeof **l->conns);
-        if (l->conns[id]) {
-            l->conns[id]->flow.conn = id;
+        if (l->conns[id])
             l->res->connections++;
-        }
     }
     return l->conns[id];
 }
@@ -220,16 +218,14 @@ static bool conn_begin(struct cf_lint *l, struct lint_conn *lc, const struct cf_
         l->oom = true;
         return false;
     }
-    l->module = m;
+    l->module = lc->module = m;
+    if (m->heavy)
+        l->open_heavy++;
     if (m->conn_open(l, &lc->flow, ev, upgraded) != 0) {
-        free(lc->flow.state);
-        lc->flow.state = NULL;
+        conn_end(l, lc);
         l->oom = true;
         return false;
     }
-    lc->module = m;
-    if (m->heavy)
-        l->open_heavy++;
     return true;
 }
 
@@ -430,27 +426,15 @@ static void on_notice(void *ctx, uint64_t frame, const char *msg)
 
 /* -------------------------------------------------------------- a run */
 
-/* Where a lint's frames come from: a capture file, or frames in memory. */
-typedef int (*frame_source)(const void *src, const struct vn_reader_callbacks *cb, struct vn_reader_stats *st,
-                            char *err, size_t errlen);
-
-static int frames_of_file(const void *src, const struct vn_reader_callbacks *cb, struct vn_reader_stats *st,
-                          char *err, size_t errlen)
-{
-    return vn_pcap_read(src, cb, NULL, st, err, errlen);
-}
-
 struct memory_frames {
     int linktype;
     const struct cf_lint_frame *frame;
     size_t count;
 };
 
-static int frames_of_memory(const void *src, const struct vn_reader_callbacks *cb, struct vn_reader_stats *st,
-                            char *err, size_t errlen)
+static int frames_of_memory(const struct memory_frames *m, const struct vn_reader_callbacks *cb,
+                            struct vn_reader_stats *st, char *err, size_t errlen)
 {
-    const struct memory_frames *m = src;
-    memset(st, 0, sizeof *st);
     struct vn_reader *r = vn_reader_new(m->linktype, cb, NULL);
     if (!r) {
         snprintf(err, errlen, "cannot read link type %d (unsupported, or out of memory)", m->linktype);
@@ -464,7 +448,8 @@ static int frames_of_memory(const void *src, const struct vn_reader_callbacks *c
     return 0;
 }
 
-static int lint_run(frame_source read, const void *src, const char *what, const struct cf_lint_options *o,
+/* A lint of the capture file path, else of the frames in memory m. */
+static int lint_run(const char *path, const struct memory_frames *m, const struct cf_lint_options *o,
                     struct cf_lint_result *res, char *err, size_t errlen)
 {
     struct timespec t0, t1;
@@ -481,7 +466,7 @@ static int lint_run(frame_source read, const void *src, const char *what, const 
     struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = on_datagram, .notice = on_notice, .ctx = &l,
                                      .ack = on_ack};
     struct vn_reader_stats st = {0}; /* a file that cannot be read at all has no stats */
-    int rc = read(src, &cb, &st, err, errlen);
+    int rc = path ? vn_pcap_read(path, &cb, NULL, &st, err, errlen) : frames_of_memory(m, &cb, &st, err, errlen);
     res->frames = st.frames;
     for (size_t i = 0; i < l.nconns; i++) {
         if (l.conns[i])
@@ -493,7 +478,7 @@ static int lint_run(frame_source read, const void *src, const char *what, const 
         if (cf_lint_modules[i]->run_free)
             cf_lint_modules[i]->run_free(l.run_state[i]);
     if (l.oom && rc == 0) {
-        snprintf(err, errlen, "out of memory while linting %s", what);
+        snprintf(err, errlen, "out of memory while linting %s", path ? path : "the frames");
         rc = -1;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -504,14 +489,14 @@ static int lint_run(frame_source read, const void *src, const char *what, const 
 int cf_lint_file(const char *path, const struct cf_lint_options *o, struct cf_lint_result *res,
                  char *err, size_t errlen)
 {
-    return lint_run(frames_of_file, path, path, o, res, err, errlen);
+    return lint_run(path, NULL, o, res, err, errlen);
 }
 
 int cf_lint_frames(int linktype, const struct cf_lint_frame *frames, size_t count,
                    const struct cf_lint_options *o, struct cf_lint_result *res, char *err, size_t errlen)
 {
     struct memory_frames m = {linktype, frames, count};
-    return lint_run(frames_of_memory, &m, "the frames", o, res, err, errlen);
+    return lint_run(NULL, &m, o, res, err, errlen);
 }
 
 void cf_lint_result_free(struct cf_lint_result *res)

@@ -16,12 +16,8 @@ static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_
     (void)ev;
     (void)upgraded;
     struct vw_warp_framer *framer = f->state;
-    if (vw_warp_framer_init(&framer[0]) != 0)
-        return -1;
-    if (vw_warp_framer_init(&framer[1]) != 0) {
-        vw_warp_framer_free(&framer[0]);
-        return -1;
-    }
+    if (vw_warp_framer_init(&framer[0]) != 0 || vw_warp_framer_init(&framer[1]) != 0)
+        return -1; /* conn_free frees what was made */
     cf_lint_counted(l, COUNT_CONNECTIONS, 0);
     return 0;
 }
