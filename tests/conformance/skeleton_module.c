@@ -250,11 +250,10 @@ const struct conform_protocol cf_proto_skeleton = {
 
 enum { COUNT_CONNECTIONS, COUNT_MESSAGES };
 
-static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded)
+static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev)
 {
     (void)f;
     (void)ev;
-    (void)upgraded;
     cf_lint_counted(l, COUNT_CONNECTIONS, 0);
     return 0; /* the state (two framers) is zeroed: ready */
 }

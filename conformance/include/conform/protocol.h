@@ -357,6 +357,7 @@ struct cf_lint_counter {
 /* One TCP connection of the capture, as the core follows it for a module. */
 struct cf_lint_flow {
     bool syn_seen;      /* its SYN is in the capture */
+    bool upgraded;      /* it became the module's mid-stream (takes_over) */
     bool dead[2];       /* direction d is no longer checked (framing lost, a capture gap):
                            the core sends it no more data; a module sets it when it gives up */
     void *state;        /* the module's state for it (conn_size bytes, zeroed) */
@@ -407,9 +408,9 @@ struct cf_lint_module {
     bool heavy;
     size_t conn_size;   /* bytes of its per-connection state */
     /* A connection became the module's at ev (its first data, or the
-     * segment it takes_over at: upgraded). 0, or -1 out of memory (what it
-     * made is freed by conn_free, which follows). */
-    int (*conn_open)(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded);
+     * segment it takes_over at). 0, or -1 out of memory (what it made is
+     * freed by conn_free, which follows). */
+    int (*conn_open)(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev);
     /* Frees what the state holds (not the state). */
     void (*conn_free)(struct cf_lint_flow *f);
     /* Data of direction dir (0: the side that sent the connection's first

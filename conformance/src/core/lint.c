@@ -212,7 +212,7 @@ static void conn_end(struct cf_lint *l, struct lint_conn *lc)
 
 /* The module lc becomes (its state made): false out of memory. */
 static bool conn_begin(struct cf_lint *l, struct lint_conn *lc, const struct cf_lint_module *m,
-                       const struct vn_tcp_event *ev, bool upgraded)
+                       const struct vn_tcp_event *ev)
 {
     if (!(lc->flow.state = calloc(1, m->conn_size ? m->conn_size : 1))) {
         l->oom = true;
@@ -221,7 +221,7 @@ static bool conn_begin(struct cf_lint *l, struct lint_conn *lc, const struct cf_
     l->module = lc->module = m;
     if (m->heavy)
         l->open_heavy++;
-    if (m->conn_open(l, &lc->flow, ev, upgraded) != 0) {
+    if (m->conn_open(l, &lc->flow, ev) != 0) {
         conn_end(l, lc);
         l->oom = true;
         return false;
@@ -293,7 +293,7 @@ static void classify(struct cf_lint *l, struct lint_conn *lc, const struct vn_tc
         l->heavy_limit_noted = true;
         return;
     }
-    if (!conn_begin(l, lc, m, ev, false))
+    if (!conn_begin(l, lc, m, ev))
         return;
     /* a module that frames from the first byte of each direction cannot
      * check a capture that starts mid-stream (no resynchronisation) */
@@ -316,8 +316,9 @@ static void take_over(struct cf_lint *l, struct lint_conn *lc, const struct vn_t
         if (m->heavy && l->open_heavy >= CF_LINT_MAX_HEAVY)
             return;
         lc->flow.dead[0] = lc->flow.dead[1] = false;
+        lc->flow.upgraded = true;
         l->cur_module = m;
-        conn_begin(l, lc, m, ev, true);
+        conn_begin(l, lc, m, ev);
         return;
     }
 }

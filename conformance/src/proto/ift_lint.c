@@ -33,27 +33,25 @@ struct ift_conn {
     struct vw_ift_nego nego;
     struct vw_ift_reader reader[2];
     struct ift_segments segments[2];
-    bool based[2];        /* base is known: the capture offset of the reader's first byte */
-    uint64_t base[2];
-    /* A ULP that upgrades its connection to IFT mid-stream (section 4,
-     * found by the magic per I1): each direction is read from the segment
-     * that starts with its indication; bytes before it are the ULP's. */
-    bool upgraded;
+    /* Each direction is read from its first data, or on a connection a
+     * ULP upgrades to IFT mid-stream (section 4, found by the magic per
+     * I1), from the segment that starts with its indication: the bytes
+     * before it are the ULP's. base: the capture offset of its first byte. */
     bool started[2];
+    uint64_t base[2];
 };
 
 enum { COUNT_CONNECTIONS, COUNT_PDUS };
 
-static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded)
+static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev)
 {
     struct ift_conn *ic = f->state;
     vw_ift_nego_init(&ic->nego);
     vw_ift_reader_init(&ic->reader[0], &ic->nego, 0, VW_IFT_READ_LIMIT_MAX);
     vw_ift_reader_init(&ic->reader[1], &ic->nego, 1, VW_IFT_READ_LIMIT_MAX);
-    ic->upgraded = upgraded;
     cf_lint_counted(l, COUNT_CONNECTIONS, 0);
     /* section 4, lines 69-72; I1: found by its magic, as the plugin's heuristic finds it */
-    if (upgraded)
+    if (f->upgraded)
         cf_lint_issue(l, ev->frame, -1, VW_REQ_NONE, VW_SEV_NOTE,
                       "connection %u: upgraded to IFT at stream offset %llu (an adaption indication)", ev->conn,
                       (unsigned long long)ev->offset);
@@ -189,13 +187,10 @@ static void read_status(struct cf_lint *l, struct cf_lint_flow *f, int dir, enum
 static void data(struct cf_lint *l, struct cf_lint_flow *f, int dir, const struct vn_tcp_event *ev)
 {
     struct ift_conn *ic = f->state;
-    if (ic->upgraded && !ic->started[dir]) {
-        if (!vw_ift_plausible_indication(ev->data, ev->len))
+    if (!ic->started[dir]) {
+        if (f->upgraded && !vw_ift_plausible_indication(ev->data, ev->len))
             return; /* the ULP's bytes before this side's indication */
         ic->started[dir] = true;
-    }
-    if (!ic->based[dir]) {
-        ic->based[dir] = true;
         ic->base[dir] = ev->offset;
     }
     struct vw_ift_reader *r = &ic->reader[dir];
@@ -220,7 +215,7 @@ static void ack(struct cf_lint_flow *f, int dir, uint64_t acked)
 static void direction_end(struct cf_lint *l, struct cf_lint_flow *f, int dir, struct vw_findings *fs)
 {
     struct ift_conn *ic = f->state;
-    if (f->dead[dir] || (ic->upgraded && !ic->started[dir]))
+    if (f->dead[dir] || (f->upgraded && !ic->started[dir]))
         return;
     struct read_call call = {l, ic, dir};
     read_status(l, f, dir, vw_ift_reader_finish(&ic->reader[dir], on_pdu, &call));

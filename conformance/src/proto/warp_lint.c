@@ -11,10 +11,9 @@
 
 enum { COUNT_CONNECTIONS, COUNT_CHUNKS };
 
-static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded)
+static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev)
 {
     (void)ev;
-    (void)upgraded;
     struct vw_warp_framer *framer = f->state;
     if (vw_warp_framer_init(&framer[0]) != 0 || vw_warp_framer_init(&framer[1]) != 0)
         return -1; /* conn_free frees what was made */

@@ -32,9 +32,8 @@ static bool looks_like(const uint8_t *data, size_t len)
     return len >= VW_VITCP_SEG_HDR_LEN && vw_vitcp_plausible_header(data, len);
 }
 
-static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded)
+static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev)
 {
-    (void)upgraded;
     struct vitcp_conn *vc = f->state;
     if (vw_vitcp_session_init(&vc->session) != 0)
         return -1;
