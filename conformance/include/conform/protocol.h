@@ -429,8 +429,9 @@ struct cf_lint_module {
      * this direction"). */
     void (*direction_end)(struct cf_lint *l, struct cf_lint_flow *f, int dir, struct vw_findings *fs);
     /* Optional: the connection is over (both FINs or an RST: real_end;
-     * else the capture ended or its ports were reused). conn_free follows. */
-    void (*closed)(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uint64_t frame);
+     * else the capture ended or its ports were reused); what it left goes
+     * to fs (the core reports it "at close"). conn_free follows. */
+    void (*closed)(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, struct vw_findings *fs);
 
     /* Datagram protocols: is this datagram the module's (by its Ethertype,
      * or its UDP port: port), and check it. */
@@ -453,9 +454,6 @@ void cf_lint_issue(struct cf_lint *l, uint64_t frame, int dir, enum vw_req req, 
  * "WHAT: detail"; err (when no finding names it) "WHAT ERR_TEXT". */
 void cf_lint_findings(struct cf_lint *l, enum vw_req err, const char *what, const char *err_text,
                       const struct vw_findings *fs);
-/* Each finding of fs at frame and dir as "PREFIXdetail". */
-void cf_lint_findings_at(struct cf_lint *l, uint64_t frame, int dir, const char *prefix,
-                         const struct vw_findings *fs);
 /* The frame and direction being handled; a module that reports a PDU of
  * an earlier frame sets them for its findings (and back). */
 uint64_t cf_lint_frame(const struct cf_lint *l);

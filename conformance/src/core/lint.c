@@ -144,8 +144,8 @@ void cf_lint_findings(struct cf_lint *l, enum vw_req err, const char *what, cons
                       "%u more findings in this %s not shown", fs->dropped, what);
 }
 
-void cf_lint_findings_at(struct cf_lint *l, uint64_t frame, int dir, const char *prefix,
-                         const struct vw_findings *fs)
+/* Each finding of fs at frame and dir as "PREFIXdetail". */
+static void findings_at(struct cf_lint *l, uint64_t frame, int dir, const char *prefix, const struct vw_findings *fs)
 {
     for (unsigned i = 0; i < fs->count; i++)
         cf_lint_issue(l, frame, dir, fs->item[i].req, fs->item[i].severity, "%s%s", prefix, fs->item[i].detail);
@@ -343,6 +343,7 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
     if (!m)
         return;
     struct cf_lint_flow *f = &lc->flow;
+    struct vw_findings fs; /* what a direction's or the connection's end left */
     l->module = l->cur_module = m;
     int sdir = (int)ev->dir == lc->first_dir ? 0 : 1;
     l->cur_dir = sdir;
@@ -377,18 +378,20 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
     case VN_TCP_DIR_END:
         /* A direction's FIN: what it left unfinished can never finish. */
         if (m->direction_end) {
-            struct vw_findings fs;
             vw_findings_clear(&fs);
             m->direction_end(l, f, sdir, &fs);
-            cf_lint_findings_at(l, ev->frame, sdir, "at the end of this direction: ", &fs);
+            findings_at(l, ev->frame, sdir, "at the end of this direction: ", &fs);
         }
         break;
     case VN_TCP_CLOSE:
         /* The connection's end: both FINs or an RST. The capture's end (or
          * a new SYN on the same ports) is not the connection's: modules
          * judge nothing there. */
-        if (m->closed)
-            m->closed(l, f, ev->reason == VN_CLOSE_FIN || ev->reason == VN_CLOSE_RST, ev->frame);
+        if (m->closed) {
+            vw_findings_clear(&fs);
+            m->closed(l, f, ev->reason == VN_CLOSE_FIN || ev->reason == VN_CLOSE_RST, &fs);
+            findings_at(l, ev->frame, -1, "at close: ", &fs);
+        }
         conn_end(l, lc);
         lc->over = true; /* a reused connection number is no protocol's */
         break;

@@ -227,9 +227,10 @@ static void direction_end(struct cf_lint *l, struct cf_lint_flow *f, int dir, st
 
 /* The connection closed (or the capture ended): frames only its end
  * settles, then what is left. */
-static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uint64_t frame)
+static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, struct vw_findings *fs)
 {
     (void)real_end;
+    (void)fs;
     struct ift_conn *ic = f->state;
     for (int d = 0; d < 2; d++) {
         if (f->dead[d])
@@ -238,7 +239,7 @@ static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uin
         struct read_call call = {l, ic, d};
         read_status(l, f, d, vw_ift_reader_finish(&ic->reader[d], on_pdu, &call));
         if (!f->dead[d] && ic->reader[d].have)
-            cf_lint_issue(l, frame, d, VW_REQ_NONE, VW_SEV_NOTE,
+            cf_lint_issue(l, cf_lint_frame(l), d, VW_REQ_NONE, VW_SEV_NOTE,
                           "%zu bytes of an unfinished IFT PDU at the end of the connection", ic->reader[d].have);
     }
 }

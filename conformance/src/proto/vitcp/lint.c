@@ -153,15 +153,13 @@ static void direction_end(struct cf_lint *l, struct cf_lint_flow *f, int dir, st
     vw_vitcp_direction_end(&vc->session.conn, dir, fr->error == VW_REQ_NONE && !fr->oom ? fr->have : 0, fs);
 }
 
-static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uint64_t frame)
+static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, struct vw_findings *fs)
 {
+    (void)l;
     if (!real_end)
         return; /* V28: the capture's end is not the connection's */
     struct vitcp_conn *vc = f->state;
-    struct vw_findings fs;
-    vw_findings_clear(&fs);
-    vw_vitcp_conn_finish(&vc->session.conn, &fs);
-    cf_lint_findings_at(l, frame, -1, "at close: ", &fs);
+    vw_vitcp_conn_finish(&vc->session.conn, fs);
 }
 
 const struct cf_lint_module cf_lint_vitcp = {
