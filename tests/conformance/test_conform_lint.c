@@ -816,8 +816,10 @@ static void lint_modules_match_the_protocols(void **state)
         assert_non_null(lm->counters[0].key);
         if (lm->port_option)
             names[nnames++] = lm->port_option;
-        for (const struct cf_option *o = lm->options; o && o->name; o++)
+        for (const struct cf_option *o = lm->options; o && o->name; o++) {
+            assert_true(o - lm->options < CF_LINT_OPTIONS_MAX);
             names[nnames++] = o->name;
+        }
     }
     assert_true(m <= CF_PROTOCOLS_MAX);
     for (size_t i = 0; i < nnames; i++)

@@ -36,14 +36,12 @@ struct cf_lint_result {
     double seconds;
 };
 
-/* The settings of every lint module (set by their options), by their
- * place in cf_lint_modules. */
+/* The settings of every lint module, by its place in cf_lint_modules: its
+ * port and its options' values (the option's strings, by their place in
+ * its options; NULL: not given). */
 struct cf_lint_options {
     uint16_t port[CF_PROTOCOLS_MAX];
-    union {
-        max_align_t align;
-        unsigned char bytes[CF_LINT_SETTINGS_MAX];
-    } settings[CF_PROTOCOLS_MAX];
+    const char *value[CF_PROTOCOLS_MAX][CF_LINT_OPTIONS_MAX];
 };
 
 /* Every module's defaults. */

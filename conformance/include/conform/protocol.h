@@ -346,7 +346,7 @@ struct vn_datagram;
 struct vw_findings;
 
 #define CF_LINT_COUNTERS_MAX 4   /* counters a lint module keeps for the summary */
-#define CF_LINT_SETTINGS_MAX 64  /* bytes of a lint module's settings (its options) */
+#define CF_LINT_OPTIONS_MAX 4    /* options a lint module takes besides its port */
 
 /* A number the summary reports ("2 X connections, 14 PDUs"). */
 struct cf_lint_counter {
@@ -378,12 +378,12 @@ struct cf_lint_module {
      * it, each starting with two spaces and ending with a newline. */
     const char *help;
     /* Optional: options of `lint` besides the port (ending with a NULL
-     * name), their part of the usage line ("[--x-mode M]"), and set_option
-     * that takes one (0, or -1 with why) into the module's settings
-     * (CF_LINT_SETTINGS_MAX bytes, zeroed), read by cf_lint_settings. */
+     * name), their part of the usage line ("[--x-mode M]"), and
+     * check_option that checks one's value (0, or -1 with why); the module
+     * reads the values with cf_lint_option. */
     const struct cf_option *options;
     const char *usage;
-    int (*set_option)(void *settings, const char *name, const char *value, char *why, size_t whylen);
+    int (*check_option)(const char *name, const char *value, char *why, size_t whylen);
 
     /* The summary: the counters it keeps (cf_lint_counted), ending with a
      * NULL key. The text summary shows them when the first is not zero;
@@ -460,9 +460,10 @@ uint64_t cf_lint_frame(const struct cf_lint *l);
 void cf_lint_set_frame(struct cf_lint *l, uint64_t frame);
 int cf_lint_dir(const struct cf_lint *l);
 void cf_lint_set_dir(struct cf_lint *l, int dir);
-/* The current module's settings, and its per-run state (a slot the module
+/* The value of the current module's option k (its place in options; NULL:
+ * not given, "": a flag given), and its per-run state (a slot the module
  * fills; run_free frees it at the end). */
-const void *cf_lint_settings(const struct cf_lint *l);
+const char *cf_lint_option(const struct cf_lint *l, unsigned k);
 void **cf_lint_run_state(struct cf_lint *l);
 /* Counter k of the current module goes up by one; the bytes checked by bytes. */
 void cf_lint_counted(struct cf_lint *l, unsigned k, size_t bytes);

@@ -92,7 +92,10 @@ int cf_lint_set_option(struct cf_lint_options *o, const char *name, const char *
                 *takes_value = op->takes_value;
                 return 1;
             }
-            return m->set_option(&o->settings[i], name, value, why, whylen) < 0 ? -1 : 1;
+            if (m->check_option(name, value, why, whylen) < 0)
+                return -1;
+            o->value[i][op - m->options] = value ? value : "";
+            return 1;
         }
     }
     return 0;
@@ -156,9 +159,9 @@ void cf_lint_set_frame(struct cf_lint *l, uint64_t frame) { l->cur_frame = frame
 int cf_lint_dir(const struct cf_lint *l) { return l->cur_dir; }
 void cf_lint_set_dir(struct cf_lint *l, int dir) { l->cur_dir = dir; }
 
-const void *cf_lint_settings(const struct cf_lint *l)
+const char *cf_lint_option(const struct cf_lint *l, unsigned k)
 {
-    return &l->opt->settings[module_index(l->module)];
+    return l->opt->value[module_index(l->module)][k];
 }
 
 void **cf_lint_run_state(struct cf_lint *l)

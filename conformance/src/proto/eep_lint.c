@@ -10,15 +10,11 @@
 #include "vitcp/pcap_reader.h"
 #include "vitcp/pktway.h"
 
-struct eep_settings {
-    const char *routers; /* router addresses (MAC, IPv4, IPv6; commas), NULL: pair by content (P31) */
-};
-
 enum { COUNT_MESSAGES };
 
 /* --eep-router (P31), its only option: checked here, so that the lint never
  * meets a bad address. */
-static int set_option(void *settings, const char *name, const char *value, char *why, size_t whylen)
+static int check_option(const char *name, const char *value, char *why, size_t whylen)
 {
     (void)name;
     struct vw_eep_pairer *probe = vw_eep_pairer_new();
@@ -30,7 +26,6 @@ static int set_option(void *settings, const char *name, const char *value, char 
                  "several)", *value ? bad : value);
         return -1;
     }
-    ((struct eep_settings *)settings)->routers = value;
     return 0;
 }
 
@@ -69,8 +64,8 @@ static void datagram(struct cf_lint *l, const struct vn_datagram *dg)
             cf_lint_out_of_memory(l);
             return;
         }
-        const struct eep_settings *s = cf_lint_settings(l);
-        vw_eep_pairer_add_routers(*pairs, s->routers, NULL, 0); /* checked by set_option */
+        /* --eep-router (checked by check_option), NULL: pair by content (P31) */
+        vw_eep_pairer_add_routers(*pairs, cf_lint_option(l, 0), NULL, 0);
     }
     struct vw_eep_hop hop;
     if (carrier == VW_EEP_CARRIER_LINK)
@@ -102,7 +97,7 @@ const struct cf_lint_module cf_lint_eep = {
     .help = "  PacketWay EEP: Ethertype 0x88B5, UDP port --eep-port (5998). --eep-router names router\n"
             "  addresses (MAC, IPv4, IPv6; commas) where pairing a router's hops is ambiguous.\n",
     .options = options,
-    .set_option = set_option,
+    .check_option = check_option,
     .counters = {{"eep_messages", "EEP messages"}},
     .datagram_is_mine = datagram_is_mine,
     .datagram = datagram,
