@@ -15,7 +15,8 @@
 
 #include "conform/cli.h"
 #include "conform/lint.h"
-#include "conform/proto/lint.h"
+#include "conform/proto/eep.h"
+#include "conform/proto/warp.h"
 #include "vitcp/ift.h"
 #include "vitcp/pcap_writer.h"
 #include "vitcp/pktway.h"

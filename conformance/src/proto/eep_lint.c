@@ -2,7 +2,6 @@
  * (Ethertype 0x88B5) or UDP (port), one message per frame, decoded as its
  * carrier delivers it (P1); both hops of a message through a router are
  * paired (P11, P31) as the dissector pairs them. */
-#include "conform/proto/lint.h"
 #include "conform/proto/eep.h"
 
 #include <stdio.h>

@@ -8,7 +8,6 @@
  * vw_ift_frame_decode_as_sent names the rule (IFT-5.1-CRC-AS-NEGOTIATED).
  * The wire library's vw_ift_conn framer would lose framing on such a frame.
  */
-#include "conform/proto/lint.h"
 #include "conform/proto/ift.h"
 
 #include <stdio.h>

@@ -8,7 +8,6 @@
 
 #include "conform/lint.h"
 #include "conform/proto/eep.h"
-#include "conform/proto/lint.h"
 #include "conform/proto/vitcp.h"
 #include "conform/proto/warp.h"
 #include "conform/proto/ift.h"

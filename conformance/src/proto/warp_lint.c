@@ -1,7 +1,6 @@
 /* WARP's lint module (conform/protocol.h): each direction's chunks through
  * the wire library's WARP framer (its sequencing and Adler rules). WARP
  * has no magic and its header is too weak a sign: only its port selects it. */
-#include "conform/proto/lint.h"
 #include "conform/proto/warp.h"
 
 #include <stdio.h>

@@ -1,7 +1,6 @@
 /* VI/TCP's lint module (conform/protocol.h): a connection's segments
  * through the wire library's VI/TCP session (as the active engine), its
  * urgent pointers (3.7), and the reaction to a bad CRC (V26, V29). */
-#include "conform/proto/lint.h"
 #include "conform/proto/vitcp.h"
 
 #include <stdio.h>
