@@ -1,11 +1,6 @@
-/*
- * Offline lint: reads a pcap/pcapng capture (netio's reader, with TCP
- * reassembly), hands each TCP connection and datagram to the lint module
- * whose protocol it is (conform/protocol.h: by port, else by content) and
- * keeps what the modules find: each finding names the frame and the
- * requirement ID. The modules run the wire library's rules, the same the
- * dissector and the active engine use.
- */
+/* Offline lint of a pcap/pcapng capture: its options, its result (each
+ * issue names the frame and the requirement ID) and its report. The core
+ * and the lint modules it hands the traffic to: conform/protocol.h, "lint". */
 #ifndef CONFORM_LINT_H
 #define CONFORM_LINT_H
 

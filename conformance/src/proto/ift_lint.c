@@ -71,14 +71,17 @@ static bool pdu(struct cf_lint *l, struct ift_conn *ic, int dir, const uint8_t *
     struct vw_findings fs;
     vw_findings_clear(&fs);
     cf_lint_counted(l, COUNT_PDUS, len);
-    if (!ic->nego.ind_seen[dir]) {
+    bool first = !ic->nego.ind_seen[dir];
+    if (first || is_indication) {
         struct vw_ift_ind ind;
         enum vw_req err = vw_ift_ind_decode(raw, len, &ind, &fs);
-        if (err == VW_REQ_NONE) {
+        if (err == VW_REQ_NONE)
             vw_ift_nego_indication(&ic->nego, dir, &ind, &fs);
+        if (err == VW_REQ_NONE && first)
             vw_ift_ind_notes(&ind, &fs);
-        }
         cf_lint_findings(l, err, "IFT adaption indication", "cannot be parsed", &fs);
+        if (!first)
+            return true; /* a later indication: the phase rules name it */
         if (err != VW_REQ_NONE || !ic->nego.ind_seen[dir])
             return false;
         if (ind.bc_version > VW_IFT_BC_VERSION) {
@@ -87,15 +90,6 @@ static bool pdu(struct cf_lint *l, struct ift_conn *ic, int dir, const uint8_t *
                           "direction is not checked");
             return false;
         }
-        return true;
-    }
-    if (is_indication) {
-        /* a later indication: the phase rules name it */
-        struct vw_ift_ind ind;
-        enum vw_req err = vw_ift_ind_decode(raw, len, &ind, &fs);
-        if (err == VW_REQ_NONE)
-            vw_ift_nego_indication(&ic->nego, dir, &ind, &fs);
-        cf_lint_findings(l, err, "IFT adaption indication", "cannot be parsed", &fs);
         return true;
     }
     vw_ift_nego_frame(&ic->nego, dir, &fs);
