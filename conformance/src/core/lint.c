@@ -273,12 +273,10 @@ static void classify(struct cf_lint *l, struct lint_conn *lc, const struct vn_tc
     uint16_t server = ev->dir == VN_C2S ? ev->dst->port : ev->src->port;
     uint16_t first = lc->flow.syn_seen ? server : client < server ? client : server;
     uint16_t second = first == server ? client : server;
-    const struct cf_lint_module *m = NULL;
-    if (start && module_of_port(l, first))
-        m = module_of_port(l, first);
-    else if (start && module_of_port(l, second))
+    const struct cf_lint_module *m = start ? module_of_port(l, first) : NULL;
+    if (!m && start)
         m = module_of_port(l, second);
-    else
+    if (!m)
         m = module_of_content(ev->data, ev->len);
     lc->first_dir = (int)ev->dir;
     lc->classified = true;

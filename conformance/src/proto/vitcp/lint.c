@@ -26,11 +26,6 @@ struct vitcp_conn {
 
 enum { COUNT_CONNECTIONS, COUNT_SEGMENTS };
 
-static bool looks_like(const uint8_t *data, size_t len)
-{
-    return len >= VW_VITCP_SEG_HDR_LEN && vw_vitcp_plausible_header(data, len);
-}
-
 static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev)
 {
     struct vitcp_conn *vc = f->state;
@@ -167,7 +162,7 @@ const struct cf_lint_module cf_lint_vitcp = {
     .port_option = "--port",
     .help = "  VI/TCP: TCP port --port (5995), else a segment header that fits.\n",
     .counters = {{"vitcp_connections", "VI/TCP connections"}, {"segments", "segments"}},
-    .looks_like = looks_like,
+    .looks_like = vw_vitcp_plausible_header,
     .conn_size = sizeof(struct vitcp_conn),
     .conn_open = conn_open,
     .conn_free = conn_free,
