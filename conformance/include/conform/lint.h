@@ -24,7 +24,7 @@ struct cf_lint_issue {
 struct cf_lint_result {
     struct cf_lint_issue *issues;
     size_t count, cap;
-    uint64_t frames, connections, bytes;
+    uint64_t frames;
     /* each lint module's counters (cf_lint_modules[m]->counters[k]) */
     uint64_t counts[CF_PROTOCOLS_MAX][CF_LINT_COUNTERS_MAX];
     unsigned errors, warnings, notes;

@@ -465,8 +465,8 @@ void cf_lint_set_dir(struct cf_lint *l, int dir);
  * fills; run_free frees it at the end). */
 const char *cf_lint_option(const struct cf_lint *l, unsigned k);
 void **cf_lint_run_state(struct cf_lint *l);
-/* Counter k of the current module goes up by one; the bytes checked by bytes. */
-void cf_lint_counted(struct cf_lint *l, unsigned k, size_t bytes);
+/* Counter k of the current module goes up by one. */
+void cf_lint_counted(struct cf_lint *l, unsigned k);
 /* Out of memory: the lint fails once it has read the capture. */
 void cf_lint_out_of_memory(struct cf_lint *l);
 

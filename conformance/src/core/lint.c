@@ -168,10 +168,9 @@ void **cf_lint_run_state(struct cf_lint *l)
     return &l->run_state[module_index(l->module)];
 }
 
-void cf_lint_counted(struct cf_lint *l, unsigned k, size_t bytes)
+void cf_lint_counted(struct cf_lint *l, unsigned k)
 {
     l->res->counts[module_index(l->module)][k]++;
-    l->res->bytes += bytes;
 }
 
 void cf_lint_out_of_memory(struct cf_lint *l)
@@ -192,11 +191,8 @@ static struct lint_conn *conn_get(struct cf_lint *l, unsigned id)
         l->conns = grown;
         l->nconns = n;
     }
-    if (!l->conns[id]) {
+    if (!l->conns[id])
         l->conns[id] = calloc(1, sizeof **l->conns);
-        if (l->conns[id])
-            l->res->connections++;
-    }
     return l->conns[id];
 }
 

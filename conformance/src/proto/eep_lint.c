@@ -43,7 +43,7 @@ static void datagram(struct cf_lint *l, const struct vn_datagram *dg)
                       "EEP message cut by the capture's snap length: not checked");
         return;
     }
-    cf_lint_counted(l, COUNT_MESSAGES, dg->len);
+    cf_lint_counted(l, COUNT_MESSAGES);
     struct vw_eep_msg msg;
     struct vw_findings fs;
     vw_findings_clear(&fs);

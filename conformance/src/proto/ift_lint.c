@@ -48,7 +48,7 @@ static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_
     vw_ift_nego_init(&ic->nego);
     vw_ift_reader_init(&ic->reader[0], &ic->nego, 0, VW_IFT_READ_LIMIT_MAX);
     vw_ift_reader_init(&ic->reader[1], &ic->nego, 1, VW_IFT_READ_LIMIT_MAX);
-    cf_lint_counted(l, COUNT_CONNECTIONS, 0);
+    cf_lint_counted(l, COUNT_CONNECTIONS);
     /* section 4, lines 69-72; I1: found by its magic, as the plugin's heuristic finds it */
     if (f->upgraded)
         cf_lint_issue(l, ev->frame, -1, VW_REQ_NONE, VW_SEV_NOTE,
@@ -70,7 +70,7 @@ static bool pdu(struct cf_lint *l, struct ift_conn *ic, int dir, const uint8_t *
 {
     struct vw_findings fs;
     vw_findings_clear(&fs);
-    cf_lint_counted(l, COUNT_PDUS, len);
+    cf_lint_counted(l, COUNT_PDUS);
     bool first = !ic->nego.ind_seen[dir];
     if (first || is_indication) {
         struct vw_ift_ind ind;

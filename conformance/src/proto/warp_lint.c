@@ -16,7 +16,7 @@ static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_
     struct vw_warp_framer *framer = f->state;
     if (vw_warp_framer_init(&framer[0]) != 0 || vw_warp_framer_init(&framer[1]) != 0)
         return -1; /* conn_free frees what was made */
-    cf_lint_counted(l, COUNT_CONNECTIONS, 0);
+    cf_lint_counted(l, COUNT_CONNECTIONS);
     return 0;
 }
 
@@ -31,9 +31,10 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, co
                      enum vw_req err, const struct vw_findings *fs)
 {
     (void)raw;
+    (void)len;
     (void)off;
     struct cf_lint *l = ctx;
-    cf_lint_counted(l, COUNT_CHUNKS, len);
+    cf_lint_counted(l, COUNT_CHUNKS);
     char what[48];
     snprintf(what, sizeof what, "WARP %s chunk", vw_warp_type_name(ch->type));
     cf_lint_findings(l, err, what, "cannot be parsed", fs);

@@ -33,7 +33,7 @@ static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_
         return -1;
     if (f->syn_seen && ev->offset == 0)
         vw_vitcp_conn_saw_start(&vc->session.conn);
-    cf_lint_counted(l, COUNT_CONNECTIONS, 0);
+    cf_lint_counted(l, COUNT_CONNECTIONS);
     if (ev->offset != 0)
         cf_lint_issue(l, ev->frame, 0, VW_REQ_NONE, VW_SEV_NOTE,
                       "connection %u: capture starts mid-stream; connection state rules are relaxed", ev->conn);
@@ -85,7 +85,7 @@ static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
     struct cf_lint *l = call->l;
     struct vitcp_conn *vc = call->vc;
     int dir = cf_lint_dir(l);
-    cf_lint_counted(l, COUNT_SEGMENTS, len);
+    cf_lint_counted(l, COUNT_SEGMENTS);
     /* V26, V29: a bad CRC the receiver ACKed and sent on after (stream offsets) */
     struct vw_findings all = *fs;
     vw_vitcp_badcrc_segment(&vc->badcrc, &vc->session.conn, dir, vc->base[dir] + off + len, cf_lint_frame(l),
