@@ -433,9 +433,8 @@ struct cf_lint_module {
      * to fs (the core reports it "at close"). conn_free follows. */
     void (*closed)(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, struct vw_findings *fs);
 
-    /* Datagram protocols: is this datagram the module's (by its Ethertype,
-     * or its UDP port: port), and check it. */
-    bool (*datagram_is_mine)(uint16_t port, const struct vn_datagram *dg);
+    /* Datagram protocols: a datagram of the module's (its protocol's
+     * Ethertype, or a UDP datagram to or from its port), to check. */
     void (*datagram)(struct cf_lint *l, const struct vn_datagram *dg);
     /* Optional: frees the module's per-run state (cf_lint_run_state). */
     void (*run_free)(void *run_state);

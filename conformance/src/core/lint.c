@@ -399,7 +399,12 @@ static void on_datagram(void *ctx, const struct vn_datagram *dg)
     struct cf_lint *l = ctx;
     for (unsigned i = 0; cf_lint_modules[i]; i++) {
         const struct cf_lint_module *m = cf_lint_modules[i];
-        if (!m->datagram_is_mine || !m->datagram_is_mine(l->opt->port[i], dg))
+        const struct conform_protocol *p = m->protocol;
+        uint16_t port = l->opt->port[i];
+        /* a datagram module's: its protocol's Ethertype, or its UDP port either way */
+        bool mine = dg->kind == VN_DGRAM_ETH ? p->ethertype && dg->ethertype == p->ethertype
+                                             : dg->kind == VN_DGRAM_UDP && (dg->dst.port == port || dg->src.port == port);
+        if (p->transport != CF_TRANSPORT_DATAGRAM || !mine)
             continue;
         l->cur_frame = dg->frame;
         l->cur_conn = 0;

@@ -28,13 +28,6 @@ static int check_option(const char *name, const char *value, char *why, size_t w
     return 0;
 }
 
-/* P1: its Ethertype, or the UDP port (Ethertype 0x88B5 always). */
-static bool datagram_is_mine(uint16_t port, const struct vn_datagram *dg)
-{
-    return (dg->kind == VN_DGRAM_ETH && dg->ethertype == VW_EEP_ETHERTYPE) ||
-           (dg->kind == VN_DGRAM_UDP && (dg->dst.port == port || dg->src.port == port));
-}
-
 static void datagram(struct cf_lint *l, const struct vn_datagram *dg)
 {
     enum vw_eep_carrier carrier = dg->kind == VN_DGRAM_ETH ? VW_EEP_CARRIER_LINK : VW_EEP_CARRIER_DATAGRAM;
@@ -98,7 +91,6 @@ const struct cf_lint_module cf_lint_eep = {
     .options = options,
     .check_option = check_option,
     .counters = {{"eep_messages", "EEP messages"}},
-    .datagram_is_mine = datagram_is_mine,
     .datagram = datagram,
     .run_free = run_free,
 };
