@@ -10,9 +10,6 @@
  */
 #include "conform/proto/ift.h"
 
-#include <stdio.h>
-#include <string.h>
-
 #include "vitcp/ift_stream.h"
 #include "vitcp/pcap_reader.h"
 

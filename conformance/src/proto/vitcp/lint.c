@@ -3,9 +3,6 @@
  * urgent pointers (3.7), and the reaction to a bad CRC (V26, V29). */
 #include "conform/proto/vitcp.h"
 
-#include <stdio.h>
-#include <string.h>
-
 #include "vitcp/pcap_reader.h"
 #include "vitcp/vitcp_stream.h"
 
