@@ -83,10 +83,7 @@ int cf_connect_target(struct cf_engine *e, unsigned timeout_ms, char *why, size_
  * relay's address of the target's host. */
 int cf_connect_relayed(struct cf_engine *e, unsigned timeout_ms, char *why, size_t whylen)
 {
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)atoi(e->port));
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(e->port))};
     inet_pton(AF_INET, cf_relay_target_addr(e->relay), &sin.sin_addr);
     int fd = cf_relay_socket(e->relay, AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int err = fd < 0 ? errno : connect_within(fd, (const struct sockaddr *)&sin, sizeof sin, timeout_ms);
@@ -174,16 +171,11 @@ bool cf_relay_ready_active(struct cf_engine *e)
                  e->host);
         return false;
     }
-    char why[300];
-    if (!relay_open_once(e, why, sizeof why)) {
-        snprintf(e->relay_why_active, sizeof e->relay_why_active, "%s", why);
+    if (!relay_open_once(e, e->relay_why_active, sizeof e->relay_why_active))
         return false;
-    }
-    int fd = cf_connect_relayed(e, e->slack_ms, why, sizeof why);
-    if (fd < 0) {
-        snprintf(e->relay_why_active, sizeof e->relay_why_active, "%s", why);
+    int fd = cf_connect_relayed(e, e->slack_ms, e->relay_why_active, sizeof e->relay_why_active);
+    if (fd < 0)
         return false;
-    }
     close(fd);
     /* Let the probe's closing segments pass before a case's recording starts. */
     struct timespec pause = {0, 30L * 1000000L};
@@ -200,16 +192,13 @@ bool cf_relay_ready_passive(struct cf_engine *e)
     if (e->relay_passive)
         return e->relay_passive > 0;
     e->relay_passive = -1;
-    char why[300];
     if (!strstr(e->connect_cmd, "{host}")) {
         snprintf(e->relay_why_passive, sizeof e->relay_why_passive,
                  "--connect-cmd must connect to {host}:{port} for cases through the packet relay");
         return false;
     }
-    if (!relay_open_once(e, why, sizeof why)) {
-        snprintf(e->relay_why_passive, sizeof e->relay_why_passive, "%s", why);
+    if (!relay_open_once(e, e->relay_why_passive, sizeof e->relay_why_passive))
         return false;
-    }
     int fd = cf_relay_socket(e->relay, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(e->listen_port)};
@@ -273,11 +262,7 @@ static int eth_open(struct cf_engine *e, unsigned n, struct sockaddr_storage *to
                  strerror(errno));
         return -1;
     }
-    struct sockaddr_ll sll;
-    memset(&sll, 0, sizeof sll);
-    sll.sll_family = AF_PACKET;
-    sll.sll_protocol = htons(type);
-    sll.sll_ifindex = (int)idx;
+    struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(type), .sll_ifindex = (int)idx};
     if (bind(fd, (struct sockaddr *)&sll, sizeof sll) < 0) {
         snprintf(why, whylen, "tester link %u cannot bind to %s: %s", n, l->eth_if, strerror(errno));
         close(fd);
@@ -351,7 +336,6 @@ int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen)
     close(fd);
     return 0;
 }
-
 
 int cf_engine_listen(struct cf_engine *e, const char *port, char *why, size_t whylen)
 {
