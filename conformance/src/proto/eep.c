@@ -376,8 +376,8 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
         /* addressed to the recorded node: to the node under test now */
         uint32_t rec = c->flags >> EEP_CASE_REC_NODE_SHIFT;
         struct vw_eep_msg m;
-        if (rec && vw_eep_decode_on(out->bytes, out->len, VW_EEP_CARRIER_DATAGRAM, &m, NULL) == VW_REQ_NONE &&
-            m.hdr.dt == rec) {
+        bool decoded = vw_eep_decode_on(out->bytes, out->len, VW_EEP_CARRIER_DATAGRAM, &m, NULL) == VW_REQ_NONE;
+        if (decoded && rec && m.hdr.dt == rec) {
             out->bytes[m.hdr_offset + 1] = (uint8_t)(node_address >> 16);
             out->bytes[m.hdr_offset + 2] = (uint8_t)(node_address >> 8);
             out->bytes[m.hdr_offset + 3] = (uint8_t)node_address;
@@ -386,8 +386,7 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
          * know (--eep-unknown-oh), as the recorded node did not know its */
         size_t pos = 0;
         struct vw_eep_oh oh;
-        if (contract.unknown_oh >= 0 &&
-            vw_eep_decode_on(out->bytes, out->len, VW_EEP_CARRIER_DATAGRAM, &m, NULL) == VW_REQ_NONE)
+        if (decoded && contract.unknown_oh >= 0)
             while (m.oh && vw_eep_oh_next(m.oh, m.oh_len, &pos, &oh) == 1)
                 if (oh.mandatory) {
                     size_t at = (size_t)(oh.data - out->bytes) - 2; /* oh.offset is the OH area's */
@@ -1023,6 +1022,8 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
         L->full = true;
         return;
     }
+    if (!from_tester && !decoded)
+        return; /* what the recorded node sent broken is not the target's to repeat */
     if (from_tester && L->paced && c->nsteps > 1 && (c->steps[c->nsteps - 1].kind == CF_STEP_SEND || L->router)) {
         /* a paced recording shows the last message unanswered: so it
          * stays (under the rule of that message's frame); through a
@@ -1032,11 +1033,9 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
         quiet->wait_ms = 300;
         quiet->line = c->steps[c->nsteps - 2].line;
     }
-    struct cf_step *st = &c->steps[c->nsteps];
-    memset(st, 0, sizeof *st);
+    struct cf_step *st = cf_capture_step(c, from_tester ? CF_STEP_SEND : CF_STEP_EXPECT, 0);
     st->line = (unsigned)dg->frame;
-    st->req = c->reqs[0];
-    st->cap_pdu = c->nsteps;
+    st->cap_pdu = c->nsteps - 1;
     if (L->router) {
         /* the link it was sent from, or came in on */
         st->link_set = true;
@@ -1051,13 +1050,9 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
         }
         L->last_sent_hey_you = decoded && m.hdr.dt == VW_EEP_ADDR_HEY_YOU;
         L->shows_unknown_oh |= decoded && m.n_oh_mandatory > 0;
-        st->kind = CF_STEP_SEND;
         st->type = decoded ? type_of_pt(m.hdr.pt) : ET_OTHER;
         st->pdu_len = dg->len;
     } else {
-        if (!decoded)
-            return; /* what the recorded node sent broken is not the target's to repeat */
-        st->kind = CF_STEP_EXPECT;
         st->type = type_of_pt(m.hdr.pt);
         bool err_msg = m.hdr.pt == vw_eep_types_default.pt_err;
         bool copy = L->router && st->link == 1;
@@ -1082,7 +1077,6 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
             L->shows_echo |= !copy && !err_msg;
         }
     }
-    c->nsteps++;
 }
 
 /* The .meta keys of EEP's own (the shared ones: cf_meta_read). */

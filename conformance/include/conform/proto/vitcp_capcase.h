@@ -17,10 +17,8 @@
  * ConnectAccept answers the live request as it answered the captured one
  * (docs/conformance.md C26).
  *
- * NAME.meta is the one capture-case format (conform/meta.h: '#' comments,
- * "KEY VALUE" lines; the shared keys case, title, section, require, frame
- * N ID, verdict fail|advisory, relay yes, hostile yes, packet), with the
- * module's own keys:
+ * NAME.meta is the one capture-case format (conform/meta.h; its shared
+ * keys: docs/conformance-engine.md), with the module's own keys:
  *
  *   role      active                 # active (default): the tester connects;
  *                                    # passive: the implementation connects
