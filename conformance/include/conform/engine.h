@@ -130,6 +130,8 @@ int cf_engine_set_option(struct cf_engine *e, const char *name, const char *valu
  * cf_engine_check_offers once the command line is read. */
 int cf_engine_set_offers(struct cf_engine *e, const char *list, char *why, size_t whylen);
 int cf_engine_check_offers(const struct cf_engine *e, char *why, size_t whylen);
+/* The hook's place in e->hooks, or -1. */
+int cf_engine_hook_index(const struct cf_engine *e, const char *name);
 /* Is the hook offered (1), not (0), or not settled yet (-1)? */
 int cf_engine_hook_offered(const struct cf_engine *e, const char *name);
 /* Settle every hook case c names (needs, when) before it runs: declared,
@@ -167,5 +169,8 @@ int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen);
 void cf_engine_run_suite(struct cf_engine *e, const struct cf_case_set *set,
                          const char *const *only, const char *const *skip,
                          struct cf_report *report, FILE *progress);
+/* Is c one of the suite's cases: of its protocol and mode, and chosen by
+ * its only/skip selectors (e->suite_only, e->suite_skip)? */
+bool cf_engine_selected(const struct cf_engine *e, const struct cf_case *c);
 
 #endif

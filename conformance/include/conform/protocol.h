@@ -265,9 +265,8 @@ struct conform_protocol {
      * tester's side that the target's choice caused: not applicable (why). */
     int (*session_sending)(void *session, const struct cf_encoded *enc, char *why, size_t whylen);
     /* A message the session is still gathering (its pieces came, its end
-     * not): session_flush hands it to the sink as it is after flush_quiet_ms
-     * without bytes, or when an expect's wait ends. */
-    bool (*session_gathering)(void *session);
+     * not) to the sink as it is, after flush_quiet_ms without bytes or when
+     * an expect's wait ends: true when there was one. */
     bool (*session_flush)(void *session, cf_msg_sink sink, void *ctx);
     unsigned flush_quiet_ms;
     /* The target's stream reached TCP's urgent mark (SO_OOBINLINE). */

@@ -345,11 +345,7 @@ int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen)
         }
         return 0;
     }
-    int fd = cf_connect_target(e, e->slack_ms, why, whylen);
-    if (fd < 0)
-        return -1;
-    close(fd);
-    return 0;
+    return cf_generic_check_alive(e, why, whylen); /* a TCP connection is accepted */
 }
 
 

@@ -265,8 +265,60 @@ static unsigned dgram_fate(struct grun *r, int dir, unsigned delay_us[2])
     return copies;
 }
 
-static void feed_datagram(struct grun *r, unsigned link, const uint8_t *buf, size_t len);
-static int send_datagram(struct grun *r, unsigned k, const uint8_t *data, size_t len);
+/* One datagram of the target's that came in on link into the session. */
+static void feed_datagram(struct grun *r, unsigned link, const uint8_t *buf, size_t len)
+{
+    r->cur_link = link;
+    if (r->p->session_carrier)
+        r->p->session_carrier(r->session, r->e->links[link].eth_if[0] != 0);
+    r->p->session_feed(r->session, buf, len, on_message, r, &r->rx);
+    judge_rx(r);
+}
+
+/* Datagram protocols: the message as one datagram out of the step's link. */
+static int send_datagram(struct grun *r, unsigned k, const uint8_t *data, size_t len)
+{
+    for (;;) {
+        ssize_t w = sendto(r->lfd[k], data, len, 0, (struct sockaddr *)&r->lto[k], r->lto_len[k]);
+        if (w < 0 && (errno == EINTR || errno == ECONNREFUSED))
+            continue; /* ECONNREFUSED: an ICMP error of an earlier send, reported now */
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd pf = {r->lfd[k], POLLOUT, 0};
+            if (poll(&pf, 1, cf_ms_until(r->deadline)) <= 0)
+                return -1;
+            continue;
+        }
+        if (w < 0)
+            return -1;
+        return 0;
+    }
+}
+
+/* A datagram of the tester's to send on link (out) or of the target's
+ * that came in on it, through the impairment (C61) when it is on: lost
+ * (only recorded), held for its delay, or sent or fed now, once or twice.
+ * 0, or -1 when a send failed. */
+static int dgram_pass(struct grun *r, bool out, unsigned link, const struct sockaddr *peer, socklen_t peer_len,
+                      const uint8_t *data, size_t len)
+{
+    unsigned delay[2] = {0, 0}, copies = r->impair ? dgram_fate(r, out ? 0 : 1, delay) : 1;
+    if (copies == 0) {
+        impair_comment(r, out ? "lost: the node never got it" : "lost: the tester ignores it");
+        cf_capture_datagram(r->e, r->lfd[link], peer, peer_len, out, data, len);
+    }
+    for (unsigned c = 0; c < copies; c++) {
+        if (delay[c] && dgram_hold(r, out, link, peer, peer_len, data, len, delay[c]))
+            continue;
+        if (out && send_datagram(r, link, data, len) < 0)
+            return -1;
+        if (c)
+            impair_comment(r, "a second copy");
+        cf_capture_datagram(r->e, r->lfd[link], peer, peer_len, out, data, len);
+        if (!out)
+            feed_datagram(r, link, data, len);
+    }
+    return 0;
+}
 
 /* What is due of the held datagrams goes now; the microseconds until the
  * next is due (UINT64_MAX: none held). */
@@ -303,8 +355,6 @@ static void dgram_held_free(struct grun *r)
     }
 }
 
-/* Read what the target sends for up to ms (or until something arrives
- * when stop_on_message). */
 /* Datagram protocols: read every link for up to ms (or until a message
  * arrives when stop_on_message); each datagram is one call of the session. */
 static void pump_dgram(struct grun *r, int ms, bool stop_on_message)
@@ -347,40 +397,13 @@ static void pump_dgram(struct grun *r, int ms, bool stop_on_message)
             if (got < 0)
                 continue; /* EAGAIN, or an ICMP error of an earlier send (port unreachable) */
             size_t len = (size_t)got > sizeof buf ? sizeof buf : (size_t)got;
-            if (r->impair) {
-                unsigned delay[2], copies = dgram_fate(r, 1, delay);
-                if (copies == 0) {
-                    impair_comment(r, "lost: the tester ignores it");
-                    cf_capture_datagram(r->e, pf[i].fd, (struct sockaddr *)&from, fl, false, buf, len);
-                }
-                for (unsigned c = 0; c < copies; c++) {
-                    if (delay[c] && dgram_hold(r, false, which[i], (struct sockaddr *)&from, fl, buf, len, delay[c]))
-                        continue;
-                    if (c)
-                        impair_comment(r, "a second copy");
-                    cf_capture_datagram(r->e, pf[i].fd, (struct sockaddr *)&from, fl, false, buf, len);
-                    feed_datagram(r, which[i], buf, len);
-                }
-                continue;
-            }
-            cf_capture_datagram(r->e, pf[i].fd, (struct sockaddr *)&from, fl, false, buf, len);
-            feed_datagram(r, which[i], buf, len);
+            dgram_pass(r, false, which[i], (struct sockaddr *)&from, fl, buf, len);
         }
         if (stop_on_message && r->qcount > before)
             return;
         if (cf_ms_until(until) == 0)
             return;
     }
-}
-
-/* One datagram of the target's that came in on link into the session. */
-static void feed_datagram(struct grun *r, unsigned link, const uint8_t *buf, size_t len)
-{
-    r->cur_link = link;
-    if (r->p->session_carrier)
-        r->p->session_carrier(r->session, r->e->links[link].eth_if[0] != 0);
-    r->p->session_feed(r->session, buf, len, on_message, r, &r->rx);
-    judge_rx(r);
 }
 
 /* How long pump reads: for the whole time, until a message is queued, or
@@ -486,28 +509,6 @@ static void keep_echo(struct grun *r, const struct cf_encoded *enc)
         r->echo_len = end;
 }
 
-/* Write one encoded message the way the step says: after the held bytes,
- * in writes of st->split bytes (each its own TCP segment: TCP_NODELAY, and
- * a pause of 2 ms between them), or held for the next send (hold). */
-/* Datagram protocols: the message as one datagram out of the step's link. */
-static int send_datagram(struct grun *r, unsigned k, const uint8_t *data, size_t len)
-{
-    for (;;) {
-        ssize_t w = sendto(r->lfd[k], data, len, 0, (struct sockaddr *)&r->lto[k], r->lto_len[k]);
-        if (w < 0 && (errno == EINTR || errno == ECONNREFUSED))
-            continue; /* ECONNREFUSED: an ICMP error of an earlier send, reported now */
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            struct pollfd pf = {r->lfd[k], POLLOUT, 0};
-            if (poll(&pf, 1, cf_ms_until(r->deadline)) <= 0)
-                return -1;
-            continue;
-        }
-        if (w < 0)
-            return -1;
-        return 0;
-    }
-}
-
 static int put_datagram(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc)
 {
     unsigned k = st->link;
@@ -515,22 +516,7 @@ static int put_datagram(struct grun *r, const struct cf_step *st, const struct c
         errno = EDESTADDRREQ;
         return -1;
     }
-    unsigned delay[2] = {0, 0}, copies = r->impair ? dgram_fate(r, 0, delay) : 1;
-    if (copies == 0) {
-        impair_comment(r, "lost: the node never got it");
-        cf_capture_datagram(r->e, r->lfd[k], (struct sockaddr *)&r->lto[k], r->lto_len[k], true, enc->bytes, enc->len);
-    }
-    for (unsigned c = 0; c < copies; c++) {
-        if (delay[c] && dgram_hold(r, true, k, (struct sockaddr *)&r->lto[k], r->lto_len[k], enc->bytes, enc->len,
-                                   delay[c]))
-            continue;
-        if (send_datagram(r, k, enc->bytes, enc->len) < 0)
-            return -1;
-        if (c)
-            impair_comment(r, "a second copy");
-        cf_capture_datagram(r->e, r->lfd[k], (struct sockaddr *)&r->lto[k], r->lto_len[k], true, enc->bytes, enc->len);
-    }
-    return 0;
+    return dgram_pass(r, true, k, (struct sockaddr *)&r->lto[k], r->lto_len[k], enc->bytes, enc->len);
 }
 
 /* What the target had sent before the tester's write is no reaction to it
@@ -541,6 +527,10 @@ static void mark_before_write(struct grun *r)
         r->queue[i].before_write = true;
 }
 
+/* Write one encoded message the way the step says: after the held bytes,
+ * in writes of st->split bytes (each its own TCP segment: TCP_NODELAY, and
+ * a pause of 2 ms between them), or held for the next send (hold); a
+ * datagram protocol's as one datagram out of the step's link. */
 static int put_bytes(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc)
 {
     if (r->dgram)
@@ -969,11 +959,9 @@ static void do_expect(struct grun *r, const struct cf_step *st)
         /* a message whose next piece does not come for a while is compared
          * as it is, without waiting for the whole wait */
         int ms = left < dl ? left : dl;
-        bool gathering = r->p->session_gathering && r->p->session_gathering(r->session);
-        if (gathering && r->p->flush_quiet_ms && ms > (int)r->p->flush_quiet_ms)
+        if (r->p->session_flush && r->p->flush_quiet_ms && ms > (int)r->p->flush_quiet_ms)
             ms = (int)r->p->flush_quiet_ms;
-        int got = pump(r, ms, r->p->idle_send || gathering ? PUMP_ONE_READ : PUMP_UNTIL_MESSAGE);
-        if (got == 0 && gathering)
+        if (pump(r, ms, r->p->idle_send || r->p->session_flush ? PUMP_ONE_READ : PUMP_UNTIL_MESSAGE) == 0)
             flush_gathered(r);
     }
 }
@@ -1119,10 +1107,34 @@ static void expect_node_log(struct grun *r, const struct cf_step *st)
     regfree(&re);
 }
 
+/* A second 'connect' (or 'accept') in one case (C44): the connection so
+ * far ends (FIN), what it left unread is dropped, and the new connection
+ * gets a new session; a rule the old one broke has decided already. */
+static void end_connection(struct grun *r)
+{
+    if (r->fd >= 0) {
+        if (r->flow_on && !r->closed)
+            vn_tcp_fin(&r->flow, r->c->passive ? VN_S2C : VN_C2S);
+        close(r->fd);
+        r->fd = -1;
+    }
+    r->flow_on = false;
+    for (unsigned i = 0; i < r->qcount; i++)
+        msg_release(r, &r->queue[i]);
+    r->qcount = 0;
+    if (r->have_last)
+        msg_release(r, &r->last);
+    r->have_last = false;
+    if (r->session)
+        r->p->session_free(r->session);
+    r->session = NULL;
+    r->closed = false;
+    r->held_len = 0;
+    r->echo_len = 0;
+}
+
 /* Datagram protocols: open the tester's links (the case's 'links N'; one
  * not configured skips the case) and the session. */
-static void end_connection(struct grun *r);
-
 static void open_links(struct grun *r)
 {
     /* a later 'connect' starts over: new sockets, a new session */
@@ -1152,32 +1164,6 @@ static void open_links(struct grun *r)
         gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
 }
 
-/* A second 'connect' (or 'accept') in one case (C44): the connection so
- * far ends (FIN), what it left unread is dropped, and the new connection
- * gets a new session; a rule the old one broke has decided already. */
-static void end_connection(struct grun *r)
-{
-    if (r->fd >= 0) {
-        if (r->flow_on && !r->closed)
-            vn_tcp_fin(&r->flow, r->c->passive ? VN_S2C : VN_C2S);
-        close(r->fd);
-        r->fd = -1;
-    }
-    r->flow_on = false;
-    for (unsigned i = 0; i < r->qcount; i++)
-        msg_release(r, &r->queue[i]);
-    r->qcount = 0;
-    if (r->have_last)
-        msg_release(r, &r->last);
-    r->have_last = false;
-    if (r->session)
-        r->p->session_free(r->session);
-    r->session = NULL;
-    r->closed = false;
-    r->held_len = 0;
-    r->echo_len = 0;
-}
-
 static bool start_session(struct grun *r, const struct cf_step *st)
 {
     char why[300];
@@ -1197,19 +1183,18 @@ static bool start_session(struct grun *r, const struct cf_step *st)
 
 /* Role passive (C44): the implementation's connection on the listen socket
  * (through the relay, the tester's in its namespace), stale ones dropped,
- * after starting --connect-cmd for the case unless *child runs already;
- * waits wait_ms, at most until deadline. The connection (non-blocking,
- * tuned), or an ACCEPT_* with the reason. */
-enum { ACCEPT_NO_LISTEN = -1, ACCEPT_TIMEOUT = -2, ACCEPT_FAILED = -3 };
-static int accept_implementation(struct cf_engine *e, bool via_relay, unsigned wait_ms, struct timespec deadline,
-                             pid_t *child, char *why, size_t whylen)
+ * after starting --connect-cmd for the case unless it runs already, with
+ * a new session. */
+static void do_accept(struct grun *r, const struct cf_step *st)
 {
+    struct cf_engine *e = r->e;
     if (e->listen_fd < 0) {
-        snprintf(why, whylen, "a passive case needs listen mode (run --listen PORT)");
-        return ACCEPT_NO_LISTEN;
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "a passive case needs listen mode (run --listen PORT)");
+        return;
     }
+    end_connection(r);
     /* through the relay the tester listens in its namespace (C53) */
-    int lfd = via_relay ? e->relay_listen_fd : e->listen_fd;
+    int lfd = r->via_relay ? e->relay_listen_fd : e->listen_fd;
     for (;;) { /* anything left from an earlier case's implementation is stale */
         struct pollfd p = {lfd, POLLIN, 0};
         if (poll(&p, 1, 0) <= 0)
@@ -1219,48 +1204,31 @@ static int accept_implementation(struct cf_engine *e, bool via_relay, unsigned w
             break;
         close(stale);
     }
-    if (e->connect_cmd[0] && !*child) {
-        *child = cf_spawn_connector(e, via_relay ? cf_relay_tester_addr(e->relay) : "127.0.0.1", why, whylen);
-        if (*child < 0) {
-            *child = 0;
-            return ACCEPT_FAILED;
+    if (e->connect_cmd[0] && !r->child) {
+        char why[300];
+        r->child = cf_spawn_connector(e, r->via_relay ? cf_relay_tester_addr(e->relay) : "127.0.0.1", why, sizeof why);
+        if (r->child < 0) {
+            r->child = 0;
+            gdecide(r, CF_FAIL, st->req, "%s", why);
+            return;
         }
     }
-    int left = cf_ms_until(deadline);
+    unsigned wait_ms = st->wait_ms ? st->wait_ms : e->accept_ms;
+    int left = cf_ms_until(r->deadline);
     struct pollfd p = {lfd, POLLIN, 0};
     if (poll(&p, 1, (int)wait_ms < left ? (int)wait_ms : left) <= 0) {
-        snprintf(why, whylen, "the implementation did not connect to port %u within %u ms", e->listen_port, wait_ms);
-        return ACCEPT_TIMEOUT;
-    }
-    int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-        snprintf(why, whylen, "accept: %s", strerror(errno));
-        return ACCEPT_FAILED;
-    }
-    cf_tune_socket(fd);
-    return fd;
-}
-
-/* Role passive (C44): the implementation's connection, started by
- * --connect-cmd for this case, with a new session. */
-static void do_accept(struct grun *r, const struct cf_step *st)
-{
-    char why[300];
-    if (r->e->listen_fd >= 0)
-        end_connection(r);
-    r->fd = accept_implementation(r->e, r->via_relay, st->wait_ms ? st->wait_ms : r->e->accept_ms, r->deadline,
-                                     &r->child, why, sizeof why);
-    if (r->fd < 0) {
-        int rc = r->fd;
-        r->fd = -1;
-        if (rc == ACCEPT_NO_LISTEN)
-            gdecide(r, CF_SKIP, VW_REQ_NONE, "%s", why);
-        else
-            gdecide(r, rc == ACCEPT_TIMEOUT ? CF_TIMEOUT : CF_FAIL, st->req, "%s", why);
+        gdecide(r, CF_TIMEOUT, st->req, "the implementation did not connect to port %u within %u ms", e->listen_port,
+                wait_ms);
         return;
     }
+    r->fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (r->fd < 0) {
+        gdecide(r, CF_FAIL, st->req, "accept: %s", strerror(errno));
+        return;
+    }
+    cf_tune_socket(r->fd);
     /* through the relay, the capture gets the real packets afterwards */
-    r->flow_on = !r->via_relay && cf_capture_flow_open(r->e, r->fd, true, &r->flow);
+    r->flow_on = !r->via_relay && cf_capture_flow_open(e, r->fd, true, &r->flow);
     start_session(r, st);
 }
 

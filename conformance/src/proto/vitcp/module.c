@@ -339,7 +339,6 @@ const struct conform_protocol cf_proto_vitcp = {
     .send_ready = cf_vitcp_send_ready,
     .idle_send = cf_vitcp_idle_send,
     .session_sending = cf_vitcp_session_sending,
-    .session_gathering = cf_vitcp_session_gathering,
     .session_flush = cf_vitcp_session_flush,
     .flush_quiet_ms = VS_QUIET_MS,
     .session_urgent = cf_vitcp_session_urgent,

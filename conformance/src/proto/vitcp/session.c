@@ -284,15 +284,6 @@ void cf_vitcp_session_advisories(void *session, char *out, size_t n)
     v->advisories[0] = 0;
 }
 
-bool cf_vitcp_session_gathering(void *session)
-{
-    const struct vs_session *v = session;
-    for (unsigned i = 0; i < VS_PARTIAL_MAX; i++)
-        if (v->partial[i].used)
-            return true;
-    return false;
-}
-
 bool cf_vitcp_session_flush(void *session, cf_msg_sink sink, void *ctx)
 {
     struct vs_session *v = session;

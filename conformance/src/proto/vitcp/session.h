@@ -94,7 +94,6 @@ void cf_vitcp_session_finish(void *session, struct cf_rx_verdict *v);
 void cf_vitcp_session_urgent(void *session, struct cf_rx_verdict *v);
 size_t cf_vitcp_session_unframed(void *session, char *why, size_t whylen);
 void cf_vitcp_session_advisories(void *session, char *out, size_t n);
-bool cf_vitcp_session_gathering(void *session);
 bool cf_vitcp_session_flush(void *session, cf_msg_sink sink, void *ctx);
 void cf_vitcp_msg_free(struct cf_msg *m);
 bool cf_vitcp_field_value(const struct cf_msg *m, unsigned field, int64_t *value);
