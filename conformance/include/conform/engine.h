@@ -48,7 +48,6 @@ struct cf_engine {
     int listen_fd;               /* -1: no listen mode */
     unsigned short listen_port;
     char connect_cmd[1024];
-    bool connect_cmd_output;     /* let the command's stdout through */
     unsigned accept_ms;          /* wait for the implementation to connect */
     /* The packet relay (relay.h) for 'relay' cases: opened at the first
      * such case unless use_relay is off. Whether each role can use it is

@@ -167,7 +167,8 @@ struct conform_protocol {
      * rule broken (by a message or by the framing) goes to v. */
     void (*session_feed)(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
                          struct cf_rx_verdict *v);
-    /* The target closed its side: what is left open (a partial message). */
+    /* Optional: the target closed its side: what is left open (a partial
+     * message). */
     void (*session_finish)(void *session, struct cf_rx_verdict *v);
     /* Optional, datagram protocols: the next datagram fed came in on an
      * Ethernet link (frames may be padded after the message) or not. */

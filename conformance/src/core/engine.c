@@ -155,12 +155,6 @@ void cf_result_init(struct cf_result *res, const struct cf_case *c)
     res->verdict = CF_PASS;
 }
 
-
-static int check_alive(struct cf_engine *e, const struct conform_protocol *p, char *why, size_t whylen)
-{
-    return (p->check_alive ? p->check_alive : cf_generic_check_alive)(e, why, whylen);
-}
-
 void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
 {
     struct timespec start = cf_now();
@@ -229,7 +223,7 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
     }
     if (c->hostile && !c->passive && e->check_survival && res->verdict == CF_PASS) {
         char why[CF_MESSAGE_MAX / 2];
-        if (check_alive(e, p, why, sizeof why) < 0) {
+        if ((p->check_alive ? p->check_alive : cf_generic_check_alive)(e, why, sizeof why) < 0) {
             res->verdict = CF_FAIL;
             res->failed_req = c->reqs[0];
             snprintf(res->message, sizeof res->message,
@@ -238,7 +232,6 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
     }
     res->seconds = cf_seconds_since(start);
 }
-
 
 /* ------------------------------------------------------------ suites */
 

@@ -164,26 +164,20 @@ bool cf_relay_ready_active(struct cf_engine *e)
     if (e->relay_active)
         return e->relay_active > 0;
     e->relay_active = -1;
+    char *why = e->relay_why_active;
+    size_t whylen = sizeof e->relay_why_active;
     if (!e->use_relay) {
-        snprintf(e->relay_why_active, sizeof e->relay_why_active, "the packet relay is off (--no-relay)");
+        snprintf(why, whylen, "the packet relay is off (--no-relay)");
         return false;
     }
     if (!host_is_local(e->host)) {
-        snprintf(e->relay_why_active, sizeof e->relay_why_active,
-                 "the packet relay reaches only a target on this host (%s is not an IPv4 address of it)",
+        snprintf(why, whylen, "the packet relay reaches only a target on this host (%s is not an IPv4 address of it)",
                  e->host);
         return false;
     }
-    char why[300];
-    if (!relay_open_once(e, why, sizeof why)) {
-        snprintf(e->relay_why_active, sizeof e->relay_why_active, "%s", why);
+    int fd = relay_open_once(e, why, whylen) ? cf_connect_relayed(e, e->slack_ms, why, whylen) : -1;
+    if (fd < 0)
         return false;
-    }
-    int fd = cf_connect_relayed(e, e->slack_ms, why, sizeof why);
-    if (fd < 0) {
-        snprintf(e->relay_why_active, sizeof e->relay_why_active, "%s", why);
-        return false;
-    }
     close(fd);
     /* Let the probe's closing segments pass before a case's recording starts. */
     struct timespec pause = {0, 30L * 1000000L};
@@ -200,16 +194,13 @@ bool cf_relay_ready_passive(struct cf_engine *e)
     if (e->relay_passive)
         return e->relay_passive > 0;
     e->relay_passive = -1;
-    char why[300];
     if (!strstr(e->connect_cmd, "{host}")) {
         snprintf(e->relay_why_passive, sizeof e->relay_why_passive,
                  "--connect-cmd must connect to {host}:{port} for cases through the packet relay");
         return false;
     }
-    if (!relay_open_once(e, why, sizeof why)) {
-        snprintf(e->relay_why_passive, sizeof e->relay_why_passive, "%s", why);
+    if (!relay_open_once(e, e->relay_why_passive, sizeof e->relay_why_passive))
         return false;
-    }
     int fd = cf_relay_socket(e->relay, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(e->listen_port)};
@@ -348,7 +339,6 @@ int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen)
     return cf_generic_check_alive(e, why, whylen); /* a TCP connection is accepted */
 }
 
-
 int cf_engine_listen(struct cf_engine *e, const char *port, char *why, size_t whylen)
 {
     char *end;
@@ -448,8 +438,7 @@ pid_t cf_spawn_connector(struct cf_engine *e, const char *host, char *why, size_
     posix_spawn_file_actions_init(&fa);
     posix_spawnattr_init(&at);
     posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    if (!e->connect_cmd_output)
-        posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
     posix_spawnattr_setpgroup(&at, 0);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
     char *argv[] = {"sh", "-c", cmd, NULL};

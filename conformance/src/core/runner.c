@@ -445,7 +445,8 @@ static int pump(struct grun *r, int ms, enum pump_mode mode)
             if (r->flow_on)
                 got < 0 ? vn_tcp_rst(&r->flow, r->c->passive ? VN_C2S : VN_S2C)
                         : vn_tcp_fin(&r->flow, r->c->passive ? VN_C2S : VN_S2C);
-            r->p->session_finish(r->session, &r->rx);
+            if (r->p->session_finish)
+                r->p->session_finish(r->session, &r->rx);
             judge_rx(r);
             return -1;
         }
@@ -653,7 +654,8 @@ static int send_encoded(struct grun *r, const struct cf_step *st, struct cf_enco
         pump(r, 0, PUMP_FOR);
         if (!r->closed) {
             r->closed = true;
-            r->p->session_finish(r->session, &r->rx);
+            if (r->p->session_finish)
+                r->p->session_finish(r->session, &r->rx);
             judge_rx(r);
         }
         return -1;

@@ -237,11 +237,6 @@ void cf_vitcp_session_feed(void *session, const uint8_t *data, size_t len, cf_ms
     v->rx = NULL;
 }
 
-void cf_vitcp_session_finish(void *session, struct cf_rx_verdict *rx)
-{
-    (void)session, (void)rx; /* an expect that meets the close names what is missing */
-}
-
 void cf_vitcp_session_urgent(void *session, struct cf_rx_verdict *rx)
 {
     struct vs_session *v = session;

@@ -90,7 +90,6 @@ void cf_vitcp_session_attach(void *session, struct cf_engine *e);
 void cf_vitcp_session_free(void *session);
 void cf_vitcp_session_feed(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
                            struct cf_rx_verdict *v);
-void cf_vitcp_session_finish(void *session, struct cf_rx_verdict *v);
 void cf_vitcp_session_urgent(void *session, struct cf_rx_verdict *v);
 size_t cf_vitcp_session_unframed(void *session, char *why, size_t whylen);
 void cf_vitcp_session_advisories(void *session, char *out, size_t n);
