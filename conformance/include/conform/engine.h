@@ -1,13 +1,8 @@
 /*
- * The active engine: runs case scripts against an implementation under test
- * over a real TCP connection. Every message the tester sends is built by
- * the protocol module's encoder (the wire library's); every byte the target
- * sends goes through the module's session (framer + rule checks), so a rule
- * the target breaks anywhere in a case fails it with that rule's ID, and the
- * explicit expects compare the answers field by field. Both directions are
- * recorded to a capture so each verdict names the frames that prove it.
- * The engine is protocol-neutral (core/engine.c); its cases run on their
- * module's run_case or the core's generic step runner (protocol.h).
+ * The active engine (core/engine.c, protocol-neutral): its settings, one
+ * case (its module's run_case or the core's generic step runner,
+ * core/runner.c, which says how a case runs; then the verdict rules every
+ * protocol shares) and a suite of cases with the run's test conventions.
  */
 #ifndef CONFORM_ENGINE_H
 #define CONFORM_ENGINE_H

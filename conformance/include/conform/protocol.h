@@ -61,10 +61,14 @@ struct cf_msg {
 
 /* What the session saw in the bytes fed to it: the first rule broken (a
  * finding of a message's checks, or a framing error) with a line for the
- * report. VW_REQ_NONE: nothing broken. */
+ * report. VW_REQ_NONE: nothing broken. advisories: rules broken that are
+ * only advised (warnings, "ID: detail; advisory ID: ..."), which the
+ * runner notes in the result (and clears) after each feed while the case
+ * passes. */
 struct cf_rx_verdict {
     enum vw_req req;
     char detail[240];
+    char advisories[400];
 };
 
 /* The bytes of one encoded send (owned by the caller: free(bytes)). */
@@ -275,10 +279,6 @@ struct conform_protocol {
     /* Bytes of the target no whole message took, described (why may be
      * NULL: only the count). */
     size_t (*session_unframed)(void *session, char *why, size_t whylen);
-    /* Rules the target's bytes broke that are only advised (warnings,
-     * "ID: detail; ..."), taken (and cleared) after each feed: the runner
-     * notes them in the result while the case passes. */
-    void (*session_advisories)(void *session, char *out, size_t n);
     /* Optional: after a hostile case, is the target still alive (0), or
      * not (-1, why)? Without it the core reconnects to find out. */
     int (*check_alive)(struct cf_engine *e, char *why, size_t whylen);

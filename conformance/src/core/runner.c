@@ -181,14 +181,13 @@ static int queue_first(const struct grun *r, const struct cf_step *st)
 /* A rule the target broke in what the session saw fails the case. */
 static void judge_rx(struct grun *r)
 {
-    char notes[400] = "";
-    if (r->p->session_advisories && r->session)
-        r->p->session_advisories(r->session, notes, sizeof notes);
-    if (notes[0] && !r->decided && !r->probe) {
+    if (r->rx.advisories[0] && !r->decided && !r->probe) {
         size_t have = strlen(r->res->message);
         if (have + 8 < sizeof r->res->message)
-            snprintf(r->res->message + have, sizeof r->res->message - have, "%sadvisory %s", have ? "; " : "", notes);
+            snprintf(r->res->message + have, sizeof r->res->message - have, "%sadvisory %s", have ? "; " : "",
+                     r->rx.advisories);
     }
+    r->rx.advisories[0] = 0;
     if (r->rx.req == VW_REQ_NONE || r->decided || r->probe)
         return;
     verdict_frame(r, r->feed_frame ? r->feed_frame : last_frame(r));

@@ -343,7 +343,6 @@ const struct conform_protocol cf_proto_vitcp = {
     .flush_quiet_ms = VS_QUIET_MS,
     .session_urgent = cf_vitcp_session_urgent,
     .session_unframed = cf_vitcp_session_unframed,
-    .session_advisories = cf_vitcp_session_advisories,
     .load_capture_case = cf_capcase_load,
     .describe_capture_case = cf_capcase_describe,
     .is_capture_meta = cf_capcase_is_meta_name,

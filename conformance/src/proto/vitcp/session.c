@@ -188,10 +188,11 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
             broke(v, fs->item[i].req, "target segment #%u (%s): %s", index, vw_vitcp_type_name(seg->hdr.type),
                   fs->item[i].detail);
         else if (fs->item[i].severity == VW_SEV_WARN) {
-            size_t have = strlen(v->advisories);
-            if (have + 8 < sizeof v->advisories)
-                snprintf(v->advisories + have, sizeof v->advisories - have, "%s%s: %s", have ? "; advisory " : "",
-                         vw_req_id(fs->item[i].req), fs->item[i].detail);
+            char *notes = v->rx->advisories;
+            size_t have = strlen(notes), size = sizeof v->rx->advisories;
+            if (have + 8 < size)
+                snprintf(notes + have, size - have, "%s%s: %s", have ? "; advisory " : "", vw_req_id(fs->item[i].req),
+                         fs->item[i].detail);
         }
     if ((seg->hdr.type == VW_VITCP_CONNECT_ACCEPT || seg->hdr.type == VW_VITCP_CONNECT_REQUEST) &&
         !v->target_init_known) {
@@ -270,13 +271,6 @@ size_t cf_vitcp_session_unframed(void *session, char *out, size_t n)
     if (f->have >= 4 && used < n)
         snprintf(out + used, n - used, "a Segment Length of %u", vw_vitcp_peek_seg_len(b, f->have));
     return f->have;
-}
-
-void cf_vitcp_session_advisories(void *session, char *out, size_t n)
-{
-    struct vs_session *v = session;
-    snprintf(out, n, "%s", v->advisories);
-    v->advisories[0] = 0;
 }
 
 bool cf_vitcp_session_flush(void *session, cf_msg_sink sink, void *ctx)

@@ -1,10 +1,7 @@
 /*
- * The VI/TCP module's session on the generic runner (core/runner.c): one
- * per connection, shared by its receive side (session.c: framing through
- * the wire library's session, reassembly, the region announcement, the
- * run-time values) and its send side (send.c: the encoder, capture
- * replay, receive descriptors, the acknowledgement at Reliable Reception).
- * Private to src/proto/vitcp/.
+ * The VI/TCP module's session on the generic runner (core/runner.c), one
+ * per connection, shared by its receive side (session.c) and its send side
+ * (send.c). Private to src/proto/vitcp/.
  */
 #ifndef VITCP_MODULE_SESSION_H
 #define VITCP_MODULE_SESSION_H
@@ -65,7 +62,6 @@ struct vs_session {
     size_t written_len;
     bool mtu_na;                      /* the tester's own segment would break the MTU */
     char mtu_why[240];
-    char advisories[400];             /* the target's warnings not yet noted */
 };
 
 static inline int vs_tester_dir(const struct vs_session *v) { return v->tdir; }
@@ -92,7 +88,6 @@ void cf_vitcp_session_feed(void *session, const uint8_t *data, size_t len, cf_ms
                            struct cf_rx_verdict *v);
 void cf_vitcp_session_urgent(void *session, struct cf_rx_verdict *v);
 size_t cf_vitcp_session_unframed(void *session, char *why, size_t whylen);
-void cf_vitcp_session_advisories(void *session, char *out, size_t n);
 bool cf_vitcp_session_flush(void *session, cf_msg_sink sink, void *ctx);
 void cf_vitcp_msg_free(struct cf_msg *m);
 bool cf_vitcp_field_value(const struct cf_msg *m, unsigned field, int64_t *value);
