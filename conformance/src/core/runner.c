@@ -529,13 +529,13 @@ static void mark_before_write(struct grun *r)
 
 /* Write one encoded message the way the step says: after the held bytes,
  * in writes of st->split bytes (each its own TCP segment: TCP_NODELAY, and
- * a pause of 2 ms between them), or held for the next send (hold); a
+ * a pause of 2 ms between them), or held for the next write (hold); a
  * datagram protocol's as one datagram out of the step's link. */
-static int put_bytes(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc)
+static int put_bytes(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc, bool hold)
 {
     if (r->dgram)
         return put_datagram(r, st, enc);
-    if (!st->hold)
+    if (!hold)
         mark_before_write(r);
     uint8_t *all = realloc(r->held, r->held_len + enc->len + 1);
     if (!all) {
@@ -545,7 +545,7 @@ static int put_bytes(struct grun *r, const struct cf_step *st, const struct cf_e
     memcpy(all + r->held_len, enc->bytes, enc->len);
     r->held = all;
     r->held_len += enc->len;
-    if (st->hold)
+    if (hold)
         return 0;
     size_t n = r->held_len, piece = st->split ? st->split : n;
     r->held_len = 0;
@@ -595,16 +595,11 @@ static int resolve(struct grun *r, const struct cf_step *st, unsigned field, uns
 }
 
 /* The tester's encoded messages go out in one write (a step's repeats
- * together): the session sees each first (C97). 0, or -1 (decided, or the
- * target closed: no verdict of its own). */
+ * together; a datagram protocol's one datagram each): the session sees
+ * each first (C97). 0, or -1 (decided, or the target closed: no verdict of
+ * its own). */
 static int send_encoded(struct grun *r, const struct cf_step *st, struct cf_encoded *enc, unsigned n)
 {
-    if (r->dgram && n > 1) { /* one datagram each */
-        for (unsigned i = 0; i < n; i++)
-            if (send_encoded(r, st, &enc[i], 1) < 0)
-                return -1;
-        return 0;
-    }
     for (unsigned i = 0; i < n && r->p->session_sending; i++) {
         char why[300] = "";
         if (r->p->session_sending(r->session, &enc[i], why, sizeof why) != 0) {
@@ -612,26 +607,9 @@ static int send_encoded(struct grun *r, const struct cf_step *st, struct cf_enco
             return -1;
         }
     }
-    struct cf_encoded all = enc[0];
-    uint8_t *joined = NULL;
-    if (n > 1) {
-        size_t total = 0;
-        for (unsigned i = 0; i < n; i++)
-            total += enc[i].len;
-        joined = malloc(total);
-        if (!joined) {
-            gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory");
-            return -1;
-        }
-        all.len = 0;
-        for (unsigned i = 0; i < n; i++) {
-            memcpy(joined + all.len, enc[i].bytes, enc[i].len);
-            all.len += enc[i].len;
-        }
-        all.bytes = joined;
-    }
-    int rc = put_bytes(r, st, &all);
-    free(joined);
+    int rc = 0;
+    for (unsigned i = 0; i < n && rc == 0; i++) /* the repeats are held and go with the last */
+        rc = put_bytes(r, st, &enc[i], st->hold || i + 1 < n);
     if (rc == 0) {
         for (unsigned i = 0; i < n; i++) {
             keep_echo(r, &enc[i]);
@@ -1109,8 +1087,9 @@ static void expect_node_log(struct grun *r, const struct cf_step *st)
 }
 
 /* A second 'connect' (or 'accept') in one case (C44): the connection so
- * far ends (FIN), what it left unread is dropped, and the new connection
- * gets a new session; a rule the old one broke has decided already. */
+ * far ends (FIN; a datagram protocol's links close), what it left unread
+ * is dropped, and the new connection gets a new session; a rule the old
+ * one broke has decided already. */
 static void end_connection(struct grun *r)
 {
     if (r->fd >= 0) {
@@ -1120,6 +1099,11 @@ static void end_connection(struct grun *r)
         r->fd = -1;
     }
     r->flow_on = false;
+    for (unsigned k = 0; k < CF_MAX_LINKS; k++)
+        if (r->lfd[k] >= 0) {
+            close(r->lfd[k]);
+            r->lfd[k] = -1;
+        }
     for (unsigned i = 0; i < r->qcount; i++)
         msg_release(r, &r->queue[i]);
     r->qcount = 0;
@@ -1140,11 +1124,6 @@ static void open_links(struct grun *r)
 {
     /* a later 'connect' starts over: new sockets, a new session */
     end_connection(r);
-    for (unsigned k = 0; k < CF_MAX_LINKS; k++)
-        if (r->lfd[k] >= 0) {
-            close(r->lfd[k]);
-            r->lfd[k] = -1;
-        }
     r->log_mark = node_log_size(r->e); /* the node's output from here on is the case's */
     unsigned need = r->c->links ? r->c->links : 1;
     for (unsigned k = 0; k < need && !r->decided; k++) {
@@ -1494,9 +1473,6 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
     }
     if (r->impair)
         impair_verdict(r);
-    for (unsigned k = 0; k < CF_MAX_LINKS; k++)
-        if (r->lfd[k] >= 0)
-            close(r->lfd[k]);
     end_connection(r);
     if (r->child)
         cf_stop_connector(r->child);
