@@ -133,13 +133,13 @@ int cf_engine_hook_offered(const struct cf_engine *e, const char *name);
  * the run selected it). */
 void cf_engine_settle_hooks(struct cf_engine *e, const struct cf_case *c);
 /* Does c need a hook the target does not offer? true, with the reason;
- * *inconclusive (may be NULL) when it is not known because the impairment
+ * *inconclusive when it is not known because the impairment
  * destroyed the probe's evidence (the case is then inconclusive too). */
 bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen,
                              bool *inconclusive);
-/* After probe case c ran (c->provides): the hook's state from its result,
- * and the result itself turned not applicable when the target simply does
- * not offer the convention. */
+/* After case c ran, if it is a probe (c->provides): the hook's state from
+ * its result, and the result itself turned not applicable when the target
+ * simply does not offer the convention. */
 void cf_engine_probe_done(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
 /* A probe case not to run: its hook is declared not offered (why). */
 bool cf_engine_probe_settled(struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen);

@@ -46,7 +46,6 @@ struct cf_engine;
 struct cf_relay_packet;
 
 #define CF_MAX_FIELDS 40  /* field indices a module defines are below this */
-#define CF_MSG_NO_TYPE 0xFFu
 
 /* One message the target sent, decoded by the module's session. */
 struct cf_msg {
@@ -191,9 +190,6 @@ struct conform_protocol {
     bool (*field_value)(const struct cf_msg *m, unsigned field, int64_t *value);
     /* One line describing a message for failure reports. */
     void (*describe)(const struct cf_msg *m, char *out, size_t n);
-    /* Optional: run before the first step after the TCP connection is up
-     * (a handshake the protocol needs); 0 or -1 with the reason. */
-    int (*on_connect)(void *session, int fd, char *why, size_t whylen);
 
     /* Optional: the module's settings and per-run state, kept in the engine
      * (cf_engine_state; at most CF_PROTO_STATE_MAX bytes, initialised by
@@ -247,13 +243,13 @@ struct conform_protocol {
     /* A field a message has no one value of (a reassembled message's
      * length field): an expect does not compare it. */
     bool (*field_ignored)(const struct cf_msg *m, unsigned field);
-    /* A message an expect passes over when it is next unless the step
-     * expects its type (a keep-alive carrying only acknowledgements). */
-    bool (*msg_filler)(const struct cf_msg *m);
-    /* A message in place of the expected one that the draft lets the
-     * target choose (a refused option the case allows): not applicable. */
-    bool (*refused)(const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m, char *why,
-                    size_t whylen);
+    /* The message an expect (not await) finds next and that does not match
+     * it: 0, a difference; CF_UNMATCHED_PASS_OVER, one to pass over (a
+     * keep-alive carrying only acknowledgements, of a type the step does not
+     * name); CF_UNMATCHED_REFUSED, the target's choice the draft allows (a
+     * refused option the case allows): not applicable (why). */
+    int (*unmatched)(const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m, char *why,
+                     size_t whylen);
     /* Comparisons of a step the core cannot make (data the tester wrote
      * elsewhere, a capture's bytes): 0 matched, -1 not (why). */
     int (*match_more)(void *session, const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m,
@@ -296,8 +292,9 @@ struct conform_protocol {
     const char *run_help;
 };
 
-/* resolve's answers. */
+/* resolve's and unmatched's answers. */
 enum { CF_RESOLVED = 0, CF_RESOLVE_WAIT = 1, CF_RESOLVE_NA = 2 };
+enum { CF_UNMATCHED_PASS_OVER = 1, CF_UNMATCHED_REFUSED = 2 };
 
 /* runner_flags: how the generic runner judges the module's cases. */
 enum {

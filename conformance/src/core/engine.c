@@ -182,8 +182,7 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
     if (p->case_skipped && p->case_skipped(e, c, why_na, sizeof why_na)) {
         res->verdict = CF_SKIP;
         snprintf(res->message, sizeof res->message, "%s: %s", c->file, why_na);
-        if (c->provides[0])
-            cf_engine_probe_done(e, c, res); /* a probe the run cannot take: not offered */
+        cf_engine_probe_done(e, c, res); /* a probe the run cannot take: not offered */
         res->seconds = cf_seconds_since(start);
         return;
     }
@@ -193,14 +192,12 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
         (c->provides[0] && cf_engine_probe_settled(e, c, why_na, sizeof why_na))) {
         res->verdict = unknown ? CF_INCONCLUSIVE : CF_NOT_APPLICABLE;
         snprintf(res->message, sizeof res->message, "%s: %s", c->file, why_na);
-        if (c->provides[0])
-            cf_engine_probe_done(e, c, res);
+        cf_engine_probe_done(e, c, res);
         res->seconds = cf_seconds_since(start);
         return;
     }
     (p->run_case ? p->run_case : cf_generic_run_case)(e, c, res);
-    if (c->provides[0])
-        cf_engine_probe_done(e, c, res);
+    cf_engine_probe_done(e, c, res);
     if (c->expect_fail) {
         /* meta 'verdict fail': the replay must find the difference */
         if (res->verdict == CF_FAIL) {

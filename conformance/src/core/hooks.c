@@ -162,8 +162,7 @@ void cf_engine_settle_hooks(struct cf_engine *e, const struct cf_case *c)
 bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen,
                              bool *inconclusive)
 {
-    if (inconclusive)
-        *inconclusive = false;
+    *inconclusive = false;
     for (unsigned i = 0; i < c->nneeds; i++) {
         const struct cf_need *nd = &c->needs[i];
         bool any = false;
@@ -177,7 +176,7 @@ bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c,
         for (unsigned k = 0; k < nd->n && w >= 0 && (size_t)w < whylen; k++) {
             int j = cf_engine_hook_index(e, nd->any[k]);
             const char *how = j >= 0 && e->hooks[j].how[0] ? e->hooks[j].how : "not settled";
-            if (j >= 0 && e->hooks[j].inconclusive && inconclusive)
+            if (j >= 0 && e->hooks[j].inconclusive)
                 *inconclusive = true;
             w += snprintf(why + w, whylen - (size_t)w, "%s%s: %s", k ? "; " : " (a test convention, not a rule of the "
                           "draft; docs/conformance.md, \"Test conventions\"): ", nd->any[k], how);
@@ -189,7 +188,7 @@ bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c,
 
 void cf_engine_probe_done(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
 {
-    struct cf_hook_state *h = find(e, c->provides, true);
+    struct cf_hook_state *h = c->provides[0] ? find(e, c->provides, true) : NULL;
     if (!h)
         return;
     h->probe_done = true;

@@ -821,17 +821,6 @@ static void settle_difference(struct grun *r)
         }
 }
 
-/* Messages the module passes over when an expect finds them next. */
-static void drop_fillers(struct grun *r, const struct cf_step *st)
-{
-    while (r->p->msg_filler && !st->skip_other && st->type != CF_TYPE_ANY && r->qcount &&
-           r->queue[0].m.type != st->type && r->p->msg_filler(&r->queue[0].m)) {
-        struct gmsg g;
-        queue_take(r, 0, &g);
-        msg_release(r, &g);
-    }
-}
-
 /* A message gathered in pieces is compared as it is. */
 static bool flush_gathered(struct grun *r)
 {
@@ -849,7 +838,6 @@ static void do_expect(struct grun *r, const struct cf_step *st)
     char why[400] = "";
     unsigned passed = 0;
     for (;;) {
-        drop_fillers(r, st);
         passed = 0;
         for (unsigned i = 0; i < r->qcount && !r->decided;) {
             if (st->link_set && r->queue[i].link != st->link) {
@@ -869,7 +857,13 @@ static void do_expect(struct grun *r, const struct cf_step *st)
             }
             if (!st->skip_other) {
                 char na[300];
-                if (r->p->refused && r->p->refused(r->c, st, &r->queue[i].m, na, sizeof na)) {
+                int other = r->p->unmatched ? r->p->unmatched(r->c, st, &r->queue[i].m, na, sizeof na) : 0;
+                if (other == CF_UNMATCHED_PASS_OVER) {
+                    queue_take(r, i, &got);
+                    msg_release(r, &got);
+                    continue;
+                }
+                if (other == CF_UNMATCHED_REFUSED) {
                     gdecide(r, CF_NOT_APPLICABLE, VW_REQ_NONE, "%s", na);
                     return;
                 }
@@ -1118,6 +1112,16 @@ static void end_connection(struct grun *r)
     r->echo_len = 0;
 }
 
+/* A new session for the connection (or the links). */
+static void start_session(struct grun *r)
+{
+    r->session = r->p->session_new(r->c);
+    if (!r->session)
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
+    else if (r->p->session_attach)
+        r->p->session_attach(r->session, r->e);
+}
+
 /* Datagram protocols: open the tester's links (the case's 'links N'; one
  * not configured skips the case) and the session. */
 static void open_links(struct grun *r)
@@ -1139,26 +1143,7 @@ static void open_links(struct grun *r)
             return;
         }
     }
-    r->session = r->p->session_new(r->c);
-    if (!r->session)
-        gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
-}
-
-static bool start_session(struct grun *r, const struct cf_step *st)
-{
-    char why[300];
-    r->session = r->p->session_new(r->c);
-    if (!r->session) {
-        gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
-        return false;
-    }
-    if (r->p->session_attach)
-        r->p->session_attach(r->session, r->e);
-    if (r->p->on_connect && r->p->on_connect(r->session, r->fd, why, sizeof why) < 0) {
-        gdecide(r, CF_FAIL, st->req, "%s", why);
-        return false;
-    }
-    return true;
+    start_session(r);
 }
 
 /* Role passive (C44): the implementation's connection on the listen socket
@@ -1209,7 +1194,7 @@ static void do_accept(struct grun *r, const struct cf_step *st)
     cf_tune_socket(r->fd);
     /* through the relay, the capture gets the real packets afterwards */
     r->flow_on = !r->via_relay && cf_capture_flow_open(e, r->fd, true, &r->flow);
-    start_session(r, st);
+    start_session(r);
 }
 
 /* C95: expect-close waits for the close alone; what the target sends
@@ -1258,8 +1243,7 @@ static void run_steps(struct grun *r)
             }
             /* through the relay, the capture gets the real packets afterwards */
             r->flow_on = !r->via_relay && cf_capture_flow_open(r->e, r->fd, false, &r->flow);
-            if (!start_session(r, st))
-                return;
+            start_session(r);
             break;
         }
         case CF_STEP_SEND:

@@ -171,7 +171,7 @@ static int parse_send_arg(struct cf_step *st, const char *name, const char *v, c
     if (!v)
         return strcmp(name, "noeom") == 0 ? (st->noeom = true, 1) : 0;
     if (strcmp(name, "calling") == 0 || strcmp(name, "called") == 0) {
-        if (strlen(v) >= CF_DISC_TEXT_MAX) {
+        if (strlen(v) >= CF_STEP_STR_MAX) {
             snprintf(why, whylen, "discriminator too long");
             return -1;
         }
@@ -333,8 +333,7 @@ const struct conform_protocol cf_proto_vitcp = {
     .session_attach = cf_vitcp_session_attach,
     .resolve = cf_vitcp_resolve,
     .field_ignored = cf_vitcp_field_ignored,
-    .msg_filler = cf_vitcp_msg_filler,
-    .refused = cf_vitcp_refused,
+    .unmatched = cf_vitcp_unmatched,
     .match_more = cf_vitcp_match_more,
     .send_ready = cf_vitcp_send_ready,
     .idle_send = cf_vitcp_idle_send,

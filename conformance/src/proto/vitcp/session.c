@@ -348,22 +348,19 @@ void cf_vitcp_describe(const struct cf_msg *m, char *out, size_t n)
                  s->ce.mtu, s->ce.rdma_read_window, s->ce.opt_crc, s->ce.opt_urgent);
 }
 
-/* NOPs carry only ACKs and credits: an expect passes over them. */
-bool cf_vitcp_msg_filler(const struct cf_msg *m)
+/* NOPs carry only ACKs and credits: an expect passes over them. With
+ * 'level-optional', a provider need not offer every level (VIA 2.5, V19). */
+int cf_vitcp_unmatched(const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m, char *why,
+                       size_t whylen)
 {
-    return m->type == VW_VITCP_NOP;
-}
-
-/* 'level-optional': a provider need not offer every level (VIA 2.5, V19). */
-bool cf_vitcp_refused(const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m, char *why,
-                      size_t whylen)
-{
+    if (m->type == VW_VITCP_NOP && st->type != VW_VITCP_NOP && st->type != CF_TYPE_ANY)
+        return CF_UNMATCHED_PASS_OVER;
     if (!(c->flags & CF_VITCP_CASE_LEVEL_OPTIONAL) || st->type != VW_VITCP_CONNECT_ACCEPT ||
         m->type != VW_VITCP_CONNECT_REJECT)
-        return false;
+        return 0;
     snprintf(why, whylen, "the target refused the request's reliability level with ConnectReject: a provider "
              "need not offer every level (VIA 2.5, V19)");
-    return true;
+    return CF_UNMATCHED_REFUSED;
 }
 
 /* data=written (the tester's last RdmaWrite) and a capture case's payload bytes. */

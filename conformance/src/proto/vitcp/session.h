@@ -93,9 +93,8 @@ void cf_vitcp_msg_free(struct cf_msg *m);
 bool cf_vitcp_field_value(const struct cf_msg *m, unsigned field, int64_t *value);
 bool cf_vitcp_field_ignored(const struct cf_msg *m, unsigned field);
 void cf_vitcp_describe(const struct cf_msg *m, char *out, size_t n);
-bool cf_vitcp_msg_filler(const struct cf_msg *m);
-bool cf_vitcp_refused(const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m, char *why,
-                      size_t whylen);
+int cf_vitcp_unmatched(const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m, char *why,
+                       size_t whylen);
 int cf_vitcp_match_more(void *session, const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m,
                         char *why, size_t whylen);
 int cf_vitcp_resolve(void *session, unsigned field, unsigned var, bool relative, int64_t value,
