@@ -1,7 +1,7 @@
 /* A capture case's metadata (NAME.meta beside NAME.pcapng or NAME.pcap):
  * the one line format and the keys every module's capture cases share,
  * read in one place; each module's own keys go to its callback
- * (docs/conformance-engine.md, "Capture cases"). */
+ * (docs/conformance-engine.md, "One capture-case format"). */
 #ifndef CONFORM_META_H
 #define CONFORM_META_H
 
@@ -51,11 +51,9 @@ struct cf_meta_frames {
 };
 
 /* Read the .meta at path: blank lines and '#' comments skipped, "KEY VALUE"
- * lines; 'case', 'title', 'section', 'require ID...', 'verdict fail' and
- * 'verdict advisory' (C35: the first requirement's failure is advisory)
- * 'relay yes', 'hostile yes' and 'packet ACTION SIDE N[-M]' (as in a case
- * script) into out, 'frame N ID' and 'nothing-else ID' into frames, every
- * other key to mod->key. A .meta without 'case' and 'require' is refused.
+ * lines; the shared keys (the docs named above) into out, but 'frame N ID'
+ * and 'nothing-else ID' into frames; every other key to mod->key. A .meta
+ * without 'case' and 'require' is refused.
  * Returns 0, or -1 with "path:line: reason" (or "path: reason") in err. */
 int cf_meta_read(const char *path, const struct cf_meta_module *mod, struct cf_case *out,
                  struct cf_meta_frames *frames, char *err, size_t errlen);
@@ -63,5 +61,28 @@ int cf_meta_read(const char *path, const struct cf_meta_module *mod, struct cf_c
 /* The recording beside NAME.meta: NAME.pcapng if there is one, else
  * NAME.pcap (whose absence the pcap reader then reports). */
 void cf_meta_capture_path(const char *meta_path, char *out, size_t outlen);
+
+/* Building the steps of a capture case: what every module's loader does. */
+
+/* The next step of c, zeroed, of kind and checking c's first requirement;
+ * NULL when only reserve steps are left (the loader keeps them for its last
+ * steps, which it then takes with reserve 0). */
+struct cf_step *cf_capture_step(struct cf_case *c, enum cf_step_kind kind, unsigned reserve);
+/* "field=value" in st (nothing when st holds CF_MAX_MATCHES already): the
+ * match, or NULL. */
+struct cf_match *cf_capture_match(struct cf_step *st, unsigned field, int64_t value);
+/* Does c list requirement r? */
+bool cf_case_has_req(const struct cf_case *c, enum vw_req r);
+/* List r among c's requirements, once (while there is room). */
+void cf_case_add_req(struct cf_case *c, enum vw_req r);
+/* The case needs a test convention (C60): hook, once (while there is room). */
+void cf_capture_need(struct cf_case *c, const char *hook);
+/* Append n bytes to c's blob, whose allocation *cap tracks; false when out
+ * of memory. */
+bool cf_capture_blob(struct cf_case *c, size_t *cap, const void *p, size_t n);
+/* 'frame N ID': the steps made from frame N (their line; only the expects if
+ * expects_only) check ID, a later line over an earlier. Returns the index of
+ * the first line no such step is from, or frames->nframe. */
+unsigned cf_capture_frame_rules(struct cf_case *c, const struct cf_meta_frames *frames, bool expects_only);
 
 #endif

@@ -278,11 +278,12 @@ struct conform_protocol {
     /* Optional: after a hostile case, is the target still alive (0), or
      * not (-1, why)? Without it the core reconnects to find out. */
     int (*check_alive)(struct cf_engine *e, char *why, size_t whylen);
-    /* Optional: capture cases (NAME.meta beside NAME.pcapng): load one,
-     * describe what it compiles to (`vitcp-conform show`), and tell a
-     * meta file of the module's by its name. */
+    /* Optional: capture cases (NAME.meta beside NAME.pcapng): load one; the
+     * module's words on a recorded send in `vitcp-conform show`
+     * (cf_case_describe; optional); which NAME.meta files of its folder are
+     * its cases (optional: without it, all). */
     int (*load_capture_case)(const char *meta_path, struct cf_case *out, char *err, size_t errlen);
-    void (*describe_capture_case)(FILE *out, const struct cf_case *c);
+    const char *(*capture_send_note)(const struct cf_step *st);
     bool (*is_capture_meta)(const char *name);
 
     /* Optional: `run --help` for the module's run_options: their usage

@@ -803,8 +803,8 @@ static int load_folder(const char *dir, const struct conform_protocol *folder, s
             continue;
         }
         bool script = n >= 6 && strcmp(e->d_name + n - 5, ".case") == 0;
-        bool meta = n >= 6 && strcmp(e->d_name + n - 5, ".meta") == 0 && files_proto->is_capture_meta &&
-                    files_proto->is_capture_meta(e->d_name);
+        bool meta = n >= 6 && strcmp(e->d_name + n - 5, ".meta") == 0 && files_proto->load_capture_case &&
+                    (!files_proto->is_capture_meta || files_proto->is_capture_meta(e->d_name));
         if ((!script && !meta) || !cf_is_regular_file(path))
             continue;
         if (set->count == *cap) {

@@ -621,13 +621,13 @@ static int cmd_show(int argc, char **argv, FILE *out, FILE *err)
         while (dir > argv[2] && dir[-1] != '/')
             dir--;
         for (const struct conform_protocol *const *p = cf_protocols; *p && !pr; p++)
-            if ((*p)->load_capture_case && (*p)->describe_capture_case && (*p)->cases_subdir &&
+            if ((*p)->load_capture_case && (*p)->cases_subdir &&
                 (*p)->cases_subdir[0] && strlen((*p)->cases_subdir) == (size_t)(slash - dir) &&
                 strncmp(dir, (*p)->cases_subdir, (size_t)(slash - dir)) == 0)
                 pr = *p;
     }
     for (const struct conform_protocol *const *p = cf_protocols; *p && !pr; p++)
-        if ((*p)->load_capture_case && (*p)->describe_capture_case)
+        if ((*p)->load_capture_case)
             pr = *p;
     if (!pr) {
         fputs("vitcp-conform: no protocol has capture cases\n", err);
@@ -639,7 +639,7 @@ static int cmd_show(int argc, char **argv, FILE *out, FILE *err)
         free(c);
         return CF_EXIT_USAGE;
     }
-    pr->describe_capture_case(out, c);
+    cf_case_describe(out, c, pr->capture_send_note);
     cf_case_free(c);
     free(c);
     return CF_EXIT_OK;

@@ -1,5 +1,6 @@
 /* Capture-case metadata (NAME.meta): one reader for the line format and the
- * shared keys, so that the modules' loaders cannot drift apart. */
+ * shared keys, and the pieces every loader builds its steps with, so that
+ * the modules' loaders cannot drift apart. */
 #include "conform/meta.h"
 
 #include <stdio.h>
@@ -25,11 +26,7 @@ static int read_require(const struct cf_meta_module *mod, char *value, struct cf
                      prefix_label(mod->req_prefix), mod->req_prefix);
             return -1;
         }
-        bool listed = false;
-        if (mod->require_once)
-            for (unsigned i = 0; i < out->nreqs && !listed; i++)
-                listed = out->reqs[i] == r;
-        if (!listed)
+        if (!mod->require_once || !cf_case_has_req(out, r))
             out->reqs[out->nreqs++] = r;
     }
     return 0;
@@ -153,4 +150,85 @@ void cf_meta_capture_path(const char *meta_path, char *out, size_t outlen)
     snprintf(out, outlen, "%.*s.pcapng", stem, meta_path);
     if (!cf_is_regular_file(out))
         snprintf(out, outlen, "%.*s.pcap", stem, meta_path);
+}
+
+struct cf_step *cf_capture_step(struct cf_case *c, enum cf_step_kind kind, unsigned reserve)
+{
+    if (CF_MAX_STEPS - c->nsteps <= reserve)
+        return NULL;
+    struct cf_step *st = &c->steps[c->nsteps++];
+    memset(st, 0, sizeof *st);
+    st->kind = kind;
+    st->req = c->reqs[0];
+    return st;
+}
+
+struct cf_match *cf_capture_match(struct cf_step *st, unsigned field, int64_t value)
+{
+    if (st->nmatch == CF_MAX_MATCHES)
+        return NULL;
+    struct cf_match *m = &st->match[st->nmatch++];
+    memset(m, 0, sizeof *m);
+    m->field = field;
+    m->op = CF_OP_EQ;
+    m->value = value;
+    return m;
+}
+
+bool cf_case_has_req(const struct cf_case *c, enum vw_req r)
+{
+    for (unsigned i = 0; i < c->nreqs; i++)
+        if (c->reqs[i] == r)
+            return true;
+    return false;
+}
+
+void cf_case_add_req(struct cf_case *c, enum vw_req r)
+{
+    if (!cf_case_has_req(c, r) && c->nreqs < CF_MAX_REQS)
+        c->reqs[c->nreqs++] = r;
+}
+
+void cf_capture_need(struct cf_case *c, const char *hook)
+{
+    for (unsigned i = 0; i < c->nneeds; i++)
+        if (strcmp(c->needs[i].any[0], hook) == 0)
+            return;
+    if (c->nneeds == CF_MAX_NEEDS)
+        return;
+    struct cf_need *nd = &c->needs[c->nneeds++];
+    memset(nd, 0, sizeof *nd);
+    snprintf(nd->any[0], sizeof nd->any[0], "%s", hook);
+    nd->n = 1;
+}
+
+bool cf_capture_blob(struct cf_case *c, size_t *cap, const void *p, size_t n)
+{
+    if (c->blob_len + n > *cap) {
+        size_t ncap = (*cap ? *cap * 2 : 4096) + n;
+        uint8_t *grown = realloc(c->blob, ncap);
+        if (!grown)
+            return false;
+        c->blob = grown;
+        *cap = ncap;
+    }
+    memcpy(c->blob + c->blob_len, p, n);
+    c->blob_len += n;
+    return true;
+}
+
+unsigned cf_capture_frame_rules(struct cf_case *c, const struct cf_meta_frames *frames, bool expects_only)
+{
+    unsigned unfound = frames->nframe;
+    for (unsigned k = 0; k < frames->nframe; k++) {
+        bool found = false;
+        for (unsigned i = 0; i < c->nsteps; i++)
+            if (c->steps[i].line == frames->frame_no[k] && (!expects_only || c->steps[i].kind == CF_STEP_EXPECT)) {
+                c->steps[i].req = frames->frame_req[k];
+                found = true;
+            }
+        if (!found && unfound == frames->nframe)
+            unfound = k;
+    }
+    return unfound;
 }

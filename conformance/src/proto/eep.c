@@ -1087,17 +1087,6 @@ static int cap_parse_key(const char *text, uint8_t key[24])
     return 0;
 }
 
-static void cap_add_match(struct cf_step *st, unsigned field, int64_t value)
-{
-    if (st->nmatch == CF_MAX_MATCHES)
-        return;
-    struct cf_match *m = &st->match[st->nmatch++];
-    memset(m, 0, sizeof *m);
-    m->field = field;
-    m->op = CF_OP_EQ;
-    m->value = value;
-}
-
 static void cap_datagram(void *ctx, const struct vn_datagram *dg)
 {
     struct cap_load *L = ctx;
@@ -1136,12 +1125,9 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
          * stays (under the rule of that message's frame); through a
          * router, what it shows after the last message is all there was,
          * on either link (under the rule of the last frame) */
-        struct cf_step *quiet = &c->steps[c->nsteps++];
-        memset(quiet, 0, sizeof *quiet);
-        quiet->kind = CF_STEP_EXPECT_NOTHING;
+        struct cf_step *quiet = cf_capture_step(c, CF_STEP_EXPECT_NOTHING, 0);
         quiet->wait_ms = 300;
         quiet->line = c->steps[c->nsteps - 2].line;
-        quiet->req = c->reqs[0];
     }
     struct cf_step *st = &c->steps[c->nsteps];
     memset(st, 0, sizeof *st);
@@ -1156,24 +1142,16 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
     }
     if (from_tester) {
         /* the recorded bytes, appended to the blob */
-        if (c->blob_len + dg->len > L->cap) {
-            size_t ncap = (L->cap ? L->cap * 2 : 4096) + dg->len;
-            uint8_t *grown = realloc(c->blob, ncap);
-            if (!grown) {
-                snprintf(L->err, sizeof L->err, "out of memory");
-                return;
-            }
-            c->blob = grown;
-            L->cap = ncap;
+        st->pdu_off = c->blob_len;
+        if (!cf_capture_blob(c, &L->cap, dg->data, dg->len)) {
+            snprintf(L->err, sizeof L->err, "out of memory");
+            return;
         }
-        memcpy(c->blob + c->blob_len, dg->data, dg->len);
         L->last_sent_hey_you = decoded && m.hdr.dt == VW_EEP_ADDR_HEY_YOU;
         L->shows_unknown_oh |= decoded && m.n_oh_mandatory > 0;
         st->kind = CF_STEP_SEND;
         st->type = decoded ? type_of_pt(m.hdr.pt) : ET_OTHER;
-        st->pdu_off = c->blob_len;
         st->pdu_len = dg->len;
-        c->blob_len += dg->len;
     } else {
         if (!decoded)
             return; /* what the recorded node sent broken is not the target's to repeat */
@@ -1184,31 +1162,25 @@ static void cap_datagram(void *ctx, const struct vn_datagram *dg)
         if (err_msg) /* an ERR is the node's choice (line 729, P38): expected where it reports errors */
             snprintf(st->when, sizeof st->when, "err-report");
         bool answer = !copy && !err_msg && L->last_sent_hey_you;
-        cap_add_match(st, EF_DT, m.hdr.dt == L->rec_node ? EEP_SYM_NODE : (int64_t)m.hdr.dt);
-        cap_add_match(st, EF_SA, m.hdr.sa == L->rec_node ? EEP_SYM_NODE : (int64_t)m.hdr.sa);
+        cf_capture_match(st, EF_DT, m.hdr.dt == L->rec_node ? EEP_SYM_NODE : (int64_t)m.hdr.dt);
+        cf_capture_match(st, EF_SA, m.hdr.sa == L->rec_node ? EEP_SYM_NODE : (int64_t)m.hdr.sa);
         if (answer) {
             /* what a Hey-You! answer carries is the node's (hook hey-you-answer) */
             st->type = CF_TYPE_ANY;
             L->shows_answer = true;
         } else {
-            cap_add_match(st, EF_TE, m.hdr.te);
-            cap_add_match(st, EF_ROUTES, m.n_l2rh + m.n_symbols);
+            cf_capture_match(st, EF_TE, m.hdr.te);
+            cf_capture_match(st, EF_ROUTES, m.n_l2rh + m.n_symbols);
             /* an ERR quotes what the node chooses of the message it answers
              * (nothing of it is a rule): its TE only */
             if (!err_msg) {
-                cap_add_match(st, EF_PAYLOAD, (int64_t)m.data_len);
-                cap_add_match(st, EF_DIGEST, data_digest(m.data, m.data_len));
+                cf_capture_match(st, EF_PAYLOAD, (int64_t)m.data_len);
+                cf_capture_match(st, EF_DIGEST, data_digest(m.data, m.data_len));
             }
             L->shows_echo |= !copy && !err_msg;
         }
     }
     c->nsteps++;
-}
-
-static bool is_capture_meta(const char *name)
-{
-    (void)name;
-    return true; /* every NAME.meta in cases/eep/ is an EEP capture case */
 }
 
 /* The .meta keys of EEP's own (the shared ones: cf_meta_read). */
@@ -1272,10 +1244,7 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
     char pcap[sizeof out->file + 8];
     if (rc == 0) {
         cf_meta_capture_path(meta_path, pcap, sizeof pcap);
-        struct cf_step *st = &out->steps[out->nsteps++];
-        memset(st, 0, sizeof *st);
-        st->kind = CF_STEP_CONNECT;
-        st->req = out->reqs[0];
+        cf_capture_step(out, CF_STEP_CONNECT, 0);
         struct vn_reader_callbacks cb = {.datagram = cap_datagram, .ctx = &L};
         char rerr[200];
         if (vn_pcap_read(pcap, &cb, NULL, NULL, rerr, sizeof rerr) < 0) {
@@ -1293,28 +1262,16 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
     if (rc == 0) {
         out->flags |= L.rec_node << EEP_CASE_REC_NODE_SHIFT;
         /* the recorded node's conventions, needed of the node under test */
-        const char *needs[3];
-        unsigned nn = 0;
         if (L.shows_echo)
-            needs[nn++] = "echo";
+            cf_capture_need(out, "echo");
         if (L.shows_answer)
-            needs[nn++] = "hey-you-answer";
+            cf_capture_need(out, "hey-you-answer");
         if (L.shows_unknown_oh)
-            needs[nn++] = "unknown-oh";
-        for (unsigned i = 0; i < nn && out->nneeds < CF_MAX_NEEDS; i++) {
-            struct cf_need *nd = &out->needs[out->nneeds++];
-            memset(nd, 0, sizeof *nd);
-            snprintf(nd->any[0], sizeof nd->any[0], "%s", needs[i]);
-            nd->n = 1;
-        }
-        for (unsigned i = 1; i < out->nsteps; i++)
-            for (unsigned k = 0; k < frames.nframe; k++)
-                if (out->steps[i].line == frames.frame_no[k])
-                    out->steps[i].req = frames.frame_req[k];
-        /* nothing the recording does not show: a dropped message stays unanswered */
-        struct cf_step *st = &out->steps[out->nsteps++];
-        memset(st, 0, sizeof *st);
-        st->kind = CF_STEP_EXPECT_NOTHING;
+            cf_capture_need(out, "unknown-oh");
+        cf_capture_frame_rules(out, &frames, false);
+        /* nothing the recording does not show: a dropped message stays unanswered
+         * (in the room cap_datagram kept) */
+        struct cf_step *st = cf_capture_step(out, CF_STEP_EXPECT_NOTHING, 0);
         st->wait_ms = 500;
         st->req = frames.last_req != VW_REQ_NONE ? frames.last_req : out->reqs[0];
         out->timeout_ms = 2000u * out->nsteps + 2000u;
@@ -1322,11 +1279,6 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
         cf_case_free(out);
     }
     return rc;
-}
-
-static void describe_capture_case(FILE *out, const struct cf_case *c)
-{
-    cf_case_describe(out, c, NULL);
 }
 
 /* Test conventions its cases may need (C60, docs/conformance.md "Test conventions"). */
@@ -1389,8 +1341,6 @@ const struct conform_protocol cf_proto_eep = {
     .session_sent = session_sent,
     .session_carrier = session_carrier,
     .load_capture_case = load_capture_case,
-    .describe_capture_case = describe_capture_case,
-    .is_capture_meta = is_capture_meta,
     .msg_free = msg_free,
     .field_value = field_value,
     .describe = describe,

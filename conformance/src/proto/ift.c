@@ -959,36 +959,13 @@ struct cap_side {
     int side;
 };
 
-static void cap_match(struct cf_step *st, unsigned field, int64_t value)
-{
-    if (st->nmatch == CF_MAX_MATCHES)
-        return;
-    struct cf_match *m = &st->match[st->nmatch++];
-    memset(m, 0, sizeof *m);
-    m->field = field;
-    m->op = CF_OP_EQ;
-    m->value = value;
-}
-
-static void cap_req(struct cf_case *c, enum vw_req r)
-{
-    for (unsigned i = 0; i < c->nreqs; i++)
-        if (c->reqs[i] == r)
-            return;
-    if (c->nreqs < CF_MAX_REQS)
-        c->reqs[c->nreqs++] = r;
-}
-
 static struct cf_step *cap_step(struct cap_load *L, enum cf_step_kind kind, enum vw_req req)
 {
-    struct cf_case *c = L->c;
-    if (c->nsteps + 2 >= CF_MAX_STEPS) {
+    struct cf_step *st = cf_capture_step(L->c, kind, 2);
+    if (!st) {
         L->full = true;
         return NULL;
     }
-    struct cf_step *st = &c->steps[c->nsteps++];
-    memset(st, 0, sizeof *st);
-    st->kind = kind;
     st->line = (unsigned)L->frame;
     st->req = req;
     return st;
@@ -996,34 +973,10 @@ static struct cf_step *cap_step(struct cap_load *L, enum cf_step_kind kind, enum
 
 static bool cap_blob(struct cap_load *L, const uint8_t *p, size_t n)
 {
-    struct cf_case *c = L->c;
-    if (c->blob_len + n > L->cap) {
-        size_t ncap = (L->cap ? L->cap * 2 : 4096) + n;
-        uint8_t *g = realloc(c->blob, ncap);
-        if (!g) {
-            snprintf(L->err, sizeof L->err, "out of memory");
-            return false;
-        }
-        c->blob = g;
-        L->cap = ncap;
-    }
-    memcpy(c->blob + c->blob_len, p, n);
-    c->blob_len += n;
-    return true;
-}
-
-/* A test convention the replay relies on (C60): an echo, a read-back. */
-static void cap_need(struct cf_case *c, const char *hook)
-{
-    for (unsigned i = 0; i < c->nneeds; i++)
-        if (strcmp(c->needs[i].any[0], hook) == 0)
-            return;
-    if (c->nneeds == CF_MAX_NEEDS)
-        return;
-    struct cf_need *nd = &c->needs[c->nneeds++];
-    memset(nd, 0, sizeof *nd);
-    snprintf(nd->any[0], sizeof nd->any[0], "%s", hook);
-    nd->n = 1;
+    if (cf_capture_blob(L->c, &L->cap, p, n))
+        return true;
+    snprintf(L->err, sizeof L->err, "out of memory");
+    return false;
 }
 
 /* A whole message of the target's: one expect. */
@@ -1044,26 +997,26 @@ static void cap_expect_msg(struct cap_load *L, struct cap_acc *a, bool rdma)
     st->skip_other = true;
     st->type = type;
     if (!L->passive && !h->tagged && type == VW_RDMAP_SEND)
-        cap_need(L->c, "echo");
+        cf_capture_need(L->c, "echo");
     if (!L->passive && h->tagged && type == VW_RDMAP_READ_RESPONSE)
-        cap_need(L->c, "readback");
+        cf_capture_need(L->c, "readback");
     st->cap_pdu = L->c->nsteps;
-    cap_match(st, F_T, h->tagged);
+    cf_capture_match(st, F_T, h->tagged);
     if (h->tagged) {
-        cap_match(st, F_STAG, h->stag);
-        cap_match(st, F_TO, (int64_t)h->to);
+        cf_capture_match(st, F_STAG, h->stag);
+        cf_capture_match(st, F_TO, (int64_t)h->to);
     } else {
         /* not its MSN: the target numbers its own messages (a greeting first
          * moves the echoes' MSNs on); their order is the expects' order */
-        cap_match(st, F_QN, h->qn);
+        cf_capture_match(st, F_QN, h->qn);
     }
-    cap_match(st, F_PAYLOAD, (int64_t)a->len);
+    cf_capture_match(st, F_PAYLOAD, (int64_t)a->len);
     struct vw_rdmap_read_req rr;
     if (a->is_rr && vw_rdmap_read_req_decode(a->head, a->len < sizeof a->head ? a->len : sizeof a->head, &rr)) { /* its sink is the target's business, its source the tester's region */
-        cap_match(st, F_SIZE, rr.size);
-        cap_match(st, F_SSTAG, rr.src_stag);
+        cf_capture_match(st, F_SIZE, rr.size);
+        cf_capture_match(st, F_SSTAG, rr.src_stag);
     } else {
-        cap_match(st, F_DIGEST, a->digest);
+        cf_capture_match(st, F_DIGEST, a->digest);
     }
     memset(a, 0, sizeof *a);
 }
@@ -1104,8 +1057,8 @@ static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, boo
         st->cap_pdu = c->nsteps;
         st->na_if_closed = true; /* a target whose policy refuses the offer may close */
         L->after_tester_ind = false;
-        cap_match(st, F_PH, vw_ift_ind_phase(&ind));
-        cap_req(c, VW_REQ_IFT_4_2_PHASE);
+        cf_capture_match(st, F_PH, vw_ift_ind_phase(&ind));
+        cf_case_add_req(c, VW_REQ_IFT_4_2_PHASE);
         static const struct {
             unsigned f;
             enum vw_req req;
@@ -1118,11 +1071,11 @@ static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, boo
             if (!ck)
                 return false;
             ck->type = IT_IND;
-            cap_match(ck, checks[i].f, vals[i]);
+            cf_capture_match(ck, checks[i].f, vals[i]);
             if (checks[i].f == F_VERSION) /* a later Version, BC Version 1 (lines 109-116) */
                 ck->match[ck->nmatch - 1].op = CF_OP_GE;
             if (checks[i].f != F_MAGIC) /* the case names it as IFT-4-INDICATION-FIRST (its meta), at most 12 IDs */
-                cap_req(c, checks[i].req);
+                cf_case_add_req(c, checks[i].req);
         }
         static const struct {
             unsigned f;
@@ -1136,7 +1089,7 @@ static bool cap_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, boo
                                              VW_REQ_IFT_4_2_PHASE)))
                 return false;
             (*into)->type = IT_IND;
-            cap_match(*into, flags[i].f, (ind.flags & flags[i].bit) != 0);
+            cf_capture_match(*into, flags[i].f, (ind.flags & flags[i].bit) != 0);
         }
         if (L->ends_close && !L->passive) {
             /* a recorded error follows: what B sends right after its phase 1
@@ -1220,12 +1173,6 @@ static void cap_tcp(void *ctx, const struct vn_tcp_event *ev)
                  (unsigned long long)ev->frame, side == 0 ? "connecting" : "accepting", (int)rs);
 }
 
-static bool is_capture_meta(const char *name)
-{
-    (void)name;
-    return true; /* every NAME.meta in cases/ift/ is an IFT capture case */
-}
-
 /* The .meta keys of IFT's own (the shared ones: cf_meta_read). */
 static enum cf_meta_key capture_meta_key(void *ctx, const char *key, char *value, const char *path,
                                          unsigned lineno, char *err, size_t errlen)
@@ -1291,7 +1238,7 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
         cf_meta_capture_path(meta_path, pcap, sizeof pcap);
         out->passive = L->passive;
         /* the recorded tester's offer, answered; a connecting node A (C60, I30, I31) */
-        cap_need(out, L->passive ? "connects-as-a" : "offer");
+        cf_capture_need(out, L->passive ? "connects-as-a" : "offer");
         L->tester = L->passive ? 1 : 0;
         vw_ift_nego_init(&L->nego);
         vw_ift_reader_init(&L->reader[0], &L->nego, 0, VW_IFT_READ_LIMIT_MAX);
@@ -1329,21 +1276,16 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
         vw_ift_reader_free(&L->reader[1]);
     }
     if (rc == 0) {
-        for (unsigned i = 1; i < out->nsteps; i++)
-            for (unsigned k = 0; k < frames.nframe; k++)
-                if (out->steps[i].line == frames.frame_no[k] && out->steps[i].kind == CF_STEP_EXPECT)
-                    out->steps[i].req = frames.frame_req[k];
+        cf_capture_frame_rules(out, &frames, true);
         for (unsigned k = 0; k < frames.nframe; k++)
-            cap_req(out, frames.frame_req[k]);
-        /* the end as recorded: the target closes, or sends nothing more */
-        struct cf_step *st = &out->steps[out->nsteps++];
-        memset(st, 0, sizeof *st);
-        st->kind = L->ends_close ? CF_STEP_EXPECT_CLOSE : CF_STEP_EXPECT_NOTHING;
+            cf_case_add_req(out, frames.frame_req[k]);
+        /* the end as recorded (in the room cap_step kept): the target closes, or sends nothing more */
+        struct cf_step *st = cf_capture_step(out, L->ends_close ? CF_STEP_EXPECT_CLOSE : CF_STEP_EXPECT_NOTHING, 0);
         st->wait_ms = L->ends_close ? 0 : 500;
         st->req = frames.last_req != VW_REQ_NONE ? frames.last_req : out->reqs[0];
         st->line = out->steps[out->nsteps - 2].line;
         if (frames.last_req != VW_REQ_NONE)
-            cap_req(out, frames.last_req);
+            cf_case_add_req(out, frames.last_req);
         out->timeout_ms = 1000u * out->nsteps + 4000u;
     } else {
         cf_case_free(out);
@@ -1355,11 +1297,6 @@ static int load_capture_case(const char *meta_path, struct cf_case *out, char *e
 static const char *recorded_send_note(const struct cf_step *st)
 {
     return (st->opts & O_BADVTAG) ? ", wrong VTag" : "";
-}
-
-static void describe_capture_case(FILE *out, const struct cf_case *c)
-{
-    cf_case_describe(out, c, recorded_send_note);
 }
 
 /* A recorded PDU of the tester's, replayed (I19): an indication byte for
@@ -1507,7 +1444,6 @@ const struct conform_protocol cf_proto_ift = {
     .describe = describe,
     .run_case = run_case,
     .load_capture_case = load_capture_case,
-    .describe_capture_case = describe_capture_case,
-    .is_capture_meta = is_capture_meta,
+    .capture_send_note = recorded_send_note,
     .hooks = ift_hooks,
 };

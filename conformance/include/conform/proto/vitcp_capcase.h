@@ -13,16 +13,9 @@
  * Role passive (listen mode, vitcp-conform run --listen): the
  * implementation connects and sends the capture's first PDU, a
  * ConnectRequest; the tester plays the capture's server. The case starts
- * with an accept step, the request becomes an expect (its Message Number
- * is the initial number the others count from, never compared; its
- * discriminators are the implementation's configuration: calling_len,
- * called_len, and so seglen, are wildcards unless 'discriminator
- * capture'), and the captured ConnectAccept answers the live request: what
- * it derived from the captured request it derives from the live one -
- * both discriminators when it copied them (V9), the reliability level
- * when it matched, the MTU lowered to the request's when it was not above
- * the captured request's; its Message ACK names the live request. An
- * accept that broke one of these in the capture is replayed breaking it.
+ * with an accept step, the request becomes an expect, and the captured
+ * ConnectAccept answers the live request as it answered the captured one
+ * (docs/conformance.md C26).
  *
  * NAME.meta is the one capture-case format (conform/meta.h: '#' comments,
  * "KEY VALUE" lines; the shared keys case, title, section, require, frame
@@ -73,17 +66,10 @@
  * 'frame N ID' makes the steps of capture frame N check ID; 'nothing-else'
  * is refused ('end' says what follows the last PDU).
  *
- * The target's own choices are compared only when a 'rule' line names them
- * (docs/conformance.md C32): its Rx Descriptors Posted and trailer, and in
- * its CE segment its enables, read window, MTU, CRC and Urgent Marker
- * options (and its level when it connects); the session judges them all
- * the same. Its messages are compared reassembled (C33).
- *
- * Segment Length follows the payload and the trailer: a wildcard on
- * payload, data or crc also makes seglen a wildcard, and in a CE segment
- * one on calling_len or called_len. A difference from the capture is
- * reported after the bytes already in flight went through the session: a
- * rule they break (the rest of an oversized message) is reported instead.
+ * What is compared (docs/conformance.md): the target's own choices only
+ * when a 'rule' line names them (C32), its messages reassembled (C33),
+ * Segment Length as the payload, trailer and discriminators allow (C18), a
+ * difference after the bytes in flight went through the session (C27).
  */
 #ifndef CONFORM_CAPCASE_H
 #define CONFORM_CAPCASE_H
@@ -101,7 +87,8 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
  * generator's run record (NAME.pcap.meta, NAME.pcapng.meta)? */
 bool cf_capcase_is_meta_name(const char *name);
 
-/* Print the steps a capture case was compiled to (for `vitcp-conform show`). */
-void cf_capcase_describe(FILE *out, const struct cf_case *c);
+/* What `vitcp-conform show` adds to a replayed ConnectAccept: what it
+ * derives from the live request (role passive). */
+const char *cf_capcase_send_note(const struct cf_step *st);
 
 #endif

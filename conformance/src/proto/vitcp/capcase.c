@@ -16,7 +16,11 @@
 
 #define CAP_PDUS_MAX 4096
 
+/* What a wildcard or rule without "TYPE:" applies to. */
+enum { ANY_TYPE = VW_VITCP_TYPE_COUNT };
+
 struct meta {
+    struct cf_case *c; /* the case being loaded */
     char file[256];
     unsigned line;
     char *err;
@@ -27,14 +31,12 @@ struct meta {
     bool tester_server;
     unsigned tester_line; /* line of an explicit 'tester' (0: none) */
     enum { DISC_DEFAULT, DISC_RUN, DISC_CAPTURE } disc;
-    bool wild[CF_F_COUNT];
-    bool wild_type[VW_VITCP_TYPE_COUNT][CF_F_COUNT];
-    bool wild_data;
-    bool wild_data_type[VW_VITCP_TYPE_COUNT];
+    /* by segment type, [ANY_TYPE] for every type */
+    bool wild[ANY_TYPE + 1][CF_F_COUNT];
+    bool wild_data[ANY_TYPE + 1];
     /* 'rule ID FIELD...': the requirement a difference in the field breaks
      * (VW_REQ_NONE: the case's first one) */
-    enum vw_req rule[CF_F_COUNT];
-    enum vw_req rule_type[VW_VITCP_TYPE_COUNT][CF_F_COUNT];
+    enum vw_req rule[ANY_TYPE + 1][CF_F_COUNT];
     unsigned rule_line;
     bool echo;
     /* 'only-if TYPE:FIELD=VALUE...': after the target's first segment of
@@ -76,33 +78,16 @@ bool cf_capcase_is_meta_name(const char *name)
     return true;
 }
 
-static int parse_uint(struct meta *m, const char *s, unsigned max, unsigned *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *s == '-' || *end || errno || v > max)
-        return meta_fail(m, "'%s' is not a number in 1..%u", s, max);
-    *out = (unsigned)v;
-    return 0;
-}
-
-static int type_by_name(const char *name, size_t len)
-{
-    for (unsigned t = 0; t < VW_VITCP_TYPE_COUNT; t++)
-        if (strlen(vw_vitcp_type_name(t)) == len && strncmp(vw_vitcp_type_name(t), name, len) == 0)
-            return (int)t;
-    return -1;
-}
-
-/* "TYPE:FIELD" or "FIELD": the type (-1: every type) and the field's name. */
+/* "TYPE:FIELD" or "FIELD": the type (or ANY_TYPE) and the field's name. */
 static int split_type(struct meta *m, const char **w, int *type)
 {
-    *type = -1;
+    *type = ANY_TYPE;
     const char *colon = strchr(*w, ':');
     if (!colon)
         return 0;
-    *type = type_by_name(*w, (size_t)(colon - *w));
+    char name[32]; /* longer than any type's name */
+    snprintf(name, sizeof name, "%.*s", (int)(colon - *w), *w);
+    *type = cf_proto_vitcp.type_by_name(name);
     if (*type < 0)
         return meta_fail(m, "unknown segment type in '%s'", *w);
     *w = colon + 1;
@@ -115,19 +100,13 @@ static int wildcard(struct meta *m, const char *w)
     if (split_type(m, &w, &type) < 0)
         return -1;
     if (strcmp(w, "data") == 0) {
-        if (type < 0)
-            m->wild_data = true;
-        else
-            m->wild_data_type[type] = true;
+        m->wild_data[type] = true;
         return 0;
     }
     int f = cf_field_by_name(w);
     if (f < 0)
         return meta_fail(m, "unknown field '%s' (msg, ack, rxposted, imm, mtu, window, payload, crc, data, ...)", w);
-    if (type < 0)
-        m->wild[f] = true;
-    else
-        m->wild_type[type][f] = true;
+    m->wild[type][f] = true;
     return 0;
 }
 
@@ -147,10 +126,7 @@ static int rule_line(struct meta *m, char **tok, int n)
         int f = cf_field_by_name(w);
         if (f < 0)
             return meta_fail(m, "unknown field '%s' (a rule names header fields: msg, eom, imm, payload, ...)", w);
-        if (type < 0)
-            m->rule[f] = r;
-        else
-            m->rule_type[type][f] = r;
+        m->rule[type][f] = r;
     }
     if (!m->rule_line)
         m->rule_line = m->line;
@@ -170,7 +146,7 @@ static int only_if_line(struct meta *m, char **tok, int n)
             return -1;
         const char *eq = strchr(w, '=');
         char name[32];
-        if (type < 0 || !eq || (size_t)(eq - w) >= sizeof name)
+        if (type == ANY_TYPE || !eq || (size_t)(eq - w) >= sizeof name)
             return meta_fail(m, "'only-if' takes TYPE:FIELD=VALUE, got '%s'", tok[i]);
         memcpy(name, w, (size_t)(eq - w));
         name[eq - w] = 0;
@@ -244,17 +220,19 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
         return 0;
     }
     if (strcmp(k, "timing") == 0 || strcmp(k, "timeout") == 0) {
-        unsigned v = 0;
         if (n != 2)
             return meta_fail(m, "'%s' takes milliseconds", k);
-        if (parse_uint(m, tok[1], 600000, &v) < 0)
-            return -1;
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(tok[1], &end, 10);
+        if (tok[1][0] == '-' || *end || errno || v > 600000)
+            return meta_fail(m, "'%s' is not a number in 1..%u", tok[1], 600000);
         if (v == 0)
             return meta_fail(m, "'%s' must be at least 1 ms", k);
         if (k[3] == 'i')
-            m->timing_ms = v;
+            m->timing_ms = (unsigned)v;
         else
-            c->timeout_ms = v;
+            c->timeout_ms = (unsigned)v;
         return 0;
     }
     if (strcmp(k, "end") == 0) {
@@ -271,45 +249,33 @@ static int meta_line(struct meta *m, struct cf_case *c, char **tok, int n)
     return 1;
 }
 
-struct meta_ctx {
-    struct meta *m;
-    struct cf_case *c;
-};
-
 static enum cf_meta_key meta_key(void *ctx, const char *key, char *value, const char *path, unsigned lineno,
                                  char *err, size_t errlen)
 {
     (void)path, (void)err, (void)errlen; /* m->err is err, m->file path */
-    struct meta_ctx *x = ctx;
-    x->m->line = lineno;
+    struct meta *m = ctx;
+    m->line = lineno;
     char *tok[32] = {(char *)key};
     int n = 1;
     char *save = NULL;
     for (char *t = strtok_r(value, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
         if (n == 32) {
-            meta_fail(x->m, "too many words on one line");
+            meta_fail(m, "too many words on one line");
             return CF_META_KEY_BAD;
         }
         tok[n++] = t;
     }
-    int rc = meta_line(x->m, x->c, tok, n);
+    int rc = meta_line(m, m->c, tok, n);
     return rc == 0 ? CF_META_KEY_TAKEN : rc < 0 ? CF_META_KEY_BAD : CF_META_KEY_UNKNOWN;
 }
 
-/* What the role implies, once every line is read: role passive makes the
- * tester the capture's server, and the implementation's discriminators (its
- * own configuration, not the capture's) wildcards unless 'discriminator
- * capture' asks for them. */
 /* Every 'rule' names one of the case's requirements. */
 static int check_rules(struct meta *m, const struct cf_case *c)
 {
-    for (unsigned t = 0; t <= VW_VITCP_TYPE_COUNT; t++)
+    for (unsigned t = 0; t <= ANY_TYPE; t++)
         for (unsigned f = 0; f < CF_F_COUNT; f++) {
-            enum vw_req r = t < VW_VITCP_TYPE_COUNT ? m->rule_type[t][f] : m->rule[f];
-            bool listed = r == VW_REQ_NONE;
-            for (unsigned i = 0; i < c->nreqs && !listed; i++)
-                listed = c->reqs[i] == r;
-            if (!listed) {
+            enum vw_req r = m->rule[t][f];
+            if (r != VW_REQ_NONE && !cf_case_has_req(c, r)) {
                 m->line = m->rule_line;
                 return meta_fail(m, "'rule %s': the case's 'require' lines must name it", vw_req_id(r));
             }
@@ -317,6 +283,10 @@ static int check_rules(struct meta *m, const struct cf_case *c)
     return 0;
 }
 
+/* What the role implies, once every line is read: role passive makes the
+ * tester the capture's server, and the implementation's discriminators (its
+ * own configuration, not the capture's) wildcards unless 'discriminator
+ * capture' asks for them. */
 static int settle_role(struct meta *m, struct cf_case *c)
 {
     if (m->passive) {
@@ -327,12 +297,12 @@ static int settle_role(struct meta *m, struct cf_case *c)
         }
         m->tester_server = true;
         if (m->disc != DISC_CAPTURE) {
-            m->wild_type[VW_VITCP_CONNECT_REQUEST][CF_F_CALLING_LEN] = true;
-            m->wild_type[VW_VITCP_CONNECT_REQUEST][CF_F_CALLED_LEN] = true;
+            m->wild[VW_VITCP_CONNECT_REQUEST][CF_F_CALLING_LEN] = true;
+            m->wild[VW_VITCP_CONNECT_REQUEST][CF_F_CALLED_LEN] = true;
         }
     } else if (m->disc == DISC_RUN) {
         c->flags |= CF_VITCP_CASE_RUN_DISC;
-        m->wild[CF_F_CALLED_LEN] = true; /* the accept copies what the tester sent */
+        m->wild[ANY_TYPE][CF_F_CALLED_LEN] = true; /* the accept copies what the tester sent */
     }
     return 0;
 }
@@ -355,8 +325,8 @@ struct cap_read {
     int first_dir;     /* TCP direction of the first bytes: session direction 0 */
     int cur_side;
     uint64_t cur_frame;
-    uint8_t *blob;
-    size_t blob_len, blob_cap;
+    struct cf_case *c;  /* the PDUs go to its blob */
+    size_t blob_cap;
     struct cap_pdu *pdus;
     size_t npdus, pdus_cap;
     bool other_conn;   /* bytes of a second connection were seen */
@@ -399,27 +369,20 @@ static void on_seg(void *ctx, const uint8_t *raw, size_t len, uint64_t off, cons
         x->pdus = g;
         x->pdus_cap = cap;
     }
-    if (x->blob_len + len > x->blob_cap) {
-        size_t cap = (x->blob_len + len) * 2;
-        uint8_t *g = realloc(x->blob, cap);
-        if (!g) {
-            cap_problem(x, "out of memory");
-            return;
-        }
-        x->blob = g;
-        x->blob_cap = cap;
+    size_t blob_off = x->c->blob_len;
+    if (!cf_capture_blob(x->c, &x->blob_cap, raw, len)) {
+        cap_problem(x, "out of memory");
+        return;
     }
     struct cap_pdu *p = &x->pdus[x->npdus++];
     p->side = x->cur_side;
     p->frame = x->cur_frame;
-    p->off = x->blob_len;
+    p->off = blob_off;
     p->len = len;
     p->seg = *seg;
     p->payload_off = seg->payload ? (size_t)(seg->payload - raw) : 0;
     p->seg.payload = NULL;
     p->seg.ce.options = NULL;
-    memcpy(x->blob + x->blob_len, raw, len);
-    x->blob_len += len;
 }
 
 static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
@@ -457,28 +420,13 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
 
 /* ------------------------------------------------------------ steps */
 
-static int add_step(struct meta *m, struct cf_case *c, struct cf_step **out)
+/* The next step, of kind; NULL (m->err says why) when the case is full. */
+static struct cf_step *add_step(struct meta *m, struct cf_case *c, enum cf_step_kind kind)
 {
-    if (c->nsteps == CF_MAX_STEPS)
-        return meta_fail(m, "the capture needs more than %d steps (PDUs to send and expect); cut it down",
-                         CF_MAX_STEPS);
-    struct cf_step *st = &c->steps[c->nsteps++];
-    memset(st, 0, sizeof *st);
-    st->req = c->reqs[0];
-    *out = st;
-    return 0;
-}
-
-static void add_match(struct cf_step *st, enum cf_field f, int64_t v, bool relative)
-{
-    if (st->nmatch == CF_MAX_MATCHES)
-        return;
-    struct cf_match *mt = &st->match[st->nmatch++];
-    memset(mt, 0, sizeof *mt);
-    mt->field = f;
-    mt->op = CF_OP_EQ;
-    mt->value = v;
-    mt->relative = relative;
+    struct cf_step *st = cf_capture_step(c, kind, 0);
+    if (!st)
+        meta_fail(m, "the capture needs more than %d steps (PDUs to send and expect); cut it down", CF_MAX_STEPS);
+    return st;
 }
 
 static enum vw_req rule_of(const struct meta *m, unsigned type, enum cf_field f);
@@ -487,17 +435,12 @@ static bool target_choice(const struct meta *m, unsigned type, enum cf_field f);
 /* Not compared: a wildcard, or the target's own choice. */
 static bool is_wild(const struct meta *m, unsigned type, enum cf_field f)
 {
-    return m->wild[f] || (type < VW_VITCP_TYPE_COUNT && m->wild_type[type][f]) || target_choice(m, type, f);
+    return m->wild[ANY_TYPE][f] || (type < ANY_TYPE && m->wild[type][f]) || target_choice(m, type, f);
 }
 
-/* Fields whose value is the target's own choice, not the draft's: they are
- * compared only when a 'rule' line names them. The session judges them all
- * the same (an MTU above the request's, a trailer without the option, a
- * DFC count broken...). Its Rx Descriptors Posted and trailer everywhere
- * (V6: a refusal's trailer is the sender's option; elsewhere it follows
- * the negotiation); in a CE segment its enables and DFC, read window, MTU
- * capability and options (3.3, 3.6, 3.7); and, when the target is the
- * one that connects, its reliability level. */
+/* Fields whose value is the target's own choice, not the draft's, compared
+ * only when a 'rule' line names them (which, and why: docs/conformance.md
+ * C32); the session judges them all the same. */
 static bool target_choice(const struct meta *m, unsigned type, enum cf_field f)
 {
     if (rule_of(m, type, f) != VW_REQ_NONE)
@@ -511,9 +454,17 @@ static bool target_choice(const struct meta *m, unsigned type, enum cf_field f)
     }
 }
 
+/* f=v in st, unless f is not compared in a segment of st's type. */
+static void add_match(const struct meta *m, struct cf_step *st, enum cf_field f, int64_t v, bool relative)
+{
+    struct cf_match *mt = is_wild(m, st->type, f) ? NULL : cf_capture_match(st, f, v);
+    if (mt)
+        mt->relative = relative;
+}
+
 static bool data_wild(const struct meta *m, unsigned type)
 {
-    return m->wild_data || (type < VW_VITCP_TYPE_COUNT && m->wild_data_type[type]);
+    return m->wild_data[ANY_TYPE] || (type < ANY_TYPE && m->wild_data[type]);
 }
 
 /* Expect step for a PDU of the target's side: every field of its type, the
@@ -522,7 +473,6 @@ static void expect_from(const struct meta *m, const struct cf_case *c, struct cf
 {
     const struct vw_vitcp_seg *s = &p->seg;
     unsigned type = s->hdr.type;
-    st->kind = CF_STEP_EXPECT;
     st->type = type;
     st->wait_ms = m->timing_ms;
     /* a CE segment's length also follows its discriminators */
@@ -558,22 +508,22 @@ static void expect_from(const struct meta *m, const struct cf_case *c, struct cf
         {CF_F_CRC, s->has_crc, true},
     };
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
-        if (fields[i].present && !is_wild(m, type, fields[i].f))
-            add_match(st, fields[i].f, fields[i].v, false);
+        if (fields[i].present)
+            add_match(m, st, fields[i].f, fields[i].v, false);
     /* Message numbers, packetdrill style: relative to the initial number of
      * the sender (an RdmaReadResponse carries the tester's request number;
      * a ConnectReject/NoMatch carries none worth comparing). */
     bool refuse = type == VW_VITCP_CONNECT_REJECT || type == VW_VITCP_CONNECT_NOMATCH;
     /* (a CE segment's number is the initial number itself: +0 by definition) */
-    if (!is_wild(m, type, CF_F_MSG) && !refuse && !s->has_ce) {
+    if (!refuse && !s->has_ce) {
         bool tester_base = type == VW_VITCP_RDMA_READ_RESP;
         bool known = tester_base ? c->cap_tester_init_known : c->cap_target_init_known;
         uint32_t base = tester_base ? c->cap_tester_init : c->cap_target_init;
         if (known)
-            add_match(st, CF_F_MSG, (int64_t)(int32_t)(s->hdr.msg_num - base), true);
+            add_match(m, st, CF_F_MSG, (int64_t)(int32_t)(s->hdr.msg_num - base), true);
     }
-    if (!is_wild(m, type, CF_F_ACK) && c->cap_tester_init_known && type != VW_VITCP_CONNECT_REQUEST && !refuse)
-        add_match(st, CF_F_ACK, (int64_t)(int32_t)(s->hdr.msg_ack - c->cap_tester_init), true);
+    if (c->cap_tester_init_known && type != VW_VITCP_CONNECT_REQUEST && !refuse)
+        add_match(m, st, CF_F_ACK, (int64_t)(int32_t)(s->hdr.msg_ack - c->cap_tester_init), true);
     if (s->payload_len && !data_wild(m, type) && !is_wild(m, type, CF_F_PAYLOAD))
         st->data_capture = true;
 }
@@ -589,9 +539,9 @@ static void set_pdu(struct cf_step *st, size_t i, const struct cap_pdu *p)
 
 static enum vw_req rule_of(const struct meta *m, unsigned type, enum cf_field f)
 {
-    if (type < VW_VITCP_TYPE_COUNT && m->rule_type[type][f] != VW_REQ_NONE)
-        return m->rule_type[type][f];
-    return m->rule[f];
+    if (type < ANY_TYPE && m->rule[type][f] != VW_REQ_NONE)
+        return m->rule[type][f];
+    return m->rule[ANY_TYPE][f];
 }
 
 /* The fields of expect step idx that have a 'rule' move into check steps
@@ -606,11 +556,10 @@ static int split_rules(struct meta *m, struct cf_case *c, unsigned idx)
             req = rule_of(m, ex->type, ex->match[k].field);
         if (req == VW_REQ_NONE)
             return 0;
-        struct cf_step *chk = NULL;
-        if (add_step(m, c, &chk) < 0)
+        struct cf_step *chk = add_step(m, c, CF_STEP_CHECK);
+        if (!chk)
             return -1;
         struct cf_step *e = &c->steps[idx];
-        chk->kind = CF_STEP_CHECK;
         chk->type = e->type;
         chk->req = req;
         chk->cap_pdu = e->cap_pdu;
@@ -701,23 +650,22 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
      * passive: the implementation's side does, and the tester answers */
     int opener = m->passive ? 1 - tester_side : tester_side;
     if (!x->npdus || x->pdus[0].side != opener || x->pdus[0].seg.hdr.type != VW_VITCP_CONNECT_REQUEST)
-        return meta_fail(m, "%s: the %s side (%s) must send the first PDU, a ConnectRequest (role %s)", m->capture,
+        return meta_fail(m, "%s: the %s side (%s) must send the first PDU, a ConnectRequest (role %s)", c->file,
                          m->passive ? "implementation's" : "tester's",
                          (opener == 1) ? "server" : "client", m->passive ? "passive" : "active");
     struct cf_step *st = NULL;
     unsigned echoes = 0;
     bool tester_sent = false; /* the tester has sent a Send (role passive, 'echo') */
     bool only_if_done[sizeof m->only_if / sizeof m->only_if[0]] = {false};
-    if (add_step(m, c, &st) < 0)
+    if (!add_step(m, c, m->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT))
         return -1;
-    st->kind = m->passive ? CF_STEP_ACCEPT : CF_STEP_CONNECT;
     for (size_t i = 0; i < x->npdus; i++) {
         const struct cap_pdu *p = &x->pdus[i];
         unsigned t = p->seg.hdr.type;
         if (p->side == tester_side) {
-            if (add_step(m, c, &st) < 0)
+            st = add_step(m, c, CF_STEP_SEND);
+            if (!st)
                 return -1;
-            st->kind = CF_STEP_SEND;
             st->type = t;
             st->replay_crc = p->seg.has_crc;
             st->noeom = !(p->seg.hdr.flags & VW_VITCP_FLAG_EOM);
@@ -728,30 +676,26 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
             if (m->echo && t == VW_VITCP_SEND && (p->seg.hdr.flags & VW_VITCP_FLAG_EOM)) {
                 /* vipl-peer echoes each Send: one echo segment of the
                  * whole message, its own next number */
-                if (add_step(m, c, &st) < 0)
+                st = add_step(m, c, CF_STEP_EXPECT);
+                if (!st)
                     return -1;
-                st->kind = CF_STEP_EXPECT;
                 st->type = VW_VITCP_SEND;
                 st->wait_ms = m->timing_ms;
                 st->data_echo = true;
                 set_pdu(st, i, p);
-                if (!is_wild(m, VW_VITCP_SEND, CF_F_TXERR))
-                    add_match(st, CF_F_TXERR, 0, false);
+                add_match(m, st, CF_F_TXERR, 0, false);
                 /* the echo carries a trailer iff the tester's Send did (3.5) */
-                if (!is_wild(m, VW_VITCP_SEND, CF_F_CRC))
-                    add_match(st, CF_F_CRC, p->seg.has_crc, false);
+                add_match(m, st, CF_F_CRC, p->seg.has_crc, false);
                 /* and the message's immediate data */
                 bool idv = p->seg.hdr.flags & VW_VITCP_FLAG_IDV;
-                if (!is_wild(m, VW_VITCP_SEND, CF_F_IDV))
-                    add_match(st, CF_F_IDV, idv, false);
-                if (idv && !is_wild(m, VW_VITCP_SEND, CF_F_IMM))
-                    add_match(st, CF_F_IMM, p->seg.hdr.imm_data, false);
+                add_match(m, st, CF_F_IDV, idv, false);
+                if (idv)
+                    add_match(m, st, CF_F_IMM, p->seg.hdr.imm_data, false);
                 /* the target's next message (V14); its Message ACK is not
                  * compared: below Reliable Reception it need not name the
                  * message (vipl-peer sends 0) */
                 echoes++;
-                if (!is_wild(m, VW_VITCP_SEND, CF_F_MSG))
-                    add_match(st, CF_F_MSG, echoes, true);
+                add_match(m, st, CF_F_MSG, echoes, true);
                 if (split_rules(m, c, c->nsteps - 1) < 0)
                     return -1;
             }
@@ -762,7 +706,8 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
              * own Sends before the tester's first one are compared as captured */
             if (m->echo && t == VW_VITCP_SEND && (tester_sent || !m->passive))
                 continue;
-            if (add_step(m, c, &st) < 0)
+            st = add_step(m, c, CF_STEP_EXPECT);
+            if (!st)
                 return -1;
             expect_from(m, c, st, p);
             set_pdu(st, i, p);
@@ -776,22 +721,21 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
                 if (m->only_if[k].type != t || only_if_done[k])
                     continue;
                 only_if_done[k] = true;
-                struct cf_step *oi = NULL;
-                if (add_step(m, c, &oi) < 0)
+                struct cf_step *oi = add_step(m, c, CF_STEP_ONLY_IF);
+                if (!oi)
                     return -1;
-                oi->kind = CF_STEP_ONLY_IF;
                 oi->type = t;
                 set_pdu(oi, i, p);
-                add_match(oi, m->only_if[k].field, m->only_if[k].value, false);
+                cf_capture_match(oi, m->only_if[k].field, m->only_if[k].value); /* compared even where wild */
             }
             if (m->echo && t == VW_VITCP_SEND && (p->seg.hdr.flags & VW_VITCP_FLAG_EOM))
                 echoes++; /* the echoes number on after it */
         }
     }
     if (m->end != END_NONE) {
-        if (add_step(m, c, &st) < 0)
+        st = add_step(m, c, m->end == END_CLOSE ? CF_STEP_CLOSE : CF_STEP_EXPECT_CLOSE);
+        if (!st)
             return -1;
-        st->kind = m->end == END_CLOSE ? CF_STEP_CLOSE : CF_STEP_EXPECT_CLOSE;
         st->wait_ms = m->timing_ms;
     }
     return 0;
@@ -801,16 +745,10 @@ static int compile(struct meta *m, struct cf_case *c, const struct cap_read *x)
  * check ID (a requirement of the case). 0, or -1. */
 static int frame_rules(struct meta *m, struct cf_case *c, const struct cf_meta_frames *frames)
 {
+    unsigned unfound = cf_capture_frame_rules(c, frames, false);
     for (unsigned i = 0; i < frames->nframe; i++) {
-        bool listed = false, found = false;
-        for (unsigned k = 0; k < c->nreqs && !listed; k++)
-            listed = c->reqs[k] == frames->frame_req[i];
-        for (unsigned k = 0; k < c->nsteps; k++)
-            if (c->steps[k].cap_pdu && c->steps[k].line == frames->frame_no[i]) {
-                c->steps[k].req = frames->frame_req[i];
-                found = true;
-            }
-        if (!listed || !found) {
+        bool listed = cf_case_has_req(c, frames->frame_req[i]);
+        if (!listed || i == unfound) {
             snprintf(m->err, m->errlen, "%s: 'frame %lu %s': %s", m->file, frames->frame_no[i],
                      vw_req_id(frames->frame_req[i]),
                      !listed ? "the case's 'require' lines must name it" : "no PDU of the capture is in that frame");
@@ -820,31 +758,22 @@ static int frame_rules(struct meta *m, struct cf_case *c, const struct cf_meta_f
     return 0;
 }
 
-static int read_capture(struct meta *m, struct cf_case *c, struct cap_read *x)
+static int read_capture(struct meta *m, struct cap_read *x)
 {
     struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = NULL, .notice = NULL, .ctx = x};
     char why[256] = "";
-    int rc = vn_pcap_read(m->capture, &cb, NULL, NULL, why, sizeof why);
+    int rc = vn_pcap_read(x->c->file, &cb, NULL, NULL, why, sizeof why);
     if (x->session_ok)
         vw_vitcp_session_free(&x->session);
-    if (rc < 0) {
-        snprintf(m->err, m->errlen, "%s: %s", m->capture, why);
-        return -1;
-    }
-    if (x->problem[0]) {
-        snprintf(m->err, m->errlen, "%s: %s", m->capture, x->problem);
-        return -1;
-    }
-    if (!x->npdus) {
-        snprintf(m->err, m->errlen, "%s: no VI/TCP segments", m->capture);
-        return -1;
-    }
-    if (x->other_conn) {
-        snprintf(m->err, m->errlen, "%s: more than one TCP connection (a capture case replays one)", m->capture);
-        return -1;
-    }
-    (void)c;
-    return 0;
+    const char *problem = rc < 0 ? why
+                          : x->problem[0] ? x->problem
+                          : !x->npdus ? "no VI/TCP segments"
+                          : x->other_conn ? "more than one TCP connection (a capture case replays one)"
+                                          : NULL;
+    if (!problem)
+        return 0;
+    snprintf(m->err, m->errlen, "%s: %s", x->c->file, problem);
+    return -1;
 }
 
 int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_t errlen)
@@ -856,21 +785,21 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
         snprintf(err, errlen, "%s: out of memory", meta_path);
         return -1;
     }
+    m->c = out;
     snprintf(m->file, sizeof m->file, "%s", meta_path);
     m->err = err;
     m->errlen = errlen;
     out->timeout_ms = 10000;
     out->from_capture = true;
     int rc = -1;
-    struct cap_read x = {0};
-    struct meta_ctx ctx = {m, out};
+    struct cap_read x = {.c = out};
     const struct cf_meta_module mod = {
         .req_prefix = "VITCP-",
         .keys_text = "case, title, section, require, role, tester, capture, frame, verdict fail, verdict advisory, "
                      "wildcard, rule, only-if, echo yes, discriminator, nops, timing, timeout, end, hostile yes, "
                      "relay yes, packet",
         .key = meta_key,
-        .ctx = &ctx,
+        .ctx = m,
     };
     struct cf_meta_frames frames;
     if (cf_meta_read(meta_path, &mod, out, &frames, err, errlen) < 0)
@@ -885,54 +814,40 @@ int cf_capcase_load(const char *meta_path, struct cf_case *out, char *err, size_
         goto done;
     if (check_rules(m, out) < 0)
         goto done;
-    /* Names relative to the meta file's folder. */
+    /* The capture: 'capture NAME' (relative to the meta file's folder),
+     * else NAME.pcapng, else NAME.pcap. */
     const char *slash = strrchr(meta_path, '/');
-    size_t dirlen = slash ? (size_t)(slash - meta_path) + 1 : 0;
-    const char *base = meta_path + dirlen;
-    size_t stem = strlen(base) - 5; /* without ".meta" */
-    char cap[sizeof m->capture];
-    const char *name = m->capture[0] ? m->capture : NULL;
-    size_t prefix = name && name[0] == '/' ? 0 : dirlen;
-    size_t rest = name ? strlen(name) : stem + strlen(".pcapng");
-    if (prefix + rest >= sizeof cap || prefix + rest >= sizeof out->file) {
+    int dirlen = slash && m->capture[0] != '/' ? (int)(slash - meta_path) + 1 : 0;
+    size_t mlen = strlen(meta_path);
+    int stem = (int)(mlen >= 5 ? mlen - 5 : mlen); /* without ".meta" */
+    int n = m->capture[0] ? snprintf(out->file, sizeof out->file, "%.*s%s", dirlen, meta_path, m->capture)
+                          : snprintf(out->file, sizeof out->file, "%.*s.pcapng", stem, meta_path);
+    if (n < 0 || (size_t)n >= sizeof out->file) {
         snprintf(err, errlen, "%s: the capture's path is too long", meta_path);
         goto done;
     }
-    memcpy(cap, meta_path, prefix);
-    if (name) {
-        memcpy(cap + prefix, name, rest + 1);
-    } else {
-        memcpy(cap + prefix, base, stem);
-        memcpy(cap + prefix + stem, ".pcapng", sizeof ".pcapng");
-        if (access(cap, F_OK) != 0) /* not fopen: a named pipe would block */
-            memcpy(cap + prefix + stem, ".pcap", sizeof ".pcap");
-    }
-    if (!cf_is_regular_file(cap)) {
-        snprintf(err, errlen, "%s: its capture %s is missing or not a regular file", meta_path, cap);
+    if (!m->capture[0] && access(out->file, F_OK) != 0) /* not fopen: a named pipe would block */
+        out->file[n - 2] = 0; /* NAME.pcap */
+    if (!cf_is_regular_file(out->file)) {
+        snprintf(err, errlen, "%s: its capture %s is missing or not a regular file", meta_path, out->file);
         goto done;
     }
-    memcpy(m->capture, cap, strlen(cap) + 1);
-    memcpy(out->file, cap, strlen(cap) + 1);
-    if (read_capture(m, out, &x) < 0)
+    if (read_capture(m, &x) < 0)
         goto done;
     if (compile(m, out, &x) < 0 || frame_rules(m, out, &frames) < 0)
         goto done;
-    out->blob = x.blob;
-    out->blob_len = x.blob_len;
-    x.blob = NULL;
     rc = 0;
 done:
-    free(x.blob);
     free(x.pdus);
     free(m);
-    if (rc < 0)
+    if (rc < 0) {
+        cf_case_free(out);
         out->nsteps = 0;
+    }
     return rc;
 }
 
-/* What `show` adds to a replayed ConnectAccept: what it derives from the
- * live request (role passive). */
-static const char *send_note(const struct cf_step *st)
+const char *cf_capcase_send_note(const struct cf_step *st)
 {
     static char note[64];
     if (!st->replay_answer)
@@ -941,9 +856,4 @@ static const char *send_note(const struct cf_step *st)
              (st->replay_answer & CF_ANSWER_DISC) ? " disc" : "", (st->replay_answer & CF_ANSWER_LEVEL) ? " level" : "",
              (st->replay_answer & CF_ANSWER_MTU) ? " mtu" : "", (st->replay_answer & CF_ANSWER_CRC) ? " crc" : "");
     return note;
-}
-
-void cf_capcase_describe(FILE *out, const struct cf_case *c)
-{
-    cf_case_describe(out, c, send_note);
 }

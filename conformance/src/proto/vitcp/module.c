@@ -343,6 +343,6 @@ const struct conform_protocol cf_proto_vitcp = {
     .session_urgent = cf_vitcp_session_urgent,
     .session_unframed = cf_vitcp_session_unframed,
     .load_capture_case = cf_capcase_load,
-    .describe_capture_case = cf_capcase_describe,
+    .capture_send_note = cf_capcase_send_note,
     .is_capture_meta = cf_capcase_is_meta_name,
 };
