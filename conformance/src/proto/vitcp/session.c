@@ -119,15 +119,12 @@ static bool reassemble(struct vs_session *v, const struct vw_vitcp_seg *seg, uns
 {
     if (!is_data_message(seg->hdr.type))
         return false;
-    /* A new message of the same type ends the one before it, EOM or not. */
-    for (unsigned i = 0; i < VS_PARTIAL_MAX; i++)
-        if (v->partial[i].used && v->partial[i].first.hdr.type == seg->hdr.type &&
-            v->partial[i].first.hdr.msg_num != seg->hdr.msg_num)
-            flush_partial(v, &v->partial[i]);
     struct vs_partial *p = NULL, *free_slot = NULL;
     for (unsigned i = 0; i < VS_PARTIAL_MAX; i++) {
         struct vs_partial *c = &v->partial[i];
-        if (c->used && c->first.hdr.type == seg->hdr.type && c->first.hdr.msg_num == seg->hdr.msg_num)
+        if (c->used && c->first.hdr.type == seg->hdr.type && c->first.hdr.msg_num != seg->hdr.msg_num)
+            flush_partial(v, c); /* a new message of the same type ends the one before it, EOM or not */
+        if (c->used && c->first.hdr.type == seg->hdr.type)
             p = c;
         else if (!c->used && !free_slot)
             free_slot = c;
