@@ -55,7 +55,7 @@ static struct cf_case dummy_case;
 /* A session whose tester side announced R|HC|PC with TESTER_VTAG. */
 static void *tester_session(void)
 {
-    void *s = P->session_new(&dummy_case);
+    void *s = P->session_new(&dummy_case, NULL);
     assert_non_null(s);
     struct cf_step st;
     memset(&st, 0, sizeof st);

@@ -235,7 +235,7 @@ static void conformance_module_encodes_and_decodes(void **state)
     vals[flags] = 7;
     struct cf_encoded enc;
     char why[100];
-    void *session = p->session_new(NULL);
+    void *session = p->session_new(NULL, NULL);
     assert_non_null(session);
     assert_int_equal(p->encode(session, &st, vals, &enc, why, sizeof why), 0);
     assert_int_equal(enc.len, 304);

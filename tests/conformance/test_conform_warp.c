@@ -98,7 +98,7 @@ static void test_reassembles_any_cut(void **state)
 {
     (void)state;
     struct cf_case c = case_with("WARP-SUMMARY-SEND-FIELDS");
-    void *s = P->session_new(&c);
+    void *s = P->session_new(&c, NULL);
     assert_non_null(s);
     uint8_t data[300], b[1024];
     for (unsigned i = 0; i < sizeof data; i++)
@@ -133,7 +133,7 @@ static void test_reserved_bits_on_every_chunk(void **state)
 {
     (void)state;
     struct cf_case c = case_with("WARP-SUMMARY-SEND-FIELDS");
-    void *s = P->session_new(&c);
+    void *s = P->session_new(&c, NULL);
     uint8_t b[256], d[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     size_t n = chunk(b, VW_WARP_SEND, 0, 0, 1, 0, d, 4);
     n += chunk(b + n, VW_WARP_SEND, VW_WARP_FLAG_L, 0x100, 1, 4, d + 4, 4);
@@ -150,7 +150,7 @@ static void test_silence_inside_a_pdu_is_l_last(void **state)
 {
     (void)state;
     struct cf_case c = case_with("WARP-SUMMARY-SEND-FIELDS");
-    void *s = P->session_new(&c);
+    void *s = P->session_new(&c, NULL);
     uint8_t b[128], d[16] = {0};
     size_t n = chunk(b, VW_WARP_SEND, 0, 0, 5, 0, d, 16);
     struct got g = {0};
@@ -197,7 +197,7 @@ static void test_invalid_chunk_delivered(void **state)
 {
     (void)state;
     struct cf_case c = case_with("WARP-SUMMARY-C-ONLY-WITH-L");
-    void *s = P->session_new(&c);
+    void *s = P->session_new(&c, NULL);
     struct cf_encoded enc = {0};
     const char *args[] = {"payload=10", "fill=2", "c=1", "l=0", "invalid", NULL};
     encode(s, "Send", args, &enc);
@@ -226,7 +226,7 @@ static void test_iscsi_r2t_data_in_and_refusal(void **state)
 {
     (void)state;
     struct cf_case c = case_with("WARP-B.4.1-RID-IS-TTT");
-    void *s = P->session_new(&c);
+    void *s = P->session_new(&c, NULL);
     uint8_t hdr[VW_ISCSI_BHS_LEN], b[256];
     struct got g = {0};
     struct cf_rx_verdict v = {.req = VW_REQ_NONE};
@@ -271,7 +271,7 @@ static void test_r2t_without_an_r2t(void **state)
 {
     (void)state;
     struct cf_case c = case_with("WARP-B.4.1-RID-IS-TTT");
-    void *s = P->session_new(&c);
+    void *s = P->session_new(&c, NULL);
     struct cf_step st;
     memset(&st, 0, sizeof st);
     st.type = (unsigned)P->type_by_name("RDMA");

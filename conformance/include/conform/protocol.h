@@ -162,9 +162,10 @@ struct conform_protocol {
      * of every field st->set[f] names. 0, or -1 with the reason. */
     int (*encode)(void *session, const struct cf_step *st, const int64_t *vals, struct cf_encoded *out,
                   char *why, size_t whylen);
-    /* A session per connection: framing, decoding, negotiation and
-     * sequencing state, rule checks. */
-    void *(*session_new)(const struct cf_case *c);
+    /* A session per connection of case c in the run of engine e (the
+     * module's settings): framing, decoding, negotiation and sequencing
+     * state, rule checks. */
+    void *(*session_new)(const struct cf_case *c, struct cf_engine *e);
     void (*session_free)(void *session);
     /* Feed the target's bytes: sink gets each whole message; the first
      * rule broken (by a message or by the framing) goes to v. */
@@ -229,9 +230,6 @@ struct conform_protocol {
      * flow control and sequencing (the generic runner calls them when set).
      * runner_flags: CF_RUNNER_* below. */
     unsigned runner_flags;
-    /* The session learns its engine (the module's settings, the target's
-     * address) right after session_new. */
-    void (*session_attach)(void *session, struct cf_engine *e);
     /* A value known only at run time: var (a $variable, CF_VAR_NONE: none)
      * plus value, or with relative the "+N" of field counted from the
      * proper side's base, in the message m (NULL: a send). *out gets the

@@ -1115,11 +1115,9 @@ static void end_connection(struct grun *r)
 /* A new session for the connection (or the links). */
 static void start_session(struct grun *r)
 {
-    r->session = r->p->session_new(r->c);
+    r->session = r->p->session_new(r->c, r->e);
     if (!r->session)
         gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
-    else if (r->p->session_attach)
-        r->p->session_attach(r->session, r->e);
 }
 
 /* Datagram protocols: open the tester's links (the case's 'links N'; one

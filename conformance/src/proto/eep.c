@@ -508,8 +508,9 @@ struct eep_decoded {
 };
 
 
-static void *session_new(const struct cf_case *c)
+static void *session_new(const struct cf_case *c, struct cf_engine *e)
 {
+    (void)e;
     struct eep_session *s = calloc(1, sizeof *s);
     if (s) {
         s->c = c;

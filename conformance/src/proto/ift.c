@@ -236,8 +236,9 @@ static void take_findings(struct ift_session *s, const struct vw_findings *fs, u
         }
 }
 
-static void *session_new(const struct cf_case *c)
+static void *session_new(const struct cf_case *c, struct cf_engine *e)
 {
+    (void)e;
     struct ift_session *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;

@@ -330,7 +330,6 @@ const struct conform_protocol cf_proto_vitcp = {
     .field_value = cf_vitcp_field_value,
     .describe = cf_vitcp_describe,
     .runner_flags = CF_RUNNER_FRAMES_AT_VERDICT | CF_RUNNER_AWAIT_KEEPS | CF_RUNNER_CLOSE_ANY | CF_RUNNER_DRAIN,
-    .session_attach = cf_vitcp_session_attach,
     .resolve = cf_vitcp_resolve,
     .field_ignored = cf_vitcp_field_ignored,
     .unmatched = cf_vitcp_unmatched,

@@ -14,7 +14,7 @@
 
 #include "vitcp/bytes.h"
 
-void *cf_vitcp_session_new(const struct cf_case *c)
+void *cf_vitcp_session_new(const struct cf_case *c, struct cf_engine *e)
 {
     struct vs_session *v = calloc(1, sizeof *v);
     if (!v)
@@ -26,14 +26,10 @@ void *cf_vitcp_session_new(const struct cf_case *c)
         return NULL;
     }
     v->c = c;
+    v->e = e;
     v->tdir = c->passive ? 1 : 0;
     v->tester_first_send_len = -1;
     return v;
-}
-
-void cf_vitcp_session_attach(void *session, struct cf_engine *e)
-{
-    ((struct vs_session *)session)->e = e;
 }
 
 void cf_vitcp_session_free(void *session)

@@ -81,8 +81,7 @@ int cf_vitcp_check_alive(struct cf_engine *e, char *why, size_t whylen);
 uint16_t cf_vitcp_known_level(struct cf_engine *e);
 
 /* session.c */
-void *cf_vitcp_session_new(const struct cf_case *c);
-void cf_vitcp_session_attach(void *session, struct cf_engine *e);
+void *cf_vitcp_session_new(const struct cf_case *c, struct cf_engine *e);
 void cf_vitcp_session_free(void *session);
 void cf_vitcp_session_feed(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
                            struct cf_rx_verdict *v);
