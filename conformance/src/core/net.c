@@ -140,23 +140,6 @@ static bool relay_open_once(struct cf_engine *e, char *why, size_t whylen)
     return e->relay != NULL;
 }
 
-void cf_engine_relay_begin(struct cf_engine *e, const struct cf_case *c)
-{
-    cf_relay_begin(e->relay, c->packet, c->npacket);
-    cf_relay_impair(e->relay, &e->impair, e->impair.on ? cf_impair_case_seed(&e->impair, c->id) : 0);
-}
-
-void cf_engine_relay_note(const struct cf_engine *e, const struct cf_relay_packet *pk, size_t n,
-                          struct cf_result *res)
-{
-    if (!e->impair.on)
-        return;
-    char what[160];
-    cf_impair_summary(pk, n, what, sizeof what);
-    snprintf(res->impaired, sizeof res->impaired, "%s (seed %llu)", what[0] ? what : "nothing impaired",
-             (unsigned long long)(n ? pk[0].seed : cf_impair_case_seed(&e->impair, res->id)));
-}
-
 /* Can active cases use the relay? Decided at the first one: the target
  * must be on this host and answer at the relay's address of it. */
 bool cf_relay_ready_active(struct cf_engine *e)

@@ -1356,7 +1356,12 @@ static void relay_case_finish(struct cf_engine *e, const struct cf_case *c, stru
     unsigned first_frame = e->capture ? (unsigned)vn_pcap_frames(e->capture) : 0;
     if (e->capture && pk)
         cf_relay_write(e->capture, pk, n); /* a write error shows when the run closes the file */
-    cf_engine_relay_note(e, pk, n, res);
+    if (e->impair.on) { /* what the impairment did (C61) */
+        char what[160];
+        cf_impair_summary(pk, n, what, sizeof what);
+        snprintf(res->impaired, sizeof res->impaired, "%s (seed %llu)", what[0] ? what : "nothing impaired",
+                 (unsigned long long)(n ? pk[0].seed : cf_impair_case_seed(&e->impair, res->id)));
+    }
     if (c->proto->judge_recording)
         c->proto->judge_recording(e, c, pk, n, first_frame, res, &decided);
     for (unsigned i = 0; i < c->npacket && !decided; i++) {
@@ -1445,7 +1450,9 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
             r->via_relay = true;
             r->deadline = cf_after_ms(c->timeout_ms); /* setting up the relay is not the case's time */
             r->relay_base = e->capture ? (unsigned)vn_pcap_frames(e->capture) : 0;
-            cf_engine_relay_begin(e, c);
+            /* its packet actions, and the run's impairment (C61) seeded with the case's id */
+            cf_relay_begin(e->relay, c->packet, c->npacket);
+            cf_relay_impair(e->relay, &e->impair, e->impair.on ? cf_impair_case_seed(&e->impair, c->id) : 0);
         }
         run_steps(r);
     }

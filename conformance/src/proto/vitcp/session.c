@@ -88,11 +88,6 @@ static void hand_over(struct vs_session *v, const uint8_t *bytes, size_t len, co
     v->sink(v->sink_ctx, &m);
 }
 
-static bool is_data_message(unsigned type)
-{
-    return type == VW_VITCP_SEND || type == VW_VITCP_RDMA_WRITE || type == VW_VITCP_RDMA_READ_RESP;
-}
-
 /* A gathered message as it is (without EOM, when it never ended: the
  * expect that meets it names the rule, EOM-LAST). */
 static void flush_partial(struct vs_session *v, struct vs_partial *p)
@@ -113,7 +108,7 @@ static void flush_partial(struct vs_session *v, struct vs_partial *p)
  * taken (the message is not complete, or it went whole). */
 static bool reassemble(struct vs_session *v, const struct vw_vitcp_seg *seg, unsigned index)
 {
-    if (!is_data_message(seg->hdr.type))
+    if (!vw_vitcp_type_has_payload(seg->hdr.type))
         return false;
     struct vs_partial *p = NULL, *free_slot = NULL;
     for (unsigned i = 0; i < VS_PARTIAL_MAX; i++) {
