@@ -509,16 +509,6 @@ static void keep_echo(struct grun *r, const struct cf_encoded *enc)
         r->echo_len = end;
 }
 
-static int put_datagram(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc)
-{
-    unsigned k = st->link;
-    if (r->lfd[k] < 0 || r->lto_len[k] == 0) {
-        errno = EDESTADDRREQ;
-        return -1;
-    }
-    return dgram_pass(r, true, k, (struct sockaddr *)&r->lto[k], r->lto_len[k], enc->bytes, enc->len);
-}
-
 /* What the target had sent before the tester's write is no reaction to it
  * (expect-close, issue 29: a greeting sent before an error reached it). */
 static void mark_before_write(struct grun *r)
@@ -533,8 +523,13 @@ static void mark_before_write(struct grun *r)
  * datagram protocol's as one datagram out of the step's link. */
 static int put_bytes(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc, bool hold)
 {
+    unsigned k = st->link;
+    if (r->dgram && (r->lfd[k] < 0 || r->lto_len[k] == 0)) {
+        errno = EDESTADDRREQ;
+        return -1;
+    }
     if (r->dgram)
-        return put_datagram(r, st, enc);
+        return dgram_pass(r, true, k, (struct sockaddr *)&r->lto[k], r->lto_len[k], enc->bytes, enc->len);
     if (!hold)
         mark_before_write(r);
     uint8_t *all = realloc(r->held, r->held_len + enc->len + 1);

@@ -367,10 +367,7 @@ int cf_vitcp_idle_send(void *session, struct cf_encoded *out)
         !target->have_msg_num || (tester->have_ack && tester->last_ack == target->last_msg_num) ||
         (v->target_init_known && target->last_msg_num == v->target_init))
         return 0;
-    struct cf_step nop;
-    memset(&nop, 0, sizeof nop);
-    nop.kind = CF_STEP_SEND;
-    nop.type = VW_VITCP_NOP;
+    struct cf_step nop = {.kind = CF_STEP_SEND, .type = VW_VITCP_NOP};
     int64_t vals[CF_MAX_FIELDS] = {0};
     char why[100];
     return cf_vitcp_encode(v, &nop, vals, out, why, sizeof why) == 0 ? 1 : 0;

@@ -27,7 +27,6 @@ void *cf_vitcp_session_new(const struct cf_case *c, struct cf_engine *e)
     }
     v->c = c;
     v->e = e;
-    v->tdir = c->passive ? 1 : 0;
     v->tester_first_send_len = -1;
     return v;
 }

@@ -38,7 +38,6 @@ struct vs_session {
     const struct cf_case *c;
     struct cf_engine *e;
     struct vw_vitcp_session s;
-    int tdir;                /* session direction of the tester's segments */
     /* while bytes are fed */
     cf_msg_sink sink;
     void *sink_ctx;
@@ -64,8 +63,9 @@ struct vs_session {
     char mtu_why[240];
 };
 
-static inline int vs_tester_dir(const struct vs_session *v) { return v->tdir; }
-static inline int vs_target_dir(const struct vs_session *v) { return 1 - v->tdir; }
+/* The session directions of the tester's and the target's segments. */
+static inline int vs_tester_dir(const struct vs_session *v) { return v->c->passive ? 1 : 0; }
+static inline int vs_target_dir(const struct vs_session *v) { return v->c->passive ? 0 : 1; }
 
 /* send.c */
 int cf_vitcp_encode(void *session, const struct cf_step *st, const int64_t *vals, struct cf_encoded *out, char *why,
