@@ -77,8 +77,6 @@ int cf_vitcp_session_sending(void *session, const struct cf_encoded *enc, char *
  * case) and survival probe. */
 void cf_vitcp_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
 int cf_vitcp_check_alive(struct cf_engine *e, char *why, size_t whylen);
-/* The level found for the current target (0: not asked yet). */
-uint16_t cf_vitcp_known_level(struct cf_engine *e);
 
 /* session.c */
 void *cf_vitcp_session_new(const struct cf_case *c, struct cf_engine *e);
