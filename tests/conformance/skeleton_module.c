@@ -75,31 +75,11 @@ static void skel_frame(struct skel_framer *f, const uint8_t *data, size_t len,
 /* ------------------------------------------------ the conformance module */
 
 enum { SKEL_TYPE_HELLO = 1, SKEL_TYPE_DATA = 2, SKEL_TYPES };
-static const char *const type_names[SKEL_TYPES] = {"?", "Hello", "Data"};
+/* The vocabulary: tables of names by number, the core looks them up (type 0 has none). */
+static const char *const type_names[SKEL_TYPES] = {[SKEL_TYPE_HELLO] = "Hello", [SKEL_TYPE_DATA] = "Data"};
 
 enum { F_PAYLOAD, F_FLAGS, F_LENGTH, F_COUNT };
 static const char *const field_names[F_COUNT] = {"payload", "flags", "length"};
-
-static int type_by_name(const char *name)
-{
-    int t = cf_name_index(type_names, SKEL_TYPES, name);
-    return t > 0 ? t : -1;
-}
-
-static const char *type_name(unsigned type)
-{
-    return cf_name_at(type_names, SKEL_TYPES, type);
-}
-
-static int field_by_name(const char *name)
-{
-    return cf_name_index(field_names, F_COUNT, name);
-}
-
-static const char *field_name(unsigned field)
-{
-    return cf_name_at(field_names, F_COUNT, field);
-}
 
 static bool field_settable(unsigned field)
 {
@@ -179,7 +159,7 @@ static void deliver(void *ctx, const uint8_t *raw, size_t len)
 static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
                          struct cf_rx_verdict *v)
 {
-    (void)v; /* a real session puts the first rule a message breaks here */
+    (void)v; /* a real session hands each message's findings to cf_rx_findings(v, ...) */
     struct skel_session *s = session;
     s->sink = sink;
     s->ctx = ctx;
@@ -198,12 +178,6 @@ static void session_sent(void *session, const struct cf_encoded *enc)
     (void)enc; /* a real session notes the tester's sequence numbers here */
 }
 
-static void msg_free(struct cf_msg *m)
-{
-    free((void *)m->raw);
-    free(m->decoded);
-}
-
 static bool field_value(const struct cf_msg *m, unsigned field, int64_t *value)
 {
     const struct skel_decoded *d = m->decoded;
@@ -218,7 +192,7 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *value)
 static void describe(const struct cf_msg *m, char *out, size_t n)
 {
     const struct skel_decoded *d = m->decoded;
-    snprintf(out, n, "%s flags=%u length=%u", type_name(m->type), d->flags, d->length);
+    snprintf(out, n, "%s flags=%u length=%u", cf_name_at(type_names, SKEL_TYPES, m->type), d->flags, d->length);
 }
 
 const struct conform_protocol cf_proto_skeleton = {
@@ -228,10 +202,10 @@ const struct conform_protocol cf_proto_skeleton = {
     .req_prefix = "SKEL-",
     .default_port = SKEL_PORT,
     .cases_subdir = "skel",
-    .type_by_name = type_by_name,
-    .type_name = type_name,
-    .field_by_name = field_by_name,
-    .field_name = field_name,
+    .type_names = type_names,
+    .type_count = SKEL_TYPES,
+    .field_names = field_names,
+    .field_count = F_COUNT,
     .field_settable = field_settable,
     .field_relative = field_relative,
     .max_payload = SKEL_MAX_PAYLOAD,
@@ -241,7 +215,7 @@ const struct conform_protocol cf_proto_skeleton = {
     .session_feed = session_feed,
     .session_finish = session_finish,
     .session_sent = session_sent,
-    .msg_free = msg_free,
+    .msg_free = cf_msg_free, /* raw and decoded: a heap block each */
     .field_value = field_value,
     .describe = describe,
 };

@@ -532,12 +532,12 @@ static void case_script_names_its_protocol(void **state)
     assert_ptr_equal(c.proto, cf_protocol_find("WARP"));
     assert_int_equal(c.nsteps, 3);
     const struct cf_step *send = &c.steps[1], *expect = &c.steps[2];
-    int ssn = c.proto->field_by_name("ssn"), l = c.proto->field_by_name("l");
+    int ssn = cf_proto_field_by_name(c.proto, "ssn"), l = cf_proto_field_by_name(c.proto, "l");
     assert_true(ssn >= 0 && l >= 0);
-    assert_int_equal(send->type, c.proto->type_by_name("Send"));
+    assert_int_equal(send->type, cf_proto_type_by_name(c.proto, "Send"));
     assert_true(send->set[ssn] && send->val[ssn] == 7 && send->set[l] && send->val[l] == 0);
     assert_int_equal(send->trailer, CF_TRAILER_BAD);
-    assert_true(expect->has_type_alt && expect->type_alt == (unsigned)c.proto->type_by_name("RDMA"));
+    assert_true(expect->has_type_alt && expect->type_alt == (unsigned)cf_proto_type_by_name(c.proto, "RDMA"));
     assert_int_equal(expect->nmatch, 2);
     assert_int_equal(expect->match[0].field, (unsigned)ssn);
     assert_int_equal(expect->match[0].op, CF_OP_GE);

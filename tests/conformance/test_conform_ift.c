@@ -37,10 +37,10 @@ static void sink(void *ctx, const struct cf_msg *m)
     if (g->n < 16) {
         g->type[g->n] = m->type;
         int64_t v = -2;
-        P->field_value(m, (unsigned)P->field_by_name("payload"), &g->payload[g->n]);
-        P->field_value(m, (unsigned)P->field_by_name("fill"), &g->fill[g->n]);
-        g->l[g->n] = P->field_value(m, (unsigned)P->field_by_name("l"), &v) ? v : -2;
-        P->field_value(m, (unsigned)P->field_by_name("vtag"), &g->vtag[g->n]);
+        P->field_value(m, (unsigned)cf_proto_field_by_name(P, "payload"), &g->payload[g->n]);
+        P->field_value(m, (unsigned)cf_proto_field_by_name(P, "fill"), &g->fill[g->n]);
+        g->l[g->n] = P->field_value(m, (unsigned)cf_proto_field_by_name(P, "l"), &v) ? v : -2;
+        P->field_value(m, (unsigned)cf_proto_field_by_name(P, "vtag"), &g->vtag[g->n]);
         char line[200];
         P->describe(m, line, sizeof line);
         assert_true(line[0] != 0);
@@ -59,7 +59,7 @@ static void *tester_session(void)
     assert_non_null(s);
     struct cf_step st;
     memset(&st, 0, sizeof st);
-    st.type = (unsigned)P->type_by_name("Ind");
+    st.type = (unsigned)cf_proto_type_by_name(P, "Ind");
     int64_t vals[CF_MAX_FIELDS] = {0};
     struct cf_encoded enc = {0};
     char why[200];
@@ -126,9 +126,9 @@ static void test_send_reassembled_any_chunking(void **state)
         P->session_finish(s, &v);
         assert_int_equal(v.req, VW_REQ_NONE);
         assert_int_equal(g.n, 2);
-        assert_int_equal(g.type[0], (unsigned)P->type_by_name("Ind"));
+        assert_int_equal(g.type[0], (unsigned)cf_proto_type_by_name(P, "Ind"));
         assert_int_equal(g.vtag[0], TARGET_VTAG);
-        assert_int_equal(g.type[1], (unsigned)P->type_by_name("Send"));
+        assert_int_equal(g.type[1], (unsigned)cf_proto_type_by_name(P, "Send"));
         assert_int_equal(g.payload[1], 100); /* two segments, one message */
         assert_int_equal(g.fill[1], 5);
         assert_int_equal(g.l[1], 1);
@@ -273,10 +273,10 @@ static void test_encoder(void **state)
 
     /* a Write with a false frame: parse, encode, the false frame decodes in place */
     memset(&st, 0, sizeof st);
-    st.type = (unsigned)P->type_by_name("Write");
+    st.type = (unsigned)cf_proto_type_by_name(P, "Write");
     assert_int_equal(P->parse_send_arg(&st, "false", "100,0x800,9,hcrc", why, sizeof why), 1);
     assert_int_equal(P->parse_send_arg(&st, "false", "100,0x800,9,nonsense", why, sizeof why), -1);
-    unsigned fpay = (unsigned)P->field_by_name("payload");
+    unsigned fpay = (unsigned)cf_proto_field_by_name(P, "payload");
     st.set[fpay] = true;
     vals[fpay] = 200;
     struct cf_encoded enc = {0};
@@ -304,7 +304,7 @@ static void test_encoder(void **state)
 
     /* a Read Request keeps data=echo on the last write; hcrc=omit leaves it out */
     memset(&st, 0, sizeof st);
-    st.type = (unsigned)P->type_by_name("ReadReq");
+    st.type = (unsigned)cf_proto_type_by_name(P, "ReadReq");
     assert_int_equal(P->parse_send_arg(&st, "hcrc", "omit", why, sizeof why), 1);
     assert_int_equal(P->parse_send_arg(&st, "hcrc", "sideways", why, sizeof why), -1);
     memset(vals, 0, sizeof vals);
@@ -316,7 +316,7 @@ static void test_encoder(void **state)
 
     /* an indication with crc=crc32 carries CRC-32, not CRC-32C */
     memset(&st, 0, sizeof st);
-    st.type = (unsigned)P->type_by_name("Ind");
+    st.type = (unsigned)cf_proto_type_by_name(P, "Ind");
     assert_int_equal(P->parse_send_arg(&st, "crc", "crc32", why, sizeof why), 1);
     assert_int_equal(P->encode(s, &st, vals, &enc, why, sizeof why), 0);
     struct vw_ift_ind in;

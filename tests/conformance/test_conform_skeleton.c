@@ -209,8 +209,8 @@ static void sink(void *ctx, const struct cf_msg *m)
     const struct conform_protocol *p = &cf_proto_skeleton;
     g->n++;
     g->type = m->type;
-    assert_true(p->field_value(m, (unsigned)p->field_by_name("payload"), &g->payload));
-    assert_true(p->field_value(m, (unsigned)p->field_by_name("flags"), &g->flags));
+    assert_true(p->field_value(m, (unsigned)cf_proto_field_by_name(p, "payload"), &g->payload));
+    assert_true(p->field_value(m, (unsigned)cf_proto_field_by_name(p, "flags"), &g->flags));
     p->describe(m, g->line, sizeof g->line);
     struct cf_msg copy = *m;
     p->msg_free(&copy);
@@ -225,11 +225,13 @@ static void conformance_module_encodes_and_decodes(void **state)
     struct cf_step st;
     memset(&st, 0, sizeof st);
     st.kind = CF_STEP_SEND;
-    st.type = (unsigned)p->type_by_name("Data");
+    st.type = (unsigned)cf_proto_type_by_name(p, "Data");
     int64_t vals[CF_MAX_FIELDS] = {0};
-    int payload = p->field_by_name("payload"), flags = p->field_by_name("flags");
-    assert_true(payload >= 0 && flags >= 0 && p->field_by_name("nonsense") < 0);
-    assert_false(p->field_settable((unsigned)p->field_by_name("length")));
+    int payload = cf_proto_field_by_name(p, "payload"), flags = cf_proto_field_by_name(p, "flags");
+    assert_true(payload >= 0 && flags >= 0 && cf_proto_field_by_name(p, "nonsense") < 0);
+    assert_false(p->field_settable((unsigned)cf_proto_field_by_name(p, "length")));
+    /* type 0 has no name in the table: neither found nor named */
+    assert_true(cf_proto_type_by_name(p, "?") < 0 && strcmp(cf_proto_type_name(p, 0), "?") == 0);
     st.set[payload] = st.set[flags] = true;
     vals[payload] = 300;
     vals[flags] = 7;

@@ -33,7 +33,7 @@ struct got {
 static int64_t field(const struct cf_msg *m, const char *name)
 {
     int64_t v = -1;
-    return P->field_value(m, (unsigned)P->field_by_name(name), &v) ? v : -1;
+    return P->field_value(m, (unsigned)cf_proto_field_by_name(P, name), &v) ? v : -1;
 }
 
 static void sink(void *ctx, const struct cf_msg *m)
@@ -168,7 +168,7 @@ static void encode(void *s, const char *type, const char *const *args, struct cf
 {
     struct cf_step st;
     memset(&st, 0, sizeof st);
-    st.type = (unsigned)P->type_by_name(type);
+    st.type = (unsigned)cf_proto_type_by_name(P, type);
     int64_t vals[CF_MAX_FIELDS] = {0};
     char why[200] = "";
     for (const char *const *a = args; *a; a++) {
@@ -183,7 +183,7 @@ static void encode(void *s, const char *type, const char *const *args, struct cf
             st.fill = (unsigned)strtoul(eq + 1, NULL, 0);
             continue;
         }
-        int f = P->field_by_name(name);
+        int f = cf_proto_field_by_name(P, name);
         assert_true(f >= 0);
         st.set[f] = true;
         vals[f] = strtoll(eq + 1, NULL, 0);
@@ -274,8 +274,8 @@ static void test_r2t_without_an_r2t(void **state)
     void *s = P->session_new(&c, NULL);
     struct cf_step st;
     memset(&st, 0, sizeof st);
-    st.type = (unsigned)P->type_by_name("RDMA");
-    int f = P->field_by_name("r2t");
+    st.type = (unsigned)cf_proto_type_by_name(P, "RDMA");
+    int f = cf_proto_field_by_name(P, "r2t");
     st.set[f] = true;
     int64_t vals[CF_MAX_FIELDS] = {0};
     vals[f] = 1;

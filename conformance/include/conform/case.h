@@ -139,7 +139,7 @@ enum cf_step_kind {
 #define CF_HOOK_NAME_MAX 24 /* a test convention's name (protocol.h cf_hook_def) */
 
 /* Fields an expect (or a send) can name are the protocol module's
- * (field_by_name): indices below CF_MAX_FIELDS, compared in their order. */
+ * (field_names): indices below CF_MAX_FIELDS, compared in their order. */
 
 enum cf_op { CF_OP_EQ, CF_OP_NE, CF_OP_LE, CF_OP_GE };
 

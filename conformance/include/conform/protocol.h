@@ -49,7 +49,7 @@ struct cf_relay_packet;
 
 /* One message the target sent, decoded by the module's session. */
 struct cf_msg {
-    unsigned type;           /* the module's type number (type_name) */
+    unsigned type;           /* the module's type number (type_names) */
     const uint8_t *raw;      /* its bytes (valid while the core keeps the message) */
     size_t len;
     const uint8_t *payload;  /* its payload inside raw (for data=echo) */
@@ -69,6 +69,14 @@ struct cf_rx_verdict {
     char detail[240];
     char advisories[400];
 };
+/* The first rule broken wins: v takes req and the detail (printf's fmt)
+ * unless it names a rule already. */
+void cf_rx_broke(struct cf_rx_verdict *v, enum vw_req req, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The first error finding of fs (warnings and notes do not fail) to v as
+ * cf_rx_broke does, its detail "WHERE: the finding's" (fmt prints WHERE). */
+void cf_rx_findings(struct cf_rx_verdict *v, const struct vw_findings *fs, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* The bytes of one encoded send (owned by the caller: free(bytes)). */
 struct cf_encoded {
@@ -111,6 +119,12 @@ enum cf_transport { CF_TRANSPORT_STREAM, CF_TRANSPORT_DATAGRAM };
  * m->decoded are the module's heap blocks, handed over to the core, which
  * frees them with msg_free. */
 typedef void (*cf_msg_sink)(void *ctx, const struct cf_msg *m);
+/* A msg_free for messages whose raw and decoded are a heap block each. */
+void cf_msg_free(struct cf_msg *m);
+/* Appends n bytes at p to the heap block *buf (*len bytes used of *cap),
+ * growing it: a message gathered from its pieces. false: out of memory,
+ * nothing changed. */
+bool cf_bytes_append(uint8_t **buf, size_t *len, size_t *cap, const uint8_t *p, size_t n);
 
 struct conform_protocol {
     const char *name;           /* lower case, one word: the case's 'protocol NAME' line, --protocol */
@@ -126,13 +140,18 @@ struct conform_protocol {
      * topology; NULL: nothing to say. */
     const char *topology_options[3];
 
-    /* Vocabulary of the case language (core/case_parse.c): message type
-     * names ("send TYPE", "expect TYPE") and field names ("FIELD=VALUE"),
-     * both ways; cf_name_index and cf_name_at below do it for a table. */
+    /* Vocabulary of the case language (core/case_parse.c): the names of
+     * message types ("send TYPE", "expect TYPE") and of fields
+     * ("FIELD=VALUE"), each a table by number (NULL: no such number; at
+     * most CF_MAX_FIELDS fields). The core looks them up (cf_proto_type_name
+     * and the others below). */
+    const char *const *type_names;
+    unsigned type_count;
+    const char *const *field_names;
+    unsigned field_count;
+    /* Optional, in place of type_names: types whose names are no table. */
     int (*type_by_name)(const char *name);          /* -1 unknown */
-    const char *(*type_name)(unsigned type);        /* "?" unknown */
-    int (*field_by_name)(const char *name);         /* -1 unknown; else < CF_MAX_FIELDS */
-    const char *(*field_name)(unsigned field);      /* "?" unknown */
+    const char *(*type_name)(unsigned type);        /* any number */
     bool (*field_settable)(unsigned field);         /* may a send set it? */
     bool (*field_relative)(unsigned field);         /* "+N" means relative to the connection */
     size_t max_payload;                             /* payload=N a send may ask for */
@@ -193,7 +212,7 @@ struct conform_protocol {
     void (*describe)(const struct cf_msg *m, char *out, size_t n);
 
     /* Optional: the module's settings and per-run state, kept in the engine
-     * (cf_engine_state; at most CF_PROTO_STATE_MAX bytes, initialised by
+     * (cf_engine_state; at most CF_PROTO_STATE_MAX bytes, zeroed, then
      * state_init at cf_engine_init), and the run options that set them:
      * the command line hands each option it does not know to set_option
      * of the module that lists it (0, or -1 with why). */
@@ -318,10 +337,16 @@ const struct conform_protocol *cf_protocol_default(void);
 /* The registered names with ", " between, for messages. */
 const char *cf_protocol_names(void);
 
-/* A module's vocabulary tables (field and type names): the index of name in
- * names[0..count), or -1; the name at index i, or "?" past the table. */
+/* A table of names by number (NULL: none): the index of name in
+ * names[0..count), or -1; the name at index i, or "?" where there is none. */
 int cf_name_index(const char *const *names, unsigned count, const char *name);
 const char *cf_name_at(const char *const *names, unsigned count, unsigned i);
+/* A module's vocabulary: the number of a type's or field's name (-1
+ * unknown), and the name of a number ("?" or the module's word for none). */
+int cf_proto_type_by_name(const struct conform_protocol *p, const char *name);
+const char *cf_proto_type_name(const struct conform_protocol *p, unsigned type);
+int cf_proto_field_by_name(const struct conform_protocol *p, const char *name);
+const char *cf_proto_field_name(const struct conform_protocol *p, unsigned field);
 
 /* ------------------------------------------------------------------ lint
  *

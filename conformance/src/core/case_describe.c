@@ -44,14 +44,14 @@ void cf_case_describe(FILE *out, const struct cf_case *c, const char *(*send_not
         fprintf(out, "  %2u %-14s", i, st->kind < sizeof kinds / sizeof kinds[0] ? kinds[st->kind] : "?");
         if (st->kind == CF_STEP_SEND || st->kind == CF_STEP_EXPECT || st->kind == CF_STEP_CHECK ||
             st->kind == CF_STEP_ONLY_IF)
-            fprintf(out, " %s", pr->type_name(st->type));
+            fprintf(out, " %s", cf_proto_type_name(pr, st->type));
         if (st->kind == CF_STEP_SEND && st->cap_pdu)
             fprintf(out, " (recorded, frame %u, %zu bytes%s)", st->line, st->pdu_len, send_note ? send_note(st) : "");
         else if (st->cap_pdu)
             fprintf(out, " (as recorded in frame %u)", st->line);
         for (unsigned k = 0; k < st->nmatch; k++) {
             const struct cf_match *mt = &st->match[k];
-            fprintf(out, " %s=", pr->field_name(mt->field));
+            fprintf(out, " %s=", cf_proto_field_name(pr, mt->field));
             if (mt->var != CF_VAR_NONE)
                 put_var(out, pr, mt->var);
             else

@@ -52,7 +52,7 @@ static int field_by_name(const struct parser *p, const char *name, size_t len)
         return -1;
     memcpy(buf, name, len);
     buf[len] = 0;
-    return p->proto->field_by_name(buf);
+    return cf_proto_field_by_name(p->proto, buf);
 }
 
 /* Symbolic values of a field ("attrs=RD|RWE"): 1, 0 (not symbolic), -1. */
@@ -248,7 +248,7 @@ static int parse_send_arg(struct parser *p, struct cf_step *st, const char *tok)
             return -1;
     } else if (parse_value(p, field, v, &st->rel[field], &st->val[field]) < 0) {
         return -1;
-    } else if (field == p->proto->field_by_name("payload") &&
+    } else if (field == cf_proto_field_by_name(p->proto, "payload") &&
                (st->val[field] < 0 || st->val[field] > (int64_t)p->proto->max_payload)) {
         /* a case author's error, said before anything is sent (not a
          * verdict against the target) */
@@ -619,14 +619,14 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         char *alt = st->kind == CF_STEP_EXPECT ? strchr(tok[1], '|') : NULL;
         if (alt) {
             *alt++ = 0;
-            int t2 = p->proto->type_by_name(alt);
+            int t2 = cf_proto_type_by_name(p->proto, alt);
             if (t2 < 0)
                 return fail(p, "unknown %s type '%s'", p->proto->unit, alt);
             st->type_alt = (unsigned)t2;
             st->has_type_alt = true;
         }
         int type = strcmp(tok[1], "*") == 0 && st->kind != CF_STEP_SEND ? (int)CF_TYPE_ANY
-                                                                         : p->proto->type_by_name(tok[1]);
+                                                                         : cf_proto_type_by_name(p->proto, tok[1]);
         if (type < 0)
             return fail(p, "unknown %s type '%s'", p->proto->unit, tok[1]);
         st->type = (unsigned)type;

@@ -565,7 +565,7 @@ static int resolve(struct grun *r, const struct cf_step *st, unsigned field, uns
 {
     if (!r->p->resolve) {
         gdecide(r, CF_SKIP, VW_REQ_NONE, "%s: %s=%s is not supported by the generic runner", r->p->title,
-                field < CF_MAX_FIELDS ? r->p->field_name(field) : "repeat", relative ? "+N" : "$var");
+                field < CF_MAX_FIELDS ? cf_proto_field_name(r->p, field) : "repeat", relative ? "+N" : "$var");
         return -1;
     }
     struct timespec until = cf_after_ms(r->e->slack_ms);
@@ -632,7 +632,7 @@ static int send_encoded(struct grun *r, const struct cf_step *st, struct cf_enco
         }
         return -1;
     }
-    gdecide(r, CF_FAIL, st->req, "sending the %s %s failed: %s (%s)", r->p->type_name(st->type), r->p->unit,
+    gdecide(r, CF_FAIL, st->req, "sending the %s %s failed: %s (%s)", cf_proto_type_name(r->p, st->type), r->p->unit,
             strerror(errno), r->dgram ? "the link's interface is down?" : "the target closed?");
     return -1;
 }
@@ -746,7 +746,7 @@ static int matches(struct grun *r, const struct cf_step *st, const int64_t *want
     if (st->type != CF_TYPE_ANY && m->type != st->type && !(st->has_type_alt && m->type == st->type_alt)) {
         char got[200];
         r->p->describe(m, got, sizeof got);
-        snprintf(msg, n, "expected %s, got %s", r->p->type_name(st->type), got);
+        snprintf(msg, n, "expected %s, got %s", cf_proto_type_name(r->p, st->type), got);
         return -1;
     }
     for (unsigned k = 0; k < st->nmatch; k++) {
@@ -757,8 +757,8 @@ static int matches(struct grun *r, const struct cf_step *st, const int64_t *want
         if (!r->p->field_value(m, mt->field, &v)) {
             char got[200];
             r->p->describe(m, got, sizeof got);
-            snprintf(msg, n, "%s %s has no field %s (%s)", r->p->type_name(m->type), r->p->unit,
-                     r->p->field_name(mt->field), got);
+            snprintf(msg, n, "%s %s has no field %s (%s)", cf_proto_type_name(r->p, m->type), r->p->unit,
+                     cf_proto_field_name(r->p, mt->field), got);
             return -1;
         }
         if (mt->relative && resolve(r, st, mt->field, CF_VAR_NONE, true, expected, m, &expected) < 0)
@@ -771,9 +771,9 @@ static int matches(struct grun *r, const struct cf_step *st, const int64_t *want
             r->p->describe(m, whole, sizeof whole);
             if (mt->mask)
                 snprintf(masked, sizeof masked, "&%llu", (unsigned long long)mt->mask);
-            const char *f = r->p->field_name(mt->field);
+            const char *f = cf_proto_field_name(r->p, mt->field);
             snprintf(msg, n, "expected %s %s%s%s%lld, got %s%s=%lld (%s)",
-                     st->type == CF_TYPE_ANY ? "any" : r->p->type_name(st->type), f, masked, op_text(mt->op),
+                     st->type == CF_TYPE_ANY ? "any" : cf_proto_type_name(r->p, st->type), f, masked, op_text(mt->op),
                      (long long)expected, f, masked, (long long)got, whole);
             return -1;
         }
@@ -786,7 +786,7 @@ static int matches(struct grun *r, const struct cf_step *st, const int64_t *want
                   (m->payload_len == 0 || memcmp(m->payload, r->echo + m->msg_offset, m->payload_len) == 0);
         if (!ok) {
             snprintf(msg, n, "%s payload (%zu bytes at %llu) is not the tester's last message (%zu bytes)",
-                     r->p->type_name(m->type), m->payload_len, (unsigned long long)m->msg_offset, r->echo_len);
+                     cf_proto_type_name(r->p, m->type), m->payload_len, (unsigned long long)m->msg_offset, r->echo_len);
             return -1;
         }
     }
@@ -882,7 +882,7 @@ static void do_expect(struct grun *r, const struct cf_step *st)
         }
         if (r->decided)
             return;
-        const char *what = st->type == CF_TYPE_ANY ? "anything" : r->p->type_name(st->type);
+        const char *what = st->type == CF_TYPE_ANY ? "anything" : cf_proto_type_name(r->p, st->type);
         if (r->closed && st->na_if_closed) {
             gdecide(r, CF_NOT_APPLICABLE, VW_REQ_NONE, "the target closed the connection instead of sending %s "
                     "(if-open: its choice, the case does not apply)", what);
@@ -918,7 +918,8 @@ static void do_expect(struct grun *r, const struct cf_step *st)
                 gdecide(r, CF_TIMEOUT, st->req, "no %s within %u ms; %s", what, wait_ms, unframed);
             } else {
                 gdecide(r, CF_TIMEOUT, st->req, "no %s%s%s%s within %u ms",
-                        st->type == CF_TYPE_ANY ? "" : r->p->type_name(st->type), st->type == CF_TYPE_ANY ? "" : " ",
+                        st->type == CF_TYPE_ANY ? "" : cf_proto_type_name(r->p, st->type),
+                        st->type == CF_TYPE_ANY ? "" : " ",
                         r->p->unit, where, wait_ms);
             }
             return;

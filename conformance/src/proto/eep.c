@@ -107,31 +107,21 @@ static bool router_detects_format_errors;
  * settled): ERRs are messages like any other. */
 static int node_reports_errors = -1;
 
-static int field_by_name(const char *name)
+/* The PT of a type but Other (P8's defaults; Other: 0, a send says pt=). */
+static uint16_t pt_of_type(unsigned type)
 {
-    return cf_name_index(field_names, EF_COUNT, name);
-}
-
-static const char *field_name(unsigned f)
-{
-    return cf_name_at(field_names, EF_COUNT, f);
-}
-
-static int type_by_name(const char *name)
-{
-    return cf_name_index(type_names, ET_COUNT, name);
-}
-
-static const char *type_name(unsigned type)
-{
-    return cf_name_at(type_names, ET_COUNT, type);
+    const struct vw_eep_types *t = &vw_eep_types_default;
+    const uint16_t pt[ET_OTHER] = {[ET_RRP] = t->pt_rrp, [ET_ERR] = t->pt_err, [ET_IPV4] = t->pt_ipv4,
+                                   [ET_IPV6] = t->pt_ipv6};
+    return type < ET_OTHER ? pt[type] : 0;
 }
 
 static unsigned type_of_pt(uint16_t pt)
 {
-    const struct vw_eep_types *t = &vw_eep_types_default;
-    return pt == t->pt_rrp ? ET_RRP : pt == t->pt_err ? ET_ERR : pt == t->pt_ipv4 ? ET_IPV4
-           : pt == t->pt_ipv6 ? ET_IPV6 : ET_OTHER;
+    unsigned type = 0;
+    while (type < ET_OTHER && pt_of_type(type) != pt)
+        type++;
+    return type;
 }
 
 static bool field_settable(unsigned f)
@@ -329,18 +319,6 @@ static int parse_send_arg(struct cf_step *st, const char *name, const char *v, c
     return 1;
 }
 
-static uint16_t pt_of_type(unsigned type)
-{
-    const struct vw_eep_types *t = &vw_eep_types_default;
-    switch (type) {
-    case ET_RRP: return t->pt_rrp;
-    case ET_ERR: return t->pt_err;
-    case ET_IPV4: return t->pt_ipv4;
-    case ET_IPV6: return t->pt_ipv6;
-    default: return 0;
-    }
-}
-
 /* Fill the padding bytes of a built message with b (padfill=N): the data
  * block's last PL bytes and each record's and OH field's bytes after its
  * data. */
@@ -503,11 +481,6 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
 
 /* ------------------------------------------------------------ session */
 
-struct eep_decoded {
-    struct vw_eep_msg m;
-};
-
-
 static void *session_new(const struct cf_case *c, struct cf_engine *e)
 {
     (void)e;
@@ -578,16 +551,6 @@ static bool is_piece(const struct eep_session *s, const struct vw_eep_msg *m)
     return false;
 }
 
-/* The first error finding names the rule (warnings and notes do not fail). */
-static void take_findings(struct cf_rx_verdict *v, const struct vw_findings *fs, unsigned nth, const char *what)
-{
-    for (unsigned i = 0; i < fs->count && v->req == VW_REQ_NONE; i++)
-        if (fs->item[i].severity == VW_SEV_ERROR) {
-            v->req = fs->item[i].req;
-            snprintf(v->detail, sizeof v->detail, "datagram %u%s: %s", nth, what, fs->item[i].detail);
-        }
-}
-
 /* A message the node under test originated (an answer, an echo, an ERR:
  * anything but a router's copy of the tester's message) is judged as its
  * source's: V is 0b00 for the working version (6a; a router may pass on
@@ -609,7 +572,7 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
     struct eep_session *s = session;
     unsigned nth = ++s->datagrams;
     uint8_t *copy = malloc(len ? len : 1);
-    struct eep_decoded *dec = malloc(sizeof *dec);
+    struct vw_eep_msg *dec = malloc(sizeof *dec);
     if (!copy || !dec) {
         free(copy);
         free(dec);
@@ -618,8 +581,8 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
     memcpy(copy, data, len);
     struct vw_findings fs;
     vw_findings_clear(&fs);
-    enum vw_req err = vw_eep_decode_on(copy, len, s->carrier, &dec->m, &fs);
-    bool copy_of_sent = s->router && err == VW_REQ_NONE && is_copy(s, &dec->m);
+    enum vw_req err = vw_eep_decode_on(copy, len, s->carrier, dec, &fs);
+    bool copy_of_sent = s->router && err == VW_REQ_NONE && is_copy(s, dec);
     if (copy_of_sent) {
         /* what the tester's message itself broke is no rule of the router's */
         struct vw_findings own;
@@ -632,22 +595,16 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
     }
     if (!copy_of_sent)
         judge_as_source(&fs);
-    take_findings(v, &fs, nth, "");
+    cf_rx_findings(v, &fs, "datagram %u", nth);
     if (err != VW_REQ_NONE) {
-        if (v->req == VW_REQ_NONE) {
-            v->req = err;
-            snprintf(v->detail, sizeof v->detail, "datagram %u (%zu bytes) cannot be decoded as an EEP message", nth,
-                     len);
-        }
+        cf_rx_broke(v, err, "datagram %u (%zu bytes) cannot be decoded as an EEP message", nth, len);
         free(copy);
         free(dec);
         return;
     }
-    if (copy_of_sent && is_piece(s, &dec->m) && v->req == VW_REQ_NONE) {
-        v->req = VW_REQ_EEP_1B_NO_SAR;
-        snprintf(v->detail, sizeof v->detail, "datagram %u: a copy carries %zu of the tester's %zu data bytes: the "
-                 "router split the message", nth, dec->m.data_len, s->sent_msg.data_len);
-    }
+    if (copy_of_sent && is_piece(s, dec))
+        cf_rx_broke(v, VW_REQ_EEP_1B_NO_SAR, "datagram %u: a copy carries %zu of the tester's %zu data bytes: the "
+                    "router split the message", nth, dec->data_len, s->sent_msg.data_len);
     /* a router may or may not see an error in the tester's malformed
      * message (how it checks is the SAN's, lines 160-161): its LSbit is
      * judged only where the router declared it does (hook error-lsbit) */
@@ -656,8 +613,8 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
     if (copy_of_sent && !s->chain) {
         struct vw_findings fw;
         vw_findings_clear(&fw);
-        vw_eep_forward_check(s->sent, &s->sent_msg, copy, &dec->m, link, &fw);
-        take_findings(v, &fw, nth, " (the router's copy of the tester's last message)");
+        vw_eep_forward_check(s->sent, &s->sent_msg, copy, dec, link, &fw);
+        cf_rx_findings(v, &fw, "datagram %u (the router's copy of the tester's last message)", nth);
     } else if (copy_of_sent && s->sent_msg.routes_len == 0) {
         /* two routers: what the first should have sent (its TAIL
          * forwarded), against what the second sent */
@@ -675,30 +632,25 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
             struct vw_findings fw;
             vw_findings_clear(&fw);
             bool again = link == VW_EEP_LINK_UNKNOWN && !first_set;
-            vw_eep_forward_check(mid, &mid_msg, copy, &dec->m, link, &fw);
+            vw_eep_forward_check(mid, &mid_msg, copy, dec, link, &fw);
             bool errors = false;
             for (unsigned i = 0; i < fw.count; i++)
                 errors |= fw.item[i].severity == VW_SEV_ERROR;
             if (errors && again)
                 continue; /* perhaps the first router set it */
-            take_findings(v, &fw, nth, " (the second router's copy of the tester's last message)");
+            cf_rx_findings(v, &fw, "datagram %u (the second router's copy of the tester's last message)", nth);
             break;
         }
         free(mid);
     }
-    if (node_reports_errors == 0 && !copy_of_sent && dec->m.hdr.pt == vw_eep_types_default.pt_err) {
+    if (node_reports_errors == 0 && !copy_of_sent && dec->hdr.pt == vw_eep_types_default.pt_err) {
         /* judged above; no answer a step of this run takes (P38) */
         free(copy);
         free(dec);
         return;
     }
-    struct cf_msg m = {0};
-    m.type = type_of_pt(dec->m.hdr.pt);
-    m.raw = copy;
-    m.len = len;
-    m.payload = dec->m.data;
-    m.payload_len = dec->m.data_len;
-    m.decoded = dec;
+    struct cf_msg m = {.type = type_of_pt(dec->hdr.pt), .raw = copy, .len = len, .payload = dec->data,
+                       .payload_len = dec->data_len, .decoded = dec};
     sink(ctx, &m);
 }
 
@@ -713,14 +665,6 @@ static void session_finish(void *session, struct cf_rx_verdict *v)
     (void)session, (void)v; /* a datagram is whole: nothing is left open */
 }
 
-static void msg_free(struct cf_msg *m)
-{
-    free((void *)m->raw);
-    free(m->decoded);
-    m->raw = NULL;
-    m->decoded = NULL;
-}
-
 /* FNV-1a of a data block (32 bits): a capture case compares the data
  * of the target's answers with the recorded ones through it. */
 static int64_t data_digest(const uint8_t *p, size_t n)
@@ -733,7 +677,7 @@ static int64_t data_digest(const uint8_t *p, size_t n)
 
 static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
 {
-    const struct vw_eep_msg *d = &((const struct eep_decoded *)m->decoded)->m;
+    const struct vw_eep_msg *d = m->decoded;
     switch (field) {
     case EF_V: *v = d->hdr.version; return true;
     case EF_P: *v = d->hdr.priority; return true;
@@ -763,9 +707,9 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
 
 static void describe(const struct cf_msg *m, char *out, size_t n)
 {
-    const struct vw_eep_msg *d = &((const struct eep_decoded *)m->decoded)->m;
+    const struct vw_eep_msg *d = m->decoded;
     snprintf(out, n, "%s pt=0x%04x te=0x%04x dt=0x%06x sa=0x%06x v=%u routes=%u payload=%zu ei=0x%llx (%zu bytes)",
-             type_name(m->type), d->hdr.pt, d->hdr.te, d->hdr.dt, d->hdr.sa, d->hdr.version,
+             cf_name_at(type_names, ET_COUNT, m->type), d->hdr.pt, d->hdr.te, d->hdr.dt, d->hdr.sa, d->hdr.version,
              d->n_l2rh + d->n_symbols, d->data_len, (unsigned long long)d->ei, m->len);
 }
 
@@ -785,8 +729,7 @@ static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *
 
 static void state_init(void *state)
 {
-    struct eep_settings *s = state;
-    memset(s, 0, sizeof *s);
+    struct eep_settings *s = state; /* zeroed by the engine */
     s->node = CF_EEP_NODE_DEFAULT;
     s->contract.unknown_oh = -1;
     s->contract.node_log_fd = -1;
@@ -912,13 +855,8 @@ static bool case_skipped(struct cf_engine *e, const struct cf_case *c, char *why
 
 static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
 {
+    /* (another topology's case never comes here: the engine skipped it by case_skipped) */
     const struct eep_settings *s = cf_engine_state(e, c->proto);
-    char why[300];
-    if (case_skipped(e, c, why, sizeof why)) {
-        res->verdict = CF_SKIP;
-        cf_result_set_message(res, "%s: %s", c->file, why);
-        return;
-    }
     if (s) {
         node_address = s->node;
         contract = s->contract;
@@ -1309,10 +1247,10 @@ const struct conform_protocol cf_proto_eep = {
     .transport = CF_TRANSPORT_DATAGRAM,
     .ethertype = VW_EEP_ETHERTYPE,
     .topology_options = {NULL, "--eep-router", "--eep-chain"},
-    .type_by_name = type_by_name,
-    .type_name = type_name,
-    .field_by_name = field_by_name,
-    .field_name = field_name,
+    .type_names = type_names,
+    .type_count = ET_COUNT,
+    .field_names = field_names,
+    .field_count = EF_COUNT,
     .field_settable = field_settable,
     .max_payload = 60000,
     .parse_symbol = parse_symbol,
@@ -1342,7 +1280,7 @@ const struct conform_protocol cf_proto_eep = {
     .session_sent = session_sent,
     .session_carrier = session_carrier,
     .load_capture_case = load_capture_case,
-    .msg_free = msg_free,
+    .msg_free = cf_msg_free,
     .field_value = field_value,
     .describe = describe,
     .hooks = eep_hooks,

@@ -14,7 +14,6 @@
 #include "conform/engine.h"
 #include "conform/meta.h"
 #include "conform/report.h"
-#include "vitcp/bytes.h"
 #include "vitcp/checksum.h"
 #include "vitcp/ift.h"
 #include "vitcp/ift_stream.h"
@@ -64,12 +63,12 @@ enum { CW_GOOD = 0, CW_BAD = 1, CW_OMIT = 2, CW_BE = 3, CW_32 = 4, CW_ADD = 5 };
 #define O_BADVTAG 0x1000u     /* badvtag: the target's VTag with its low bit flipped */
 
 /* The target's region (I16): --region, else what ift-peer announces by
- * default (event=region addr=0x10000000 handle=1 len=65536). Set by
- * run_case for the case that runs. */
+ * default (event=region addr=0x10000000 handle=1 len=65536; no case needs
+ * its length). Set by run_case for the case that runs. */
 static struct {
     uint64_t addr;
-    uint32_t stag, len;
-} region = {0x10000000u, 1, 65536};
+    uint32_t stag;
+} region = {0x10000000u, 1};
 
 /* The VTags of the target's previous two first indications in this run
  * (vtagdup, I17). */
@@ -78,24 +77,10 @@ static uint16_t last_vtag[2];
 
 /* ------------------------------------------------------- vocabulary */
 
+/* The capture cases' 'choice' names indication flags by their fields. */
 static int field_by_name(const char *name)
 {
     return cf_name_index(field_names, F_COUNT, name);
-}
-
-static const char *field_name(unsigned f)
-{
-    return cf_name_at(field_names, F_COUNT, f);
-}
-
-static int type_by_name(const char *name)
-{
-    return cf_name_index(type_names, IT_COUNT, name);
-}
-
-static const char *type_name(unsigned type)
-{
-    return cf_name_at(type_names, IT_COUNT, type);
 }
 
 static bool field_settable(unsigned f)
@@ -217,25 +202,6 @@ struct ift_session {
     struct cf_rx_verdict *v;
 };
 
-static void rx_verdict(struct cf_rx_verdict *v, enum vw_req req, const char *fmt, const char *what,
-                       unsigned long long off)
-{
-    if (v->req != VW_REQ_NONE)
-        return;
-    v->req = req;
-    snprintf(v->detail, sizeof v->detail, fmt, what, off);
-}
-
-static void take_findings(struct ift_session *s, const struct vw_findings *fs, uint64_t off, const char *what)
-{
-    for (unsigned i = 0; i < fs->count && s->v->req == VW_REQ_NONE; i++)
-        if (fs->item[i].severity == VW_SEV_ERROR) {
-            s->v->req = fs->item[i].req;
-            snprintf(s->v->detail, sizeof s->v->detail, "%s at stream offset %llu: %s", what,
-                     (unsigned long long)off, fs->item[i].detail);
-        }
-}
-
 static void *session_new(const struct cf_case *c, struct cf_engine *e)
 {
     (void)e;
@@ -276,7 +242,7 @@ static void deliver_msg(struct ift_session *s, unsigned type, const struct ift_r
     if (!raw || !dec) {
         free(raw);
         free(dec);
-        rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s: no memory at %llu", "a message", 0);
+        cf_rx_broke(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "a message: no memory at 0");
         return;
     }
     memcpy(raw, first, first_len);
@@ -287,21 +253,15 @@ static void deliver_msg(struct ift_session *s, unsigned type, const struct ift_r
     dec->first_len = first_len;
     dec->payload = raw + first_len;
     dec->payload_len = len;
-    struct cf_msg m = {0};
-    m.type = type;
-    m.raw = raw;
-    m.len = first_len + len;
-    m.payload = dec->payload;
-    m.payload_len = len;
-    m.msg_offset = 0;
-    m.decoded = dec;
+    struct cf_msg m = {.type = type, .raw = raw, .len = first_len + len, .payload = dec->payload,
+                       .payload_len = len, .decoded = dec};
     s->sink(s->ctx, &m);
 }
 
 static unsigned frame_type(const struct ift_rx *rx)
 {
-    if (rx->rdma)
-        return rx->ddp.rdmap_opcode < IT_IND ? rx->ddp.rdmap_opcode : (rx->ddp.tagged ? IT_TAGGED : IT_UNTAGGED);
+    if (rx->rdma && rx->ddp.rdmap_opcode < IT_IND)
+        return rx->ddp.rdmap_opcode;
     return rx->ddp.tagged ? IT_TAGGED : IT_UNTAGGED;
 }
 
@@ -318,26 +278,6 @@ static void reasm_flush(struct ift_session *s, struct reasm *a)
     }
     deliver_msg(s, frame_type(&a->rx), &a->rx, a->first, a->rx.first_len, a->data, a->len);
     reasm_drop(a);
-}
-
-static bool reasm_append(struct reasm *a, const uint8_t *p, size_t n)
-{
-    if (a->len + n > IFT_REASM_MAX)
-        return false;
-    if (a->len + n > a->cap) {
-        size_t cap = a->cap ? a->cap : 256;
-        while (cap < a->len + n)
-            cap *= 2;
-        uint8_t *g = realloc(a->data, cap);
-        if (!g)
-            return false;
-        a->data = g;
-        a->cap = cap;
-    }
-    if (n)
-        memcpy(a->data + a->len, p, n);
-    a->len += n;
-    return true;
 }
 
 /* One decoded frame of the target's: start, continue or end its message. */
@@ -376,7 +316,7 @@ static void on_frame(struct ift_session *s, const uint8_t *raw, size_t len, cons
     if (!a->on) {
         a->first = malloc(len ? len : 1);
         if (!a->first) {
-            rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s: no memory at %llu", "a frame", 0);
+            cf_rx_broke(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "a frame: no memory at 0");
             return;
         }
         memcpy(a->first, raw, len);
@@ -386,7 +326,7 @@ static void on_frame(struct ift_session *s, const uint8_t *raw, size_t len, cons
         a->rx.segments = 0;
         a->on = true;
     }
-    if (!reasm_append(a, pl, pn)) {
+    if (a->len + pn > IFT_REASM_MAX || !cf_bytes_append(&a->data, &a->len, &a->cap, pl, pn)) {
         reasm_flush(s, a);
         return;
     }
@@ -410,10 +350,10 @@ static bool on_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, bool
         enum vw_req err = vw_ift_ind_decode(raw, len, &rx.ind, &fs);
         if (err == VW_REQ_NONE)
             vw_ift_nego_indication(&s->nego, 1, &rx.ind, &fs);
-        take_findings(s, &fs, off, "the target's adaption indication");
+        cf_rx_findings(s->v, &fs, "the target's adaption indication at stream offset %llu", (unsigned long long)off);
         if (err != VW_REQ_NONE) {
-            rx_verdict(s->v, err, "%s cannot be parsed (stream offset %llu)", "the target's adaption indication",
-                       (unsigned long long)off);
+            cf_rx_broke(s->v, err, "the target's adaption indication cannot be parsed (stream offset %llu)",
+                        (unsigned long long)off);
             s->dead = true;
             return false;
         }
@@ -439,10 +379,9 @@ static bool on_pdu(void *ctx, const uint8_t *raw, size_t len, uint64_t off, bool
     enum vw_req err = vw_ift_frame_decode_as_sent(raw, len, &announced, &fr, &carried, &fs);
     if (err == VW_REQ_NONE)
         vw_ift_nego_frame_rules(&s->nego, 1, &fr, &fs);
-    take_findings(s, &fs, off, "the target's frame");
+    cf_rx_findings(s->v, &fs, "the target's frame at stream offset %llu", (unsigned long long)off);
     if (err != VW_REQ_NONE) {
-        rx_verdict(s->v, err, "%s cannot be framed (stream offset %llu)", "the target's frame",
-                   (unsigned long long)off);
+        cf_rx_broke(s->v, err, "the target's frame cannot be framed (stream offset %llu)", (unsigned long long)off);
         s->dead = true;
         return false;
     }
@@ -456,19 +395,17 @@ static void read_status(struct ift_session *s, enum vw_ift_read_status st)
         return;
     s->dead = true;
     if (st == VW_IFT_READ_NOT_INDICATION) /* I35: a bad magic, or a frame before the indication */
-        rx_verdict(s->v, s->reader.not_indication_rule,
-                   "%s (no magic 0x52444450 at stream offset %llu)",
-                   s->reader.not_indication_rule == VW_REQ_IFT_4_1_MAGIC
-                       ? "the target's first bytes are an adaption indication with a bad magic"
-                       : "the target's first bytes are a frame, not an adaption indication", 0ULL);
+        cf_rx_broke(s->v, s->reader.not_indication_rule, "%s (no magic 0x52444450 at stream offset 0)",
+                    s->reader.not_indication_rule == VW_REQ_IFT_4_1_MAGIC
+                        ? "the target's first bytes are an adaption indication with a bad magic"
+                        : "the target's first bytes are a frame, not an adaption indication");
     else if (st == VW_IFT_READ_FRAMING_LOST) /* I13: a frame's sizes did not fit */
-        rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s (stream offset %llu)",
-                   "bytes of the target's where a frame should start cannot start one: the sizes of the frame "
-                   "before them do not fit",
-                   (unsigned long long)s->reader.lost_off);
+        cf_rx_broke(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "bytes of the target's where a frame should start cannot "
+                    "start one: the sizes of the frame before them do not fit (stream offset %llu)",
+                    (unsigned long long)s->reader.lost_off);
     else if (st == VW_IFT_READ_TOO_LARGE || st == VW_IFT_READ_NO_MEMORY)
-        rx_verdict(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "%s (stream offset %llu)",
-                   "a PDU of the target's cannot be gathered", (unsigned long long)s->reader.stream_off);
+        cf_rx_broke(s->v, VW_REQ_IFT_5_1_FRAME_LEN, "a PDU of the target's cannot be gathered (stream offset %llu)",
+                    (unsigned long long)s->reader.stream_off);
 }
 
 static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
@@ -508,8 +445,8 @@ static void session_finish(void *session, struct cf_rx_verdict *v)
         return;
     read_status(s, vw_ift_reader_finish(&s->reader, on_pdu, s));
     if (!s->dead && s->reader.have)
-        rx_verdict(v, VW_REQ_IFT_5_1_FRAME_LEN, "%s (stream offset %llu)",
-                   "the target closed inside a PDU", (unsigned long long)s->reader.stream_off);
+        cf_rx_broke(v, VW_REQ_IFT_5_1_FRAME_LEN, "the target closed inside a PDU (stream offset %llu)",
+                    (unsigned long long)s->reader.stream_off);
     reasm_flush(s, &s->untagged);
     reasm_flush(s, &s->tagged);
 }
@@ -540,13 +477,14 @@ static uint32_t crc32_ieee(const uint8_t *p, size_t n)
     return ~c;
 }
 
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
+/* The indication's flags by field, and what a send writes unless told (I16). */
+static const struct {
+    unsigned f;
+    uint32_t bit;
+    int dflt;
+} ind_flags[] = {{F_R, VW_IFT_FLAG_R, 1}, {F_HC, VW_IFT_FLAG_HC, 1}, {F_PC, VW_IFT_FLAG_PC, 1},
+                 {F_IH, VW_IFT_FLAG_IH, 0}, {F_IP, VW_IFT_FLAG_IP, 0}, {F_SP, VW_IFT_FLAG_SP, 0},
+                 {F_SM, VW_IFT_FLAG_SM, 0}, {F_RM, VW_IFT_FLAG_RM, 0}};
 
 static int64_t val(const struct cf_step *st, const int64_t *vals, unsigned f, int64_t dflt)
 {
@@ -562,17 +500,10 @@ static int encode_ind(struct ift_session *s, const struct cf_step *st, const int
     e.magic = (uint32_t)val(st, vals, F_MAGIC, VW_IFT_MAGIC);
     e.version = (uint16_t)val(st, vals, F_VERSION, VW_IFT_VERSION);
     e.bc_version = (uint16_t)val(st, vals, F_BC, VW_IFT_BC_VERSION);
-    static const struct {
-        unsigned f;
-        uint32_t bit;
-        int dflt;
-    } bits[] = {{F_R, VW_IFT_FLAG_R, 1}, {F_HC, VW_IFT_FLAG_HC, 1}, {F_PC, VW_IFT_FLAG_PC, 1},
-                {F_IH, VW_IFT_FLAG_IH, 0}, {F_IP, VW_IFT_FLAG_IP, 0}, {F_SP, VW_IFT_FLAG_SP, 0},
-                {F_SM, VW_IFT_FLAG_SM, 0}, {F_RM, VW_IFT_FLAG_RM, 0}};
     uint32_t flags = ph ? VW_IFT_FLAG_PH : 0;
-    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
-        if (val(st, vals, bits[i].f, bits[i].dflt))
-            flags |= bits[i].bit;
+    for (size_t i = 0; i < sizeof ind_flags / sizeof ind_flags[0]; i++)
+        if (val(st, vals, ind_flags[i].f, ind_flags[i].dflt))
+            flags |= ind_flags[i].bit;
     flags |= (uint32_t)val(st, vals, F_RSVD, 0) & VW_IFT_FLAG_RESERVED;
     e.flags = flags;
     e.crc = (st->opts & O_IND_CRC_BAD) ? VW_IFT_CRC_BAD : (st->opts & O_IND_CRC_BE) ? VW_IFT_CRC_BE : VW_IFT_CRC_GOOD;
@@ -582,7 +513,7 @@ static int encode_ind(struct ift_session *s, const struct cf_step *st, const int
         return -1;
     }
     if (st->opts & O_IND_CRC_32)
-        put_le32(out->bytes + VW_IFT_IND_CRC_OFF, crc32_ieee(out->bytes, VW_IFT_IND_CRC_OFF));
+        vw_put_le32(out->bytes + VW_IFT_IND_CRC_OFF, crc32_ieee(out->bytes, VW_IFT_IND_CRC_OFF));
     out->len = VW_IFT_IND_LEN;
     out->payload_off = VW_IFT_IND_LEN;
     out->payload_len = 0;
@@ -722,10 +653,10 @@ static int encode_frame(struct ift_session *s, const struct cf_step *st, const i
     size_t hcrc_off = VW_IFT_FRAME_HDR_LEN + dlen;
     bool has_h = fe.hc && hw != CW_OMIT;
     if (hw == CW_32 && has_h)
-        put_le32(out->bytes + hcrc_off, crc32_ieee(out->bytes, hcrc_off));
+        vw_put_le32(out->bytes + hcrc_off, crc32_ieee(out->bytes, hcrc_off));
     size_t pay_off = hcrc_off + (has_h ? VW_IFT_CRC_LEN : 0);
     if (pw == CW_32 && fe.pc && n >= pay_off + plen + VW_IFT_CRC_LEN)
-        put_le32(out->bytes + pay_off + plen, crc32_ieee(out->bytes + pay_off, plen));
+        vw_put_le32(out->bytes + pay_off + plen, crc32_ieee(out->bytes + pay_off, plen));
     out->len = n;
     out->payload_off = pay_off <= n ? pay_off : n;
     out->payload_len = out->payload_off + plen <= n ? plen : 0;
@@ -798,14 +729,6 @@ static void session_sent(void *session, const struct cf_encoded *enc)
 
 /* ------------------------------------------------------ the accessor */
 
-static void msg_free(struct cf_msg *m)
-{
-    free((void *)m->raw);
-    free(m->decoded);
-    m->raw = NULL;
-    m->decoded = NULL;
-}
-
 /* FNV-1a (32 bits) of a message's payload: a capture case compares the
  * target's answers with the recorded ones through it (I19). */
 static uint32_t fnv_add(uint32_t h, const uint8_t *p, size_t n)
@@ -821,10 +744,8 @@ static int64_t payload_fill(const struct ift_rx *rx)
 {
     if (!rx->payload_len)
         return -1;
-    unsigned inv = 1;
-    while ((inv * 101u & 0xFFu) != 1u)
-        inv += 2;
-    unsigned f = ((unsigned)(rx->payload[0] - 3u) * inv) & 0xFFu;
+    /* byte 0 is 3 + 101 F (mod 256), and 109 * 101 = 1 (mod 256) */
+    unsigned f = ((unsigned)(rx->payload[0] - 3u) * 109u) & 0xFFu;
     for (size_t i = 0; i < rx->payload_len; i++)
         if (rx->payload[i] != cf_pattern_byte(i, f))
             return -1;
@@ -836,19 +757,16 @@ static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
     const struct ift_rx *rx = m->decoded;
     if (rx->is_ind) {
         const struct vw_ift_ind *in = &rx->ind;
+        for (size_t i = 0; i < sizeof ind_flags / sizeof ind_flags[0]; i++)
+            if (ind_flags[i].f == field) {
+                *v = !!(in->flags & ind_flags[i].bit);
+                return true;
+            }
         switch (field) {
         case F_MAGIC: *v = in->magic; return true;
         case F_VERSION: *v = in->version; return true;
         case F_BC: *v = in->bc_version; return true;
         case F_PH: *v = vw_ift_ind_phase(in); return true;
-        case F_R: *v = !!(in->flags & VW_IFT_FLAG_R); return true;
-        case F_HC: *v = !!(in->flags & VW_IFT_FLAG_HC); return true;
-        case F_PC: *v = !!(in->flags & VW_IFT_FLAG_PC); return true;
-        case F_IH: *v = !!(in->flags & VW_IFT_FLAG_IH); return true;
-        case F_IP: *v = !!(in->flags & VW_IFT_FLAG_IP); return true;
-        case F_SP: *v = !!(in->flags & VW_IFT_FLAG_SP); return true;
-        case F_SM: *v = !!(in->flags & VW_IFT_FLAG_SM); return true;
-        case F_RM: *v = !!(in->flags & VW_IFT_FLAG_RM); return true;
         case F_RSVD: *v = !in->reserved_zero; return true;
         case F_VTAG: *v = in->vtag; return true;
         case F_CRC: *v = in->crc_ok; return true;
@@ -895,11 +813,12 @@ static void describe(const struct cf_msg *m, char *out, size_t n)
         return;
     }
     const struct vw_ddp_hdr *h = &rx->ddp;
+    const char *type = cf_name_at(type_names, IT_COUNT, m->type);
     if (h->tagged)
-        snprintf(out, n, "%s stag=%u to=0x%llx%s payload=%zu (%u segments)", type_name(m->type), h->stag,
+        snprintf(out, n, "%s stag=%u to=0x%llx%s payload=%zu (%u segments)", type, h->stag,
                  (unsigned long long)h->to, h->last ? " L" : "", rx->payload_len, rx->segments);
     else
-        snprintf(out, n, "%s qn=%u msn=%u mo=%u%s payload=%zu (%u segments)", type_name(m->type), h->qn, h->msn,
+        snprintf(out, n, "%s qn=%u msn=%u mo=%u%s payload=%zu (%u segments)", type, h->qn, h->msn,
                  h->mo, h->last ? " L" : "", rx->payload_len, rx->segments);
 }
 
@@ -1400,7 +1319,6 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
     if (e->region_set) {
         region.addr = e->region_addr;
         region.stag = e->region_handle;
-        region.len = e->region_len;
     }
     cf_generic_run_case(e, c, res);
 }
@@ -1426,10 +1344,10 @@ const struct conform_protocol cf_proto_ift = {
     .req_prefix = "IFT-",
     .default_port = VW_IFT_DEFAULT_PORT,
     .cases_subdir = "ift",
-    .type_by_name = type_by_name,
-    .type_name = type_name,
-    .field_by_name = field_by_name,
-    .field_name = field_name,
+    .type_names = type_names,
+    .type_count = IT_COUNT,
+    .field_names = field_names,
+    .field_count = F_COUNT,
     .field_settable = field_settable,
     .max_payload = 65535,
     .parse_send_arg = parse_send_arg,
@@ -1440,7 +1358,7 @@ const struct conform_protocol cf_proto_ift = {
     .session_finish = session_finish,
     .session_sent = session_sent,
     .session_stalled = session_stalled,
-    .msg_free = msg_free,
+    .msg_free = cf_msg_free,
     .field_value = field_value,
     .describe = describe,
     .run_case = run_case,

@@ -13,7 +13,6 @@
 #include "conform/core.h"
 #include "conform/engine.h"
 #include "conform/report.h"
-#include "vitcp/bytes.h"
 #include "vitcp/iscsi_bhs.h"
 #include "vitcp/warp.h"
 #include "vitcp/warp_iscsi.h"
@@ -80,16 +79,7 @@ struct warp_settings {
 };
 _Static_assert(sizeof(struct warp_settings) <= CF_PROTO_STATE_MAX, "WARP settings fit the engine");
 
-static int field_by_name(const char *name)
-{
-    return cf_name_index(field_names, WF_COUNT, name);
-}
-
-static const char *field_name(unsigned f)
-{
-    return cf_name_at(field_names, WF_COUNT, f);
-}
-
+/* A case names RDMA Writes "RDMA": no table of vw_warp_type_name's names. */
 static int type_by_name(const char *name)
 {
     if (strcmp(name, "Send") == 0)
@@ -97,11 +87,6 @@ static int type_by_name(const char *name)
     if (strcmp(name, "RDMA") == 0)
         return VW_WARP_RDMA;
     return -1;
-}
-
-static const char *type_name(unsigned type)
-{
-    return vw_warp_type_name(type);
 }
 
 static bool field_settable(unsigned f)
@@ -330,17 +315,15 @@ static void *session_new(const struct cf_case *c, struct cf_engine *e)
 {
     (void)e;
     struct warp_session *s = calloc(1, sizeof *s);
-    if (s && vw_warp_framer_init(&s->framer) < 0) {
+    if (!s || vw_warp_framer_init(&s->framer) < 0) {
         free(s);
         return NULL;
     }
-    if (s) {
-        s->iscsi = (c->flags & WARP_CASE_ISCSI) != 0;
-        /* the rule an invalid chunk breaks: the first requirement, or the
-         * second of an advisory case (its first is the reaction, C62) */
-        s->case_rule = c->advisory && c->nreqs > 1 ? c->reqs[1] : c->nreqs ? c->reqs[0] : VW_REQ_NONE;
-        vw_warp_iscsi_init(&s->iscsi_state);
-    }
+    s->iscsi = (c->flags & WARP_CASE_ISCSI) != 0;
+    /* the rule an invalid chunk breaks: the first requirement, or the
+     * second of an advisory case (its first is the reaction, C62) */
+    s->case_rule = c->advisory && c->nreqs > 1 ? c->reqs[1] : c->nreqs ? c->reqs[0] : VW_REQ_NONE;
+    vw_warp_iscsi_init(&s->iscsi_state);
     return s;
 }
 
@@ -355,17 +338,6 @@ static void session_free(void *session)
     free(s);
 }
 
-/* The first error finding names the rule (warnings and notes do not fail). */
-static void take_findings(struct cf_rx_verdict *v, const struct vw_findings *fs, uint64_t off)
-{
-    for (unsigned i = 0; i < fs->count && v->req == VW_REQ_NONE; i++)
-        if (fs->item[i].severity == VW_SEV_ERROR) {
-            v->req = fs->item[i].req;
-            snprintf(v->detail, sizeof v->detail, "chunk at stream offset %llu: %s",
-                     (unsigned long long)off, fs->item[i].detail);
-        }
-}
-
 /* A received message's decoded form: a whole ULP PDU (or a chunk of an
  * unknown type) and how many chunks carried it. */
 struct warp_pdu {
@@ -378,16 +350,12 @@ struct warp_pdu {
 static void emit(struct warp_session *s, const struct vw_warp_chunk *dec, unsigned chunks, const uint8_t *data,
                  size_t len)
 {
-    struct cf_msg m = {0};
     uint8_t *copy = malloc(len ? len : 1);
     struct warp_pdu *d = malloc(sizeof *d);
     if (!copy || !d) {
         free(copy);
         free(d);
-        if (s->v->req == VW_REQ_NONE) {
-            s->v->req = VW_REQ_WARP_A_TRUNCATED;
-            snprintf(s->v->detail, sizeof s->v->detail, "no memory to keep a ULP PDU of %zu bytes", len);
-        }
+        cf_rx_broke(s->v, VW_REQ_WARP_A_TRUNCATED, "no memory to keep a ULP PDU of %zu bytes", len);
         return;
     }
     if (len)
@@ -396,13 +364,8 @@ static void emit(struct warp_session *s, const struct vw_warp_chunk *dec, unsign
     d->c.payload = copy;
     d->c.payload_len = len;
     d->chunks = chunks;
-    m.type = d->c.type;
-    m.raw = copy;
-    m.len = len;
-    m.payload = copy;
-    m.payload_len = len;
-    m.msg_offset = 0; /* a whole ULP PDU */
-    m.decoded = d;
+    /* a whole ULP PDU: its payload at offset 0 */
+    struct cf_msg m = {.type = d->c.type, .raw = copy, .len = len, .payload = copy, .payload_len = len, .decoded = d};
     s->sink(s->ctx, &m);
 }
 
@@ -415,11 +378,9 @@ static void check_not_delivered(struct warp_session *s, const struct vw_warp_chu
         size_t n = s->invalid_len[i];
         for (size_t at = 0; n <= len && at <= len - n; at++)
             if (memcmp(data + at, s->invalid[i], n) == 0) {
-                s->v->req = s->case_rule;
-                snprintf(s->v->detail, sizeof s->v->detail, "the %s ending at stream offset %llu holds, at its "
-                         "byte %zu, the %zu bytes of an invalid chunk the tester sent: the target took that chunk "
-                         "and delivered its data (line 218)", vw_warp_type_name(pdu->type), (unsigned long long)off,
-                         at, n);
+                cf_rx_broke(s->v, s->case_rule, "the %s ending at stream offset %llu holds, at its byte %zu, the %zu "
+                            "bytes of an invalid chunk the tester sent: the target took that chunk and delivered its "
+                            "data (line 218)", vw_warp_type_name(pdu->type), (unsigned long long)off, at, n);
                 return;
             }
     }
@@ -442,12 +403,10 @@ static void note_iscsi(struct warp_session *s, const uint8_t *pdu, size_t len, u
         s->cmd_itt = h.itt;
     }
     if (h.opcode == VW_ISCSI_SCSI_RSP && s->refuse && h.itt == s->refuse_itt && h.status == 0 &&
-        s->v->req == VW_REQ_NONE && s->case_rule != VW_REQ_NONE) {
-        s->v->req = s->case_rule;
-        snprintf(s->v->detail, sizeof s->v->detail, "the Send ending at stream offset %llu is a SCSI Response GOOD "
-                 "for task 0x%x: the target took the PDU that broke %s", (unsigned long long)off, h.itt,
-                 vw_req_id(s->case_rule));
-    }
+        s->case_rule != VW_REQ_NONE)
+        cf_rx_broke(s->v, s->case_rule, "the Send ending at stream offset %llu is a SCSI Response GOOD for task "
+                    "0x%x: the target took the PDU that broke %s", (unsigned long long)off, h.itt,
+                    vw_req_id(s->case_rule));
 }
 
 static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, const struct vw_warp_chunk *chunk,
@@ -455,28 +414,21 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, co
 {
     struct warp_session *s = ctx;
     (void)raw, (void)len;
-    take_findings(s->v, fs, off);
+    cf_rx_findings(s->v, fs, "chunk at stream offset %llu", (unsigned long long)off);
     if (s->iscsi && err == VW_REQ_NONE) {
         struct vw_findings is;
         vw_findings_clear(&is);
         vw_warp_iscsi_check(&s->iscsi_state, chunk, &is);
-        take_findings(s->v, &is, off);
+        cf_rx_findings(s->v, &is, "chunk at stream offset %llu", (unsigned long long)off);
     }
     if (err != VW_REQ_NONE) {
-        if (s->v->req == VW_REQ_NONE) {
-            s->v->req = err;
-            snprintf(s->v->detail, sizeof s->v->detail, "chunk at stream offset %llu cannot be decoded",
-                     (unsigned long long)off);
-        }
+        cf_rx_broke(s->v, err, "chunk at stream offset %llu cannot be decoded", (unsigned long long)off);
         return;
     }
     /* line 324 "Transmit as zeros": on every chunk of every case (C63) */
-    if (chunk->rsvd && s->v->req == VW_REQ_NONE) {
-        s->v->req = VW_REQ_WARP_A_RSVD_ZERO;
-        snprintf(s->v->detail, sizeof s->v->detail,
-                 "chunk at stream offset %llu: reserved bits 0x%03x set (transmit as zeros)", (unsigned long long)off,
-                 chunk->rsvd);
-    }
+    if (chunk->rsvd)
+        cf_rx_broke(s->v, VW_REQ_WARP_A_RSVD_ZERO, "chunk at stream offset %llu: reserved bits 0x%03x set (transmit "
+                    "as zeros)", (unsigned long long)off, chunk->rsvd);
     if (chunk->type != VW_WARP_SEND && chunk->type != VW_WARP_RDMA) {
         emit(s, chunk, 1, chunk->payload, chunk->payload ? chunk->payload_len : 0);
         return;
@@ -491,26 +443,12 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, co
         a->len = 0;
     }
     if (a->len + chunk->payload_len > WARP_PDU_MAX) {
-        if (s->v->req == VW_REQ_NONE) {
-            s->v->req = VW_REQ_WARP_SUMMARY_L_LAST;
-            snprintf(s->v->detail, sizeof s->v->detail, "chunk at stream offset %llu: a ULP PDU over %u bytes "
-                     "without a chunk with the Last bit", (unsigned long long)off, WARP_PDU_MAX);
-        }
+        cf_rx_broke(s->v, VW_REQ_WARP_SUMMARY_L_LAST, "chunk at stream offset %llu: a ULP PDU over %u bytes without "
+                    "a chunk with the Last bit", (unsigned long long)off, WARP_PDU_MAX);
         return;
     }
-    if (a->len + chunk->payload_len > a->cap) {
-        size_t cap = a->cap ? a->cap : 4096;
-        while (cap < a->len + chunk->payload_len)
-            cap *= 2;
-        uint8_t *b = realloc(a->buf, cap);
-        if (!b)
-            return;
-        a->buf = b;
-        a->cap = cap;
-    }
-    if (chunk->payload_len)
-        memcpy(a->buf + a->len, chunk->payload, chunk->payload_len);
-    a->len += chunk->payload_len;
+    if (!cf_bytes_append(&a->buf, &a->len, &a->cap, chunk->payload, chunk->payload_len))
+        return;
     a->flags |= chunk->flags;
     a->rsvd |= chunk->rsvd;
     a->adler_ok = a->adler_ok && chunk->adler_ok;
@@ -536,14 +474,10 @@ static void session_feed(void *session, const uint8_t *data, size_t len, cf_msg_
     s->ctx = ctx;
     s->v = v;
     enum vw_req e = vw_warp_framer_feed(&s->framer, data, len, on_chunk, s);
-    if (e != VW_REQ_NONE && v->req == VW_REQ_NONE) {
-        v->req = e;
-        snprintf(v->detail, sizeof v->detail, "the stream cannot be framed at offset %llu",
-                 (unsigned long long)s->framer.stream_off);
-    } else if (s->framer.oom && v->req == VW_REQ_NONE) {
-        v->req = VW_REQ_WARP_A_TRUNCATED;
-        snprintf(v->detail, sizeof v->detail, "no memory to gather a chunk");
-    }
+    if (e != VW_REQ_NONE)
+        cf_rx_broke(v, e, "the stream cannot be framed at offset %llu", (unsigned long long)s->framer.stream_off);
+    else if (s->framer.oom)
+        cf_rx_broke(v, VW_REQ_WARP_A_TRUNCATED, "no memory to gather a chunk");
 }
 
 static void session_finish(void *session, struct cf_rx_verdict *v)
@@ -554,7 +488,7 @@ static void session_finish(void *session, struct cf_rx_verdict *v)
     vw_warp_framer_finish(&s->framer, &fs);
     if (s->iscsi)
         vw_warp_iscsi_finish(&s->iscsi_state, &fs);
-    take_findings(v, &fs, s->framer.stream_off);
+    cf_rx_findings(v, &fs, "chunk at stream offset %llu", (unsigned long long)s->framer.stream_off);
 }
 
 /* C45: an expect waits in vain and the target is silent: a ULP PDU it
@@ -563,21 +497,11 @@ static void session_finish(void *session, struct cf_rx_verdict *v)
 static void session_stalled(void *session, struct cf_rx_verdict *v)
 {
     struct warp_session *s = session;
-    for (int i = 0; i < 2 && v->req == VW_REQ_NONE; i++)
-        if (s->acc[i].open) {
-            v->req = VW_REQ_WARP_SUMMARY_L_LAST;
-            snprintf(v->detail, sizeof v->detail, "the target's %s ULP PDU (%u chunks, %zu bytes) has no chunk "
-                     "with the Last bit, and the target went silent", i ? "RDMA Write" : "Send", s->acc[i].chunks,
-                     s->acc[i].len);
-        }
-}
-
-static void msg_free(struct cf_msg *m)
-{
-    free((void *)m->raw);
-    free(m->decoded);
-    m->raw = NULL;
-    m->decoded = NULL;
+    for (int i = 0; i < 2; i++)
+        if (s->acc[i].open)
+            cf_rx_broke(v, VW_REQ_WARP_SUMMARY_L_LAST, "the target's %s ULP PDU (%u chunks, %zu bytes) has no chunk "
+                        "with the Last bit, and the target went silent", i ? "RDMA Write" : "Send", s->acc[i].chunks,
+                        s->acc[i].len);
 }
 
 static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
@@ -623,16 +547,14 @@ static void describe(const struct cf_msg *m, char *out, size_t n)
 {
     const struct warp_pdu *pdu = m->decoded;
     const struct vw_warp_chunk *c = &pdu->c;
+    char where[64];
     if (c->type == VW_WARP_RDMA)
-        snprintf(out, n, "RDMA Write%s%s%s rid=%u offset=%llu payload=%zu in %u chunk%s",
-                 (c->flags & VW_WARP_FLAG_E) ? " E" : "", (c->flags & VW_WARP_FLAG_C) ? " C" : "",
-                 (c->flags & VW_WARP_FLAG_L) ? " L" : "", c->rid, (unsigned long long)c->offset, c->payload_len,
-                 pdu->chunks, pdu->chunks == 1 ? "" : "s");
+        snprintf(where, sizeof where, "rid=%u offset=%llu", c->rid, (unsigned long long)c->offset);
     else
-        snprintf(out, n, "%s%s%s%s ssn=%u payload=%zu in %u chunk%s", vw_warp_type_name(c->type),
-                 (c->flags & VW_WARP_FLAG_E) ? " E" : "", (c->flags & VW_WARP_FLAG_C) ? " C" : "",
-                 (c->flags & VW_WARP_FLAG_L) ? " L" : "", c->ssn, c->payload_len, pdu->chunks,
-                 pdu->chunks == 1 ? "" : "s");
+        snprintf(where, sizeof where, "ssn=%u", c->ssn);
+    snprintf(out, n, "%s%s%s%s %s payload=%zu in %u chunk%s", vw_warp_type_name(c->type),
+             (c->flags & VW_WARP_FLAG_E) ? " E" : "", (c->flags & VW_WARP_FLAG_C) ? " C" : "",
+             (c->flags & VW_WARP_FLAG_L) ? " L" : "", where, c->payload_len, pdu->chunks, pdu->chunks == 1 ? "" : "s");
 }
 
 static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *why, size_t whylen)
@@ -645,11 +567,6 @@ static int parse_directive(struct cf_case *c, char *const *tok, int ntok, char *
     }
     c->flags |= WARP_CASE_ISCSI;
     return 1;
-}
-
-static void state_init(void *state)
-{
-    memset(state, 0, sizeof(struct warp_settings));
 }
 
 static const struct cf_option run_options[] = {
@@ -718,14 +635,13 @@ const struct conform_protocol cf_proto_warp = {
     .default_port = VW_WARP_DEFAULT_PORT,
     .cases_subdir = "warp",
     .type_by_name = type_by_name,
-    .type_name = type_name,
-    .field_by_name = field_by_name,
-    .field_name = field_name,
+    .type_name = vw_warp_type_name,
+    .field_names = field_names,
+    .field_count = WF_COUNT,
     .field_settable = field_settable,
     .max_payload = VW_WARP_CHUNK_MAX - VW_WARP_RDMA_HDR_LEN - VW_WARP_ADLER_LEN,
     .parse_directive = parse_directive,
     .parse_send_arg = parse_send_arg,
-    .state_init = state_init,
     .run_options = run_options,
     .run_usage = "[--iscsi]",
     .run_help = "  --iscsi: the target is in iSCSI mode (warp-peer --iscsi); run the WARP iSCSI cases only\n"
@@ -738,7 +654,7 @@ const struct conform_protocol cf_proto_warp = {
     .session_feed = session_feed,
     .session_finish = session_finish,
     .session_stalled = session_stalled,
-    .msg_free = msg_free,
+    .msg_free = cf_msg_free,
     .field_value = field_value,
     .describe = describe,
     .hooks = warp_hooks,

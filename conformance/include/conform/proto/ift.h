@@ -2,9 +2,8 @@
  * The IFT protocol module (conformance/src/proto/ift.c): the adaption
  * indication and frames of draft-williams-iwarp-ift-01 (decisions I1-I18)
  * carrying RFC 5041 DDP segments and a minimal RDMAP (RFC 5040), on the
- * core's generic step runner. Types: Ind, Send, SendSE, Write, ReadReq,
- * ReadResp, Term (RDMA mode), Tagged, Untagged (DDP mode). Fields and send
- * arguments: docs/conformance-engine.md, "The IFT module".
+ * core's generic step runner. Its types, fields and send arguments:
+ * docs/conformance-engine.md, "The IFT module".
  */
 #ifndef CONFORM_PROTO_IFT_H
 #define CONFORM_PROTO_IFT_H

@@ -1,8 +1,8 @@
 /*
  * The WARP protocol module (conformance/src/proto/warp.c): Send and RDMA
  * (Write) chunks over TCP (warp-draft Appendix A, decisions W1-W4), on the
- * core's generic step runner. Fields a case may name: e c l rsvd len ssn
- * offset rid payload adler; a send also takes adler=good|bad.
+ * core's generic step runner. Its types, fields and send arguments:
+ * docs/conformance-engine.md, "The WARP module".
  */
 #ifndef CONFORM_PROTO_WARP_H
 #define CONFORM_PROTO_WARP_H

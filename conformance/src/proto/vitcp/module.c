@@ -37,22 +37,12 @@ int cf_field_by_name(const char *name)
     return cf_name_index(field_names, CF_F_COUNT, name);
 }
 
-static const char *field_name(unsigned f)
-{
-    return cf_field_name((enum cf_field)f);
-}
-
 static int type_by_name(const char *name)
 {
     for (unsigned t = 0; t < VW_VITCP_TYPE_COUNT; t++)
         if (strcmp(vw_vitcp_type_name(t), name) == 0)
             return (int)t;
     return -1;
-}
-
-static const char *type_name(unsigned type)
-{
-    return vw_vitcp_type_name(type);
 }
 
 static bool field_settable(unsigned f)
@@ -299,9 +289,9 @@ const struct conform_protocol cf_proto_vitcp = {
     .default_port = VW_VITCP_DEFAULT_PORT,
     .cases_subdir = "",
     .type_by_name = type_by_name,
-    .type_name = type_name,
-    .field_by_name = cf_field_by_name,
-    .field_name = field_name,
+    .type_name = vw_vitcp_type_name,
+    .field_names = field_names,
+    .field_count = CF_F_COUNT,
     .field_settable = field_settable,
     .field_relative = field_relative,
     .max_payload = VW_VITCP_SEG_MAX,
