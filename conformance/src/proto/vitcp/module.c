@@ -316,7 +316,7 @@ const struct conform_protocol cf_proto_vitcp = {
     .session_free = cf_vitcp_session_free,
     .session_feed = cf_vitcp_session_feed,
     /* no session_finish: an expect that meets the close names what is missing */
-    .msg_free = cf_vitcp_msg_free,
+    .msg_free = cf_msg_free,
     .field_value = cf_vitcp_field_value,
     .describe = cf_vitcp_describe,
     .runner_flags = CF_RUNNER_FRAMES_AT_VERDICT | CF_RUNNER_AWAIT_KEEPS | CF_RUNNER_CLOSE_ANY | CF_RUNNER_DRAIN,

@@ -7,7 +7,6 @@
  */
 #include "session.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,19 +40,6 @@ void cf_vitcp_session_free(void *session)
     free(v->written);
     vw_vitcp_session_free(&v->s);
     free(v);
-}
-
-/* The first rule broken wins. */
-static void broke(struct vs_session *v, enum vw_req req, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void broke(struct vs_session *v, enum vw_req req, const char *fmt, ...)
-{
-    if (!v->rx || v->rx->req != VW_REQ_NONE)
-        return;
-    v->rx->req = req;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(v->rx->detail, sizeof v->rx->detail, fmt, ap);
-    va_end(ap);
 }
 
 /* A segment (or a reassembled message: bytes are then its payload) to the core. */
@@ -137,19 +123,8 @@ static bool reassemble(struct vs_session *v, const struct vw_vitcp_seg *seg, uns
         p->used = false; /* an endless message: its segments are checked, not kept */
         return true;
     }
-    if (p->len + seg->payload_len > p->cap) {
-        size_t cap = p->cap ? p->cap : 4096;
-        while (cap < p->len + seg->payload_len)
-            cap *= 2;
-        uint8_t *grown = realloc(p->data, cap);
-        if (!grown)
-            return true;
-        p->data = grown;
-        p->cap = cap;
-    }
-    if (seg->payload_len)
-        memcpy(p->data + p->len, seg->payload, seg->payload_len);
-    p->len += seg->payload_len;
+    if (!cf_bytes_append(&p->data, &p->len, &p->cap, seg->payload, seg->payload_len))
+        return true;
     p->flags |= seg->hdr.flags & VW_VITCP_FLAG_TXERR;
     if (!eom)
         return true;
@@ -166,15 +141,13 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
     unsigned index = ++v->rx_index;
     /* Every rule the target breaks fails the case, whatever step runs. */
     if (err != VW_REQ_NONE) {
-        broke(v, err, "target segment #%u (%s) cannot be parsed: %s", index,
-              vw_vitcp_type_name(len >= 2 ? raw[1] & VW_VITCP_TYPE_MASK : 99), vw_req_id(err));
+        cf_rx_broke(v->rx, err, "target segment #%u (%s) cannot be parsed: %s", index,
+                    vw_vitcp_type_name(len >= 2 ? raw[1] & VW_VITCP_TYPE_MASK : 99), vw_req_id(err));
         return;
     }
+    cf_rx_findings(v->rx, fs, "target segment #%u (%s)", index, vw_vitcp_type_name(seg->hdr.type));
     for (unsigned i = 0; i < fs->count; i++)
-        if (fs->item[i].severity == VW_SEV_ERROR)
-            broke(v, fs->item[i].req, "target segment #%u (%s): %s", index, vw_vitcp_type_name(seg->hdr.type),
-                  fs->item[i].detail);
-        else if (fs->item[i].severity == VW_SEV_WARN) {
+        if (fs->item[i].severity == VW_SEV_WARN) {
             char *notes = v->rx->advisories;
             size_t have = strlen(notes), size = sizeof v->rx->advisories;
             if (have + 8 < size)
@@ -272,14 +245,6 @@ bool cf_vitcp_session_flush(void *session, cf_msg_sink sink, void *ctx)
             any = true;
         }
     return any;
-}
-
-void cf_vitcp_msg_free(struct cf_msg *m)
-{
-    free((void *)m->raw);
-    free(m->decoded);
-    m->raw = NULL;
-    m->decoded = NULL;
 }
 
 bool cf_vitcp_field_value(const struct cf_msg *m, unsigned f, int64_t *v)

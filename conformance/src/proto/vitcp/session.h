@@ -86,7 +86,6 @@ void cf_vitcp_session_feed(void *session, const uint8_t *data, size_t len, cf_ms
 void cf_vitcp_session_urgent(void *session, struct cf_rx_verdict *v);
 size_t cf_vitcp_session_unframed(void *session, char *why, size_t whylen);
 bool cf_vitcp_session_flush(void *session, cf_msg_sink sink, void *ctx);
-void cf_vitcp_msg_free(struct cf_msg *m);
 bool cf_vitcp_field_value(const struct cf_msg *m, unsigned field, int64_t *value);
 bool cf_vitcp_field_ignored(const struct cf_msg *m, unsigned field);
 void cf_vitcp_describe(const struct cf_msg *m, char *out, size_t n);
