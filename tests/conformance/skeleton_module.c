@@ -224,12 +224,11 @@ const struct conform_protocol cf_proto_skeleton = {
 
 enum { COUNT_CONNECTIONS, COUNT_MESSAGES };
 
-static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded)
+static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev)
 {
     (void)f;
     (void)ev;
-    (void)upgraded;
-    cf_lint_counted(l, COUNT_CONNECTIONS, 0);
+    cf_lint_counted(l, COUNT_CONNECTIONS);
     return 0; /* the state (two framers) is zeroed: ready */
 }
 
@@ -240,8 +239,9 @@ static void conn_free(struct cf_lint_flow *f)
 
 static void lint_message(void *ctx, const uint8_t *msg, size_t len)
 {
+    (void)len;
     struct cf_lint *l = ctx;
-    cf_lint_counted(l, COUNT_MESSAGES, len);
+    cf_lint_counted(l, COUNT_MESSAGES);
     /* A real module decodes the message with the wire library here and
      * reports its findings: cf_lint_findings(l, err, "NAME Type", "cannot
      * be parsed", &fs). SKEL has no rules: an unknown type is only noted. */
@@ -272,12 +272,9 @@ static void direction_end(struct cf_lint *l, struct cf_lint_flow *f, int dir, st
 }
 
 const struct cf_lint_module cf_lint_skeleton = {
-    .name = "skel",
+    .protocol = &cf_proto_skeleton,
     .title = "SKEL",
-    .req_prefix = "SKEL-",
-    .transport = CF_TRANSPORT_STREAM,
     .port_option = "--skel-port",
-    .default_port = SKEL_PORT,
     .help = "  SKEL: TCP port --skel-port (7999).\n",
     .counters = {{"skel_connections", "SKEL connections"}, {"skel_messages", "messages"}},
     .conn_size = 2 * sizeof(struct skel_framer),

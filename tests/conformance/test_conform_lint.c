@@ -15,6 +15,8 @@
 
 #include "conform/cli.h"
 #include "conform/lint.h"
+#include "conform/proto/eep.h"
+#include "conform/proto/warp.h"
 #include "vitcp/ift.h"
 #include "vitcp/pcap_writer.h"
 #include "vitcp/pktway.h"
@@ -418,7 +420,7 @@ static void sample_findings_name_frame_and_protocol(void **state)
                     is = &r.issues[i]; /* the first: the fault (a reaction to it comes later) */
             assert_non_null(is);
             assert_string_equal(vw_req_id(is->req), want[k].rule);
-            assert_ptr_equal(is->module, cf_lint_module_find(want[k].proto));
+            assert_string_equal(is->module->protocol->name, want[k].proto);
             assert_int_equal(is->frame, want[k].frame);
         }
         cf_lint_result_free(&r);
@@ -469,7 +471,7 @@ static void warp_on_another_port_needs_the_option(void **state)
     assert_int_equal(cf_lint_counter(&r, "warp_chunks"), 4);
     assert_int_equal(r.errors, 1);
     assert_int_equal(cf_lint_count(&r, VW_REQ_WARP_W4_SSN_NEXT, VW_SEV_ERROR), 1);
-    assert_ptr_equal(r.issues[0].module, cf_lint_module_find("warp"));
+    assert_ptr_equal(r.issues[0].module, &cf_lint_warp);
     assert_int_equal(r.issues[0].frame, 6); /* handshake 1-3, chunks 4, 5, 6 */
     cf_lint_result_free(&r);
 }
@@ -759,7 +761,7 @@ static void eep_udp_port_option(void **state)
     assert_int_equal(r.errors, 1);
     assert_int_equal(cf_lint_count(&r, VW_REQ_EEP_4A_TRUNCATED, VW_SEV_ERROR), 1);
     assert_int_equal(r.issues[0].frame, 2);
-    assert_ptr_equal(r.issues[0].module, cf_lint_module_find("eep"));
+    assert_ptr_equal(r.issues[0].module, &cf_lint_eep);
     cf_lint_result_free(&r);
 }
 
@@ -793,31 +795,32 @@ static void many_open_warp_connections_are_bounded(void **state)
 }
 
 /* The lint modules' table (C80) fits the protocols' table: each lint
- * module is a registered protocol's, with its catalog prefix; no two
+ * module is a registered protocol's, no two the same one's; no two
  * share an option; the default protocol has one; lint's usage names every
  * option once. */
 static void lint_modules_match_the_protocols(void **state)
 {
     (void)state;
     assert_non_null(cf_lint_module_default());
-    assert_string_equal(cf_lint_module_default()->name, cf_protocol_default()->name);
+    assert_ptr_equal(cf_lint_module_default()->protocol, cf_protocol_default());
     const char *names[4 * CF_PROTOCOLS_MAX];
     size_t nnames = 0;
     unsigned m = 0;
     for (; cf_lint_modules[m]; m++) {
         const struct cf_lint_module *lm = cf_lint_modules[m];
-        const struct conform_protocol *p = cf_protocol_find(lm->name);
-        if (!p)
-            fail_msg("lint module %s is no registered protocol's", lm->name);
-        assert_string_equal(lm->req_prefix, p->req_prefix);
-        assert_int_equal(lm->transport, p->transport);
-        assert_ptr_equal(cf_lint_module_find(lm->name), lm);
+        if (cf_protocol_find(lm->protocol->name) != lm->protocol)
+            fail_msg("lint module %s is no registered protocol's", lm->title);
+        for (unsigned k = 0; k < m; k++)
+            if (cf_lint_modules[k]->protocol == lm->protocol)
+                fail_msg("two lint modules of protocol %s", lm->protocol->name);
         assert_non_null(lm->help);
         assert_non_null(lm->counters[0].key);
         if (lm->port_option)
             names[nnames++] = lm->port_option;
-        for (const struct cf_option *o = lm->options; o && o->name; o++)
+        for (const struct cf_option *o = lm->options; o && o->name; o++) {
+            assert_true(o - lm->options < CF_LINT_OPTIONS_MAX);
             names[nnames++] = o->name;
+        }
     }
     assert_true(m <= CF_PROTOCOLS_MAX);
     for (size_t i = 0; i < nnames; i++)

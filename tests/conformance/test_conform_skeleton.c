@@ -41,11 +41,6 @@ const char *cf_protocol_names(void)
     return cf_proto_skeleton.name;
 }
 
-const struct cf_lint_module *cf_lint_module_find(const char *name)
-{
-    return strcasecmp(name, cf_lint_skeleton.name) == 0 ? &cf_lint_skeleton : NULL;
-}
-
 const struct cf_lint_module *cf_lint_module_default(void)
 {
     return &cf_lint_skeleton;

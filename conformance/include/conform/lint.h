@@ -1,11 +1,6 @@
-/*
- * Offline lint: reads a pcap/pcapng capture (netio's reader, with TCP
- * reassembly), hands each TCP connection and datagram to the lint module
- * whose protocol it is (conform/protocol.h: by port, else by content) and
- * keeps what the modules find: each finding names the frame and the
- * requirement ID. The modules run the wire library's rules, the same the
- * dissector and the active engine use.
- */
+/* Offline lint of a pcap/pcapng capture: its options, its result (each
+ * issue names the frame and the requirement ID) and its report. The core
+ * and the lint modules it hands the traffic to: conform/protocol.h, "lint". */
 #ifndef CONFORM_LINT_H
 #define CONFORM_LINT_H
 
@@ -29,21 +24,19 @@ struct cf_lint_issue {
 struct cf_lint_result {
     struct cf_lint_issue *issues;
     size_t count, cap;
-    uint64_t frames, connections, bytes;
+    uint64_t frames;
     /* each lint module's counters (cf_lint_modules[m]->counters[k]) */
     uint64_t counts[CF_PROTOCOLS_MAX][CF_LINT_COUNTERS_MAX];
     unsigned errors, warnings, notes;
     double seconds;
 };
 
-/* The settings of every lint module (set by their options), by their
- * place in cf_lint_modules. */
+/* The settings of every lint module, by its place in cf_lint_modules: its
+ * port and its options' values (the option's strings, by their place in
+ * its options; NULL: not given). */
 struct cf_lint_options {
     uint16_t port[CF_PROTOCOLS_MAX];
-    union {
-        max_align_t align;
-        unsigned char bytes[CF_LINT_SETTINGS_MAX];
-    } settings[CF_PROTOCOLS_MAX];
+    const char *value[CF_PROTOCOLS_MAX][CF_LINT_OPTIONS_MAX];
 };
 
 /* Every module's defaults. */

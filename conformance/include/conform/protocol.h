@@ -367,7 +367,7 @@ struct vn_datagram;
 struct vw_findings;
 
 #define CF_LINT_COUNTERS_MAX 4   /* counters a lint module keeps for the summary */
-#define CF_LINT_SETTINGS_MAX 64  /* bytes of a lint module's settings (its options) */
+#define CF_LINT_OPTIONS_MAX 4    /* options a lint module takes besides its port */
 
 /* A number the summary reports ("2 X connections, 14 PDUs"). */
 struct cf_lint_counter {
@@ -377,34 +377,34 @@ struct cf_lint_counter {
 
 /* One TCP connection of the capture, as the core follows it for a module. */
 struct cf_lint_flow {
-    unsigned conn;      /* the reader's connection number */
     bool syn_seen;      /* its SYN is in the capture */
+    bool upgraded;      /* it became the module's mid-stream (takes_over) */
     bool dead[2];       /* direction d is no longer checked (framing lost, a capture gap):
                            the core sends it no more data; a module sets it when it gives up */
     void *state;        /* the module's state for it (conn_size bytes, zeroed) */
 };
 
 struct cf_lint_module {
-    const char *name;   /* its conformance module's name: cf_lint_module_find */
+    /* Its conformance module: the protocol's name, the catalog prefix of
+     * the IDs its rules report (list: "by lint"), its transport (TCP
+     * connections or datagrams) and its default port. */
+    const struct conform_protocol *protocol;
     const char *title;  /* the protocol of its issues in the report (JSON "protocol") */
-    const char *req_prefix; /* the catalog prefix of the IDs its rules report (list: "by lint") */
-    enum cf_transport transport; /* its traffic: TCP connections or datagrams */
 
     /* Its port: TCP, a connection to or from it is the module's (tried
      * before the content); datagrams, a UDP datagram to or from it. The
      * option port_option ("--x-port") sets it, the core checks the value. */
     const char *port_option;
-    uint16_t default_port;
     /* `lint --help`: one line or more of what it checks and how it finds
      * it, each starting with two spaces and ending with a newline. */
     const char *help;
     /* Optional: options of `lint` besides the port (ending with a NULL
-     * name), their part of the usage line ("[--x-mode M]"), and set_option
-     * that takes one (0, or -1 with why) into the module's settings
-     * (CF_LINT_SETTINGS_MAX bytes, zeroed), read by cf_lint_settings. */
+     * name), their part of the usage line ("[--x-mode M]"), and
+     * check_option that checks one's value (0, or -1 with why); the module
+     * reads the values with cf_lint_option. */
     const struct cf_option *options;
     const char *usage;
-    int (*set_option)(void *settings, const char *name, const char *value, char *why, size_t whylen);
+    int (*check_option)(const char *name, const char *value, char *why, size_t whylen);
 
     /* The summary: the counters it keeps (cf_lint_counted), ending with a
      * NULL key. The text summary shows them when the first is not zero;
@@ -429,8 +429,9 @@ struct cf_lint_module {
     bool heavy;
     size_t conn_size;   /* bytes of its per-connection state */
     /* A connection became the module's at ev (its first data, or the
-     * segment it takes_over at: upgraded). 0, or -1 out of memory. */
-    int (*conn_open)(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded);
+     * segment it takes_over at). 0, or -1 out of memory (what it made is
+     * freed by conn_free, which follows). */
+    int (*conn_open)(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev);
     /* Frees what the state holds (not the state). */
     void (*conn_free)(struct cf_lint_flow *f);
     /* Data of direction dir (0: the side that sent the connection's first
@@ -449,12 +450,12 @@ struct cf_lint_module {
      * this direction"). */
     void (*direction_end)(struct cf_lint *l, struct cf_lint_flow *f, int dir, struct vw_findings *fs);
     /* Optional: the connection is over (both FINs or an RST: real_end;
-     * else the capture ended or its ports were reused). conn_free follows. */
-    void (*closed)(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uint64_t frame);
+     * else the capture ended or its ports were reused); what it left goes
+     * to fs (the core reports it "at close"). conn_free follows. */
+    void (*closed)(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, struct vw_findings *fs);
 
-    /* Datagram protocols: is this datagram the module's (by its Ethertype,
-     * or its UDP port: port), and check it. */
-    bool (*datagram_is_mine)(uint16_t port, const struct vn_datagram *dg);
+    /* Datagram protocols: a datagram of the module's (its protocol's
+     * Ethertype, or a UDP datagram to or from its port), to check. */
     void (*datagram)(struct cf_lint *l, const struct vn_datagram *dg);
     /* Optional: frees the module's per-run state (cf_lint_run_state). */
     void (*run_free)(void *run_state);
@@ -463,8 +464,6 @@ struct cf_lint_module {
 /* The lint modules (proto/registry.c), NULL-terminated, in the order a
  * connection's ports and first bytes are tried. */
 extern const struct cf_lint_module *const cf_lint_modules[];
-/* The lint module of the protocol name (case-insensitive); NULL if none. */
-const struct cf_lint_module *cf_lint_module_find(const char *name);
 
 /* What a lint module calls (core/lint.c). Issues are the current
  * module's, on the current connection (none for datagrams). */
@@ -475,21 +474,19 @@ void cf_lint_issue(struct cf_lint *l, uint64_t frame, int dir, enum vw_req req, 
  * "WHAT: detail"; err (when no finding names it) "WHAT ERR_TEXT". */
 void cf_lint_findings(struct cf_lint *l, enum vw_req err, const char *what, const char *err_text,
                       const struct vw_findings *fs);
-/* Each finding of fs at frame and dir as "PREFIXdetail". */
-void cf_lint_findings_at(struct cf_lint *l, uint64_t frame, int dir, const char *prefix,
-                         const struct vw_findings *fs);
 /* The frame and direction being handled; a module that reports a PDU of
  * an earlier frame sets them for its findings (and back). */
 uint64_t cf_lint_frame(const struct cf_lint *l);
 void cf_lint_set_frame(struct cf_lint *l, uint64_t frame);
 int cf_lint_dir(const struct cf_lint *l);
 void cf_lint_set_dir(struct cf_lint *l, int dir);
-/* The current module's settings, and its per-run state (a slot the module
+/* The value of the current module's option k (its place in options; NULL:
+ * not given, "": a flag given), and its per-run state (a slot the module
  * fills; run_free frees it at the end). */
-const void *cf_lint_settings(const struct cf_lint *l);
+const char *cf_lint_option(const struct cf_lint *l, unsigned k);
 void **cf_lint_run_state(struct cf_lint *l);
-/* Counter k of the current module goes up by one; the bytes checked by bytes. */
-void cf_lint_counted(struct cf_lint *l, unsigned k, size_t bytes);
+/* Counter k of the current module goes up by one. */
+void cf_lint_counted(struct cf_lint *l, unsigned k);
 /* Out of memory: the lint fails once it has read the capture. */
 void cf_lint_out_of_memory(struct cf_lint *l);
 

@@ -99,7 +99,7 @@ static bool lint_covers(enum vw_req req)
 {
     const char *id = vw_req_id(req);
     for (const struct cf_lint_module *const *m = cf_lint_modules; *m; m++)
-        if (strncmp(id, (*m)->req_prefix, strlen((*m)->req_prefix)) == 0)
+        if (strncmp(id, (*m)->protocol->req_prefix, strlen((*m)->protocol->req_prefix)) == 0)
             return true;
     return false;
 }

@@ -7,7 +7,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "vitcp/pcap_reader.h"
@@ -55,7 +54,7 @@ void cf_lint_options_init(struct cf_lint_options *o)
 {
     memset(o, 0, sizeof *o);
     for (unsigned i = 0; cf_lint_modules[i]; i++)
-        o->port[i] = cf_lint_modules[i]->default_port;
+        o->port[i] = cf_lint_modules[i]->protocol->default_port;
 }
 
 /* A port option's value: 1..65535. */
@@ -92,7 +91,10 @@ int cf_lint_set_option(struct cf_lint_options *o, const char *name, const char *
                 *takes_value = op->takes_value;
                 return 1;
             }
-            return m->set_option(&o->settings[i], name, value, why, whylen) < 0 ? -1 : 1;
+            if (m->check_option(name, value, why, whylen) < 0)
+                return -1;
+            o->value[i][op - m->options] = value ? value : "";
+            return 1;
         }
     }
     return 0;
@@ -144,8 +146,8 @@ void cf_lint_findings(struct cf_lint *l, enum vw_req err, const char *what, cons
                       "%u more findings in this %s not shown", fs->dropped, what);
 }
 
-void cf_lint_findings_at(struct cf_lint *l, uint64_t frame, int dir, const char *prefix,
-                         const struct vw_findings *fs)
+/* Each finding of fs at frame and dir as "PREFIXdetail". */
+static void findings_at(struct cf_lint *l, uint64_t frame, int dir, const char *prefix, const struct vw_findings *fs)
 {
     for (unsigned i = 0; i < fs->count; i++)
         cf_lint_issue(l, frame, dir, fs->item[i].req, fs->item[i].severity, "%s%s", prefix, fs->item[i].detail);
@@ -156,9 +158,9 @@ void cf_lint_set_frame(struct cf_lint *l, uint64_t frame) { l->cur_frame = frame
 int cf_lint_dir(const struct cf_lint *l) { return l->cur_dir; }
 void cf_lint_set_dir(struct cf_lint *l, int dir) { l->cur_dir = dir; }
 
-const void *cf_lint_settings(const struct cf_lint *l)
+const char *cf_lint_option(const struct cf_lint *l, unsigned k)
 {
-    return &l->opt->settings[module_index(l->module)];
+    return l->opt->value[module_index(l->module)][k];
 }
 
 void **cf_lint_run_state(struct cf_lint *l)
@@ -166,10 +168,9 @@ void **cf_lint_run_state(struct cf_lint *l)
     return &l->run_state[module_index(l->module)];
 }
 
-void cf_lint_counted(struct cf_lint *l, unsigned k, size_t bytes)
+void cf_lint_counted(struct cf_lint *l, unsigned k)
 {
     l->res->counts[module_index(l->module)][k]++;
-    l->res->bytes += bytes;
 }
 
 void cf_lint_out_of_memory(struct cf_lint *l)
@@ -190,13 +191,8 @@ static struct lint_conn *conn_get(struct cf_lint *l, unsigned id)
         l->conns = grown;
         l->nconns = n;
     }
-    if (!l->conns[id]) {
+    if (!l->conns[id])
         l->conns[id] = calloc(1, sizeof **l->conns);
-        if (l->conns[id]) {
-            l->conns[id]->flow.conn = id;
-            l->res->connections++;
-        }
-    }
     return l->conns[id];
 }
 
@@ -214,22 +210,20 @@ static void conn_end(struct cf_lint *l, struct lint_conn *lc)
 
 /* The module lc becomes (its state made): false out of memory. */
 static bool conn_begin(struct cf_lint *l, struct lint_conn *lc, const struct cf_lint_module *m,
-                       const struct vn_tcp_event *ev, bool upgraded)
+                       const struct vn_tcp_event *ev)
 {
     if (!(lc->flow.state = calloc(1, m->conn_size ? m->conn_size : 1))) {
         l->oom = true;
         return false;
     }
-    l->module = m;
-    if (m->conn_open(l, &lc->flow, ev, upgraded) != 0) {
-        free(lc->flow.state);
-        lc->flow.state = NULL;
+    l->module = lc->module = m;
+    if (m->heavy)
+        l->open_heavy++;
+    if (m->conn_open(l, &lc->flow, ev) != 0) {
+        conn_end(l, lc);
         l->oom = true;
         return false;
     }
-    lc->module = m;
-    if (m->heavy)
-        l->open_heavy++;
     return true;
 }
 
@@ -237,7 +231,7 @@ static bool conn_begin(struct cf_lint *l, struct lint_conn *lc, const struct cf_
 static const struct cf_lint_module *module_of_port(const struct cf_lint *l, uint16_t port)
 {
     for (unsigned i = 0; cf_lint_modules[i]; i++)
-        if (cf_lint_modules[i]->transport == CF_TRANSPORT_STREAM && l->opt->port[i] == port && port)
+        if (cf_lint_modules[i]->protocol->transport == CF_TRANSPORT_STREAM && l->opt->port[i] == port && port)
             return cf_lint_modules[i];
     return NULL;
 }
@@ -275,12 +269,10 @@ static void classify(struct cf_lint *l, struct lint_conn *lc, const struct vn_tc
     uint16_t server = ev->dir == VN_C2S ? ev->dst->port : ev->src->port;
     uint16_t first = lc->flow.syn_seen ? server : client < server ? client : server;
     uint16_t second = first == server ? client : server;
-    const struct cf_lint_module *m = NULL;
-    if (start && module_of_port(l, first))
-        m = module_of_port(l, first);
-    else if (start && module_of_port(l, second))
+    const struct cf_lint_module *m = start ? module_of_port(l, first) : NULL;
+    if (!m && start)
         m = module_of_port(l, second);
-    else
+    if (!m)
         m = module_of_content(ev->data, ev->len);
     lc->first_dir = (int)ev->dir;
     lc->classified = true;
@@ -297,7 +289,7 @@ static void classify(struct cf_lint *l, struct lint_conn *lc, const struct vn_tc
         l->heavy_limit_noted = true;
         return;
     }
-    if (!conn_begin(l, lc, m, ev, false))
+    if (!conn_begin(l, lc, m, ev))
         return;
     /* a module that frames from the first byte of each direction cannot
      * check a capture that starts mid-stream (no resynchronisation) */
@@ -320,8 +312,9 @@ static void take_over(struct cf_lint *l, struct lint_conn *lc, const struct vn_t
         if (m->heavy && l->open_heavy >= CF_LINT_MAX_HEAVY)
             return;
         lc->flow.dead[0] = lc->flow.dead[1] = false;
+        lc->flow.upgraded = true;
         l->cur_module = m;
-        conn_begin(l, lc, m, ev, true);
+        conn_begin(l, lc, m, ev);
         return;
     }
 }
@@ -346,6 +339,7 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
     if (!m)
         return;
     struct cf_lint_flow *f = &lc->flow;
+    struct vw_findings fs; /* what a direction's or the connection's end left */
     l->module = l->cur_module = m;
     int sdir = (int)ev->dir == lc->first_dir ? 0 : 1;
     l->cur_dir = sdir;
@@ -380,18 +374,20 @@ static void on_tcp(void *ctx, const struct vn_tcp_event *ev)
     case VN_TCP_DIR_END:
         /* A direction's FIN: what it left unfinished can never finish. */
         if (m->direction_end) {
-            struct vw_findings fs;
             vw_findings_clear(&fs);
             m->direction_end(l, f, sdir, &fs);
-            cf_lint_findings_at(l, ev->frame, sdir, "at the end of this direction: ", &fs);
+            findings_at(l, ev->frame, sdir, "at the end of this direction: ", &fs);
         }
         break;
     case VN_TCP_CLOSE:
         /* The connection's end: both FINs or an RST. The capture's end (or
          * a new SYN on the same ports) is not the connection's: modules
          * judge nothing there. */
-        if (m->closed)
-            m->closed(l, f, ev->reason == VN_CLOSE_FIN || ev->reason == VN_CLOSE_RST, ev->frame);
+        if (m->closed) {
+            vw_findings_clear(&fs);
+            m->closed(l, f, ev->reason == VN_CLOSE_FIN || ev->reason == VN_CLOSE_RST, &fs);
+            findings_at(l, ev->frame, -1, "at close: ", &fs);
+        }
         conn_end(l, lc);
         lc->over = true; /* a reused connection number is no protocol's */
         break;
@@ -403,7 +399,12 @@ static void on_datagram(void *ctx, const struct vn_datagram *dg)
     struct cf_lint *l = ctx;
     for (unsigned i = 0; cf_lint_modules[i]; i++) {
         const struct cf_lint_module *m = cf_lint_modules[i];
-        if (!m->datagram_is_mine || !m->datagram_is_mine(l->opt->port[i], dg))
+        const struct conform_protocol *p = m->protocol;
+        uint16_t port = l->opt->port[i];
+        /* a datagram module's: its protocol's Ethertype, or its UDP port either way */
+        bool mine = dg->kind == VN_DGRAM_ETH ? p->ethertype && dg->ethertype == p->ethertype
+                                             : dg->kind == VN_DGRAM_UDP && (dg->dst.port == port || dg->src.port == port);
+        if (p->transport != CF_TRANSPORT_DATAGRAM || !mine)
             continue;
         l->cur_frame = dg->frame;
         l->cur_conn = 0;
@@ -430,27 +431,15 @@ static void on_notice(void *ctx, uint64_t frame, const char *msg)
 
 /* -------------------------------------------------------------- a run */
 
-/* Where a lint's frames come from: a capture file, or frames in memory. */
-typedef int (*frame_source)(const void *src, const struct vn_reader_callbacks *cb, struct vn_reader_stats *st,
-                            char *err, size_t errlen);
-
-static int frames_of_file(const void *src, const struct vn_reader_callbacks *cb, struct vn_reader_stats *st,
-                          char *err, size_t errlen)
-{
-    return vn_pcap_read(src, cb, NULL, st, err, errlen);
-}
-
 struct memory_frames {
     int linktype;
     const struct cf_lint_frame *frame;
     size_t count;
 };
 
-static int frames_of_memory(const void *src, const struct vn_reader_callbacks *cb, struct vn_reader_stats *st,
-                            char *err, size_t errlen)
+static int frames_of_memory(const struct memory_frames *m, const struct vn_reader_callbacks *cb,
+                            struct vn_reader_stats *st, char *err, size_t errlen)
 {
-    const struct memory_frames *m = src;
-    memset(st, 0, sizeof *st);
     struct vn_reader *r = vn_reader_new(m->linktype, cb, NULL);
     if (!r) {
         snprintf(err, errlen, "cannot read link type %d (unsupported, or out of memory)", m->linktype);
@@ -464,7 +453,8 @@ static int frames_of_memory(const void *src, const struct vn_reader_callbacks *c
     return 0;
 }
 
-static int lint_run(frame_source read, const void *src, const char *what, const struct cf_lint_options *o,
+/* A lint of the capture file path, else of the frames in memory m. */
+static int lint_run(const char *path, const struct memory_frames *m, const struct cf_lint_options *o,
                     struct cf_lint_result *res, char *err, size_t errlen)
 {
     struct timespec t0, t1;
@@ -481,7 +471,7 @@ static int lint_run(frame_source read, const void *src, const char *what, const 
     struct vn_reader_callbacks cb = {.tcp = on_tcp, .datagram = on_datagram, .notice = on_notice, .ctx = &l,
                                      .ack = on_ack};
     struct vn_reader_stats st = {0}; /* a file that cannot be read at all has no stats */
-    int rc = read(src, &cb, &st, err, errlen);
+    int rc = path ? vn_pcap_read(path, &cb, NULL, &st, err, errlen) : frames_of_memory(m, &cb, &st, err, errlen);
     res->frames = st.frames;
     for (size_t i = 0; i < l.nconns; i++) {
         if (l.conns[i])
@@ -493,7 +483,7 @@ static int lint_run(frame_source read, const void *src, const char *what, const 
         if (cf_lint_modules[i]->run_free)
             cf_lint_modules[i]->run_free(l.run_state[i]);
     if (l.oom && rc == 0) {
-        snprintf(err, errlen, "out of memory while linting %s", what);
+        snprintf(err, errlen, "out of memory while linting %s", path ? path : "the frames");
         rc = -1;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -504,14 +494,14 @@ static int lint_run(frame_source read, const void *src, const char *what, const 
 int cf_lint_file(const char *path, const struct cf_lint_options *o, struct cf_lint_result *res,
                  char *err, size_t errlen)
 {
-    return lint_run(frames_of_file, path, path, o, res, err, errlen);
+    return lint_run(path, NULL, o, res, err, errlen);
 }
 
 int cf_lint_frames(int linktype, const struct cf_lint_frame *frames, size_t count,
                    const struct cf_lint_options *o, struct cf_lint_result *res, char *err, size_t errlen)
 {
     struct memory_frames m = {linktype, frames, count};
-    return lint_run(frames_of_memory, &m, "the frames", o, res, err, errlen);
+    return lint_run(NULL, &m, o, res, err, errlen);
 }
 
 void cf_lint_result_free(struct cf_lint_result *res)

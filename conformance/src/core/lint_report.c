@@ -5,36 +5,25 @@
 
 #include "conform/report.h"
 
-/* The modules in the report's order; NULL-terminated. */
-static void report_order(const struct cf_lint_module *out[CF_PROTOCOLS_MAX + 1], unsigned index[CF_PROTOCOLS_MAX])
+/* The place in cf_lint_modules of the report's n-th module. */
+static unsigned report_index(unsigned n)
 {
-    const struct cf_lint_module *first = cf_lint_module_default();
-    unsigned n = 0;
-    for (unsigned i = 0; cf_lint_modules[i]; i++)
-        if (cf_lint_modules[i] == first) {
-            index[n] = i;
-            out[n++] = first;
-        }
-    for (unsigned i = 0; cf_lint_modules[i]; i++)
-        if (cf_lint_modules[i] != first) {
-            index[n] = i;
-            out[n++] = cf_lint_modules[i];
-        }
-    out[n] = NULL;
+    unsigned first = 0;
+    while (cf_lint_modules[first] != cf_lint_module_default())
+        first++;
+    return n == 0 ? first : n <= first ? n - 1 : n;
 }
 
 static void write_counts(FILE *out, const struct cf_lint_result *res)
 {
-    const struct cf_lint_module *order[CF_PROTOCOLS_MAX + 1];
-    unsigned index[CF_PROTOCOLS_MAX];
-    report_order(order, index);
     bool any = false;
-    for (unsigned n = 0; order[n]; n++) {
-        const uint64_t *counts = res->counts[index[n]];
-        if (order[n] != cf_lint_module_default() && !counts[0])
+    for (unsigned n = 0; cf_lint_modules[n]; n++) {
+        unsigned i = report_index(n);
+        const struct cf_lint_module *m = cf_lint_modules[i];
+        if (n > 0 && !res->counts[i][0])
             continue;
-        for (unsigned k = 0; k < CF_LINT_COUNTERS_MAX && order[n]->counters[k].key; k++) {
-            fprintf(out, "%s%llu %s", any ? ", " : "", (unsigned long long)counts[k], order[n]->counters[k].text);
+        for (unsigned k = 0; k < CF_LINT_COUNTERS_MAX && m->counters[k].key; k++) {
+            fprintf(out, "%s%llu %s", any ? ", " : "", (unsigned long long)res->counts[i][k], m->counters[k].text);
             any = true;
         }
     }
@@ -46,7 +35,7 @@ void cf_lint_write_text(FILE *out, const char *path, const struct cf_lint_result
     for (size_t i = 0; i < res->count; i++) {
         const struct cf_lint_issue *is = &res->issues[i];
         fprintf(out, "%s: frame %llu: ", path, (unsigned long long)is->frame);
-        if (is->module->transport == CF_TRANSPORT_DATAGRAM)
+        if (is->module->protocol->transport == CF_TRANSPORT_DATAGRAM)
             fputs(is->module->title, out);
         else if (is->module == first)
             fprintf(out, "conn %u", is->conn);
@@ -74,7 +63,7 @@ void cf_lint_write_json(FILE *out, const char *path, const struct cf_lint_result
         const struct cf_lint_issue *is = &res->issues[i];
         fprintf(out, "%s\n  {\"frame\": %llu, \"protocol\": ", i ? "," : "", (unsigned long long)is->frame);
         cf_json_string(out, is->module->title);
-        if (is->module->transport != CF_TRANSPORT_DATAGRAM)
+        if (is->module->protocol->transport != CF_TRANSPORT_DATAGRAM)
             fprintf(out, ", \"connection\": %u", is->conn);
         fputs(", \"severity\": ", out);
         cf_json_string(out, vw_severity_name(is->severity));
@@ -88,12 +77,11 @@ void cf_lint_write_json(FILE *out, const char *path, const struct cf_lint_result
         fputc('}', out);
     }
     fprintf(out, "\n], \"summary\": {\"frames\": %llu, ", (unsigned long long)res->frames);
-    const struct cf_lint_module *order[CF_PROTOCOLS_MAX + 1];
-    unsigned index[CF_PROTOCOLS_MAX];
-    report_order(order, index);
-    for (unsigned n = 0; order[n]; n++)
-        for (unsigned k = 0; k < CF_LINT_COUNTERS_MAX && order[n]->counters[k].key; k++)
-            fprintf(out, "\"%s\": %llu, ", order[n]->counters[k].key, (unsigned long long)res->counts[index[n]][k]);
+    for (unsigned n = 0; cf_lint_modules[n]; n++) {
+        unsigned i = report_index(n);
+        for (unsigned k = 0; k < CF_LINT_COUNTERS_MAX && cf_lint_modules[i]->counters[k].key; k++)
+            fprintf(out, "\"%s\": %llu, ", cf_lint_modules[i]->counters[k].key, (unsigned long long)res->counts[i][k]);
+    }
     fprintf(out, "\"errors\": %u, \"warnings\": %u, \"notes\": %u, \"seconds\": %.3f}}\n", res->errors,
             res->warnings, res->notes, res->seconds);
 }

@@ -2,22 +2,18 @@
  * (Ethertype 0x88B5) or UDP (port), one message per frame, decoded as its
  * carrier delivers it (P1); both hops of a message through a router are
  * paired (P11, P31) as the dissector pairs them. */
-#include "conform/proto/lint.h"
+#include "conform/proto/eep.h"
 
 #include <stdio.h>
 
 #include "vitcp/pcap_reader.h"
 #include "vitcp/pktway.h"
 
-struct eep_settings {
-    const char *routers; /* router addresses (MAC, IPv4, IPv6; commas), NULL: pair by content (P31) */
-};
-
 enum { COUNT_MESSAGES };
 
 /* --eep-router (P31), its only option: checked here, so that the lint never
  * meets a bad address. */
-static int set_option(void *settings, const char *name, const char *value, char *why, size_t whylen)
+static int check_option(const char *name, const char *value, char *why, size_t whylen)
 {
     (void)name;
     struct vw_eep_pairer *probe = vw_eep_pairer_new();
@@ -29,15 +25,7 @@ static int set_option(void *settings, const char *name, const char *value, char 
                  "several)", *value ? bad : value);
         return -1;
     }
-    ((struct eep_settings *)settings)->routers = value;
     return 0;
-}
-
-/* P1: its Ethertype, or the UDP port (Ethertype 0x88B5 always). */
-static bool datagram_is_mine(uint16_t port, const struct vn_datagram *dg)
-{
-    return (dg->kind == VN_DGRAM_ETH && dg->ethertype == VW_EEP_ETHERTYPE) ||
-           (dg->kind == VN_DGRAM_UDP && (dg->dst.port == port || dg->src.port == port));
 }
 
 static void datagram(struct cf_lint *l, const struct vn_datagram *dg)
@@ -48,7 +36,7 @@ static void datagram(struct cf_lint *l, const struct vn_datagram *dg)
                       "EEP message cut by the capture's snap length: not checked");
         return;
     }
-    cf_lint_counted(l, COUNT_MESSAGES, dg->len);
+    cf_lint_counted(l, COUNT_MESSAGES);
     struct vw_eep_msg msg;
     struct vw_findings fs;
     vw_findings_clear(&fs);
@@ -68,8 +56,8 @@ static void datagram(struct cf_lint *l, const struct vn_datagram *dg)
             cf_lint_out_of_memory(l);
             return;
         }
-        const struct eep_settings *s = cf_lint_settings(l);
-        vw_eep_pairer_add_routers(*pairs, s->routers, NULL, 0); /* checked by set_option */
+        /* --eep-router (checked by check_option), NULL: pair by content (P31) */
+        vw_eep_pairer_add_routers(*pairs, cf_lint_option(l, 0), NULL, 0);
     }
     struct vw_eep_hop hop;
     if (carrier == VW_EEP_CARRIER_LINK)
@@ -94,19 +82,15 @@ static void run_free(void *run_state)
 static const struct cf_option options[] = {{"--eep-router", true}, {NULL, false}};
 
 const struct cf_lint_module cf_lint_eep = {
-    .name = "eep",
+    .protocol = &cf_proto_eep,
     .title = "EEP",
-    .req_prefix = "EEP-",
-    .transport = CF_TRANSPORT_DATAGRAM,
     .port_option = "--eep-port",
-    .default_port = VW_EEP_UDP_PORT,
     .usage = "[--eep-router ADDRS]",
     .help = "  PacketWay EEP: Ethertype 0x88B5, UDP port --eep-port (5998). --eep-router names router\n"
             "  addresses (MAC, IPv4, IPv6; commas) where pairing a router's hops is ambiguous.\n",
     .options = options,
-    .set_option = set_option,
+    .check_option = check_option,
     .counters = {{"eep_messages", "EEP messages"}},
-    .datagram_is_mine = datagram_is_mine,
     .datagram = datagram,
     .run_free = run_free,
 };

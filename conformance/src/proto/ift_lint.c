@@ -8,10 +8,7 @@
  * vw_ift_frame_decode_as_sent names the rule (IFT-5.1-CRC-AS-NEGOTIATED).
  * The wire library's vw_ift_conn framer would lose framing on such a frame.
  */
-#include "conform/proto/lint.h"
-
-#include <stdio.h>
-#include <string.h>
+#include "conform/proto/ift.h"
 
 #include "vitcp/ift_stream.h"
 #include "vitcp/pcap_reader.h"
@@ -32,27 +29,25 @@ struct ift_conn {
     struct vw_ift_nego nego;
     struct vw_ift_reader reader[2];
     struct ift_segments segments[2];
-    bool based[2];        /* base is known: the capture offset of the reader's first byte */
-    uint64_t base[2];
-    /* A ULP that upgrades its connection to IFT mid-stream (section 4,
-     * found by the magic per I1): each direction is read from the segment
-     * that starts with its indication; bytes before it are the ULP's. */
-    bool upgraded;
+    /* Each direction is read from its first data, or on a connection a
+     * ULP upgrades to IFT mid-stream (section 4, found by the magic per
+     * I1), from the segment that starts with its indication: the bytes
+     * before it are the ULP's. base: the capture offset of its first byte. */
     bool started[2];
+    uint64_t base[2];
 };
 
 enum { COUNT_CONNECTIONS, COUNT_PDUS };
 
-static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded)
+static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev)
 {
     struct ift_conn *ic = f->state;
     vw_ift_nego_init(&ic->nego);
     vw_ift_reader_init(&ic->reader[0], &ic->nego, 0, VW_IFT_READ_LIMIT_MAX);
     vw_ift_reader_init(&ic->reader[1], &ic->nego, 1, VW_IFT_READ_LIMIT_MAX);
-    ic->upgraded = upgraded;
-    cf_lint_counted(l, COUNT_CONNECTIONS, 0);
+    cf_lint_counted(l, COUNT_CONNECTIONS);
     /* section 4, lines 69-72; I1: found by its magic, as the plugin's heuristic finds it */
-    if (upgraded)
+    if (f->upgraded)
         cf_lint_issue(l, ev->frame, -1, VW_REQ_NONE, VW_SEV_NOTE,
                       "connection %u: upgraded to IFT at stream offset %llu (an adaption indication)", ev->conn,
                       (unsigned long long)ev->offset);
@@ -72,15 +67,18 @@ static bool pdu(struct cf_lint *l, struct ift_conn *ic, int dir, const uint8_t *
 {
     struct vw_findings fs;
     vw_findings_clear(&fs);
-    cf_lint_counted(l, COUNT_PDUS, len);
-    if (!ic->nego.ind_seen[dir]) {
+    cf_lint_counted(l, COUNT_PDUS);
+    bool first = !ic->nego.ind_seen[dir];
+    if (first || is_indication) {
         struct vw_ift_ind ind;
         enum vw_req err = vw_ift_ind_decode(raw, len, &ind, &fs);
-        if (err == VW_REQ_NONE) {
+        if (err == VW_REQ_NONE)
             vw_ift_nego_indication(&ic->nego, dir, &ind, &fs);
+        if (err == VW_REQ_NONE && first)
             vw_ift_ind_notes(&ind, &fs);
-        }
         cf_lint_findings(l, err, "IFT adaption indication", "cannot be parsed", &fs);
+        if (!first)
+            return true; /* a later indication: the phase rules name it */
         if (err != VW_REQ_NONE || !ic->nego.ind_seen[dir])
             return false;
         if (ind.bc_version > VW_IFT_BC_VERSION) {
@@ -89,15 +87,6 @@ static bool pdu(struct cf_lint *l, struct ift_conn *ic, int dir, const uint8_t *
                           "direction is not checked");
             return false;
         }
-        return true;
-    }
-    if (is_indication) {
-        /* a later indication: the phase rules name it */
-        struct vw_ift_ind ind;
-        enum vw_req err = vw_ift_ind_decode(raw, len, &ind, &fs);
-        if (err == VW_REQ_NONE)
-            vw_ift_nego_indication(&ic->nego, dir, &ind, &fs);
-        cf_lint_findings(l, err, "IFT adaption indication", "cannot be parsed", &fs);
         return true;
     }
     vw_ift_nego_frame(&ic->nego, dir, &fs);
@@ -188,13 +177,10 @@ static void read_status(struct cf_lint *l, struct cf_lint_flow *f, int dir, enum
 static void data(struct cf_lint *l, struct cf_lint_flow *f, int dir, const struct vn_tcp_event *ev)
 {
     struct ift_conn *ic = f->state;
-    if (ic->upgraded && !ic->started[dir]) {
-        if (!vw_ift_plausible_indication(ev->data, ev->len))
+    if (!ic->started[dir]) {
+        if (f->upgraded && !vw_ift_plausible_indication(ev->data, ev->len))
             return; /* the ULP's bytes before this side's indication */
         ic->started[dir] = true;
-    }
-    if (!ic->based[dir]) {
-        ic->based[dir] = true;
         ic->base[dir] = ev->offset;
     }
     struct vw_ift_reader *r = &ic->reader[dir];
@@ -219,7 +205,7 @@ static void ack(struct cf_lint_flow *f, int dir, uint64_t acked)
 static void direction_end(struct cf_lint *l, struct cf_lint_flow *f, int dir, struct vw_findings *fs)
 {
     struct ift_conn *ic = f->state;
-    if (f->dead[dir] || (ic->upgraded && !ic->started[dir]))
+    if (f->dead[dir] || (f->upgraded && !ic->started[dir]))
         return;
     struct read_call call = {l, ic, dir};
     read_status(l, f, dir, vw_ift_reader_finish(&ic->reader[dir], on_pdu, &call));
@@ -231,9 +217,10 @@ static void direction_end(struct cf_lint *l, struct cf_lint_flow *f, int dir, st
 
 /* The connection closed (or the capture ended): frames only its end
  * settles, then what is left. */
-static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uint64_t frame)
+static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, struct vw_findings *fs)
 {
     (void)real_end;
+    (void)fs;
     struct ift_conn *ic = f->state;
     for (int d = 0; d < 2; d++) {
         if (f->dead[d])
@@ -242,18 +229,15 @@ static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uin
         struct read_call call = {l, ic, d};
         read_status(l, f, d, vw_ift_reader_finish(&ic->reader[d], on_pdu, &call));
         if (!f->dead[d] && ic->reader[d].have)
-            cf_lint_issue(l, frame, d, VW_REQ_NONE, VW_SEV_NOTE,
+            cf_lint_issue(l, cf_lint_frame(l), d, VW_REQ_NONE, VW_SEV_NOTE,
                           "%zu bytes of an unfinished IFT PDU at the end of the connection", ic->reader[d].have);
     }
 }
 
 const struct cf_lint_module cf_lint_ift = {
-    .name = "ift",
+    .protocol = &cf_proto_ift,
     .title = "IFT",
-    .req_prefix = "IFT-",
-    .transport = CF_TRANSPORT_STREAM,
     .port_option = "--ift-port",
-    .default_port = VW_IFT_DEFAULT_PORT,
     .help = "  IFT: TCP port --ift-port (5996), else an adaption indication (also one that upgrades a\n"
             "  connection mid-stream).\n",
     .counters = {{"ift_connections", "IFT connections"}, {"ift_pdus", "PDUs"}},

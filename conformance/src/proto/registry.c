@@ -8,7 +8,6 @@
 
 #include "conform/lint.h"
 #include "conform/proto/eep.h"
-#include "conform/proto/lint.h"
 #include "conform/proto/vitcp.h"
 #include "conform/proto/warp.h"
 #include "conform/proto/ift.h"
@@ -56,17 +55,12 @@ const struct cf_lint_module *const cf_lint_modules[] = {
     NULL,
 };
 
-const struct cf_lint_module *cf_lint_module_find(const char *name)
-{
-    for (const struct cf_lint_module *const *m = cf_lint_modules; *m; m++)
-        if (strcasecmp((*m)->name, name) == 0)
-            return *m;
-    return NULL;
-}
-
 const struct cf_lint_module *cf_lint_module_default(void)
 {
-    return cf_lint_module_find(cf_protocol_default()->name);
+    for (const struct cf_lint_module *const *m = cf_lint_modules; *m; m++)
+        if ((*m)->protocol == cf_protocol_default())
+            return *m;
+    return NULL;
 }
 
 _Static_assert(sizeof cf_lint_modules / sizeof *cf_lint_modules - 1 <= CF_PROTOCOLS_MAX,

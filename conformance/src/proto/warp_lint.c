@@ -1,7 +1,7 @@
 /* WARP's lint module (conform/protocol.h): each direction's chunks through
  * the wire library's WARP framer (its sequencing and Adler rules). WARP
  * has no magic and its header is too weak a sign: only its port selects it. */
-#include "conform/proto/lint.h"
+#include "conform/proto/warp.h"
 
 #include <stdio.h>
 
@@ -10,18 +10,13 @@
 
 enum { COUNT_CONNECTIONS, COUNT_CHUNKS };
 
-static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded)
+static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev)
 {
     (void)ev;
-    (void)upgraded;
     struct vw_warp_framer *framer = f->state;
-    if (vw_warp_framer_init(&framer[0]) != 0)
-        return -1;
-    if (vw_warp_framer_init(&framer[1]) != 0) {
-        vw_warp_framer_free(&framer[0]);
-        return -1;
-    }
-    cf_lint_counted(l, COUNT_CONNECTIONS, 0);
+    if (vw_warp_framer_init(&framer[0]) != 0 || vw_warp_framer_init(&framer[1]) != 0)
+        return -1; /* conn_free frees what was made */
+    cf_lint_counted(l, COUNT_CONNECTIONS);
     return 0;
 }
 
@@ -36,9 +31,10 @@ static void on_chunk(void *ctx, const uint8_t *raw, size_t len, uint64_t off, co
                      enum vw_req err, const struct vw_findings *fs)
 {
     (void)raw;
+    (void)len;
     (void)off;
     struct cf_lint *l = ctx;
-    cf_lint_counted(l, COUNT_CHUNKS, len);
+    cf_lint_counted(l, COUNT_CHUNKS);
     char what[48];
     snprintf(what, sizeof what, "WARP %s chunk", vw_warp_type_name(ch->type));
     cf_lint_findings(l, err, what, "cannot be parsed", fs);
@@ -69,12 +65,9 @@ static void direction_end(struct cf_lint *l, struct cf_lint_flow *f, int dir, st
 }
 
 const struct cf_lint_module cf_lint_warp = {
-    .name = "warp",
+    .protocol = &cf_proto_warp,
     .title = "WARP",
-    .req_prefix = "WARP-",
-    .transport = CF_TRANSPORT_STREAM,
     .port_option = "--warp-port",
-    .default_port = VW_WARP_DEFAULT_PORT,
     .help = "  WARP: TCP port --warp-port (5997).\n",
     .counters = {{"warp_connections", "WARP connections"}, {"warp_chunks", "chunks"}},
     .from_start = true,

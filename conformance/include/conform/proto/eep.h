@@ -12,6 +12,7 @@
 #include "conform/protocol.h"
 
 extern const struct conform_protocol cf_proto_eep;
+extern const struct cf_lint_module cf_lint_eep; /* its lint module (proto/eep_lint.c) */
 
 /* The node under test's EEP address when --eep-address is not given. */
 #define CF_EEP_NODE_DEFAULT 0x000010u

@@ -11,5 +11,6 @@
 #include "conform/protocol.h"
 
 extern const struct conform_protocol cf_proto_ift;
+extern const struct cf_lint_module cf_lint_ift; /* its lint module (proto/ift_lint.c) */
 
 #endif

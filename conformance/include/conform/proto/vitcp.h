@@ -49,6 +49,7 @@
 #include "vitcp/vitcp.h"
 
 extern const struct conform_protocol cf_proto_vitcp;
+extern const struct cf_lint_module cf_lint_vitcp; /* its lint module (proto/vitcp/lint.c) */
 
 /* Fields an expect (or a send) can name, compared in this order:
  * framing, header fields, CE/RDMA fields, options, payload, trailer. */

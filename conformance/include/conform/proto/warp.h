@@ -10,5 +10,6 @@
 #include "conform/protocol.h"
 
 extern const struct conform_protocol cf_proto_warp;
+extern const struct cf_lint_module cf_lint_warp; /* its lint module (proto/warp_lint.c) */
 
 #endif

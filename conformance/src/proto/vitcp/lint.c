@@ -1,10 +1,7 @@
 /* VI/TCP's lint module (conform/protocol.h): a connection's segments
  * through the wire library's VI/TCP session (as the active engine), its
  * urgent pointers (3.7), and the reaction to a bad CRC (V26, V29). */
-#include "conform/proto/lint.h"
-
-#include <stdio.h>
-#include <string.h>
+#include "conform/proto/vitcp.h"
 
 #include "vitcp/pcap_reader.h"
 #include "vitcp/vitcp_stream.h"
@@ -26,20 +23,14 @@ struct vitcp_conn {
 
 enum { COUNT_CONNECTIONS, COUNT_SEGMENTS };
 
-static bool looks_like(const uint8_t *data, size_t len)
+static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev)
 {
-    return len >= VW_VITCP_SEG_HDR_LEN && vw_vitcp_plausible_header(data, len);
-}
-
-static int conn_open(struct cf_lint *l, struct cf_lint_flow *f, const struct vn_tcp_event *ev, bool upgraded)
-{
-    (void)upgraded;
     struct vitcp_conn *vc = f->state;
     if (vw_vitcp_session_init(&vc->session) != 0)
         return -1;
     if (f->syn_seen && ev->offset == 0)
         vw_vitcp_conn_saw_start(&vc->session.conn);
-    cf_lint_counted(l, COUNT_CONNECTIONS, 0);
+    cf_lint_counted(l, COUNT_CONNECTIONS);
     if (ev->offset != 0)
         cf_lint_issue(l, ev->frame, 0, VW_REQ_NONE, VW_SEV_NOTE,
                       "connection %u: capture starts mid-stream; connection state rules are relaxed", ev->conn);
@@ -91,7 +82,7 @@ static void on_segment(void *ctx, const uint8_t *raw, size_t len, uint64_t off,
     struct cf_lint *l = call->l;
     struct vitcp_conn *vc = call->vc;
     int dir = cf_lint_dir(l);
-    cf_lint_counted(l, COUNT_SEGMENTS, len);
+    cf_lint_counted(l, COUNT_SEGMENTS);
     /* V26, V29: a bad CRC the receiver ACKed and sent on after (stream offsets) */
     struct vw_findings all = *fs;
     vw_vitcp_badcrc_segment(&vc->badcrc, &vc->session.conn, dir, vc->base[dir] + off + len, cf_lint_frame(l),
@@ -153,27 +144,22 @@ static void direction_end(struct cf_lint *l, struct cf_lint_flow *f, int dir, st
     vw_vitcp_direction_end(&vc->session.conn, dir, fr->error == VW_REQ_NONE && !fr->oom ? fr->have : 0, fs);
 }
 
-static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, uint64_t frame)
+static void closed(struct cf_lint *l, struct cf_lint_flow *f, bool real_end, struct vw_findings *fs)
 {
+    (void)l;
     if (!real_end)
         return; /* V28: the capture's end is not the connection's */
     struct vitcp_conn *vc = f->state;
-    struct vw_findings fs;
-    vw_findings_clear(&fs);
-    vw_vitcp_conn_finish(&vc->session.conn, &fs);
-    cf_lint_findings_at(l, frame, -1, "at close: ", &fs);
+    vw_vitcp_conn_finish(&vc->session.conn, fs);
 }
 
 const struct cf_lint_module cf_lint_vitcp = {
-    .name = "vitcp",
+    .protocol = &cf_proto_vitcp,
     .title = "VI/TCP",
-    .req_prefix = "VITCP-",
-    .transport = CF_TRANSPORT_STREAM,
     .port_option = "--port",
-    .default_port = VW_VITCP_DEFAULT_PORT,
     .help = "  VI/TCP: TCP port --port (5995), else a segment header that fits.\n",
     .counters = {{"vitcp_connections", "VI/TCP connections"}, {"segments", "segments"}},
-    .looks_like = looks_like,
+    .looks_like = vw_vitcp_plausible_header,
     .conn_size = sizeof(struct vitcp_conn),
     .conn_open = conn_open,
     .conn_free = conn_free,
