@@ -273,6 +273,7 @@ int cf_case_load(const char *path, struct cf_case *out, char *err, size_t errlen
 /* A regular file (following links)? Only regular files are read as cases
  * or captures: a named pipe would block the loader for ever. */
 bool cf_is_regular_file(const char *path);
+bool cf_is_directory(const char *path);
 
 /* A set of cases, sorted by file name. */
 struct cf_case_set {
@@ -297,8 +298,5 @@ void cf_case_describe(FILE *out, const struct cf_case *c, const char *(*send_not
  * requirement ID prefix ending in '*', or its section ("4.3" also matches
  * "4.3.x")? */
 bool cf_case_matches(const struct cf_case *c, const char *selector);
-
-/* The number of a decimal/hex/octal text (strtoll base 0); 0 or -1. */
-int cf_parse_number(const char *s, int64_t *out);
 
 #endif

@@ -100,9 +100,8 @@ void cf_impair_counts_text(const struct cf_impair_counts *k, char *out, size_t n
 /* The same of a recording's packets. */
 void cf_impair_summary(const struct cf_relay_packet *p, size_t count, char *out, size_t n);
 
-/* The impairment's PRNG (splitmix64): the next number; true with ppm per
- * million; a number in [lo, hi]. */
-uint64_t cf_impair_next(uint64_t *state);
+/* The impairment's PRNG (splitmix64): true with ppm per million; a number
+ * in [lo, hi]. */
 bool cf_impair_chance(uint64_t *state, unsigned ppm);
 unsigned cf_impair_between(uint64_t *state, unsigned lo, unsigned hi);
 

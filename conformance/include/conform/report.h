@@ -78,8 +78,6 @@ int cf_report_exit_code(const struct cf_report *r);
 const char *cf_verdict_name(enum cf_verdict v); /* "pass", "fail", ... */
 /* Strongest level: MUST > MUST NOT > DECISION/IMPLIED > SHOULD > MAY. */
 enum vw_level cf_level_strongest(const enum vw_req *reqs, unsigned n);
-/* True for levels whose failure makes the run fail. */
-bool cf_level_is_mandatory(enum vw_level level);
 
 /* Helpers for result building. */
 void cf_result_add_frame(struct cf_result *res, unsigned frame);
@@ -96,7 +94,7 @@ void cf_report_write_junit(FILE *out, const struct cf_report *r);
 
 /* Write s as a JSON string literal (quotes included). */
 void cf_json_string(FILE *out, const char *s);
-/* Write s with XML special characters escaped. */
-void cf_xml_text(FILE *out, const char *s);
+/* ', "key": ' and s as a JSON string: a member after the object's first. */
+void cf_json_member(FILE *out, const char *key, const char *s);
 
 #endif

@@ -32,7 +32,8 @@ static int fail(struct parser *p, const char *fmt, ...)
     return -1;
 }
 
-int cf_parse_number(const char *s, int64_t *out)
+/* The number of a decimal/hex/octal text (strtoll base 0); 0 or -1. */
+static int cf_parse_number(const char *s, int64_t *out)
 {
     if (!*s)
         return -1;
@@ -472,21 +473,15 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
         c->passive = tok[1][0] == 'p';
         return 0;
     }
-    if (strcmp(kw, "relay") == 0) {
+    if (strcmp(kw, "relay") == 0 || strcmp(kw, "advisory") == 0) {
         if (ntok != 1)
-            return fail(p, "'relay' takes nothing");
-        c->relay = true;
+            return fail(p, "'%s' takes nothing", kw);
+        *(kw[0] == 'r' ? &c->relay : &c->advisory) = true;
         return 0;
     }
     if (strcmp(kw, "packet") == 0) {
         char why[160];
         return cf_case_add_packet(c, tok, ntok, why, sizeof why) < 0 ? fail(p, "%s", why) : 0;
-    }
-    if (strcmp(kw, "advisory") == 0) {
-        if (ntok != 1)
-            return fail(p, "'%s' takes nothing", kw);
-        c->advisory = true;
-        return 0;
     }
     if (strcmp(kw, "links") == 0) {
         int64_t n;
@@ -501,14 +496,11 @@ static int parse_line(struct parser *p, struct cf_case *c, char **tok, int ntok)
     if (strcmp(kw, "needs") == 0) {
         if (ntok < 2)
             return fail(p, "'needs' takes 'region' and the test conventions the case needs (HOOK or A|B)");
-        for (int i = 1; i < ntok; i++) {
-            if (strcmp(tok[i], "region") == 0) {
+        for (int i = 1; i < ntok; i++)
+            if (strcmp(tok[i], "region") == 0)
                 c->needs_region = true;
-                continue;
-            }
-            if (add_need(p, c, tok[i]) < 0)
+            else if (add_need(p, c, tok[i]) < 0)
                 return -1;
-        }
         return 0;
     }
     if (strcmp(kw, "provides") == 0) {
@@ -695,20 +687,15 @@ int cf_case_parse(const char *text, const char *file, struct cf_case *out, char 
         const struct cf_step *st = &out->steps[i];
         bool has_close = st->kind == CF_STEP_CLOSE || st->kind == CF_STEP_EXPECT_CLOSE ||
                          st->kind == CF_STEP_EXPECT_OPEN;
-        if (out->proto->transport == CF_TRANSPORT_DATAGRAM && (st->kind == CF_STEP_ACCEPT || out->passive)) {
-            p.line = st->line;
+        p.line = st->line; /* for the messages below */
+        if (out->proto->transport == CF_TRANSPORT_DATAGRAM && (st->kind == CF_STEP_ACCEPT || out->passive))
             return fail(&p, "a datagram protocol has no role passive (what the node sends comes in on the tester's "
                             "links)");
-        }
-        if (out->proto->transport == CF_TRANSPORT_DATAGRAM && has_close) {
-            p.line = st->line;
+        if (out->proto->transport == CF_TRANSPORT_DATAGRAM && has_close)
             return fail(&p, "a datagram protocol has no connection to close (use expect-nothing)");
-        }
         unsigned links = out->links ? out->links : 1;
-        if (st->link_set && st->link >= links) {
-            p.line = st->line;
+        if (st->link_set && st->link >= links)
             return fail(&p, "link=%u needs 'links %u' (or more) in the header", st->link, st->link + 1);
-        }
     }
     const char *unknown = unknown_hook(out, &p.line);
     if (*unknown) {
@@ -763,7 +750,7 @@ bool cf_is_regular_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static bool is_directory(const char *path)
+bool cf_is_directory(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -790,7 +777,7 @@ static int load_folder(const char *dir, const struct conform_protocol *folder, s
         int w = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (w < 0 || (size_t)w >= sizeof path || e->d_name[0] == '.')
             continue;
-        if (!folder && is_directory(path)) {
+        if (!folder && cf_is_directory(path)) {
             const struct conform_protocol *sub = cf_protocol_find(e->d_name);
             if (!sub || sub == cf_protocol_default()) {
                 snprintf(err, errlen, "cases directory %s: subfolder '%s' is no protocol's (%s; %s's "

@@ -1,10 +1,10 @@
 /* The default cases folder: installed beside the program, else the source tree. */
 #include "conform/cases_dir.h"
+#include "conform/case.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef CF_CASES_DIR
@@ -15,12 +15,6 @@
 #ifndef CF_CASES_INSTALL_REL
 #define CF_CASES_INSTALL_REL "../share/vitcp/cases"
 #endif
-
-static int is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 const char *cf_default_cases_dir(void)
 {
@@ -33,7 +27,7 @@ const char *cf_default_cases_dir(void)
         if (slash) {
             *slash = '\0';
             int w = snprintf(installed, sizeof installed, "%s/%s", exe, CF_CASES_INSTALL_REL);
-            if (w > 0 && (size_t)w < sizeof installed && is_dir(installed))
+            if (w > 0 && (size_t)w < sizeof installed && cf_is_directory(installed))
                 return installed;
         }
     }

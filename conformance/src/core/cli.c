@@ -24,8 +24,6 @@
 static const char usage_list[] =
     "vitcp-conform list [--json] [--protocol PREFIX] [--level LEVEL] [--cases DIR]\n"
     "  --protocol keeps the requirements whose ID starts with PREFIX- (one of the catalog's).\n";
-/* run's usage: the core's options, then each protocol module's
- * (build_usage_run). */
 static const char usage_run_core[] =
     "vitcp-conform run [--target HOST:PORT] [--listen PORT [--connect-cmd CMD]]\n"
     "                         [--protocol NAME] [--cases DIR] [--only SEL]... [--skip SEL]...\n"
@@ -71,8 +69,8 @@ static const char usage_run_core[] =
     "  reason.\n";
 static char usage_run[8192];
 
-/* run's usage: the core's, then "NAME (TITLE, the default): OPTIONS" and
- * the lines of each protocol module. */
+/* run's usage: the core's options (usage_run_core), then "NAME (TITLE, the
+ * default): OPTIONS" and the lines of each protocol module. */
 static void build_usage_run(void)
 {
     size_t o = 0, n = sizeof usage_run;
@@ -176,20 +174,10 @@ static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
     return true;
 }
 
-static FILE *open_out(const char *path, FILE *err)
-{
-    if (strcmp(path, "-") == 0)
-        return stdout;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        fprintf(err, "vitcp-conform: cannot write %s: %s\n", path, strerror(errno));
-    return f;
-}
-
 /* run's output files (JSON, JUnit, capture), all opened before any work so
  * that a bad path (a directory, a folder that cannot be written) fails the
  * command line, not a finished run; a run given up before it started
- * removes what it created. */
+ * removes what it created (run_outputs_abandon, also after a failed open). */
 struct run_outputs {
     const char *path[2]; /* JSON, JUnit */
     FILE *file[2];
@@ -212,11 +200,15 @@ static void run_outputs_abandon(struct run_outputs *o)
 
 static int run_outputs_open(struct run_outputs *o, FILE *err)
 {
-    for (int k = 0; k < 2; k++)
-        if (o->path[k] && !(o->file[k] = open_out(o->path[k], err))) {
-            run_outputs_abandon(o);
+    for (int k = 0; k < 2; k++) {
+        if (!o->path[k])
+            continue;
+        o->file[k] = strcmp(o->path[k], "-") == 0 ? stdout : fopen(o->path[k], "w");
+        if (!o->file[k]) {
+            fprintf(err, "vitcp-conform: cannot write %s: %s\n", o->path[k], strerror(errno));
             return -1;
         }
+    }
     if (o->capture) {
         char msg[512];
         o->writer = vn_capture_open(o->capture, vn_capture_format_for(o->capture),
@@ -224,7 +216,6 @@ static int run_outputs_open(struct run_outputs *o, FILE *err)
                                     sizeof msg);
         if (!o->writer) {
             fprintf(err, "vitcp-conform: %s\n", msg);
-            run_outputs_abandon(o);
             return -1;
         }
     }
@@ -283,10 +274,7 @@ static int cmd_list(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "vitcp-conform: %s\n", msg);
         return CF_EXIT_USAGE;
     }
-    if (json)
-        cf_list_write_json(out, &set, &f);
-    else
-        cf_list_write_text(out, &set, &f);
+    (json ? cf_list_write_json : cf_list_write_text)(out, &set, &f);
     cf_case_set_free(&set);
     return CF_EXIT_OK;
 }
@@ -463,6 +451,10 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "vitcp-conform: %s\n", msg);
         return CF_EXIT_USAGE;
     }
+    /* From here a run given up frees what it has (abandon below). */
+    int rc = CF_EXIT_USAGE;
+    struct run_outputs outs = {.path = {json, junit}, .capture = capture};
+    struct cf_topology *net = NULL;
     /* A protocol without cases here is a wrong folder, not a clean run. */
     size_t of_protocol = 0;
     for (size_t c = 0; c < set.count; c++)
@@ -473,8 +465,7 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
                     e.protocol->name, cases_dir, cases_dir, e.protocol->cases_subdir);
         else
             fprintf(err, "vitcp-conform: no %s cases in %s\n", e.protocol->name, cases_dir);
-        cf_case_set_free(&set);
-        return CF_EXIT_USAGE;
+        goto abandon;
     }
     /* Selectors that match nothing (of the protocol's cases) are most
      * likely typos. */
@@ -484,16 +475,12 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
         for (size_t c = 0; c < set.count && !hit; c++)
             hit = set.cases[c].proto == e.protocol && cf_case_matches(&set.cases[c], sel);
         if (!hit) {
-            cf_case_set_free(&set);
-            return usage_error(err, "selector '%s' matches no case", sel);
+            usage_error(err, "selector '%s' matches no case", sel);
+            goto abandon;
         }
     }
-    struct run_outputs outs = {.path = {json, junit}, .capture = capture};
-    if (run_outputs_open(&outs, err) < 0) {
-        cf_case_set_free(&set);
-        return CF_EXIT_USAGE;
-    }
-    struct cf_topology *net = NULL;
+    if (run_outputs_open(&outs, err) < 0)
+        goto abandon;
     if (have_topology) {
         bool env_failed = false;
         char why[sizeof e.skip_all - 40];
@@ -504,23 +491,15 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
             fprintf(err, "vitcp-conform: %s\n", e.skip_all);
         } else if (!net) {
             fprintf(err, "vitcp-conform: --topology %s: %s\n", cf_topology_kind_name(topo.kind), why);
-            run_outputs_abandon(&outs);
-            cf_case_set_free(&set);
-            cf_engine_close(&e);
-            return CF_EXIT_USAGE;
+            goto abandon;
         }
     }
     if ((have_target && !e.skip_all[0] && cf_engine_probe(&e, msg, sizeof msg) < 0) ||
         (listen_port && cf_engine_listen(&e, listen_port, msg, sizeof msg) < 0)) {
         fprintf(err, "vitcp-conform: %s\n", msg);
-        run_outputs_abandon(&outs);
-        cf_case_set_free(&set);
-        cf_engine_close(&e);
-        cf_topology_close(net);
-        return CF_EXIT_USAGE;
+        goto abandon;
     }
-    struct vn_pcap_writer *w = outs.writer;
-    e.capture = w;
+    e.capture = outs.writer;
     struct cf_report rep;
     cf_report_init(&rep);
     if (capture)
@@ -532,13 +511,10 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     cf_topology_close(net); /* the nodes end before the reports are written */
     if (have_topology)
         snprintf(rep.target, sizeof rep.target, "topology %s", cf_topology_kind_name(topo.kind));
-    if (w && vn_pcap_close(w) < 0)
+    if (outs.writer && vn_pcap_close(outs.writer) < 0)
         fprintf(err, "vitcp-conform: writing %s failed\n", capture);
-    if (!quiet)
-        cf_report_write_text(out, &rep);
-    else
-        cf_report_write_closing(out, &rep);
-    int rc = cf_report_exit_code(&rep);
+    (quiet ? cf_report_write_closing : cf_report_write_text)(out, &rep);
+    rc = cf_report_exit_code(&rep);
     for (int k = 0; k < 2; k++) {
         FILE *f = outs.file[k];
         if (!f)
@@ -552,6 +528,12 @@ static int cmd_run(int argc, char **argv, FILE *out, FILE *err)
     cf_report_free(&rep);
     cf_case_set_free(&set);
     cf_engine_close(&e);
+    return rc;
+abandon:
+    run_outputs_abandon(&outs);
+    cf_case_set_free(&set);
+    cf_engine_close(&e);
+    cf_topology_close(net);
     return rc;
 }
 
@@ -591,10 +573,7 @@ static int cmd_lint(int argc, char **argv, FILE *out, FILE *err)
         cf_lint_result_free(&res);
         return CF_EXIT_USAGE;
     }
-    if (json)
-        cf_lint_write_json(out, file, &res);
-    else
-        cf_lint_write_text(out, file, &res);
+    (json ? cf_lint_write_json : cf_lint_write_text)(out, file, &res);
     if (rc < 0)
         fprintf(err, "vitcp-conform: %s (frames before the damage were checked)\n", msg);
     int code = rc < 0 ? CF_EXIT_USAGE : res.errors ? CF_EXIT_FAIL : CF_EXIT_OK;
@@ -606,12 +585,6 @@ static int cmd_show(int argc, char **argv, FILE *out, FILE *err)
 {
     if (argc != 3 || argv[2][0] == '-')
         return usage_error(err, "show takes one capture case (NAME.meta)%s", "");
-    struct cf_case *c = malloc(sizeof *c);
-    if (!c) {
-        fputs("vitcp-conform: out of memory\n", err);
-        return CF_EXIT_USAGE;
-    }
-    char msg[512];
     /* the module whose cases folder holds the meta (cases/NAME/X.meta:
      * NAME's), else the first with capture cases it describes */
     const struct conform_protocol *pr = NULL;
@@ -631,9 +604,14 @@ static int cmd_show(int argc, char **argv, FILE *out, FILE *err)
             pr = *p;
     if (!pr) {
         fputs("vitcp-conform: no protocol has capture cases\n", err);
-        free(c);
         return CF_EXIT_USAGE;
     }
+    struct cf_case *c = malloc(sizeof *c);
+    if (!c) {
+        fputs("vitcp-conform: out of memory\n", err);
+        return CF_EXIT_USAGE;
+    }
+    char msg[512];
     if (pr->load_capture_case(argv[2], c, msg, sizeof msg) < 0) {
         fprintf(err, "vitcp-conform: %s\n", msg);
         free(c);

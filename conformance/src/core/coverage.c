@@ -8,7 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-const char *cf_check_primary(unsigned check)
+/* "active", "passive", "api" or "untestable": the primary way a rule is checked. */
+static const char *cf_check_primary(unsigned check)
 {
     if (check & VW_CHECK_ACTIVE) return "active";
     if (check & VW_CHECK_PASSIVE) return "passive";
@@ -16,7 +17,8 @@ const char *cf_check_primary(unsigned check)
     return "untestable";
 }
 
-void cf_req_protocol(const char *id, char *out, size_t n)
+/* The protocol prefix of an ID (what comes before its first '-'). */
+static void cf_req_protocol(const char *id, char *out, size_t n)
 {
     size_t k = strcspn(id, "-");
     if (k >= n)
@@ -25,7 +27,7 @@ void cf_req_protocol(const char *id, char *out, size_t n)
     out[k] = 0;
 }
 
-bool cf_filter_accepts(const struct cf_list_filter *f, enum vw_req req)
+static bool cf_filter_accepts(const struct cf_list_filter *f, enum vw_req req)
 {
     if (!f)
         return true;
@@ -104,7 +106,9 @@ static bool lint_covers(enum vw_req req)
     return false;
 }
 
-void cf_coverage_status(enum vw_req req, const struct cf_case_set *cases, char *out, size_t n)
+/* Status of one entry given the loaded cases: "active (N cases)",
+ * "passive (lint)", "api (vipl tests)", "untestable", or "NOT COVERED". */
+static void cf_coverage_status(enum vw_req req, const struct cf_case_set *cases, char *out, size_t n)
 {
     const struct vw_req_info *ri = vw_req_info(req);
     unsigned active = cases_naming(req, cases);
@@ -160,16 +164,11 @@ void cf_list_write_json(FILE *out, const struct cf_case_set *cases, const struct
         fprintf(out, "%s\n  {\"id\": ", first ? "" : ",");
         first = false;
         cf_json_string(out, ri->id);
-        fputs(", \"protocol\": ", out);
-        cf_json_string(out, proto);
-        fputs(", \"level\": ", out);
-        cf_json_string(out, vw_level_name(ri->level));
-        fputs(", \"section\": ", out);
-        cf_json_string(out, ri->section);
-        fputs(", \"text\": ", out);
-        cf_json_string(out, ri->text);
-        fputs(", \"check\": ", out);
-        cf_json_string(out, cf_check_primary(ri->check));
+        cf_json_member(out, "protocol", proto);
+        cf_json_member(out, "level", vw_level_name(ri->level));
+        cf_json_member(out, "section", ri->section);
+        cf_json_member(out, "text", ri->text);
+        cf_json_member(out, "check", cf_check_primary(ri->check));
         fputs(", \"checks\": [", out);
         static const char *const names[] = {"active", "passive", "api", "untestable"};
         bool k1 = true;
@@ -180,8 +179,7 @@ void cf_list_write_json(FILE *out, const struct cf_case_set *cases, const struct
             }
         fputs("], \"reason\": ", out);
         cf_json_string(out, ri->reason);
-        fputs(", \"status\": ", out);
-        cf_json_string(out, status);
+        cf_json_member(out, "status", status);
         fputs(", \"cases\": [", out);
         bool k2 = true;
         for (size_t c = 0; cases && c < cases->count; c++)

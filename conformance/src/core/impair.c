@@ -219,7 +219,7 @@ void cf_impair_summary(const struct cf_relay_packet *p, size_t count, char *out,
     cf_impair_counts_text(&k, out, n);
 }
 
-uint64_t cf_impair_next(uint64_t *s) /* splitmix64 */
+static uint64_t cf_impair_next(uint64_t *s) /* splitmix64 */
 {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

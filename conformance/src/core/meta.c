@@ -37,14 +37,13 @@ static int read_require(const struct cf_meta_module *mod, char *value, struct cf
 static int read_frame(const struct cf_meta_module *mod, const char *key, char *value, struct cf_meta_frames *frames,
                       const char *path, unsigned lineno, char *err, size_t errlen)
 {
-    size_t plen = strlen(mod->req_prefix);
     bool numbered = key[0] == 'f';
     char *end = value;
     unsigned long fno = numbered ? strtoul(value, &end, 10) : 0;
     while (*end == ' ' || *end == '\t')
         end++;
     enum vw_req r = vw_req_by_id(end);
-    if (r == VW_REQ_NONE || (!mod->frame_any_prefix && strncmp(end, mod->req_prefix, plen) != 0) ||
+    if (r == VW_REQ_NONE || (!mod->frame_any_prefix && strncmp(end, mod->req_prefix, strlen(mod->req_prefix)) != 0) ||
         (numbered && (fno == 0 || end == value || frames->nframe == CF_META_FRAMES))) {
         snprintf(err, errlen, "%s:%u: '%s' takes %san %.*s requirement ID", path, lineno, key,
                  numbered ? "a frame number and " : "", prefix_label(mod->req_prefix), mod->req_prefix);

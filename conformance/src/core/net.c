@@ -83,10 +83,7 @@ int cf_connect_target(struct cf_engine *e, unsigned timeout_ms, char *why, size_
  * relay's address of the target's host. */
 int cf_connect_relayed(struct cf_engine *e, unsigned timeout_ms, char *why, size_t whylen)
 {
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)atoi(e->port));
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(e->port))};
     inet_pton(AF_INET, cf_relay_target_addr(e->relay), &sin.sin_addr);
     int fd = cf_relay_socket(e->relay, AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int err = fd < 0 ? errno : connect_within(fd, (const struct sockaddr *)&sin, sizeof sin, timeout_ms);
@@ -147,18 +144,19 @@ bool cf_relay_ready_active(struct cf_engine *e)
     if (e->relay_active)
         return e->relay_active > 0;
     e->relay_active = -1;
-    char *why = e->relay_why_active;
-    size_t whylen = sizeof e->relay_why_active;
     if (!e->use_relay) {
-        snprintf(why, whylen, "the packet relay is off (--no-relay)");
+        snprintf(e->relay_why_active, sizeof e->relay_why_active, "the packet relay is off (--no-relay)");
         return false;
     }
     if (!host_is_local(e->host)) {
-        snprintf(why, whylen, "the packet relay reaches only a target on this host (%s is not an IPv4 address of it)",
+        snprintf(e->relay_why_active, sizeof e->relay_why_active,
+                 "the packet relay reaches only a target on this host (%s is not an IPv4 address of it)",
                  e->host);
         return false;
     }
-    int fd = relay_open_once(e, why, whylen) ? cf_connect_relayed(e, e->slack_ms, why, whylen) : -1;
+    if (!relay_open_once(e, e->relay_why_active, sizeof e->relay_why_active))
+        return false;
+    int fd = cf_connect_relayed(e, e->slack_ms, e->relay_why_active, sizeof e->relay_why_active);
     if (fd < 0)
         return false;
     close(fd);
@@ -247,11 +245,7 @@ static int eth_open(struct cf_engine *e, unsigned n, struct sockaddr_storage *to
                  strerror(errno));
         return -1;
     }
-    struct sockaddr_ll sll;
-    memset(&sll, 0, sizeof sll);
-    sll.sll_family = AF_PACKET;
-    sll.sll_protocol = htons(type);
-    sll.sll_ifindex = (int)idx;
+    struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(type), .sll_ifindex = (int)idx};
     if (bind(fd, (struct sockaddr *)&sll, sizeof sll) < 0) {
         snprintf(why, whylen, "tester link %u cannot bind to %s: %s", n, l->eth_if, strerror(errno));
         close(fd);

@@ -81,9 +81,7 @@ static int tun_create(char *name, size_t namelen)
     int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    struct ifreq ifr;
-    memset(&ifr, 0, sizeof ifr);
-    ifr.ifr_flags = IFF_TUN | IFF_NO_PI; /* no offloads: whole packets, real checksums */
+    struct ifreq ifr = {.ifr_flags = IFF_TUN | IFF_NO_PI}; /* no offloads: whole packets, real checksums */
     snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "vcrelay%%d");
     if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
         int e = errno;
@@ -99,10 +97,7 @@ static int tun_create(char *name, size_t namelen)
 
 static void put_addr(struct sockaddr *sa, uint32_t ip)
 {
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(ip);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(ip)};
     memcpy(sa, &sin, sizeof sin);
 }
 
@@ -142,11 +137,9 @@ static bool address_in_use(uint32_t ip)
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (s < 0)
         return false;
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(ip);
-    bool used = bind(s, (struct sockaddr *)&sin, sizeof sin) == 0;
+    struct sockaddr sa;
+    put_addr(&sa, ip);
+    bool used = bind(s, &sa, sizeof(struct sockaddr_in)) == 0;
     close(s);
     return used;
 }
@@ -170,8 +163,6 @@ static bool seq_after(uint32_t a, uint32_t b)
     return (int32_t)(a - b) > 0;
 }
 
-/* What to do with a packet from side: 0 drop, 1 forward, 2 forward twice.
- * Counts first transmissions with payload and applies the actions. */
 /* The TCP header of a whole, unfragmented IPv4 TCP packet (NULL if it is
  * not one) and its payload's length. */
 static const uint8_t *tcp_header(const uint8_t *p, size_t len, size_t *payload_len)
@@ -202,6 +193,8 @@ size_t cf_relay_payload(const struct cf_relay_packet *p, const uint8_t **payload
     return n;
 }
 
+/* What to do with a packet from side: 0 drop, 1 forward, 2 forward twice.
+ * Counts first transmissions with payload and applies the actions. */
 static int judge(struct cf_relay *r, enum cf_relay_side side, const uint8_t *p, size_t len, bool *dropped,
                  bool *duplicated)
 {
@@ -245,10 +238,12 @@ static int judge(struct cf_relay *r, enum cf_relay_side side, const uint8_t *p, 
     return verdict;
 }
 
-static uint64_t now_usec(void)
+/* The time in microseconds: CLOCK_REALTIME for a recording's packets,
+ * CLOCK_MONOTONIC for what an impairment holds back. */
+static uint64_t usec_of(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
@@ -270,7 +265,7 @@ static void record_packet(struct cf_relay *r, const struct cf_relay_packet *pk)
     memcpy(copy, pk->data, pk->len);
     r->pk[r->npk] = *pk;
     r->pk[r->npk].data = copy;
-    r->pk[r->npk].usec = now_usec();
+    r->pk[r->npk].usec = usec_of(CLOCK_REALTIME);
     r->npk++;
     r->recorded_bytes += pk->len;
 }
@@ -285,21 +280,19 @@ static void record(struct cf_relay *r, enum cf_relay_side from, const uint8_t *p
 
 /* ------------------------------------------------------------ impairment (C61) */
 
-static uint64_t mono_usec(void)
+/* Write a packet from one side to the other. */
+static void pass_on(struct cf_relay *r, enum cf_relay_side from, const uint8_t *p, size_t len)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    if (write(r->tun[from == CF_RELAY_TESTER ? CF_RELAY_TARGET : CF_RELAY_TESTER], p, len) < 0) {
+        /* a full device queue loses the packet, as a wire would */
+    }
 }
 
 /* Write a packet to the side it goes to and record it. */
 static void send_now(struct cf_relay *r, const struct cf_relay_packet *pk)
 {
     record_packet(r, pk);
-    int out = r->tun[pk->from == CF_RELAY_TESTER ? CF_RELAY_TARGET : CF_RELAY_TESTER];
-    if (write(out, pk->data, pk->len) < 0) {
-        /* a full device queue loses the packet, as a wire would */
-    }
+    pass_on(r, pk->from, pk->data, pk->len);
 }
 
 /* Hold a copy of the packet until due (soonest first); a full queue sends it now. */
@@ -324,20 +317,19 @@ static void hold(struct cf_relay *r, const struct cf_relay_packet *pk, uint64_t 
     r->nheld++;
 }
 
-/* Send what is due (all when flush); the next due time, or 0 when none is held. */
-static uint64_t release_due(struct cf_relay *r, bool flush, bool keep_record)
+/* Send what is due, recorded; when flush, all at once and unrecorded (an
+ * earlier case's). The next due time, or 0 when none is held. */
+static uint64_t release_due(struct cf_relay *r, bool flush)
 {
-    uint64_t now = mono_usec();
+    uint64_t now = usec_of(CLOCK_MONOTONIC);
     while (r->held && (flush || r->held->due <= now)) {
         struct held_pkt *h = r->held;
         r->held = h->next;
         r->nheld--;
-        if (keep_record) {
+        if (flush)
+            pass_on(r, h->pk.from, h->pk.data, h->pk.len);
+        else
             send_now(r, &h->pk);
-        } else if (write(r->tun[h->pk.from == CF_RELAY_TESTER ? CF_RELAY_TARGET : CF_RELAY_TESTER], h->pk.data,
-                         h->pk.len) < 0) {
-            /* lost, as on a wire */
-        }
         free(h->pk.data);
         free(h);
     }
@@ -363,7 +355,7 @@ static void impair_emit(struct cf_relay *r, const struct cf_relay_packet *pk)
         }
         one.delay_us = delay;
         if (delay)
-            hold(r, &one, mono_usec() + delay);
+            hold(r, &one, usec_of(CLOCK_MONOTONIC) + delay);
         else
             send_now(r, &one);
     }
@@ -486,11 +478,8 @@ static void forward(struct cf_relay *r, enum cf_relay_side from, const uint8_t *
     if (copies == 2)
         record(r, from, p, len, false, duplicated); /* the second copy carries the mark */
     pthread_mutex_unlock(&r->lock);
-    int out = r->tun[from == CF_RELAY_TESTER ? CF_RELAY_TARGET : CF_RELAY_TESTER];
     for (int i = 0; i < copies; i++)
-        if (write(out, p, len) < 0) {
-            /* a full device queue loses the packet, as a wire would */
-        }
+        pass_on(r, from, p, len);
 }
 
 static void *relay_main(void *arg)
@@ -502,11 +491,11 @@ static void *relay_main(void *arg)
     for (;;) {
         struct pollfd p[3] = {{r->tun[0], POLLIN, 0}, {r->tun[1], POLLIN, 0}, {r->stop_fd, POLLIN, 0}};
         pthread_mutex_lock(&r->lock);
-        uint64_t next = release_due(r, false, true);
+        uint64_t next = release_due(r, false);
         pthread_mutex_unlock(&r->lock);
         int wait = -1;
         if (next) {
-            uint64_t now = mono_usec();
+            uint64_t now = usec_of(CLOCK_MONOTONIC);
             wait = next <= now ? 0 : (int)((next - now + 999u) / 1000u);
         }
         if (poll(p, 3, wait) < 0) {
@@ -586,35 +575,25 @@ struct cf_relay *cf_relay_open(char *why, size_t whylen)
     inet_ntop(AF_INET, &a, r->target_text, sizeof r->target_text);
     inet_ntop(AF_INET, &t, r->tester_text, sizeof r->tester_text);
     char name[IFNAMSIZ];
+    int e;
     r->root_ns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     if (r->root_ns < 0) {
         fail(why, whylen, "%s: %s", "cannot open this process's network namespace");
-        goto bad;
+    } else if (make_tester_side(r, why, whylen) == 0) { /* else it said why */
+        if ((r->tun[CF_RELAY_TARGET] = tun_create(name, sizeof name)) < 0) {
+            fail(why, whylen, "%s: %s", "cannot create a TUN device (/dev/net/tun)");
+        } else if (link_up(name, r->target_ip, r->tester_ip) < 0) {
+            fail(why, whylen, "%s: %s", "cannot configure the target side's TUN device");
+        } else if ((r->stop_fd = eventfd(0, EFD_CLOEXEC)) < 0) {
+            fail(why, whylen, "%s: %s", "cannot create an eventfd");
+        } else if ((e = pthread_create(&r->thread, NULL, relay_main, r)) != 0) {
+            errno = e;
+            fail(why, whylen, "%s: %s", "cannot start the relay thread");
+        } else {
+            r->thread_on = true;
+            return r;
+        }
     }
-    if (make_tester_side(r, why, whylen) < 0)
-        goto bad;
-    if ((r->tun[CF_RELAY_TARGET] = tun_create(name, sizeof name)) < 0) {
-        fail(why, whylen, "%s: %s", "cannot create a TUN device (/dev/net/tun)");
-        goto bad;
-    }
-    if (link_up(name, r->target_ip, r->tester_ip) < 0) {
-        fail(why, whylen, "%s: %s", "cannot configure the target side's TUN device");
-        goto bad;
-    }
-    r->stop_fd = eventfd(0, EFD_CLOEXEC);
-    if (r->stop_fd < 0) {
-        fail(why, whylen, "%s: %s", "cannot create an eventfd");
-        goto bad;
-    }
-    int e = pthread_create(&r->thread, NULL, relay_main, r);
-    if (e != 0) {
-        errno = e;
-        fail(why, whylen, "%s: %s", "cannot start the relay thread");
-        goto bad;
-    }
-    r->thread_on = true;
-    return r;
-bad:
     cf_relay_close(r);
     return NULL;
 }
@@ -676,7 +655,7 @@ int cf_relay_begin(struct cf_relay *r, const struct cf_relay_action *actions, un
     if (n > RELAY_ACTIONS_MAX)
         return -1;
     pthread_mutex_lock(&r->lock);
-    release_due(r, true, false); /* an earlier case's held packets go, unrecorded */
+    release_due(r, true);
     cf_relay_packets_free(r->pk, r->npk);
     r->pk = NULL;
     r->npk = r->cap = r->recorded_bytes = 0;
@@ -721,26 +700,31 @@ void cf_relay_packets_free(struct cf_relay_packet *p, size_t count)
 
 /* ------------------------------------------------------------ actions */
 
+/* The words of enum cf_relay_verb and enum cf_relay_side, in their order. */
+static const char *const verb_words[] = {"drop", "duplicate"};
+static const char *const side_words[] = {"tester", "target"};
+
+/* Which of the two words w is: 0, 1, or -1. */
+static int word_index(const char *const words[2], const char *w)
+{
+    return strcmp(w, words[0]) == 0 ? 0 : strcmp(w, words[1]) == 0 ? 1 : -1;
+}
+
 int cf_relay_action_parse(const char *verb, const char *side, const char *range,
                           struct cf_relay_action *out, char *why, size_t whylen)
 {
     memset(out, 0, sizeof *out);
-    if (strcmp(verb, "drop") == 0)
-        out->verb = CF_RELAY_DROP;
-    else if (strcmp(verb, "duplicate") == 0)
-        out->verb = CF_RELAY_DUPLICATE;
-    else {
+    int v = word_index(verb_words, verb), s = word_index(side_words, side);
+    if (v < 0) {
         snprintf(why, whylen, "packet action '%s': drop or duplicate", verb);
         return -1;
     }
-    if (strcmp(side, "tester") == 0)
-        out->side = CF_RELAY_TESTER;
-    else if (strcmp(side, "target") == 0)
-        out->side = CF_RELAY_TARGET;
-    else {
+    if (s < 0) {
         snprintf(why, whylen, "packet side '%s': tester or target", side);
         return -1;
     }
+    out->verb = (enum cf_relay_verb)v;
+    out->side = (enum cf_relay_side)s;
     char *end;
     errno = 0;
     unsigned long first = strtoul(range, &end, 10), last = first;
@@ -761,10 +745,8 @@ int cf_relay_action_parse(const char *verb, const char *side, const char *range,
 
 void cf_relay_action_text(const struct cf_relay_action *a, char *out, size_t n)
 {
-    const char *verb = a->verb == CF_RELAY_DROP ? "drop" : "duplicate";
-    const char *side = a->side == CF_RELAY_TESTER ? "tester" : "target";
     if (a->first == a->last)
-        snprintf(out, n, "%s %s %u", verb, side, a->first);
+        snprintf(out, n, "%s %s %u", verb_words[a->verb], side_words[a->side], a->first);
     else
-        snprintf(out, n, "%s %s %u-%u", verb, side, a->first, a->last);
+        snprintf(out, n, "%s %s %u-%u", verb_words[a->verb], side_words[a->side], a->first, a->last);
 }

@@ -10,7 +10,6 @@
 
 #define ETH_HEADER 14
 
-
 /* What the run's impairment (C61) did to the packet, for its comment. */
 static bool impairment_note(const struct cf_relay_packet *p, char *out, size_t n)
 {

@@ -29,32 +29,31 @@ int cf_report_add(struct cf_report *r, const struct cf_result *res)
     return 0;
 }
 
-const char *cf_verdict_name(enum cf_verdict v)
+/* Each verdict's name in the JSON report and in the text report's column. */
+static const char *const verdict_names[][2] = {
+    [CF_PASS] = {"pass", "PASS"},
+    [CF_FAIL] = {"fail", "FAIL"},
+    [CF_TIMEOUT] = {"timeout", "TIMEOUT"},
+    [CF_SKIP] = {"skip", "SKIP"},
+    [CF_NOT_APPLICABLE] = {"not-applicable", "N/A"},
+    [CF_ADVISORY] = {"advisory", "ADVISE"},
+    [CF_INCONCLUSIVE] = {"inconclusive", "INCONCL"},
+};
+
+static const char *verdict_name(enum cf_verdict v, bool upper)
 {
-    switch (v) {
-    case CF_PASS: return "pass";
-    case CF_FAIL: return "fail";
-    case CF_TIMEOUT: return "timeout";
-    case CF_SKIP: return "skip";
-    case CF_NOT_APPLICABLE: return "not-applicable";
-    case CF_ADVISORY: return "advisory";
-    case CF_INCONCLUSIVE: return "inconclusive";
-    }
-    return "?";
+    return (unsigned)v < sizeof verdict_names / sizeof *verdict_names ? verdict_names[v][upper] : "?";
 }
+
+const char *cf_verdict_name(enum cf_verdict v) { return verdict_name(v, false); }
 
 static int level_rank(enum vw_level l)
 {
-    switch (l) {
-    case VW_LEVEL_MUST: return 6;
-    case VW_LEVEL_MUST_NOT: return 5;
-    case VW_LEVEL_DECISION: return 4;
-    case VW_LEVEL_IMPLIED: return 3;
-    case VW_LEVEL_SHOULD: return 2;
-    case VW_LEVEL_SHOULD_NOT: return 1;
-    case VW_LEVEL_MAY: return 0;
-    }
-    return 0;
+    static const int rank[] = {
+        [VW_LEVEL_MUST] = 6, [VW_LEVEL_MUST_NOT] = 5, [VW_LEVEL_DECISION] = 4, [VW_LEVEL_IMPLIED] = 3,
+        [VW_LEVEL_SHOULD] = 2, [VW_LEVEL_SHOULD_NOT] = 1, [VW_LEVEL_MAY] = 0,
+    };
+    return (unsigned)l < sizeof rank / sizeof *rank ? rank[l] : 0;
 }
 
 enum vw_level cf_level_strongest(const enum vw_req *reqs, unsigned n)
@@ -70,7 +69,7 @@ enum vw_level cf_level_strongest(const enum vw_req *reqs, unsigned n)
 
 /* Implied format rules and project decisions are enforced like MUSTs: an
  * implementation that breaks them cannot interoperate. */
-bool cf_level_is_mandatory(enum vw_level level) { return level_rank(level) >= 3; }
+static bool cf_level_is_mandatory(enum vw_level level) { return level_rank(level) >= 3; }
 
 void cf_result_add_frame(struct cf_result *res, unsigned frame)
 {
@@ -125,20 +124,6 @@ int cf_report_exit_code(const struct cf_report *r)
     return s.must_failed ? 1 : 0;
 }
 
-static const char *verdict_upper(enum cf_verdict v)
-{
-    switch (v) {
-    case CF_PASS: return "PASS";
-    case CF_FAIL: return "FAIL";
-    case CF_TIMEOUT: return "TIMEOUT";
-    case CF_SKIP: return "SKIP";
-    case CF_NOT_APPLICABLE: return "N/A";
-    case CF_ADVISORY: return "ADVISE";
-    case CF_INCONCLUSIVE: return "INCONCL";
-    }
-    return "?";
-}
-
 /* The test conventions the run settled (C60), one line each. */
 static void write_hooks_text(FILE *out, const struct cf_report *r)
 {
@@ -168,21 +153,17 @@ void cf_report_write_text(FILE *out, const struct cf_report *r)
 {
     for (size_t i = 0; i < r->count; i++) {
         const struct cf_result *c = &r->cases[i];
-        fprintf(out, "%3zu %-7s %-36s [%s] %s %s", i + 1, verdict_upper(c->verdict), c->id,
+        fprintf(out, "%3zu %-7s %-36s [%s] %s %s", i + 1, verdict_name(c->verdict, true), c->id,
                 c->section, c->protocol, vw_level_name(c->level));
         for (unsigned k = 0; k < c->nreqs; k++)
             fprintf(out, "%s%s", k ? ", " : " ", vw_req_id(c->reqs[k]));
         fputc('\n', out);
-        if (c->verdict == CF_FAIL || c->verdict == CF_TIMEOUT) {
-            if (c->failed_req != VW_REQ_NONE)
-                fprintf(out, "      broke %s (%s %s)\n", vw_req_id(c->failed_req),
-                        vw_level_name(vw_req_info(c->failed_req)->level),
-                        vw_req_info(c->failed_req)->section);
-        }
-        if (c->verdict == CF_ADVISORY && c->failed_req != VW_REQ_NONE)
-            fprintf(out, "      differs from %s (%s %s; the draft leaves this open, advisory only)\n",
-                    vw_req_id(c->failed_req), vw_level_name(vw_req_info(c->failed_req)->level),
-                    vw_req_info(c->failed_req)->section);
+        const struct vw_req_info *broke = c->failed_req != VW_REQ_NONE ? vw_req_info(c->failed_req) : NULL;
+        if (broke && (c->verdict == CF_FAIL || c->verdict == CF_TIMEOUT))
+            fprintf(out, "      broke %s (%s %s)\n", broke->id, vw_level_name(broke->level), broke->section);
+        if (broke && c->verdict == CF_ADVISORY)
+            fprintf(out, "      differs from %s (%s %s; the draft leaves this open, advisory only)\n", broke->id,
+                    vw_level_name(broke->level), broke->section);
         if (c->message[0] && c->verdict != CF_PASS)
             fprintf(out, "      %s\n", c->message);
         if (c->impaired[0] && c->verdict != CF_PASS)
@@ -220,7 +201,14 @@ void cf_json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-void cf_xml_text(FILE *out, const char *s)
+void cf_json_member(FILE *out, const char *key, const char *s)
+{
+    fprintf(out, ", \"%s\": ", key);
+    cf_json_string(out, s);
+}
+
+/* s with XML special characters escaped. */
+static void cf_xml_text(FILE *out, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
         switch (*p) {
@@ -246,22 +234,17 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
         const struct cf_result *c = &r->cases[i];
         fprintf(out, "%s\n  {\"number\": %zu, \"id\": ", i ? "," : "", i + 1);
         cf_json_string(out, c->id);
-        fputs(", \"file\": ", out);
-        cf_json_string(out, c->file);
-        fputs(", \"protocol\": ", out);
-        cf_json_string(out, c->protocol);
-        fputs(", \"section\": ", out);
-        cf_json_string(out, c->section);
+        cf_json_member(out, "file", c->file);
+        cf_json_member(out, "protocol", c->protocol);
+        cf_json_member(out, "section", c->section);
         fputs(", \"requirements\": [", out);
         for (unsigned k = 0; k < c->nreqs; k++) {
-            if (k)
-                fputs(", ", out);
+            fputs(k ? ", " : "", out);
             cf_json_string(out, vw_req_id(c->reqs[k]));
         }
         fputs("], \"level\": ", out);
         cf_json_string(out, vw_level_name(c->level));
-        fputs(", \"verdict\": ", out);
-        cf_json_string(out, cf_verdict_name(c->verdict));
+        cf_json_member(out, "verdict", cf_verdict_name(c->verdict));
         fputs(", \"failed_requirement\": ", out);
         if (c->failed_req != VW_REQ_NONE && c->verdict != CF_PASS)
             cf_json_string(out, vw_req_id(c->failed_req));
@@ -272,10 +255,8 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
             fprintf(out, "%s%u", k ? ", " : "", c->frames[k]);
         fputs("], \"message\": ", out);
         cf_json_string(out, c->message);
-        if (c->impaired[0]) {
-            fputs(", \"impaired\": ", out);
-            cf_json_string(out, c->impaired);
-        }
+        if (c->impaired[0])
+            cf_json_member(out, "impaired", c->impaired);
         fprintf(out, ", \"seconds\": %.3f}", c->seconds);
     }
     struct cf_summary s;
@@ -288,14 +269,10 @@ void cf_report_write_json(FILE *out, const struct cf_report *r)
             s.must_failed,
             r->seconds);
     cf_json_string(out, r->capture);
-    fputs(", \"target\": ", out);
-    cf_json_string(out, r->target);
-    fputs(", \"protocol\": ", out);
-    cf_json_string(out, r->protocol);
-    if (r->impair[0]) {
-        fputs(", \"impair\": ", out);
-        cf_json_string(out, r->impair);
-    }
+    cf_json_member(out, "target", r->target);
+    cf_json_member(out, "protocol", r->protocol);
+    if (r->impair[0])
+        cf_json_member(out, "impair", r->impair);
     fputs(", \"hooks\": {", out);
     for (unsigned i = 0; i < r->nhooks; i++) {
         fputs(i ? ", " : "", out);

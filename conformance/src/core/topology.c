@@ -37,8 +37,7 @@ struct cf_topology {
     unsigned nnodes, nlinks;
     struct topo_node node[CF_TOPO_NODES_MAX];
     char near[2][IF_NAMESIZE]; /* the tester's ends, "" until made */
-    struct sigaction old[3];
-    bool handlers;
+    struct sigaction old[3]; /* the handlers before cf_topology_open's */
 };
 
 static const int caught_signals[3] = {SIGINT, SIGTERM, SIGHUP};
@@ -106,19 +105,14 @@ int cf_topology_expand(enum cf_topo_kind k, unsigned node, const char *tmpl, cha
         int len = 0;
         if (*p == '{') {
             char word[8] = "";
-            if (sscanf(p, "{%7[a-z]%u}%n", word, &i, &len) == 2 && len > 0 && i < node_ifaces(k)) {
-                if (strcmp(word, "if") == 0)
-                    snprintf(val, sizeof val, "veth%u", i);
-                else if (strcmp(word, "mac") == 0)
-                    node_mac(node, i, val, sizeof val);
-                else if (strcmp(word, "peer") == 0)
-                    peer_mac(k, node, i, val, sizeof val);
-                else
-                    len = 0;
+            bool placeholder = sscanf(p, "{%7[a-z]%u}%n", word, &i, &len) == 2 && len > 0 && i < node_ifaces(k);
+            if (placeholder && strcmp(word, "if") == 0) {
+                snprintf(val, sizeof val, "veth%u", i);
+            } else if (placeholder && strcmp(word, "mac") == 0) {
+                node_mac(node, i, val, sizeof val);
+            } else if (placeholder && strcmp(word, "peer") == 0) {
+                peer_mac(k, node, i, val, sizeof val);
             } else {
-                len = 0;
-            }
-            if (len == 0) {
                 snprintf(why, whylen,
                          "--node-cmd: unknown placeholder at '%.20s' (a %s node has {if0}%s, {mac0}%s, {peer0}%s)", p,
                          kind_names[k], node_ifaces(k) > 1 ? " {if1}" : "", node_ifaces(k) > 1 ? " {mac1}" : "",
@@ -145,14 +139,6 @@ int cf_topology_expand(enum cf_topo_kind k, unsigned node, const char *tmpl, cha
 }
 
 /* ------------------------------------------------------------ helpers */
-
-static unsigned ms_since(const struct timespec *t0)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    long long ms = (long long)(now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
-    return ms < 0 ? 0 : (unsigned)ms;
-}
 
 static void sleep_ms(unsigned ms)
 {
@@ -271,26 +257,21 @@ static void all_up(void)
  * `go` before it runs cmd. 0; -1 with why (*env: the namespace failed). */
 static int node_spawn(struct topo_node *nd, const char *cmd, int *go_fd, bool *env, char *why, size_t whylen)
 {
-    int ready[2], go[2];
-    if (pipe2(ready, O_CLOEXEC) < 0) {
-        snprintf(why, whylen, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    if (pipe2(go, O_CLOEXEC) < 0) {
-        close(ready[0]);
-        close(ready[1]);
-        snprintf(why, whylen, "pipe: %s", strerror(errno));
-        return -1;
-    }
+    int ready[2] = {-1, -1}, go[2] = {-1, -1};
     pid_t parent = getpid();
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(why, whylen, "fork: %s", strerror(errno));
-        close(ready[0]);
-        close(ready[1]);
-        close(go[0]);
-        close(go[1]);
+    pid_t pid = -1;
+    const char *failed = "pipe";
+    if (pipe2(ready, O_CLOEXEC) == 0 && pipe2(go, O_CLOEXEC) == 0) {
+        fflush(NULL);
+        pid = fork();
+        failed = pid < 0 ? "fork" : NULL;
+    }
+    if (failed) {
+        snprintf(why, whylen, "%s: %s", failed, strerror(errno));
+        const int fds[] = {ready[0], ready[1], go[0], go[1]};
+        for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
         return -1;
     }
     if (pid == 0) {
@@ -452,15 +433,14 @@ static void stop_nodes(struct cf_topology *t)
     for (unsigned i = 0; i < t->nnodes; i++)
         if (t->node[i].pid > 0)
             kill(-t->node[i].pid, SIGTERM);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct timespec t0 = cf_now();
     for (unsigned i = 0; i < t->nnodes; i++) {
         struct topo_node *nd = &t->node[i];
         if (nd->pid <= 0)
             continue;
         int st;
         while (waitpid(nd->pid, &st, WNOHANG) == 0) {
-            if (ms_since(&t0) > STOP_WAIT_MS) {
+            if (cf_seconds_since(t0) * 1000 > STOP_WAIT_MS) {
                 kill(-nd->pid, SIGKILL);
                 waitpid(nd->pid, &st, 0);
                 break;
@@ -488,13 +468,11 @@ void cf_topology_close(struct cf_topology *t)
                 /* already gone with the namespace */
             }
         }
-    for (unsigned i = 0; i < t->nnodes; i++) {
+    for (unsigned i = 0; i < t->nnodes; i++)
         if (t->node[i].log_fd >= 0)
             close(t->node[i].log_fd);
-    }
-    if (t->handlers)
-        for (unsigned i = 0; i < 3; i++)
-            sigaction(caught_signals[i], &t->old[i], NULL);
+    for (unsigned i = 0; i < 3; i++)
+        sigaction(caught_signals[i], &t->old[i], NULL);
     free(t);
 }
 
@@ -512,16 +490,15 @@ struct cf_topology *cf_topology_open(const struct cf_topology_spec *spec, struct
     for (unsigned i = 0; i < nnodes; i++)
         if (cf_topology_expand(spec->kind, i, spec->node_cmd[i], cmd[i], sizeof cmd[i], why, whylen) < 0)
             return NULL;
-    regex_t re;
-    if (spec->ready_regex && regcomp(&re, spec->ready_regex, REG_EXTENDED | REG_NOSUB) != 0) {
-        snprintf(why, whylen, "bad --node-ready '%s' (a POSIX extended regular expression)", spec->ready_regex);
-        return NULL;
-    }
     struct cf_topology *t = calloc(1, sizeof *t);
     if (!t) {
         snprintf(why, whylen, "out of memory");
-        if (spec->ready_regex)
-            regfree(&re);
+        return NULL;
+    }
+    regex_t re;
+    if (spec->ready_regex && regcomp(&re, spec->ready_regex, REG_EXTENDED | REG_NOSUB) != 0) {
+        snprintf(why, whylen, "bad --node-ready '%s' (a POSIX extended regular expression)", spec->ready_regex);
+        free(t);
         return NULL;
     }
     t->kind = spec->kind;
@@ -530,13 +507,10 @@ struct cf_topology *cf_topology_open(const struct cf_topology_spec *spec, struct
     for (unsigned i = 0; i < CF_TOPO_NODES_MAX; i++)
         t->node[i].log_fd = -1;
     /* ended on the usual signals, whatever happens */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
+    struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     for (unsigned i = 0; i < 3; i++)
         sigaction(caught_signals[i], &sa, &t->old[i]);
-    t->handlers = true;
 
     int go[CF_TOPO_NODES_MAX] = {-1, -1};
     bool ok = true;
@@ -558,8 +532,7 @@ struct cf_topology *cf_topology_open(const struct cf_topology_spec *spec, struct
         }
     /* ready: a line matching the regex (each node's own log), or still
      * running after 500 ms */
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct timespec t0 = cf_now();
     unsigned wait_ms = spec->wait_ms ? spec->wait_ms : 10000;
     while (ok) {
         bool all = true;
@@ -578,12 +551,12 @@ struct cf_topology *cf_topology_open(const struct cf_topology_spec *spec, struct
                 break;
             }
             if (!nd->ready)
-                nd->ready = spec->ready_regex ? log_matches(nd, &re) : ms_since(&t0) >= 500;
+                nd->ready = spec->ready_regex ? log_matches(nd, &re) : cf_seconds_since(t0) >= 0.5;
             all &= nd->ready;
         }
         if (!ok || all)
             break;
-        if (ms_since(&t0) > wait_ms) {
+        if (cf_seconds_since(t0) * 1000 > wait_ms) {
             unsigned i = t->node[0].ready ? 1 : 0;
             char last[256];
             log_tail(&t->node[i], last, sizeof last);
