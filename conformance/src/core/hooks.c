@@ -12,7 +12,6 @@
 #include "conform/core.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 int cf_engine_hook_index(const struct cf_engine *e, const char *name)

@@ -234,8 +234,7 @@ static void judge_recording(const struct cf_engine *e, const struct cf_case *c, 
             target_dir = pk[i].from == CF_RELAY_TARGET ? 0 : 1;
             break;
         }
-    struct cf_lint_result lr;
-    memset(&lr, 0, sizeof lr);
+    struct cf_lint_result lr = {0};
     struct cf_lint_frame *frames = calloc(n ? n : 1, sizeof *frames);
     char err[256] = "out of memory";
     int rc = -1;
@@ -328,7 +327,7 @@ const struct conform_protocol cf_proto_vitcp = {
     .idle_send = cf_vitcp_idle_send,
     .session_sending = cf_vitcp_session_sending,
     .session_flush = cf_vitcp_session_flush,
-    .flush_quiet_ms = VS_QUIET_MS,
+    .flush_quiet_ms = 300, /* no next segment for this long: the message is compared as it is */
     .session_urgent = cf_vitcp_session_urgent,
     .session_unframed = cf_vitcp_session_unframed,
     .load_capture_case = cf_capcase_load,

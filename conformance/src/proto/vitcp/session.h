@@ -14,7 +14,6 @@
 #define VS_WRITTEN_MAX (256u * 1024u)
 #define VS_PARTIAL_MAX 4
 #define VS_MESSAGE_MAX (1u << 20)
-#define VS_QUIET_MS 300 /* no next segment for this long: the message is compared as it is */
 
 /* A message of the target still arriving segment by segment (reassembled
  * unless the case compares segments: 'segments'). */
