@@ -127,9 +127,9 @@ struct skel_decoded {
     unsigned flags, length;
 };
 
-static void *session_new(const struct cf_case *c)
+static void *session_new(const struct cf_case *c, struct cf_engine *e)
 {
-    (void)c;
+    (void)c, (void)e;
     return calloc(1, sizeof(struct skel_session));
 }
 

@@ -55,7 +55,7 @@ static struct cf_case dummy_case;
 /* A session whose tester side announced R|HC|PC with TESTER_VTAG. */
 static void *tester_session(void)
 {
-    void *s = P->session_new(&dummy_case);
+    void *s = P->session_new(&dummy_case, NULL);
     assert_non_null(s);
     struct cf_step st;
     memset(&st, 0, sizeof st);
@@ -121,7 +121,7 @@ static void test_send_reassembled_any_chunking(void **state)
     for (size_t chunk = 1; chunk <= n; chunk = chunk * 3 + 1) {
         void *s = tester_session();
         struct got g = {0};
-        struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+        struct cf_rx_verdict v = {.req = VW_REQ_NONE};
         feed_chunked(s, stream, n, chunk, &g, &v);
         P->session_finish(s, &v);
         assert_int_equal(v.req, VW_REQ_NONE);
@@ -162,7 +162,7 @@ static void test_rules_the_target_breaks(void **state)
             stream[VW_IFT_IND_CRC_OFF] ^= 0xFF;
         void *s = tester_session();
         struct got g = {0};
-        struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+        struct cf_rx_verdict v = {.req = VW_REQ_NONE};
         feed_chunked(s, stream, n, 7, &g, &v);
         P->session_finish(s, &v);
         assert_int_equal(v.req, t[k].want);
@@ -174,7 +174,7 @@ static void test_rules_the_target_breaks(void **state)
     stream[3] ^= 1;
     void *s = tester_session();
     struct got g = {0};
-    struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+    struct cf_rx_verdict v = {.req = VW_REQ_NONE};
     P->session_feed(s, stream, n, sink, &g, &v);
     assert_int_equal(v.req, VW_REQ_IFT_4_1_MAGIC);
     P->session_free(s);
@@ -193,7 +193,7 @@ static void test_framing_lost_named(void **state)
     n += 64;
     void *s = tester_session();
     struct got g = {0};
-    struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+    struct cf_rx_verdict v = {.req = VW_REQ_NONE};
     feed_chunked(s, stream, n, 5, &g, &v);
     P->session_finish(s, &v);
     assert_int_equal(v.req, VW_REQ_IFT_5_1_FRAME_LEN);
@@ -224,7 +224,7 @@ static void test_stall_names_a_missing_crc(void **state)
     n += vw_ift_frame_encode(&fe, stream + n, sizeof stream - n);
     void *s = tester_session();
     struct got g = {0};
-    struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+    struct cf_rx_verdict v = {.req = VW_REQ_NONE};
     P->session_feed(s, stream, n, sink, &g, &v);
     assert_int_equal(v.req, VW_REQ_NONE);
     assert_int_equal(g.n, 1); /* the indication; the frame waits for its layout */
@@ -249,7 +249,7 @@ static void test_random_bytes_never_crash(void **state)
             n = VW_IFT_IND_LEN;
         void *s = tester_session();
         struct got g = {0};
-        struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+        struct cf_rx_verdict v = {.req = VW_REQ_NONE};
         feed_chunked(s, buf, n, (size_t)(rand() % 97 + 1), &g, &v);
         if (round % 3 == 0)
             P->session_stalled(s, &v);
@@ -265,7 +265,7 @@ static void test_encoder(void **state)
     uint8_t ind[VW_IFT_IND_LEN];
     target_ind(ind, VW_IFT_FLAG_R | VW_IFT_FLAG_HC | VW_IFT_FLAG_PC, 1, 1);
     struct got g = {0};
-    struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+    struct cf_rx_verdict v = {.req = VW_REQ_NONE};
     P->session_feed(s, ind, sizeof ind, sink, &g, &v);
     char why[200];
     int64_t vals[CF_MAX_FIELDS] = {0};

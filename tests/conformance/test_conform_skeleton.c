@@ -232,13 +232,13 @@ static void conformance_module_encodes_and_decodes(void **state)
     vals[flags] = 7;
     struct cf_encoded enc;
     char why[100];
-    void *session = p->session_new(NULL);
+    void *session = p->session_new(NULL, NULL);
     assert_non_null(session);
     assert_int_equal(p->encode(session, &st, vals, &enc, why, sizeof why), 0);
     assert_int_equal(enc.len, 304);
     assert_int_equal(enc.payload_len, 300);
     struct got g = {0};
-    struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+    struct cf_rx_verdict v = {.req = VW_REQ_NONE};
     for (size_t i = 0; i < enc.len; i++)
         p->session_feed(session, enc.bytes + i, 1, sink, &g, &v);
     p->session_finish(session, &v);

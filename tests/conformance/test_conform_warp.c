@@ -98,7 +98,7 @@ static void test_reassembles_any_cut(void **state)
 {
     (void)state;
     struct cf_case c = case_with("WARP-SUMMARY-SEND-FIELDS");
-    void *s = P->session_new(&c);
+    void *s = P->session_new(&c, NULL);
     assert_non_null(s);
     uint8_t data[300], b[1024];
     for (unsigned i = 0; i < sizeof data; i++)
@@ -111,7 +111,7 @@ static void test_reassembles_any_cut(void **state)
     n += chunk(b + n, VW_WARP_SEND, VW_WARP_FLAG_L | VW_WARP_FLAG_C, 0, 0xffffffffu, 199, data + 199, 1);
     n += chunk(b + n, VW_WARP_SEND, VW_WARP_FLAG_L, 0, 0, 0, data, 20);
     struct got g = {0};
-    struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+    struct cf_rx_verdict v = {.req = VW_REQ_NONE};
     feed_bytewise(s, b, n, &g, &v);
     assert_int_equal(v.req, VW_REQ_NONE);
     assert_int_equal(g.n, 3);
@@ -133,12 +133,12 @@ static void test_reserved_bits_on_every_chunk(void **state)
 {
     (void)state;
     struct cf_case c = case_with("WARP-SUMMARY-SEND-FIELDS");
-    void *s = P->session_new(&c);
+    void *s = P->session_new(&c, NULL);
     uint8_t b[256], d[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     size_t n = chunk(b, VW_WARP_SEND, 0, 0, 1, 0, d, 4);
     n += chunk(b + n, VW_WARP_SEND, VW_WARP_FLAG_L, 0x100, 1, 4, d + 4, 4);
     struct got g = {0};
-    struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+    struct cf_rx_verdict v = {.req = VW_REQ_NONE};
     P->session_feed(s, b, n, sink, &g, &v);
     assert_int_equal(v.req, vw_req_by_id("WARP-A-RSVD-ZERO"));
     assert_non_null(strstr(v.detail, "reserved bits 0x100"));
@@ -150,11 +150,11 @@ static void test_silence_inside_a_pdu_is_l_last(void **state)
 {
     (void)state;
     struct cf_case c = case_with("WARP-SUMMARY-SEND-FIELDS");
-    void *s = P->session_new(&c);
+    void *s = P->session_new(&c, NULL);
     uint8_t b[128], d[16] = {0};
     size_t n = chunk(b, VW_WARP_SEND, 0, 0, 5, 0, d, 16);
     struct got g = {0};
-    struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+    struct cf_rx_verdict v = {.req = VW_REQ_NONE};
     P->session_feed(s, b, n, sink, &g, &v);
     assert_int_equal(g.n, 0);
     assert_int_equal(v.req, VW_REQ_NONE);
@@ -197,7 +197,7 @@ static void test_invalid_chunk_delivered(void **state)
 {
     (void)state;
     struct cf_case c = case_with("WARP-SUMMARY-C-ONLY-WITH-L");
-    void *s = P->session_new(&c);
+    void *s = P->session_new(&c, NULL);
     struct cf_encoded enc = {0};
     const char *args[] = {"payload=10", "fill=2", "c=1", "l=0", "invalid", NULL};
     encode(s, "Send", args, &enc);
@@ -207,7 +207,7 @@ static void test_invalid_chunk_delivered(void **state)
     uint8_t b[256], other[20] = "a message of its own";
     size_t n = chunk(b, VW_WARP_SEND, VW_WARP_FLAG_L, 0, 1, 0, other, sizeof other);
     struct got g = {0};
-    struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+    struct cf_rx_verdict v = {.req = VW_REQ_NONE};
     P->session_feed(s, b, n, sink, &g, &v);
     assert_int_equal(v.req, VW_REQ_NONE);
     uint8_t echo[14] = {0xAA, 0xBB, 0xCC, 0xDD};
@@ -226,10 +226,10 @@ static void test_iscsi_r2t_data_in_and_refusal(void **state)
 {
     (void)state;
     struct cf_case c = case_with("WARP-B.4.1-RID-IS-TTT");
-    void *s = P->session_new(&c);
+    void *s = P->session_new(&c, NULL);
     uint8_t hdr[VW_ISCSI_BHS_LEN], b[256];
     struct got g = {0};
-    struct cf_rx_verdict v = {VW_REQ_NONE, ""};
+    struct cf_rx_verdict v = {.req = VW_REQ_NONE};
     vw_iscsi_put_r2t(hdr, 0x78, 0x2a, 0, 512, 1, 2);
     size_t n = chunk(b, VW_WARP_SEND, VW_WARP_FLAG_L, 0, 7, 0, hdr, sizeof hdr);
     vw_iscsi_put_data_in(hdr, 0x78, 0, 0, 0, 2);
@@ -271,7 +271,7 @@ static void test_r2t_without_an_r2t(void **state)
 {
     (void)state;
     struct cf_case c = case_with("WARP-B.4.1-RID-IS-TTT");
-    void *s = P->session_new(&c);
+    void *s = P->session_new(&c, NULL);
     struct cf_step st;
     memset(&st, 0, sizeof st);
     st.type = (unsigned)cf_proto_type_by_name(P, "RDMA");

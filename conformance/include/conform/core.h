@@ -34,13 +34,6 @@ int cf_connect_relayed(struct cf_engine *e, unsigned timeout_ms, char *why, size
  * reason in e->relay_why_active / relay_why_passive). */
 bool cf_relay_ready_active(struct cf_engine *e);
 bool cf_relay_ready_passive(struct cf_engine *e);
-/* A relayed case's recording starts: its packet actions, and the run's
- * impairment (C61) seeded with the case's id. */
-void cf_engine_relay_begin(struct cf_engine *e, const struct cf_case *c);
-/* A relayed case's recording ended: what the impairment did goes into
- * the result (res->impaired). */
-void cf_engine_relay_note(const struct cf_engine *e, const struct cf_relay_packet *pk, size_t n,
-                          struct cf_result *res);
 /* Listen mode: start the --connect-cmd for one case ({host} replaced by
  * host) in its own process group; stop it (SIGTERM, then SIGKILL). */
 pid_t cf_spawn_connector(struct cf_engine *e, const char *host, char *why, size_t whylen);

@@ -1,13 +1,8 @@
 /*
- * The active engine: runs case scripts against an implementation under test
- * over a real TCP connection. Every message the tester sends is built by
- * the protocol module's encoder (the wire library's); every byte the target
- * sends goes through the module's session (framer + rule checks), so a rule
- * the target breaks anywhere in a case fails it with that rule's ID, and the
- * explicit expects compare the answers field by field. Both directions are
- * recorded to a capture so each verdict names the frames that prove it.
- * The engine is protocol-neutral (core/engine.c); its cases run on their
- * module's run_case or the core's generic step runner (protocol.h).
+ * The active engine (core/engine.c, protocol-neutral): its settings, one
+ * case (its module's run_case or the core's generic step runner,
+ * core/runner.c, which says how a case runs; then the verdict rules every
+ * protocol shares) and a suite of cases with the run's test conventions.
  */
 #ifndef CONFORM_ENGINE_H
 #define CONFORM_ENGINE_H
@@ -48,7 +43,6 @@ struct cf_engine {
     int listen_fd;               /* -1: no listen mode */
     unsigned short listen_port;
     char connect_cmd[1024];
-    bool connect_cmd_output;     /* let the command's stdout through */
     unsigned accept_ms;          /* wait for the implementation to connect */
     /* The packet relay (relay.h) for 'relay' cases: opened at the first
      * such case unless use_relay is off. Whether each role can use it is
@@ -130,6 +124,8 @@ int cf_engine_set_option(struct cf_engine *e, const char *name, const char *valu
  * cf_engine_check_offers once the command line is read. */
 int cf_engine_set_offers(struct cf_engine *e, const char *list, char *why, size_t whylen);
 int cf_engine_check_offers(const struct cf_engine *e, char *why, size_t whylen);
+/* The hook's place in e->hooks, or -1. */
+int cf_engine_hook_index(const struct cf_engine *e, const char *name);
 /* Is the hook offered (1), not (0), or not settled yet (-1)? */
 int cf_engine_hook_offered(const struct cf_engine *e, const char *name);
 /* Settle every hook case c names (needs, when) before it runs: declared,
@@ -137,13 +133,13 @@ int cf_engine_hook_offered(const struct cf_engine *e, const char *name);
  * the run selected it). */
 void cf_engine_settle_hooks(struct cf_engine *e, const struct cf_case *c);
 /* Does c need a hook the target does not offer? true, with the reason;
- * *inconclusive (may be NULL) when it is not known because the impairment
+ * *inconclusive when it is not known because the impairment
  * destroyed the probe's evidence (the case is then inconclusive too). */
 bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen,
                              bool *inconclusive);
-/* After probe case c ran (c->provides): the hook's state from its result,
- * and the result itself turned not applicable when the target simply does
- * not offer the convention. */
+/* After case c ran, if it is a probe (c->provides): the hook's state from
+ * its result, and the result itself turned not applicable when the target
+ * simply does not offer the convention. */
 void cf_engine_probe_done(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
 /* A probe case not to run: its hook is declared not offered (why). */
 bool cf_engine_probe_settled(struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen);
@@ -167,5 +163,8 @@ int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen);
 void cf_engine_run_suite(struct cf_engine *e, const struct cf_case_set *set,
                          const char *const *only, const char *const *skip,
                          struct cf_report *report, FILE *progress);
+/* Is c one of the suite's cases: of its protocol and mode, and chosen by
+ * its only/skip selectors (e->suite_only, e->suite_skip)? */
+bool cf_engine_selected(const struct cf_engine *e, const struct cf_case *c);
 
 #endif

@@ -46,7 +46,6 @@ struct cf_engine;
 struct cf_relay_packet;
 
 #define CF_MAX_FIELDS 40  /* field indices a module defines are below this */
-#define CF_MSG_NO_TYPE 0xFFu
 
 /* One message the target sent, decoded by the module's session. */
 struct cf_msg {
@@ -61,10 +60,14 @@ struct cf_msg {
 
 /* What the session saw in the bytes fed to it: the first rule broken (a
  * finding of a message's checks, or a framing error) with a line for the
- * report. VW_REQ_NONE: nothing broken. */
+ * report. VW_REQ_NONE: nothing broken. advisories: rules broken that are
+ * only advised (warnings, "ID: detail; advisory ID: ..."), which the
+ * runner notes in the result (and clears) after each feed while the case
+ * passes. */
 struct cf_rx_verdict {
     enum vw_req req;
     char detail[240];
+    char advisories[400];
 };
 /* The first rule broken wins: v takes req and the detail (printf's fmt)
  * unless it names a rule already. */
@@ -178,15 +181,17 @@ struct conform_protocol {
      * of every field st->set[f] names. 0, or -1 with the reason. */
     int (*encode)(void *session, const struct cf_step *st, const int64_t *vals, struct cf_encoded *out,
                   char *why, size_t whylen);
-    /* A session per connection: framing, decoding, negotiation and
-     * sequencing state, rule checks. */
-    void *(*session_new)(const struct cf_case *c);
+    /* A session per connection of case c in the run of engine e (the
+     * module's settings): framing, decoding, negotiation and sequencing
+     * state, rule checks. */
+    void *(*session_new)(const struct cf_case *c, struct cf_engine *e);
     void (*session_free)(void *session);
     /* Feed the target's bytes: sink gets each whole message; the first
      * rule broken (by a message or by the framing) goes to v. */
     void (*session_feed)(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
                          struct cf_rx_verdict *v);
-    /* The target closed its side: what is left open (a partial message). */
+    /* Optional: the target closed its side: what is left open (a partial
+     * message). */
     void (*session_finish)(void *session, struct cf_rx_verdict *v);
     /* Optional, datagram protocols: the next datagram fed came in on an
      * Ethernet link (frames may be padded after the message) or not. */
@@ -205,9 +210,6 @@ struct conform_protocol {
     bool (*field_value)(const struct cf_msg *m, unsigned field, int64_t *value);
     /* One line describing a message for failure reports. */
     void (*describe)(const struct cf_msg *m, char *out, size_t n);
-    /* Optional: run before the first step after the TCP connection is up
-     * (a handshake the protocol needs); 0 or -1 with the reason. */
-    int (*on_connect)(void *session, int fd, char *why, size_t whylen);
 
     /* Optional: the module's settings and per-run state, kept in the engine
      * (cf_engine_state; at most CF_PROTO_STATE_MAX bytes, zeroed, then
@@ -247,9 +249,6 @@ struct conform_protocol {
      * flow control and sequencing (the generic runner calls them when set).
      * runner_flags: CF_RUNNER_* below. */
     unsigned runner_flags;
-    /* The session learns its engine (the module's settings, the target's
-     * address) right after session_new. */
-    void (*session_attach)(void *session, struct cf_engine *e);
     /* A value known only at run time: var (a $variable, CF_VAR_NONE: none)
      * plus value, or with relative the "+N" of field counted from the
      * proper side's base, in the message m (NULL: a send). *out gets the
@@ -261,13 +260,13 @@ struct conform_protocol {
     /* A field a message has no one value of (a reassembled message's
      * length field): an expect does not compare it. */
     bool (*field_ignored)(const struct cf_msg *m, unsigned field);
-    /* A message an expect passes over when it is next unless the step
-     * expects its type (a keep-alive carrying only acknowledgements). */
-    bool (*msg_filler)(const struct cf_msg *m);
-    /* A message in place of the expected one that the draft lets the
-     * target choose (a refused option the case allows): not applicable. */
-    bool (*refused)(const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m, char *why,
-                    size_t whylen);
+    /* The message an expect (not await) finds next and that does not match
+     * it: 0, a difference; CF_UNMATCHED_PASS_OVER, one to pass over (a
+     * keep-alive carrying only acknowledgements, of a type the step does not
+     * name); CF_UNMATCHED_REFUSED, the target's choice the draft allows (a
+     * refused option the case allows): not applicable (why). */
+    int (*unmatched)(const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m, char *why,
+                     size_t whylen);
     /* Comparisons of a step the core cannot make (data the tester wrote
      * elsewhere, a capture's bytes): 0 matched, -1 not (why). */
     int (*match_more)(void *session, const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m,
@@ -284,9 +283,8 @@ struct conform_protocol {
      * tester's side that the target's choice caused: not applicable (why). */
     int (*session_sending)(void *session, const struct cf_encoded *enc, char *why, size_t whylen);
     /* A message the session is still gathering (its pieces came, its end
-     * not): session_flush hands it to the sink as it is after flush_quiet_ms
-     * without bytes, or when an expect's wait ends. */
-    bool (*session_gathering)(void *session);
+     * not) to the sink as it is, after flush_quiet_ms without bytes or when
+     * an expect's wait ends: true when there was one. */
     bool (*session_flush)(void *session, cf_msg_sink sink, void *ctx);
     unsigned flush_quiet_ms;
     /* The target's stream reached TCP's urgent mark (SO_OOBINLINE). */
@@ -294,10 +292,6 @@ struct conform_protocol {
     /* Bytes of the target no whole message took, described (why may be
      * NULL: only the count). */
     size_t (*session_unframed)(void *session, char *why, size_t whylen);
-    /* Rules the target's bytes broke that are only advised (warnings,
-     * "ID: detail; ..."), taken (and cleared) after each feed: the runner
-     * notes them in the result while the case passes. */
-    void (*session_advisories)(void *session, char *out, size_t n);
     /* Optional: after a hostile case, is the target still alive (0), or
      * not (-1, why)? Without it the core reconnects to find out. */
     int (*check_alive)(struct cf_engine *e, char *why, size_t whylen);
@@ -316,8 +310,9 @@ struct conform_protocol {
     const char *run_help;
 };
 
-/* resolve's answers. */
+/* resolve's and unmatched's answers. */
 enum { CF_RESOLVED = 0, CF_RESOLVE_WAIT = 1, CF_RESOLVE_NA = 2 };
+enum { CF_UNMATCHED_PASS_OVER = 1, CF_UNMATCHED_REFUSED = 2 };
 
 /* runner_flags: how the generic runner judges the module's cases. */
 enum {

@@ -54,37 +54,6 @@ int cf_engine_set_option(struct cf_engine *e, const char *name, const char *valu
     return 0;
 }
 
-int cf_engine_set_target(struct cf_engine *e, const char *hp)
-{
-    const char *colon;
-    const char *host = hp;
-    size_t host_len;
-    if (hp[0] == '[') {
-        const char *close = strchr(hp, ']');
-        if (!close || close[1] != ':')
-            return -1;
-        host = hp + 1;
-        host_len = (size_t)(close - host);
-        colon = close + 1;
-    } else {
-        colon = strrchr(hp, ':');
-        if (!colon)
-            return -1;
-        host_len = (size_t)(colon - hp);
-    }
-    if (host_len == 0 || host_len >= sizeof e->host)
-        return -1;
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (!colon[1] || *end || port < 1 || port > 65535)
-        return -1;
-    memcpy(e->host, host, host_len);
-    e->host[host_len] = 0;
-    snprintf(e->port, sizeof e->port, "%ld", port);
-    e->have_target = true;
-    return 0;
-}
-
 /* Split "HOST:PORT" / "[V6]:PORT" / "PORT" (host_ok: a bare port is
  * allowed, the host left empty). 0 or -1. */
 static int split_host_port(const char *hp, bool bare_port_ok, char *host, size_t hostcap, char *port, size_t portcap)
@@ -115,6 +84,14 @@ static int split_host_port(const char *hp, bool bare_port_ok, char *host, size_t
     memcpy(host, h, hl);
     host[hl] = 0;
     snprintf(port, portcap, "%ld", port_n);
+    return 0;
+}
+
+int cf_engine_set_target(struct cf_engine *e, const char *hp)
+{
+    if (split_host_port(hp, false, e->host, sizeof e->host, e->port, sizeof e->port) < 0)
+        return -1;
+    e->have_target = true;
     return 0;
 }
 
@@ -178,12 +155,6 @@ void cf_result_init(struct cf_result *res, const struct cf_case *c)
     res->verdict = CF_PASS;
 }
 
-
-static int check_alive(struct cf_engine *e, const struct conform_protocol *p, char *why, size_t whylen)
-{
-    return (p->check_alive ? p->check_alive : cf_generic_check_alive)(e, why, whylen);
-}
-
 void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
 {
     struct timespec start = cf_now();
@@ -211,8 +182,7 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
     if (p->case_skipped && p->case_skipped(e, c, why_na, sizeof why_na)) {
         res->verdict = CF_SKIP;
         snprintf(res->message, sizeof res->message, "%s: %s", c->file, why_na);
-        if (c->provides[0])
-            cf_engine_probe_done(e, c, res); /* a probe the run cannot take: not offered */
+        cf_engine_probe_done(e, c, res); /* a probe the run cannot take: not offered */
         res->seconds = cf_seconds_since(start);
         return;
     }
@@ -222,14 +192,12 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
         (c->provides[0] && cf_engine_probe_settled(e, c, why_na, sizeof why_na))) {
         res->verdict = unknown ? CF_INCONCLUSIVE : CF_NOT_APPLICABLE;
         snprintf(res->message, sizeof res->message, "%s: %s", c->file, why_na);
-        if (c->provides[0])
-            cf_engine_probe_done(e, c, res);
+        cf_engine_probe_done(e, c, res);
         res->seconds = cf_seconds_since(start);
         return;
     }
     (p->run_case ? p->run_case : cf_generic_run_case)(e, c, res);
-    if (c->provides[0])
-        cf_engine_probe_done(e, c, res);
+    cf_engine_probe_done(e, c, res);
     if (c->expect_fail) {
         /* meta 'verdict fail': the replay must find the difference */
         if (res->verdict == CF_FAIL) {
@@ -252,7 +220,7 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
     }
     if (c->hostile && !c->passive && e->check_survival && res->verdict == CF_PASS) {
         char why[CF_MESSAGE_MAX / 2];
-        if (check_alive(e, p, why, sizeof why) < 0) {
+        if ((p->check_alive ? p->check_alive : cf_generic_check_alive)(e, why, sizeof why) < 0) {
             res->verdict = CF_FAIL;
             res->failed_req = c->reqs[0];
             snprintf(res->message, sizeof res->message,
@@ -262,34 +230,23 @@ void cf_engine_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_
     res->seconds = cf_seconds_since(start);
 }
 
-
 /* ------------------------------------------------------------ suites */
 
-static bool selected(const struct cf_engine *e, const struct cf_case *c, const char *const *only,
-                     const char *const *skip)
+bool cf_engine_selected(const struct cf_engine *e, const struct cf_case *c)
 {
     if (c->passive ? e->listen_fd < 0 : !e->have_target)
         return false; /* the mode this run is not in */
     if (c->proto != e->protocol)
         return false; /* another protocol's case (run --protocol) */
-    if (skip)
-        for (const char *const *s = skip; *s; s++)
+    if (e->suite_skip)
+        for (const char *const *s = e->suite_skip; *s; s++)
             if (cf_case_matches(c, *s))
                 return false;
-    if (!only || !*only)
+    if (!e->suite_only || !*e->suite_only)
         return true;
-    for (const char *const *s = only; *s; s++)
+    for (const char *const *s = e->suite_only; *s; s++)
         if (cf_case_matches(c, *s))
             return true;
-    return false;
-}
-
-/* Did probe case c already run, before a case that needed its hook? */
-static bool probe_ran(const struct cf_engine *e, const struct cf_case *c)
-{
-    for (unsigned i = 0; i < e->nhooks; i++)
-        if (strcmp(e->hooks[i].name, c->provides) == 0)
-            return e->hooks[i].probe_done;
     return false;
 }
 
@@ -319,21 +276,22 @@ void cf_engine_run_suite(struct cf_engine *e, const struct cf_case_set *set,
     struct timespec start = cf_now();
     bool tty = progress && isatty(fileno(progress));
     size_t total = 0, done = 0;
+    e->suite_only = only;
+    e->suite_skip = skip;
     for (size_t i = 0; i < set->count; i++)
-        total += selected(e, &set->cases[i], only, skip);
+        total += cf_engine_selected(e, &set->cases[i]);
     if (e->have_target)
         snprintf(report->target, sizeof report->target, "%s:%s", e->host, e->port);
     else
         snprintf(report->target, sizeof report->target, "listen:%u", e->listen_port);
     e->suite = set;
-    e->suite_only = only;
-    e->suite_skip = skip;
     e->report = report;
     for (size_t i = 0; i < set->count; i++) {
         const struct cf_case *c = &set->cases[i];
-        if (!selected(e, c, only, skip))
+        if (!cf_engine_selected(e, c))
             continue;
-        if (c->provides[0] && probe_ran(e, c)) {
+        int h = c->provides[0] ? cf_engine_hook_index(e, c->provides) : -1;
+        if (h >= 0 && e->hooks[h].probe_done) {
             /* a probe that ran before the first case needing it (C60) is in the report */
             const struct cf_result *was = NULL;
             for (size_t k = 0; k < report->count && !was; k++)

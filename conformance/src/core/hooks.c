@@ -12,14 +12,21 @@
 #include "conform/core.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-static struct cf_hook_state *find(struct cf_engine *e, const char *name, bool add)
+int cf_engine_hook_index(const struct cf_engine *e, const char *name)
 {
     for (unsigned i = 0; i < e->nhooks; i++)
         if (strcmp(e->hooks[i].name, name) == 0)
-            return &e->hooks[i];
+            return (int)i;
+    return -1;
+}
+
+static struct cf_hook_state *find(struct cf_engine *e, const char *name, bool add)
+{
+    int i = cf_engine_hook_index(e, name);
+    if (i >= 0)
+        return &e->hooks[i];
     if (!add || e->nhooks == CF_HOOKS_MAX || strlen(name) >= CF_HOOK_NAME_MAX)
         return NULL;
     struct cf_hook_state *h = &e->hooks[e->nhooks++];
@@ -83,10 +90,8 @@ int cf_engine_check_offers(const struct cf_engine *e, char *why, size_t whylen)
 
 int cf_engine_hook_offered(const struct cf_engine *e, const char *name)
 {
-    for (unsigned i = 0; i < e->nhooks; i++)
-        if (strcmp(e->hooks[i].name, name) == 0)
-            return e->hooks[i].offered;
-    return -1;
+    int i = cf_engine_hook_index(e, name);
+    return i < 0 ? -1 : e->hooks[i].offered;
 }
 
 /* The run's probe case of a hook of protocol p (one whose role the run
@@ -99,20 +104,6 @@ static const struct cf_case *probe_of(const struct cf_engine *e, const struct co
             return c;
     }
     return NULL;
-}
-
-static bool selected(const struct cf_engine *e, const struct cf_case *c)
-{
-    if (e->suite_skip)
-        for (const char *const *s = e->suite_skip; *s; s++)
-            if (cf_case_matches(c, *s))
-                return false;
-    if (!e->suite_only || !*e->suite_only)
-        return true;
-    for (const char *const *s = e->suite_only; *s; s++)
-        if (cf_case_matches(c, *s))
-            return true;
-    return false;
 }
 
 static void settle(struct cf_engine *e, const struct conform_protocol *p, const char *name)
@@ -150,7 +141,7 @@ static void settle(struct cf_engine *e, const struct conform_protocol *p, const 
     cf_engine_run_case(e, probe, &res);
     h->probing = false;
     h->probe_done = true;
-    if (e->report && selected(e, probe))
+    if (e->report && cf_engine_selected(e, probe))
         cf_report_add(e->report, &res);
 }
 
@@ -170,8 +161,7 @@ void cf_engine_settle_hooks(struct cf_engine *e, const struct cf_case *c)
 bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c, char *why, size_t whylen,
                              bool *inconclusive)
 {
-    if (inconclusive)
-        *inconclusive = false;
+    *inconclusive = false;
     for (unsigned i = 0; i < c->nneeds; i++) {
         const struct cf_need *nd = &c->needs[i];
         bool any = false;
@@ -183,14 +173,10 @@ bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c,
         for (unsigned k = 1; k < nd->n && w >= 0 && (size_t)w < whylen; k++)
             w += snprintf(why + w, whylen - (size_t)w, "%s%s", k + 1 == nd->n ? " or " : ", ", nd->any[k]);
         for (unsigned k = 0; k < nd->n && w >= 0 && (size_t)w < whylen; k++) {
-            const char *how = "not settled";
-            for (unsigned j = 0; j < e->nhooks; j++)
-                if (strcmp(e->hooks[j].name, nd->any[k]) == 0) {
-                    if (e->hooks[j].how[0])
-                        how = e->hooks[j].how;
-                    if (e->hooks[j].inconclusive && inconclusive)
-                        *inconclusive = true;
-                }
+            int j = cf_engine_hook_index(e, nd->any[k]);
+            const char *how = j >= 0 && e->hooks[j].how[0] ? e->hooks[j].how : "not settled";
+            if (j >= 0 && e->hooks[j].inconclusive)
+                *inconclusive = true;
             w += snprintf(why + w, whylen - (size_t)w, "%s%s: %s", k ? "; " : " (a test convention, not a rule of the "
                           "draft; docs/conformance.md, \"Test conventions\"): ", nd->any[k], how);
         }
@@ -201,7 +187,7 @@ bool cf_engine_hooks_missing(const struct cf_engine *e, const struct cf_case *c,
 
 void cf_engine_probe_done(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
 {
-    struct cf_hook_state *h = find(e, c->provides, true);
+    struct cf_hook_state *h = c->provides[0] ? find(e, c->provides, true) : NULL;
     if (!h)
         return;
     h->probe_done = true;

@@ -137,23 +137,6 @@ static bool relay_open_once(struct cf_engine *e, char *why, size_t whylen)
     return e->relay != NULL;
 }
 
-void cf_engine_relay_begin(struct cf_engine *e, const struct cf_case *c)
-{
-    cf_relay_begin(e->relay, c->packet, c->npacket);
-    cf_relay_impair(e->relay, &e->impair, e->impair.on ? cf_impair_case_seed(&e->impair, c->id) : 0);
-}
-
-void cf_engine_relay_note(const struct cf_engine *e, const struct cf_relay_packet *pk, size_t n,
-                          struct cf_result *res)
-{
-    if (!e->impair.on)
-        return;
-    char what[160];
-    cf_impair_summary(pk, n, what, sizeof what);
-    snprintf(res->impaired, sizeof res->impaired, "%s (seed %llu)", what[0] ? what : "nothing impaired",
-             (unsigned long long)(n ? pk[0].seed : cf_impair_case_seed(&e->impair, res->id)));
-}
-
 /* Can active cases use the relay? Decided at the first one: the target
  * must be on this host and answer at the relay's address of it. */
 bool cf_relay_ready_active(struct cf_engine *e)
@@ -330,11 +313,7 @@ int cf_engine_probe(struct cf_engine *e, char *why, size_t whylen)
         }
         return 0;
     }
-    int fd = cf_connect_target(e, e->slack_ms, why, whylen);
-    if (fd < 0)
-        return -1;
-    close(fd);
-    return 0;
+    return cf_generic_check_alive(e, why, whylen); /* a TCP connection is accepted */
 }
 
 int cf_engine_listen(struct cf_engine *e, const char *port, char *why, size_t whylen)
@@ -436,8 +415,7 @@ pid_t cf_spawn_connector(struct cf_engine *e, const char *host, char *why, size_
     posix_spawn_file_actions_init(&fa);
     posix_spawnattr_init(&at);
     posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    if (!e->connect_cmd_output)
-        posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
     posix_spawnattr_setpgroup(&at, 0);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
     char *argv[] = {"sh", "-c", cmd, NULL};

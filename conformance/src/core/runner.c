@@ -181,14 +181,13 @@ static int queue_first(const struct grun *r, const struct cf_step *st)
 /* A rule the target broke in what the session saw fails the case. */
 static void judge_rx(struct grun *r)
 {
-    char notes[400] = "";
-    if (r->p->session_advisories && r->session)
-        r->p->session_advisories(r->session, notes, sizeof notes);
-    if (notes[0] && !r->decided && !r->probe) {
+    if (r->rx.advisories[0] && !r->decided && !r->probe) {
         size_t have = strlen(r->res->message);
         if (have + 8 < sizeof r->res->message)
-            snprintf(r->res->message + have, sizeof r->res->message - have, "%sadvisory %s", have ? "; " : "", notes);
+            snprintf(r->res->message + have, sizeof r->res->message - have, "%sadvisory %s", have ? "; " : "",
+                     r->rx.advisories);
     }
+    r->rx.advisories[0] = 0;
     if (r->rx.req == VW_REQ_NONE || r->decided || r->probe)
         return;
     verdict_frame(r, r->feed_frame ? r->feed_frame : last_frame(r));
@@ -265,8 +264,60 @@ static unsigned dgram_fate(struct grun *r, int dir, unsigned delay_us[2])
     return copies;
 }
 
-static void feed_datagram(struct grun *r, unsigned link, const uint8_t *buf, size_t len);
-static int send_datagram(struct grun *r, unsigned k, const uint8_t *data, size_t len);
+/* One datagram of the target's that came in on link into the session. */
+static void feed_datagram(struct grun *r, unsigned link, const uint8_t *buf, size_t len)
+{
+    r->cur_link = link;
+    if (r->p->session_carrier)
+        r->p->session_carrier(r->session, r->e->links[link].eth_if[0] != 0);
+    r->p->session_feed(r->session, buf, len, on_message, r, &r->rx);
+    judge_rx(r);
+}
+
+/* Datagram protocols: the message as one datagram out of the step's link. */
+static int send_datagram(struct grun *r, unsigned k, const uint8_t *data, size_t len)
+{
+    for (;;) {
+        ssize_t w = sendto(r->lfd[k], data, len, 0, (struct sockaddr *)&r->lto[k], r->lto_len[k]);
+        if (w < 0 && (errno == EINTR || errno == ECONNREFUSED))
+            continue; /* ECONNREFUSED: an ICMP error of an earlier send, reported now */
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd pf = {r->lfd[k], POLLOUT, 0};
+            if (poll(&pf, 1, cf_ms_until(r->deadline)) <= 0)
+                return -1;
+            continue;
+        }
+        if (w < 0)
+            return -1;
+        return 0;
+    }
+}
+
+/* A datagram of the tester's to send on link (out) or of the target's
+ * that came in on it, through the impairment (C61) when it is on: lost
+ * (only recorded), held for its delay, or sent or fed now, once or twice.
+ * 0, or -1 when a send failed. */
+static int dgram_pass(struct grun *r, bool out, unsigned link, const struct sockaddr *peer, socklen_t peer_len,
+                      const uint8_t *data, size_t len)
+{
+    unsigned delay[2] = {0, 0}, copies = r->impair ? dgram_fate(r, out ? 0 : 1, delay) : 1;
+    if (copies == 0) {
+        impair_comment(r, out ? "lost: the node never got it" : "lost: the tester ignores it");
+        cf_capture_datagram(r->e, r->lfd[link], peer, peer_len, out, data, len);
+    }
+    for (unsigned c = 0; c < copies; c++) {
+        if (delay[c] && dgram_hold(r, out, link, peer, peer_len, data, len, delay[c]))
+            continue;
+        if (out && send_datagram(r, link, data, len) < 0)
+            return -1;
+        if (c)
+            impair_comment(r, "a second copy");
+        cf_capture_datagram(r->e, r->lfd[link], peer, peer_len, out, data, len);
+        if (!out)
+            feed_datagram(r, link, data, len);
+    }
+    return 0;
+}
 
 /* What is due of the held datagrams goes now; the microseconds until the
  * next is due (UINT64_MAX: none held). */
@@ -303,8 +354,6 @@ static void dgram_held_free(struct grun *r)
     }
 }
 
-/* Read what the target sends for up to ms (or until something arrives
- * when stop_on_message). */
 /* Datagram protocols: read every link for up to ms (or until a message
  * arrives when stop_on_message); each datagram is one call of the session. */
 static void pump_dgram(struct grun *r, int ms, bool stop_on_message)
@@ -347,40 +396,13 @@ static void pump_dgram(struct grun *r, int ms, bool stop_on_message)
             if (got < 0)
                 continue; /* EAGAIN, or an ICMP error of an earlier send (port unreachable) */
             size_t len = (size_t)got > sizeof buf ? sizeof buf : (size_t)got;
-            if (r->impair) {
-                unsigned delay[2], copies = dgram_fate(r, 1, delay);
-                if (copies == 0) {
-                    impair_comment(r, "lost: the tester ignores it");
-                    cf_capture_datagram(r->e, pf[i].fd, (struct sockaddr *)&from, fl, false, buf, len);
-                }
-                for (unsigned c = 0; c < copies; c++) {
-                    if (delay[c] && dgram_hold(r, false, which[i], (struct sockaddr *)&from, fl, buf, len, delay[c]))
-                        continue;
-                    if (c)
-                        impair_comment(r, "a second copy");
-                    cf_capture_datagram(r->e, pf[i].fd, (struct sockaddr *)&from, fl, false, buf, len);
-                    feed_datagram(r, which[i], buf, len);
-                }
-                continue;
-            }
-            cf_capture_datagram(r->e, pf[i].fd, (struct sockaddr *)&from, fl, false, buf, len);
-            feed_datagram(r, which[i], buf, len);
+            dgram_pass(r, false, which[i], (struct sockaddr *)&from, fl, buf, len);
         }
         if (stop_on_message && r->qcount > before)
             return;
         if (cf_ms_until(until) == 0)
             return;
     }
-}
-
-/* One datagram of the target's that came in on link into the session. */
-static void feed_datagram(struct grun *r, unsigned link, const uint8_t *buf, size_t len)
-{
-    r->cur_link = link;
-    if (r->p->session_carrier)
-        r->p->session_carrier(r->session, r->e->links[link].eth_if[0] != 0);
-    r->p->session_feed(r->session, buf, len, on_message, r, &r->rx);
-    judge_rx(r);
 }
 
 /* How long pump reads: for the whole time, until a message is queued, or
@@ -422,7 +444,8 @@ static int pump(struct grun *r, int ms, enum pump_mode mode)
             if (r->flow_on)
                 got < 0 ? vn_tcp_rst(&r->flow, r->c->passive ? VN_C2S : VN_S2C)
                         : vn_tcp_fin(&r->flow, r->c->passive ? VN_C2S : VN_S2C);
-            r->p->session_finish(r->session, &r->rx);
+            if (r->p->session_finish)
+                r->p->session_finish(r->session, &r->rx);
             judge_rx(r);
             return -1;
         }
@@ -486,53 +509,6 @@ static void keep_echo(struct grun *r, const struct cf_encoded *enc)
         r->echo_len = end;
 }
 
-/* Write one encoded message the way the step says: after the held bytes,
- * in writes of st->split bytes (each its own TCP segment: TCP_NODELAY, and
- * a pause of 2 ms between them), or held for the next send (hold). */
-/* Datagram protocols: the message as one datagram out of the step's link. */
-static int send_datagram(struct grun *r, unsigned k, const uint8_t *data, size_t len)
-{
-    for (;;) {
-        ssize_t w = sendto(r->lfd[k], data, len, 0, (struct sockaddr *)&r->lto[k], r->lto_len[k]);
-        if (w < 0 && (errno == EINTR || errno == ECONNREFUSED))
-            continue; /* ECONNREFUSED: an ICMP error of an earlier send, reported now */
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            struct pollfd pf = {r->lfd[k], POLLOUT, 0};
-            if (poll(&pf, 1, cf_ms_until(r->deadline)) <= 0)
-                return -1;
-            continue;
-        }
-        if (w < 0)
-            return -1;
-        return 0;
-    }
-}
-
-static int put_datagram(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc)
-{
-    unsigned k = st->link;
-    if (r->lfd[k] < 0 || r->lto_len[k] == 0) {
-        errno = EDESTADDRREQ;
-        return -1;
-    }
-    unsigned delay[2] = {0, 0}, copies = r->impair ? dgram_fate(r, 0, delay) : 1;
-    if (copies == 0) {
-        impair_comment(r, "lost: the node never got it");
-        cf_capture_datagram(r->e, r->lfd[k], (struct sockaddr *)&r->lto[k], r->lto_len[k], true, enc->bytes, enc->len);
-    }
-    for (unsigned c = 0; c < copies; c++) {
-        if (delay[c] && dgram_hold(r, true, k, (struct sockaddr *)&r->lto[k], r->lto_len[k], enc->bytes, enc->len,
-                                   delay[c]))
-            continue;
-        if (send_datagram(r, k, enc->bytes, enc->len) < 0)
-            return -1;
-        if (c)
-            impair_comment(r, "a second copy");
-        cf_capture_datagram(r->e, r->lfd[k], (struct sockaddr *)&r->lto[k], r->lto_len[k], true, enc->bytes, enc->len);
-    }
-    return 0;
-}
-
 /* What the target had sent before the tester's write is no reaction to it
  * (expect-close, issue 29: a greeting sent before an error reached it). */
 static void mark_before_write(struct grun *r)
@@ -541,11 +517,20 @@ static void mark_before_write(struct grun *r)
         r->queue[i].before_write = true;
 }
 
-static int put_bytes(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc)
+/* Write one encoded message the way the step says: after the held bytes,
+ * in writes of st->split bytes (each its own TCP segment: TCP_NODELAY, and
+ * a pause of 2 ms between them), or held for the next write (hold); a
+ * datagram protocol's as one datagram out of the step's link. */
+static int put_bytes(struct grun *r, const struct cf_step *st, const struct cf_encoded *enc, bool hold)
 {
+    unsigned k = st->link;
+    if (r->dgram && (r->lfd[k] < 0 || r->lto_len[k] == 0)) {
+        errno = EDESTADDRREQ;
+        return -1;
+    }
     if (r->dgram)
-        return put_datagram(r, st, enc);
-    if (!st->hold)
+        return dgram_pass(r, true, k, (struct sockaddr *)&r->lto[k], r->lto_len[k], enc->bytes, enc->len);
+    if (!hold)
         mark_before_write(r);
     uint8_t *all = realloc(r->held, r->held_len + enc->len + 1);
     if (!all) {
@@ -555,7 +540,7 @@ static int put_bytes(struct grun *r, const struct cf_step *st, const struct cf_e
     memcpy(all + r->held_len, enc->bytes, enc->len);
     r->held = all;
     r->held_len += enc->len;
-    if (st->hold)
+    if (hold)
         return 0;
     size_t n = r->held_len, piece = st->split ? st->split : n;
     r->held_len = 0;
@@ -605,16 +590,11 @@ static int resolve(struct grun *r, const struct cf_step *st, unsigned field, uns
 }
 
 /* The tester's encoded messages go out in one write (a step's repeats
- * together): the session sees each first (C97). 0, or -1 (decided, or the
- * target closed: no verdict of its own). */
+ * together; a datagram protocol's one datagram each): the session sees
+ * each first (C97). 0, or -1 (decided, or the target closed: no verdict of
+ * its own). */
 static int send_encoded(struct grun *r, const struct cf_step *st, struct cf_encoded *enc, unsigned n)
 {
-    if (r->dgram && n > 1) { /* one datagram each */
-        for (unsigned i = 0; i < n; i++)
-            if (send_encoded(r, st, &enc[i], 1) < 0)
-                return -1;
-        return 0;
-    }
     for (unsigned i = 0; i < n && r->p->session_sending; i++) {
         char why[300] = "";
         if (r->p->session_sending(r->session, &enc[i], why, sizeof why) != 0) {
@@ -622,26 +602,9 @@ static int send_encoded(struct grun *r, const struct cf_step *st, struct cf_enco
             return -1;
         }
     }
-    struct cf_encoded all = enc[0];
-    uint8_t *joined = NULL;
-    if (n > 1) {
-        size_t total = 0;
-        for (unsigned i = 0; i < n; i++)
-            total += enc[i].len;
-        joined = malloc(total);
-        if (!joined) {
-            gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory");
-            return -1;
-        }
-        all.len = 0;
-        for (unsigned i = 0; i < n; i++) {
-            memcpy(joined + all.len, enc[i].bytes, enc[i].len);
-            all.len += enc[i].len;
-        }
-        all.bytes = joined;
-    }
-    int rc = put_bytes(r, st, &all);
-    free(joined);
+    int rc = 0;
+    for (unsigned i = 0; i < n && rc == 0; i++) /* the repeats are held and go with the last */
+        rc = put_bytes(r, st, &enc[i], st->hold || i + 1 < n);
     if (rc == 0) {
         for (unsigned i = 0; i < n; i++) {
             keep_echo(r, &enc[i]);
@@ -663,7 +626,8 @@ static int send_encoded(struct grun *r, const struct cf_step *st, struct cf_enco
         pump(r, 0, PUMP_FOR);
         if (!r->closed) {
             r->closed = true;
-            r->p->session_finish(r->session, &r->rx);
+            if (r->p->session_finish)
+                r->p->session_finish(r->session, &r->rx);
             judge_rx(r);
         }
         return -1;
@@ -852,17 +816,6 @@ static void settle_difference(struct grun *r)
         }
 }
 
-/* Messages the module passes over when an expect finds them next. */
-static void drop_fillers(struct grun *r, const struct cf_step *st)
-{
-    while (r->p->msg_filler && !st->skip_other && st->type != CF_TYPE_ANY && r->qcount &&
-           r->queue[0].m.type != st->type && r->p->msg_filler(&r->queue[0].m)) {
-        struct gmsg g;
-        queue_take(r, 0, &g);
-        msg_release(r, &g);
-    }
-}
-
 /* A message gathered in pieces is compared as it is. */
 static bool flush_gathered(struct grun *r)
 {
@@ -880,7 +833,6 @@ static void do_expect(struct grun *r, const struct cf_step *st)
     char why[400] = "";
     unsigned passed = 0;
     for (;;) {
-        drop_fillers(r, st);
         passed = 0;
         for (unsigned i = 0; i < r->qcount && !r->decided;) {
             if (st->link_set && r->queue[i].link != st->link) {
@@ -900,7 +852,13 @@ static void do_expect(struct grun *r, const struct cf_step *st)
             }
             if (!st->skip_other) {
                 char na[300];
-                if (r->p->refused && r->p->refused(r->c, st, &r->queue[i].m, na, sizeof na)) {
+                int other = r->p->unmatched ? r->p->unmatched(r->c, st, &r->queue[i].m, na, sizeof na) : 0;
+                if (other == CF_UNMATCHED_PASS_OVER) {
+                    queue_take(r, i, &got);
+                    msg_release(r, &got);
+                    continue;
+                }
+                if (other == CF_UNMATCHED_REFUSED) {
                     gdecide(r, CF_NOT_APPLICABLE, VW_REQ_NONE, "%s", na);
                     return;
                 }
@@ -970,11 +928,9 @@ static void do_expect(struct grun *r, const struct cf_step *st)
         /* a message whose next piece does not come for a while is compared
          * as it is, without waiting for the whole wait */
         int ms = left < dl ? left : dl;
-        bool gathering = r->p->session_gathering && r->p->session_gathering(r->session);
-        if (gathering && r->p->flush_quiet_ms && ms > (int)r->p->flush_quiet_ms)
+        if (r->p->session_flush && r->p->flush_quiet_ms && ms > (int)r->p->flush_quiet_ms)
             ms = (int)r->p->flush_quiet_ms;
-        int got = pump(r, ms, r->p->idle_send || gathering ? PUMP_ONE_READ : PUMP_UNTIL_MESSAGE);
-        if (got == 0 && gathering)
+        if (pump(r, ms, r->p->idle_send || r->p->session_flush ? PUMP_ONE_READ : PUMP_UNTIL_MESSAGE) == 0)
             flush_gathered(r);
     }
 }
@@ -1120,19 +1076,52 @@ static void expect_node_log(struct grun *r, const struct cf_step *st)
     regfree(&re);
 }
 
-/* Datagram protocols: open the tester's links (the case's 'links N'; one
- * not configured skips the case) and the session. */
-static void end_connection(struct grun *r);
-
-static void open_links(struct grun *r)
+/* A second 'connect' (or 'accept') in one case (C44): the connection so
+ * far ends (FIN; a datagram protocol's links close), what it left unread
+ * is dropped, and the new connection gets a new session; a rule the old
+ * one broke has decided already. */
+static void end_connection(struct grun *r)
 {
-    /* a later 'connect' starts over: new sockets, a new session */
-    end_connection(r);
+    if (r->fd >= 0) {
+        if (r->flow_on && !r->closed)
+            vn_tcp_fin(&r->flow, r->c->passive ? VN_S2C : VN_C2S);
+        close(r->fd);
+        r->fd = -1;
+    }
+    r->flow_on = false;
     for (unsigned k = 0; k < CF_MAX_LINKS; k++)
         if (r->lfd[k] >= 0) {
             close(r->lfd[k]);
             r->lfd[k] = -1;
         }
+    for (unsigned i = 0; i < r->qcount; i++)
+        msg_release(r, &r->queue[i]);
+    r->qcount = 0;
+    if (r->have_last)
+        msg_release(r, &r->last);
+    r->have_last = false;
+    if (r->session)
+        r->p->session_free(r->session);
+    r->session = NULL;
+    r->closed = false;
+    r->held_len = 0;
+    r->echo_len = 0;
+}
+
+/* A new session for the connection (or the links). */
+static void start_session(struct grun *r)
+{
+    r->session = r->p->session_new(r->c, r->e);
+    if (!r->session)
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
+}
+
+/* Datagram protocols: open the tester's links (the case's 'links N'; one
+ * not configured skips the case) and the session. */
+static void open_links(struct grun *r)
+{
+    /* a later 'connect' starts over: new sockets, a new session */
+    end_connection(r);
     r->log_mark = node_log_size(r->e); /* the node's output from here on is the case's */
     unsigned need = r->c->links ? r->c->links : 1;
     for (unsigned k = 0; k < need && !r->decided; k++) {
@@ -1148,69 +1137,23 @@ static void open_links(struct grun *r)
             return;
         }
     }
-    r->session = r->p->session_new(r->c);
-    if (!r->session)
-        gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
-}
-
-/* A second 'connect' (or 'accept') in one case (C44): the connection so
- * far ends (FIN), what it left unread is dropped, and the new connection
- * gets a new session; a rule the old one broke has decided already. */
-static void end_connection(struct grun *r)
-{
-    if (r->fd >= 0) {
-        if (r->flow_on && !r->closed)
-            vn_tcp_fin(&r->flow, r->c->passive ? VN_S2C : VN_C2S);
-        close(r->fd);
-        r->fd = -1;
-    }
-    r->flow_on = false;
-    for (unsigned i = 0; i < r->qcount; i++)
-        msg_release(r, &r->queue[i]);
-    r->qcount = 0;
-    if (r->have_last)
-        msg_release(r, &r->last);
-    r->have_last = false;
-    if (r->session)
-        r->p->session_free(r->session);
-    r->session = NULL;
-    r->closed = false;
-    r->held_len = 0;
-    r->echo_len = 0;
-}
-
-static bool start_session(struct grun *r, const struct cf_step *st)
-{
-    char why[300];
-    r->session = r->p->session_new(r->c);
-    if (!r->session) {
-        gdecide(r, CF_SKIP, VW_REQ_NONE, "out of memory for the %s session", r->p->title);
-        return false;
-    }
-    if (r->p->session_attach)
-        r->p->session_attach(r->session, r->e);
-    if (r->p->on_connect && r->p->on_connect(r->session, r->fd, why, sizeof why) < 0) {
-        gdecide(r, CF_FAIL, st->req, "%s", why);
-        return false;
-    }
-    return true;
+    start_session(r);
 }
 
 /* Role passive (C44): the implementation's connection on the listen socket
  * (through the relay, the tester's in its namespace), stale ones dropped,
- * after starting --connect-cmd for the case unless *child runs already;
- * waits wait_ms, at most until deadline. The connection (non-blocking,
- * tuned), or an ACCEPT_* with the reason. */
-enum { ACCEPT_NO_LISTEN = -1, ACCEPT_TIMEOUT = -2, ACCEPT_FAILED = -3 };
-static int accept_implementation(struct cf_engine *e, bool via_relay, unsigned wait_ms, struct timespec deadline,
-                             pid_t *child, char *why, size_t whylen)
+ * after starting --connect-cmd for the case unless it runs already, with
+ * a new session. */
+static void do_accept(struct grun *r, const struct cf_step *st)
 {
+    struct cf_engine *e = r->e;
     if (e->listen_fd < 0) {
-        snprintf(why, whylen, "a passive case needs listen mode (run --listen PORT)");
-        return ACCEPT_NO_LISTEN;
+        gdecide(r, CF_SKIP, VW_REQ_NONE, "a passive case needs listen mode (run --listen PORT)");
+        return;
     }
+    end_connection(r);
     /* through the relay the tester listens in its namespace (C53) */
-    int lfd = via_relay ? e->relay_listen_fd : e->listen_fd;
+    int lfd = r->via_relay ? e->relay_listen_fd : e->listen_fd;
     for (;;) { /* anything left from an earlier case's implementation is stale */
         struct pollfd p = {lfd, POLLIN, 0};
         if (poll(&p, 1, 0) <= 0)
@@ -1220,49 +1163,32 @@ static int accept_implementation(struct cf_engine *e, bool via_relay, unsigned w
             break;
         close(stale);
     }
-    if (e->connect_cmd[0] && !*child) {
-        *child = cf_spawn_connector(e, via_relay ? cf_relay_tester_addr(e->relay) : "127.0.0.1", why, whylen);
-        if (*child < 0) {
-            *child = 0;
-            return ACCEPT_FAILED;
+    if (e->connect_cmd[0] && !r->child) {
+        char why[300];
+        r->child = cf_spawn_connector(e, r->via_relay ? cf_relay_tester_addr(e->relay) : "127.0.0.1", why, sizeof why);
+        if (r->child < 0) {
+            r->child = 0;
+            gdecide(r, CF_FAIL, st->req, "%s", why);
+            return;
         }
     }
-    int left = cf_ms_until(deadline);
+    unsigned wait_ms = st->wait_ms ? st->wait_ms : e->accept_ms;
+    int left = cf_ms_until(r->deadline);
     struct pollfd p = {lfd, POLLIN, 0};
     if (poll(&p, 1, (int)wait_ms < left ? (int)wait_ms : left) <= 0) {
-        snprintf(why, whylen, "the implementation did not connect to port %u within %u ms", e->listen_port, wait_ms);
-        return ACCEPT_TIMEOUT;
-    }
-    int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-        snprintf(why, whylen, "accept: %s", strerror(errno));
-        return ACCEPT_FAILED;
-    }
-    cf_tune_socket(fd);
-    return fd;
-}
-
-/* Role passive (C44): the implementation's connection, started by
- * --connect-cmd for this case, with a new session. */
-static void do_accept(struct grun *r, const struct cf_step *st)
-{
-    char why[300];
-    if (r->e->listen_fd >= 0)
-        end_connection(r);
-    r->fd = accept_implementation(r->e, r->via_relay, st->wait_ms ? st->wait_ms : r->e->accept_ms, r->deadline,
-                                     &r->child, why, sizeof why);
-    if (r->fd < 0) {
-        int rc = r->fd;
-        r->fd = -1;
-        if (rc == ACCEPT_NO_LISTEN)
-            gdecide(r, CF_SKIP, VW_REQ_NONE, "%s", why);
-        else
-            gdecide(r, rc == ACCEPT_TIMEOUT ? CF_TIMEOUT : CF_FAIL, st->req, "%s", why);
+        gdecide(r, CF_TIMEOUT, st->req, "the implementation did not connect to port %u within %u ms", e->listen_port,
+                wait_ms);
         return;
     }
+    r->fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (r->fd < 0) {
+        gdecide(r, CF_FAIL, st->req, "accept: %s", strerror(errno));
+        return;
+    }
+    cf_tune_socket(r->fd);
     /* through the relay, the capture gets the real packets afterwards */
-    r->flow_on = !r->via_relay && cf_capture_flow_open(r->e, r->fd, true, &r->flow);
-    start_session(r, st);
+    r->flow_on = !r->via_relay && cf_capture_flow_open(e, r->fd, true, &r->flow);
+    start_session(r);
 }
 
 /* C95: expect-close waits for the close alone; what the target sends
@@ -1311,8 +1237,7 @@ static void run_steps(struct grun *r)
             }
             /* through the relay, the capture gets the real packets afterwards */
             r->flow_on = !r->via_relay && cf_capture_flow_open(r->e, r->fd, false, &r->flow);
-            if (!start_session(r, st))
-                return;
+            start_session(r);
             break;
         }
         case CF_STEP_SEND:
@@ -1427,7 +1352,12 @@ static void relay_case_finish(struct cf_engine *e, const struct cf_case *c, stru
     unsigned first_frame = e->capture ? (unsigned)vn_pcap_frames(e->capture) : 0;
     if (e->capture && pk)
         cf_relay_write(e->capture, pk, n); /* a write error shows when the run closes the file */
-    cf_engine_relay_note(e, pk, n, res);
+    if (e->impair.on) { /* what the impairment did (C61) */
+        char what[160];
+        cf_impair_summary(pk, n, what, sizeof what);
+        snprintf(res->impaired, sizeof res->impaired, "%s (seed %llu)", what[0] ? what : "nothing impaired",
+                 (unsigned long long)(n ? pk[0].seed : cf_impair_case_seed(&e->impair, res->id)));
+    }
     if (c->proto->judge_recording)
         c->proto->judge_recording(e, c, pk, n, first_frame, res, &decided);
     for (unsigned i = 0; i < c->npacket && !decided; i++) {
@@ -1516,7 +1446,9 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
             r->via_relay = true;
             r->deadline = cf_after_ms(c->timeout_ms); /* setting up the relay is not the case's time */
             r->relay_base = e->capture ? (unsigned)vn_pcap_frames(e->capture) : 0;
-            cf_engine_relay_begin(e, c);
+            /* its packet actions, and the run's impairment (C61) seeded with the case's id */
+            cf_relay_begin(e->relay, c->packet, c->npacket);
+            cf_relay_impair(e->relay, &e->impair, e->impair.on ? cf_impair_case_seed(&e->impair, c->id) : 0);
         }
         run_steps(r);
     }
@@ -1526,9 +1458,6 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
     }
     if (r->impair)
         impair_verdict(r);
-    for (unsigned k = 0; k < CF_MAX_LINKS; k++)
-        if (r->lfd[k] >= 0)
-            close(r->lfd[k]);
     end_connection(r);
     if (r->child)
         cf_stop_connector(r->child);

@@ -471,8 +471,9 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
 
 /* ------------------------------------------------------------ session */
 
-static void *session_new(const struct cf_case *c)
+static void *session_new(const struct cf_case *c, struct cf_engine *e)
 {
+    (void)e;
     struct eep_session *s = calloc(1, sizeof *s);
     if (s) {
         s->c = c;

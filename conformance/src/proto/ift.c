@@ -196,8 +196,9 @@ struct ift_session {
     struct cf_rx_verdict *v;
 };
 
-static void *session_new(const struct cf_case *c)
+static void *session_new(const struct cf_case *c, struct cf_engine *e)
 {
+    (void)e;
     struct ift_session *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;

@@ -308,8 +308,9 @@ static int encode(void *session, const struct cf_step *st, const int64_t *vals, 
     return 0;
 }
 
-static void *session_new(const struct cf_case *c)
+static void *session_new(const struct cf_case *c, struct cf_engine *e)
 {
+    (void)e;
     struct warp_session *s = calloc(1, sizeof *s);
     if (!s || vw_warp_framer_init(&s->framer) < 0) {
         free(s);

@@ -79,7 +79,6 @@ enum {
                                           Called Discriminator */
 };
 
-#define CF_DISC_TEXT_MAX CF_STEP_STR_MAX
 enum { CF_VITCP_STR_CALLING = 0, CF_VITCP_STR_CALLED = 1 }; /* st->str[]: calling=, called= */
 
 /* st->opts: the CE options a send writes (opts=crc,urgent,...). */

@@ -161,7 +161,7 @@ static int parse_send_arg(struct cf_step *st, const char *name, const char *v, c
     if (!v)
         return strcmp(name, "noeom") == 0 ? (st->noeom = true, 1) : 0;
     if (strcmp(name, "calling") == 0 || strcmp(name, "called") == 0) {
-        if (strlen(v) >= CF_DISC_TEXT_MAX) {
+        if (strlen(v) >= CF_STEP_STR_MAX) {
             snprintf(why, whylen, "discriminator too long");
             return -1;
         }
@@ -234,8 +234,7 @@ static void judge_recording(const struct cf_engine *e, const struct cf_case *c, 
             target_dir = pk[i].from == CF_RELAY_TARGET ? 0 : 1;
             break;
         }
-    struct cf_lint_result lr;
-    memset(&lr, 0, sizeof lr);
+    struct cf_lint_result lr = {0};
     struct cf_lint_frame *frames = calloc(n ? n : 1, sizeof *frames);
     char err[256] = "out of memory";
     int rc = -1;
@@ -315,26 +314,22 @@ const struct conform_protocol cf_proto_vitcp = {
     .session_new = cf_vitcp_session_new,
     .session_free = cf_vitcp_session_free,
     .session_feed = cf_vitcp_session_feed,
-    .session_finish = cf_vitcp_session_finish,
-    .msg_free = cf_vitcp_msg_free,
+    /* no session_finish: an expect that meets the close names what is missing */
+    .msg_free = cf_msg_free,
     .field_value = cf_vitcp_field_value,
     .describe = cf_vitcp_describe,
     .runner_flags = CF_RUNNER_FRAMES_AT_VERDICT | CF_RUNNER_AWAIT_KEEPS | CF_RUNNER_CLOSE_ANY | CF_RUNNER_DRAIN,
-    .session_attach = cf_vitcp_session_attach,
     .resolve = cf_vitcp_resolve,
     .field_ignored = cf_vitcp_field_ignored,
-    .msg_filler = cf_vitcp_msg_filler,
-    .refused = cf_vitcp_refused,
+    .unmatched = cf_vitcp_unmatched,
     .match_more = cf_vitcp_match_more,
     .send_ready = cf_vitcp_send_ready,
     .idle_send = cf_vitcp_idle_send,
     .session_sending = cf_vitcp_session_sending,
-    .session_gathering = cf_vitcp_session_gathering,
     .session_flush = cf_vitcp_session_flush,
-    .flush_quiet_ms = VS_QUIET_MS,
+    .flush_quiet_ms = 300, /* no next segment for this long: the message is compared as it is */
     .session_urgent = cf_vitcp_session_urgent,
     .session_unframed = cf_vitcp_session_unframed,
-    .session_advisories = cf_vitcp_session_advisories,
     .load_capture_case = cf_capcase_load,
     .capture_send_note = cf_capcase_send_note,
     .is_capture_meta = cf_capcase_is_meta_name,

@@ -109,6 +109,15 @@ static void answer_live_request(const struct vs_session *v, const struct cf_step
     }
 }
 
+/* The level found for the current target (0: not asked yet). */
+static uint16_t known_level(struct cf_engine *e)
+{
+    const struct cf_vitcp_settings *s = cf_vitcp_settings(e);
+    char target[sizeof s->level_target];
+    snprintf(target, sizeof target, "%s:%s", e->host, e->port);
+    return strcmp(s->level_target, target) == 0 ? s->level_bits : 0;
+}
+
 /*
  * A capture case's PDU of the tester's side, re-encoded by the wire library
  * with the capture's fields, payload and options. Its own message numbers
@@ -158,7 +167,7 @@ static int encode_replay(struct vs_session *v, const struct cf_step *st, struct 
         enc.ce.called_disc_len = (uint16_t)dl;
         enc.keep_seg_len = false; /* the segment's length is the encoder's */
     }
-    uint16_t level = cf_vitcp_known_level(v->e);
+    uint16_t level = known_level(v->e);
     if (!c->passive && t == VW_VITCP_CONNECT_REQUEST && level)
         enc.ce.attrs = (uint16_t)((enc.ce.attrs & ~VW_VITCP_ATTR_RELIABILITY_MASK) | level);
     uint8_t opts[16];
@@ -367,10 +376,7 @@ int cf_vitcp_idle_send(void *session, struct cf_encoded *out)
         !target->have_msg_num || (tester->have_ack && tester->last_ack == target->last_msg_num) ||
         (v->target_init_known && target->last_msg_num == v->target_init))
         return 0;
-    struct cf_step nop;
-    memset(&nop, 0, sizeof nop);
-    nop.kind = CF_STEP_SEND;
-    nop.type = VW_VITCP_NOP;
+    struct cf_step nop = {.kind = CF_STEP_SEND, .type = VW_VITCP_NOP};
     int64_t vals[CF_MAX_FIELDS] = {0};
     char why[100];
     return cf_vitcp_encode(v, &nop, vals, out, why, sizeof why) == 0 ? 1 : 0;
@@ -418,19 +424,11 @@ static int accepts_level(struct cf_engine *e, const char *level, char *why, size
     return cf_generic_probe(e, &c, why, whylen);
 }
 
-uint16_t cf_vitcp_known_level(struct cf_engine *e)
-{
-    const struct cf_vitcp_settings *s = cf_vitcp_settings(e);
-    char target[sizeof s->level_target];
-    snprintf(target, sizeof target, "%s:%s", e->host, e->port);
-    return strcmp(s->level_target, target) == 0 ? s->level_bits : 0;
-}
-
 /* $level: the first of RD, RR, U the target accepts (RD when none is:
  * the cases then fail on their own requests). */
 uint16_t cf_vitcp_target_level(struct cf_engine *e)
 {
-    uint16_t known = cf_vitcp_known_level(e);
+    uint16_t known = known_level(e);
     if (known)
         return known;
     static const struct { const char *name; uint16_t bits; } levels[] = {

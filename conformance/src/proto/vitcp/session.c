@@ -7,14 +7,13 @@
  */
 #include "session.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vitcp/bytes.h"
 
-void *cf_vitcp_session_new(const struct cf_case *c)
+void *cf_vitcp_session_new(const struct cf_case *c, struct cf_engine *e)
 {
     struct vs_session *v = calloc(1, sizeof *v);
     if (!v)
@@ -26,14 +25,9 @@ void *cf_vitcp_session_new(const struct cf_case *c)
         return NULL;
     }
     v->c = c;
-    v->tdir = c->passive ? 1 : 0;
+    v->e = e;
     v->tester_first_send_len = -1;
     return v;
-}
-
-void cf_vitcp_session_attach(void *session, struct cf_engine *e)
-{
-    ((struct vs_session *)session)->e = e;
 }
 
 void cf_vitcp_session_free(void *session)
@@ -46,19 +40,6 @@ void cf_vitcp_session_free(void *session)
     free(v->written);
     vw_vitcp_session_free(&v->s);
     free(v);
-}
-
-/* The first rule broken wins. */
-static void broke(struct vs_session *v, enum vw_req req, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void broke(struct vs_session *v, enum vw_req req, const char *fmt, ...)
-{
-    if (!v->rx || v->rx->req != VW_REQ_NONE)
-        return;
-    v->rx->req = req;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(v->rx->detail, sizeof v->rx->detail, fmt, ap);
-    va_end(ap);
 }
 
 /* A segment (or a reassembled message: bytes are then its payload) to the core. */
@@ -92,11 +73,6 @@ static void hand_over(struct vs_session *v, const uint8_t *bytes, size_t len, co
     v->sink(v->sink_ctx, &m);
 }
 
-static bool is_data_message(unsigned type)
-{
-    return type == VW_VITCP_SEND || type == VW_VITCP_RDMA_WRITE || type == VW_VITCP_RDMA_READ_RESP;
-}
-
 /* A gathered message as it is (without EOM, when it never ended: the
  * expect that meets it names the rule, EOM-LAST). */
 static void flush_partial(struct vs_session *v, struct vs_partial *p)
@@ -117,17 +93,14 @@ static void flush_partial(struct vs_session *v, struct vs_partial *p)
  * taken (the message is not complete, or it went whole). */
 static bool reassemble(struct vs_session *v, const struct vw_vitcp_seg *seg, unsigned index)
 {
-    if (!is_data_message(seg->hdr.type))
+    if (!vw_vitcp_type_has_payload(seg->hdr.type))
         return false;
-    /* A new message of the same type ends the one before it, EOM or not. */
-    for (unsigned i = 0; i < VS_PARTIAL_MAX; i++)
-        if (v->partial[i].used && v->partial[i].first.hdr.type == seg->hdr.type &&
-            v->partial[i].first.hdr.msg_num != seg->hdr.msg_num)
-            flush_partial(v, &v->partial[i]);
     struct vs_partial *p = NULL, *free_slot = NULL;
     for (unsigned i = 0; i < VS_PARTIAL_MAX; i++) {
         struct vs_partial *c = &v->partial[i];
-        if (c->used && c->first.hdr.type == seg->hdr.type && c->first.hdr.msg_num == seg->hdr.msg_num)
+        if (c->used && c->first.hdr.type == seg->hdr.type && c->first.hdr.msg_num != seg->hdr.msg_num)
+            flush_partial(v, c); /* a new message of the same type ends the one before it, EOM or not */
+        if (c->used && c->first.hdr.type == seg->hdr.type)
             p = c;
         else if (!c->used && !free_slot)
             free_slot = c;
@@ -150,19 +123,8 @@ static bool reassemble(struct vs_session *v, const struct vw_vitcp_seg *seg, uns
         p->used = false; /* an endless message: its segments are checked, not kept */
         return true;
     }
-    if (p->len + seg->payload_len > p->cap) {
-        size_t cap = p->cap ? p->cap : 4096;
-        while (cap < p->len + seg->payload_len)
-            cap *= 2;
-        uint8_t *grown = realloc(p->data, cap);
-        if (!grown)
-            return true;
-        p->data = grown;
-        p->cap = cap;
-    }
-    if (seg->payload_len)
-        memcpy(p->data + p->len, seg->payload, seg->payload_len);
-    p->len += seg->payload_len;
+    if (!cf_bytes_append(&p->data, &p->len, &p->cap, seg->payload, seg->payload_len))
+        return true;
     p->flags |= seg->hdr.flags & VW_VITCP_FLAG_TXERR;
     if (!eom)
         return true;
@@ -179,19 +141,18 @@ static void on_target_segment(void *ctx, const uint8_t *raw, size_t len, uint64_
     unsigned index = ++v->rx_index;
     /* Every rule the target breaks fails the case, whatever step runs. */
     if (err != VW_REQ_NONE) {
-        broke(v, err, "target segment #%u (%s) cannot be parsed: %s", index,
-              vw_vitcp_type_name(len >= 2 ? raw[1] & VW_VITCP_TYPE_MASK : 99), vw_req_id(err));
+        cf_rx_broke(v->rx, err, "target segment #%u (%s) cannot be parsed: %s", index,
+                    vw_vitcp_type_name(len >= 2 ? raw[1] & VW_VITCP_TYPE_MASK : 99), vw_req_id(err));
         return;
     }
+    cf_rx_findings(v->rx, fs, "target segment #%u (%s)", index, vw_vitcp_type_name(seg->hdr.type));
     for (unsigned i = 0; i < fs->count; i++)
-        if (fs->item[i].severity == VW_SEV_ERROR)
-            broke(v, fs->item[i].req, "target segment #%u (%s): %s", index, vw_vitcp_type_name(seg->hdr.type),
-                  fs->item[i].detail);
-        else if (fs->item[i].severity == VW_SEV_WARN) {
-            size_t have = strlen(v->advisories);
-            if (have + 8 < sizeof v->advisories)
-                snprintf(v->advisories + have, sizeof v->advisories - have, "%s%s: %s", have ? "; advisory " : "",
-                         vw_req_id(fs->item[i].req), fs->item[i].detail);
+        if (fs->item[i].severity == VW_SEV_WARN) {
+            char *notes = v->rx->advisories;
+            size_t have = strlen(notes), size = sizeof v->rx->advisories;
+            if (have + 8 < size)
+                snprintf(notes + have, size - have, "%s%s: %s", have ? "; advisory " : "", vw_req_id(fs->item[i].req),
+                         fs->item[i].detail);
         }
     if ((seg->hdr.type == VW_VITCP_CONNECT_ACCEPT || seg->hdr.type == VW_VITCP_CONNECT_REQUEST) &&
         !v->target_init_known) {
@@ -237,11 +198,6 @@ void cf_vitcp_session_feed(void *session, const uint8_t *data, size_t len, cf_ms
     v->rx = NULL;
 }
 
-void cf_vitcp_session_finish(void *session, struct cf_rx_verdict *rx)
-{
-    (void)session, (void)rx; /* an expect that meets the close names what is missing */
-}
-
 void cf_vitcp_session_urgent(void *session, struct cf_rx_verdict *rx)
 {
     struct vs_session *v = session;
@@ -277,22 +233,6 @@ size_t cf_vitcp_session_unframed(void *session, char *out, size_t n)
     return f->have;
 }
 
-void cf_vitcp_session_advisories(void *session, char *out, size_t n)
-{
-    struct vs_session *v = session;
-    snprintf(out, n, "%s", v->advisories);
-    v->advisories[0] = 0;
-}
-
-bool cf_vitcp_session_gathering(void *session)
-{
-    const struct vs_session *v = session;
-    for (unsigned i = 0; i < VS_PARTIAL_MAX; i++)
-        if (v->partial[i].used)
-            return true;
-    return false;
-}
-
 bool cf_vitcp_session_flush(void *session, cf_msg_sink sink, void *ctx)
 {
     struct vs_session *v = session;
@@ -305,14 +245,6 @@ bool cf_vitcp_session_flush(void *session, cf_msg_sink sink, void *ctx)
             any = true;
         }
     return any;
-}
-
-void cf_vitcp_msg_free(struct cf_msg *m)
-{
-    free((void *)m->raw);
-    free(m->decoded);
-    m->raw = NULL;
-    m->decoded = NULL;
 }
 
 bool cf_vitcp_field_value(const struct cf_msg *m, unsigned f, int64_t *v)
@@ -368,22 +300,19 @@ void cf_vitcp_describe(const struct cf_msg *m, char *out, size_t n)
                  s->ce.mtu, s->ce.rdma_read_window, s->ce.opt_crc, s->ce.opt_urgent);
 }
 
-/* NOPs carry only ACKs and credits: an expect passes over them. */
-bool cf_vitcp_msg_filler(const struct cf_msg *m)
+/* NOPs carry only ACKs and credits: an expect passes over them. With
+ * 'level-optional', a provider need not offer every level (VIA 2.5, V19). */
+int cf_vitcp_unmatched(const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m, char *why,
+                       size_t whylen)
 {
-    return m->type == VW_VITCP_NOP;
-}
-
-/* 'level-optional': a provider need not offer every level (VIA 2.5, V19). */
-bool cf_vitcp_refused(const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m, char *why,
-                      size_t whylen)
-{
+    if (m->type == VW_VITCP_NOP && st->type != VW_VITCP_NOP && st->type != CF_TYPE_ANY)
+        return CF_UNMATCHED_PASS_OVER;
     if (!(c->flags & CF_VITCP_CASE_LEVEL_OPTIONAL) || st->type != VW_VITCP_CONNECT_ACCEPT ||
         m->type != VW_VITCP_CONNECT_REJECT)
-        return false;
+        return 0;
     snprintf(why, whylen, "the target refused the request's reliability level with ConnectReject: a provider "
              "need not offer every level (VIA 2.5, V19)");
-    return true;
+    return CF_UNMATCHED_REFUSED;
 }
 
 /* data=written (the tester's last RdmaWrite) and a capture case's payload bytes. */

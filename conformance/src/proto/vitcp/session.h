@@ -1,10 +1,7 @@
 /*
- * The VI/TCP module's session on the generic runner (core/runner.c): one
- * per connection, shared by its receive side (session.c: framing through
- * the wire library's session, reassembly, the region announcement, the
- * run-time values) and its send side (send.c: the encoder, capture
- * replay, receive descriptors, the acknowledgement at Reliable Reception).
- * Private to src/proto/vitcp/.
+ * The VI/TCP module's session on the generic runner (core/runner.c), one
+ * per connection, shared by its receive side (session.c) and its send side
+ * (send.c). Private to src/proto/vitcp/.
  */
 #ifndef VITCP_MODULE_SESSION_H
 #define VITCP_MODULE_SESSION_H
@@ -17,7 +14,6 @@
 #define VS_WRITTEN_MAX (256u * 1024u)
 #define VS_PARTIAL_MAX 4
 #define VS_MESSAGE_MAX (1u << 20)
-#define VS_QUIET_MS 300 /* no next segment for this long: the message is compared as it is */
 
 /* A message of the target still arriving segment by segment (reassembled
  * unless the case compares segments: 'segments'). */
@@ -41,7 +37,6 @@ struct vs_session {
     const struct cf_case *c;
     struct cf_engine *e;
     struct vw_vitcp_session s;
-    int tdir;                /* session direction of the tester's segments */
     /* while bytes are fed */
     cf_msg_sink sink;
     void *sink_ctx;
@@ -65,11 +60,11 @@ struct vs_session {
     size_t written_len;
     bool mtu_na;                      /* the tester's own segment would break the MTU */
     char mtu_why[240];
-    char advisories[400];             /* the target's warnings not yet noted */
 };
 
-static inline int vs_tester_dir(const struct vs_session *v) { return v->tdir; }
-static inline int vs_target_dir(const struct vs_session *v) { return 1 - v->tdir; }
+/* The session directions of the tester's and the target's segments. */
+static inline int vs_tester_dir(const struct vs_session *v) { return v->c->passive ? 1 : 0; }
+static inline int vs_target_dir(const struct vs_session *v) { return v->c->passive ? 0 : 1; }
 
 /* send.c */
 int cf_vitcp_encode(void *session, const struct cf_step *st, const int64_t *vals, struct cf_encoded *out, char *why,
@@ -81,28 +76,20 @@ int cf_vitcp_session_sending(void *session, const struct cf_encoded *enc, char *
  * case) and survival probe. */
 void cf_vitcp_run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res);
 int cf_vitcp_check_alive(struct cf_engine *e, char *why, size_t whylen);
-/* The level found for the current target (0: not asked yet). */
-uint16_t cf_vitcp_known_level(struct cf_engine *e);
 
 /* session.c */
-void *cf_vitcp_session_new(const struct cf_case *c);
-void cf_vitcp_session_attach(void *session, struct cf_engine *e);
+void *cf_vitcp_session_new(const struct cf_case *c, struct cf_engine *e);
 void cf_vitcp_session_free(void *session);
 void cf_vitcp_session_feed(void *session, const uint8_t *data, size_t len, cf_msg_sink sink, void *ctx,
                            struct cf_rx_verdict *v);
-void cf_vitcp_session_finish(void *session, struct cf_rx_verdict *v);
 void cf_vitcp_session_urgent(void *session, struct cf_rx_verdict *v);
 size_t cf_vitcp_session_unframed(void *session, char *why, size_t whylen);
-void cf_vitcp_session_advisories(void *session, char *out, size_t n);
-bool cf_vitcp_session_gathering(void *session);
 bool cf_vitcp_session_flush(void *session, cf_msg_sink sink, void *ctx);
-void cf_vitcp_msg_free(struct cf_msg *m);
 bool cf_vitcp_field_value(const struct cf_msg *m, unsigned field, int64_t *value);
 bool cf_vitcp_field_ignored(const struct cf_msg *m, unsigned field);
 void cf_vitcp_describe(const struct cf_msg *m, char *out, size_t n);
-bool cf_vitcp_msg_filler(const struct cf_msg *m);
-bool cf_vitcp_refused(const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m, char *why,
-                      size_t whylen);
+int cf_vitcp_unmatched(const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m, char *why,
+                       size_t whylen);
 int cf_vitcp_match_more(void *session, const struct cf_case *c, const struct cf_step *st, const struct cf_msg *m,
                         char *why, size_t whylen);
 int cf_vitcp_resolve(void *session, unsigned field, unsigned var, bool relative, int64_t value,
