@@ -650,11 +650,6 @@ static void session_carrier(void *session, bool ethernet)
     s->carrier = ethernet ? VW_EEP_CARRIER_LINK : VW_EEP_CARRIER_DATAGRAM;
 }
 
-static void session_finish(void *session, struct cf_rx_verdict *v)
-{
-    (void)session, (void)v; /* a datagram is whole: nothing is left open */
-}
-
 static bool field_value(const struct cf_msg *m, unsigned field, int64_t *v)
 {
     const struct vw_eep_msg *d = m->decoded;
@@ -1234,7 +1229,6 @@ const struct conform_protocol cf_proto_eep = {
     .session_new = session_new,
     .session_free = session_free,
     .session_feed = session_feed,
-    .session_finish = session_finish,
     .session_sent = session_sent,
     .session_carrier = session_carrier,
     .load_capture_case = load_capture_case,

@@ -64,7 +64,7 @@ enum { CW_GOOD = 0, CW_BAD = 1, CW_OMIT = 2, CW_BE = 3, CW_32 = 4, CW_ADD = 5 };
 
 /* The target's region (I16): --region, else what ift-peer announces by
  * default (event=region addr=0x10000000 handle=1 len=65536; no case needs
- * its length). Set by run_case for the case that runs. */
+ * its length). Set by session_new for the case that runs. */
 static struct {
     uint64_t addr;
     uint32_t stag;
@@ -198,7 +198,10 @@ struct ift_session {
 
 static void *session_new(const struct cf_case *c, struct cf_engine *e)
 {
-    (void)e;
+    if (e && e->region_set) { /* the region of the case that runs */
+        region.addr = e->region_addr;
+        region.stag = e->region_handle;
+    }
     struct ift_session *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
@@ -1247,16 +1250,6 @@ static int encode_captured(struct ift_session *s, const struct cf_step *st, stru
     return 0;
 }
 
-/* The region of the case that runs: --region, else ift-peer's default (I16). */
-static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_result *res)
-{
-    if (e->region_set) {
-        region.addr = e->region_addr;
-        region.stag = e->region_handle;
-    }
-    cf_generic_run_case(e, c, res);
-}
-
 /* Test conventions its cases may need (C60, docs/conformance.md "Test conventions"). */
 static const struct cf_hook_def ift_hooks[] = {
     {"echo", "the target, as node B, sends each untagged RDMAP Send it delivered back as a Send of its own"},
@@ -1295,7 +1288,6 @@ const struct conform_protocol cf_proto_ift = {
     .msg_free = cf_msg_free,
     .field_value = field_value,
     .describe = describe,
-    .run_case = run_case,
     .load_capture_case = load_capture_case,
     .capture_send_note = recorded_send_note,
     .hooks = ift_hooks,
