@@ -7,10 +7,8 @@
  * anywhere fails the case with its ID), and expects compare the decoded
  * messages field by field through the module's accessor.
  *
- * A datagram module (protocol.h transport, C47) runs here too: 'connect'
- * opens the tester's links (UDP sockets, engine.h links), every send is one
- * datagram out of its link, every datagram that comes in on any link is one
- * call of the session, and expects may name the link they listen on.
+ * A datagram module (C47) runs here too, over the tester's links:
+ * docs/conformance-engine.md, "Datagram protocols".
  */
 #include "conform/core.h"
 #include "conform/relay.h"
@@ -1409,7 +1407,6 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
     r->dgram = c->proto->transport == CF_TRANSPORT_DATAGRAM;
     for (unsigned k = 0; k < CF_MAX_LINKS; k++)
         r->lfd[k] = -1;
-    r->rx.req = VW_REQ_NONE;
     r->deadline = cf_after_ms(c->timeout_ms);
     if (r->dgram && e->impair.on) {
         uint64_t seed = cf_impair_case_seed(&e->impair, c->id);
