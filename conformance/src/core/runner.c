@@ -681,9 +681,8 @@ static void do_send(struct grun *r, const struct cf_step *st)
     if (wait_send_ready(r, st) < 0)
         return;
     /* every repeat is encoded before the session sees any (the same state for each) */
-    struct cf_encoded enc[GREPEAT_MAX];
+    struct cf_encoded enc[GREPEAT_MAX] = {{0}};
     unsigned n = 0;
-    memset(enc, 0, sizeof enc);
     for (unsigned i = 0; i < times && !r->decided; i++) {
         int64_t vals[CF_MAX_FIELDS] = {0};
         for (unsigned f = 0; f < CF_MAX_FIELDS && !r->decided; f++) {
