@@ -103,9 +103,7 @@ int cf_engine_set_link(struct cf_engine *e, const char *spec, char *why, size_t 
         snprintf(why, whylen, "bad --link '%s' (N=[ADDR:]PORT[,HOST:PORT], N 0..%d)", spec, CF_MAX_LINKS - 1);
         return -1;
     }
-    struct cf_link l;
-    memset(&l, 0, sizeof l);
-    l.set = true;
+    struct cf_link l = {.set = true};
     if (strncmp(end + 1, "eth:", 4) == 0) {
         /* an Ethernet link: interface, optional destination MAC */
         const char *ifn = end + 5, *comma = strchr(ifn, ',');

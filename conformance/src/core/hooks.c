@@ -112,29 +112,24 @@ static void settle(struct cf_engine *e, const struct conform_protocol *p, const 
     if (!h || h->offered >= 0 || h->probing)
         return;
     int by_module = p->hook_offered ? p->hook_offered(cf_engine_state(e, p), name) : -1;
+    const struct cf_case *probe = NULL;
     if (h->declared >= 0) {
         /* a probe of a hook declared offered still runs, as an ordinary case in its turn */
         h->offered = h->declared;
         snprintf(h->how, sizeof h->how, "declared %s (run --offers)", h->declared ? "offered" : "not offered");
-        return;
-    }
-    if (by_module >= 0) {
+    } else if (by_module >= 0) {
         h->offered = by_module;
         snprintf(h->how, sizeof h->how, "%s by the run's %s options", by_module ? "offered" : "not offered",
                  p->title);
-        return;
-    }
-    if (e->offers_none) {
+    } else if (e->offers_none) {
         h->offered = 0;
         snprintf(h->how, sizeof h->how, "declared not offered (run --offers none)");
-        return;
-    }
-    const struct cf_case *probe = probe_of(e, p, name);
-    if (!probe) {
+    } else if (!(probe = probe_of(e, p, name))) {
         h->offered = 0;
         snprintf(h->how, sizeof h->how, "no probe case finds it out; run --offers %s if the target offers it", name);
-        return;
     }
+    if (!probe)
+        return;
     /* the probe runs now, before the case that needs the hook */
     h->probing = true;
     struct cf_result res; /* cf_engine_run_case settles the hook (cf_engine_probe_done) */

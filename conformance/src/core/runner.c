@@ -7,10 +7,8 @@
  * anywhere fails the case with its ID), and expects compare the decoded
  * messages field by field through the module's accessor.
  *
- * A datagram module (protocol.h transport, C47) runs here too: 'connect'
- * opens the tester's links (UDP sockets, engine.h links), every send is one
- * datagram out of its link, every datagram that comes in on any link is one
- * call of the session, and expects may name the link they listen on.
+ * A datagram module (C47) runs here too, over the tester's links:
+ * docs/conformance-engine.md, "Datagram protocols".
  */
 #include "conform/core.h"
 #include "conform/relay.h"
@@ -91,9 +89,9 @@ struct dheld {
     unsigned link;
     struct sockaddr_storage peer;
     socklen_t peer_len;
-    size_t len;
-    uint8_t *data;
     struct dheld *next;
+    size_t len;
+    uint8_t data[];
 };
 
 static void gdecide(struct grun *r, enum cf_verdict v, enum vw_req req, const char *fmt, ...)
@@ -160,10 +158,13 @@ static void on_message(void *ctx, const struct cf_msg *m)
     r->queue[r->qcount++] = g;
 }
 
-/* Take the queued message i out of the queue into *out. */
+/* Take the queued message i out of the queue into *out (NULL: it is released). */
 static void queue_take(struct grun *r, unsigned i, struct gmsg *out)
 {
-    *out = r->queue[i];
+    if (out)
+        *out = r->queue[i];
+    else
+        msg_release(r, &r->queue[i]);
     memmove(&r->queue[i], &r->queue[i + 1], (r->qcount - i - 1) * sizeof r->queue[0]);
     r->qcount--;
 }
@@ -217,21 +218,16 @@ static void impair_comment(struct grun *r, const char *what)
 static bool dgram_hold(struct grun *r, bool out, unsigned link, const struct sockaddr *peer, socklen_t peer_len,
                        const uint8_t *data, size_t len, unsigned delay_us)
 {
-    struct dheld *h = calloc(1, sizeof *h);
-    uint8_t *copy = h ? malloc(len ? len : 1) : NULL;
-    if (!copy || peer_len > sizeof h->peer) {
-        free(h);
-        free(copy);
+    struct dheld *h = peer_len <= sizeof h->peer ? calloc(1, sizeof *h + len) : NULL;
+    if (!h)
         return false;
-    }
-    memcpy(copy, data, len);
+    memcpy(h->data, data, len);
     h->due_usec = mono_usec() + delay_us;
     h->out = out;
     h->link = link;
     memcpy(&h->peer, peer, peer_len);
     h->peer_len = peer_len;
     h->len = len;
-    h->data = copy;
     struct dheld **at = &r->held_dgrams;
     while (*at && (*at)->due_usec <= h->due_usec)
         at = &(*at)->next;
@@ -274,6 +270,14 @@ static void feed_datagram(struct grun *r, unsigned link, const uint8_t *buf, siz
     judge_rx(r);
 }
 
+/* A send on fd that would block waits until fd takes more (within the
+ * case's time): 0, or -1. */
+static int wait_writable(const struct grun *r, int fd)
+{
+    struct pollfd pf = {fd, POLLOUT, 0};
+    return poll(&pf, 1, cf_ms_until(r->deadline)) > 0 ? 0 : -1;
+}
+
 /* Datagram protocols: the message as one datagram out of the step's link. */
 static int send_datagram(struct grun *r, unsigned k, const uint8_t *data, size_t len)
 {
@@ -281,15 +285,9 @@ static int send_datagram(struct grun *r, unsigned k, const uint8_t *data, size_t
         ssize_t w = sendto(r->lfd[k], data, len, 0, (struct sockaddr *)&r->lto[k], r->lto_len[k]);
         if (w < 0 && (errno == EINTR || errno == ECONNREFUSED))
             continue; /* ECONNREFUSED: an ICMP error of an earlier send, reported now */
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            struct pollfd pf = {r->lfd[k], POLLOUT, 0};
-            if (poll(&pf, 1, cf_ms_until(r->deadline)) <= 0)
-                return -1;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_writable(r, r->lfd[k]) == 0)
             continue;
-        }
-        if (w < 0)
-            return -1;
-        return 0;
+        return w < 0 ? -1 : 0;
     }
 }
 
@@ -335,7 +333,6 @@ static uint64_t dgram_release(struct grun *r)
                                 h->len);
             feed_datagram(r, h->link, h->data, h->len);
         }
-        free(h->data);
         free(h);
     }
     if (!r->held_dgrams)
@@ -349,7 +346,6 @@ static void dgram_held_free(struct grun *r)
     while (r->held_dgrams) {
         struct dheld *h = r->held_dgrams;
         r->held_dgrams = h->next;
-        free(h->data);
         free(h);
     }
 }
@@ -477,12 +473,8 @@ static int write_all(struct grun *r, const uint8_t *b, size_t n)
         ssize_t w = send(r->fd, b, n, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            struct pollfd pf = {r->fd, POLLOUT, 0};
-            if (poll(&pf, 1, cf_ms_until(r->deadline)) <= 0)
-                return -1;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_writable(r, r->fd) == 0)
             continue;
-        }
         if (w <= 0)
             return -1;
         b += w;
@@ -689,9 +681,8 @@ static void do_send(struct grun *r, const struct cf_step *st)
     if (wait_send_ready(r, st) < 0)
         return;
     /* every repeat is encoded before the session sees any (the same state for each) */
-    struct cf_encoded enc[GREPEAT_MAX];
+    struct cf_encoded enc[GREPEAT_MAX] = {{0}};
     unsigned n = 0;
-    memset(enc, 0, sizeof enc);
     for (unsigned i = 0; i < times && !r->decided; i++) {
         int64_t vals[CF_MAX_FIELDS] = {0};
         for (unsigned f = 0; f < CF_MAX_FIELDS && !r->decided; f++) {
@@ -854,8 +845,7 @@ static void do_expect(struct grun *r, const struct cf_step *st)
                 char na[300];
                 int other = r->p->unmatched ? r->p->unmatched(r->c, st, &r->queue[i].m, na, sizeof na) : 0;
                 if (other == CF_UNMATCHED_PASS_OVER) {
-                    queue_take(r, i, &got);
-                    msg_release(r, &got);
+                    queue_take(r, i, NULL);
                     continue;
                 }
                 if (other == CF_UNMATCHED_REFUSED) {
@@ -863,8 +853,7 @@ static void do_expect(struct grun *r, const struct cf_step *st)
                     return;
                 }
                 verdict_frame(r, r->queue[i].frame);
-                queue_take(r, i, &got);
-                msg_release(r, &got);
+                queue_take(r, i, NULL);
                 settle_difference(r);
                 if (r->dgram && st->link_set)
                     gdecide(r, CF_FAIL, st->req, "on link %u: %s", st->link, why);
@@ -873,12 +862,10 @@ static void do_expect(struct grun *r, const struct cf_step *st)
                 return;
             }
             passed++;
-            if (keep) {
+            if (keep)
                 i++; /* C94: it stays for a later step */
-            } else {
-                queue_take(r, i, &got);
-                msg_release(r, &got);
-            }
+            else
+                queue_take(r, i, NULL);
         }
         if (r->decided)
             return;
@@ -1259,11 +1246,8 @@ static void run_steps(struct grun *r)
             struct timespec until = cf_after_ms(ms);
             /* what the target sent before the tester's last write was no
              * reaction to it: the session judged it, the close is still due */
-            while (r->qcount && r->queue[0].before_write) {
-                struct gmsg early;
-                queue_take(r, 0, &early);
-                msg_release(r, &early);
-            }
+            while (r->qcount && r->queue[0].before_write)
+                queue_take(r, 0, NULL);
             while (!r->closed && !r->decided && !r->qcount && cf_ms_until(until) > 0 &&
                    cf_ms_until(r->deadline) > 0)
                 pump(r, cf_ms_until(until), PUMP_UNTIL_MESSAGE);
@@ -1422,7 +1406,6 @@ static void run_case(struct cf_engine *e, const struct cf_case *c, struct cf_res
     r->dgram = c->proto->transport == CF_TRANSPORT_DATAGRAM;
     for (unsigned k = 0; k < CF_MAX_LINKS; k++)
         r->lfd[k] = -1;
-    r->rx.req = VW_REQ_NONE;
     r->deadline = cf_after_ms(c->timeout_ms);
     if (r->dgram && e->impair.on) {
         uint64_t seed = cf_impair_case_seed(&e->impair, c->id);

@@ -43,7 +43,6 @@
 #ifndef CONFORM_PROTO_VITCP_H
 #define CONFORM_PROTO_VITCP_H
 
-#include <stdio.h>
 #include "conform/case.h"
 #include "conform/protocol.h"
 #include "vitcp/vitcp.h"

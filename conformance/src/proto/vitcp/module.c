@@ -56,42 +56,48 @@ static bool field_relative(unsigned f)
     return f == CF_F_MSG || f == CF_F_ACK;
 }
 
-/* Calling Attributes by name (V8), joined with '|'. */
-static int parse_attrs(const char *s, int64_t *out)
+struct flag_name {
+    const char *name;
+    uint32_t bit;
+};
+
+/* Names of the table joined by sep ("U|RWE", "crc,urgent"): their bits
+ * ORed into *out. NULL, or the first unknown name (up to sep). */
+static const char *parse_flag_names(const char *s, char sep, const struct flag_name *table, size_t count,
+                                    uint32_t *out)
 {
-    static const struct { const char *name; unsigned bit; } names[] = {
+    const char seps[2] = {sep, 0};
+    while (*s) {
+        size_t n = strcspn(s, seps), i = 0;
+        while (i < count && !(strlen(table[i].name) == n && strncmp(table[i].name, s, n) == 0))
+            i++;
+        if (i == count)
+            return s;
+        *out |= table[i].bit;
+        s += n;
+        if (*s == sep)
+            s++;
+    }
+    return NULL;
+}
+
+/* Calling Attributes by name (V8), joined with '|'. */
+static int parse_symbol(unsigned field, const char *text, int64_t *out, char *why, size_t whylen)
+{
+    static const struct flag_name attrs[] = {
         {"U", VW_VITCP_ATTR_UNRELIABLE},   {"RD", VW_VITCP_ATTR_RELIABLE_DELIVERY},
         {"RR", VW_VITCP_ATTR_RELIABLE_RECEPTION}, {"RWE", VW_VITCP_ATTR_RDMA_WRITE},
         {"RRE", VW_VITCP_ATTR_RDMA_READ},  {"DFC", VW_VITCP_ATTR_DFC},
         {"P2P", VW_VITCP_ATTR_P2P},        {"NONE", 0},
     };
-    int64_t v = 0;
-    while (*s) {
-        size_t n = strcspn(s, "|");
-        bool found = false;
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (strlen(names[i].name) == n && strncmp(names[i].name, s, n) == 0) {
-                v |= names[i].bit;
-                found = true;
-            }
-        if (!found)
-            return -1;
-        s += n;
-        if (*s == '|')
-            s++;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_symbol(unsigned field, const char *text, int64_t *out, char *why, size_t whylen)
-{
     if (field != CF_F_ATTRS && field != CF_F_LEVEL)
         return 0;
-    if (parse_attrs(text, out) < 0) {
+    uint32_t bits = 0;
+    if (parse_flag_names(text, '|', attrs, sizeof attrs / sizeof attrs[0], &bits)) {
         snprintf(why, whylen, "unknown attribute name in '%s' (U RD RR RWE RRE DFC P2P)", text);
         return -1;
     }
+    *out = bits;
     return 1;
 }
 
@@ -133,25 +139,15 @@ static bool var_is_bits(unsigned var)
 
 static int parse_options_list(struct cf_step *st, const char *v, char *why, size_t whylen)
 {
-    static const struct { const char *name; uint32_t bit; } opts[] = {
+    static const struct flag_name opts[] = {
         {"crc", CF_VITCP_OPT_CRC}, {"urgent", CF_VITCP_OPT_URGENT}, {"unknown", CF_VITCP_OPT_UNKNOWN},
         {"eol", CF_VITCP_OPT_EOL}, {"badlen", CF_VITCP_OPT_BAD_LEN}, {"none", 0},
     };
-    while (*v) {
-        size_t n = strcspn(v, ",");
-        bool found = false;
-        for (size_t i = 0; i < sizeof opts / sizeof opts[0] && !found; i++)
-            if (strlen(opts[i].name) == n && strncmp(v, opts[i].name, n) == 0) {
-                st->opts |= opts[i].bit;
-                found = true;
-            }
-        if (!found) {
-            snprintf(why, whylen, "unknown option '%.*s' (crc urgent unknown eol badlen none)", (int)n, v);
-            return -1;
-        }
-        v += n;
-        if (*v == ',')
-            v++;
+    const char *bad = parse_flag_names(v, ',', opts, sizeof opts / sizeof opts[0], &st->opts);
+    if (bad) {
+        snprintf(why, whylen, "unknown option '%.*s' (crc urgent unknown eol badlen none)", (int)strcspn(bad, ","),
+                 bad);
+        return -1;
     }
     return 1;
 }

@@ -409,6 +409,10 @@ int cf_vitcp_session_sending(void *session, const struct cf_encoded *enc, char *
     return 1;
 }
 
+/* The reliability levels a target is asked for, in this order. */
+static const struct { const char *name; uint16_t bits; } levels[] = {
+    {"RD", VW_VITCP_ATTR_RELIABLE_DELIVERY}, {"RR", VW_VITCP_ATTR_RELIABLE_RECEPTION}, {"U", VW_VITCP_ATTR_UNRELIABLE}};
+
 /* Does the target accept a ConnectRequest at level (RD, RR, U)? A question
  * outside the evidence. 0 yes, -1 no (why: "got ConnectReject" for a
  * refused level). */
@@ -431,9 +435,6 @@ uint16_t cf_vitcp_target_level(struct cf_engine *e)
     uint16_t known = known_level(e);
     if (known)
         return known;
-    static const struct { const char *name; uint16_t bits; } levels[] = {
-        {"RD", VW_VITCP_ATTR_RELIABLE_DELIVERY}, {"RR", VW_VITCP_ATTR_RELIABLE_RECEPTION},
-        {"U", VW_VITCP_ATTR_UNRELIABLE}};
     struct cf_vitcp_settings *s = cf_vitcp_settings(e);
     snprintf(s->level_target, sizeof s->level_target, "%s:%s", e->host, e->port);
     s->level_bits = VW_VITCP_ATTR_RELIABLE_DELIVERY;
@@ -450,10 +451,9 @@ uint16_t cf_vitcp_target_level(struct cf_engine *e)
  * fewer levels than three (VIA 2.5), so a ConnectReject tries the next. */
 int cf_vitcp_check_alive(struct cf_engine *e, char *why, size_t whylen)
 {
-    static const char *const levels[] = {"RD", "RR", "U"};
     int rc = -1;
     for (size_t i = 0; i < sizeof levels / sizeof levels[0] && rc < 0; i++) {
-        rc = accepts_level(e, levels[i], why, whylen);
+        rc = accepts_level(e, levels[i].name, why, whylen);
         if (rc < 0 && !strstr(why, "got ConnectReject"))
             break; /* not a refused level: the target is gone */
     }

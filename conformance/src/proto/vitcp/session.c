@@ -18,9 +18,7 @@ void *cf_vitcp_session_new(const struct cf_case *c, struct cf_engine *e)
     struct vs_session *v = calloc(1, sizeof *v);
     if (!v)
         return NULL;
-    v->written = malloc(VS_WRITTEN_MAX);
-    if (!v->written || vw_vitcp_session_init(&v->s) != 0) {
-        free(v->written);
+    if (vw_vitcp_session_init(&v->s) != 0) {
         free(v);
         return NULL;
     }
@@ -37,7 +35,6 @@ void cf_vitcp_session_free(void *session)
         return;
     for (unsigned i = 0; i < VS_PARTIAL_MAX; i++)
         free(v->partial[i].data);
-    free(v->written);
     vw_vitcp_session_free(&v->s);
     free(v);
 }

@@ -56,7 +56,7 @@ struct vs_session {
     uint8_t send_head[VS_ANNOUNCE_LEN]; /* the start of the tester's last Send */
     size_t send_head_len;
     uint16_t tester_consumed;         /* descriptor-consuming messages (V17) */
-    uint8_t *written;                 /* the tester's last RdmaWrite, for data=written */
+    uint8_t written[VS_WRITTEN_MAX];  /* the tester's last RdmaWrite, for data=written */
     size_t written_len;
     bool mtu_na;                      /* the tester's own segment would break the MTU */
     char mtu_why[240];
