@@ -60,7 +60,7 @@ struct grun {
     struct gmsg last; /* the message the last expect/await matched */
     bool have_last;
     uint8_t *held;    /* bytes of sends with 'hold', written with the next send's */
-    size_t held_len;
+    size_t held_len, held_cap;
     uint8_t *echo;    /* the tester's last message's payload, for data=echo */
     size_t echo_len;
     bool flow_on;
@@ -524,14 +524,10 @@ static int put_bytes(struct grun *r, const struct cf_step *st, const struct cf_e
         return dgram_pass(r, true, k, (struct sockaddr *)&r->lto[k], r->lto_len[k], enc->bytes, enc->len);
     if (!hold)
         mark_before_write(r);
-    uint8_t *all = realloc(r->held, r->held_len + enc->len + 1);
-    if (!all) {
+    if (!cf_bytes_append(&r->held, &r->held_len, &r->held_cap, enc->bytes, enc->len)) {
         errno = ENOMEM;
         return -1;
     }
-    memcpy(all + r->held_len, enc->bytes, enc->len);
-    r->held = all;
-    r->held_len += enc->len;
     if (hold)
         return 0;
     size_t n = r->held_len, piece = st->split ? st->split : n;
@@ -543,8 +539,8 @@ static int put_bytes(struct grun *r, const struct cf_step *st, const struct cf_e
             nanosleep(&pause, NULL);
         }
         if (r->flow_on)
-            vn_tcp_send_segment(&r->flow, r->c->passive ? VN_S2C : VN_C2S, all + at, k);
-        if (write_all(r, all + at, k) < 0)
+            vn_tcp_send_segment(&r->flow, r->c->passive ? VN_S2C : VN_C2S, r->held + at, k);
+        if (write_all(r, r->held + at, k) < 0)
             return -1;
     }
     return 0;
