@@ -298,5 +298,9 @@ void cf_case_describe(FILE *out, const struct cf_case *c, const char *(*send_not
  * requirement ID prefix ending in '*', or its section ("4.3" also matches
  * "4.3.x")? */
 bool cf_case_matches(const struct cf_case *c, const char *selector);
+/* Does c list requirement r? */
+bool cf_case_has_req(const struct cf_case *c, enum vw_req r);
+/* List r among c's requirements, once (while there is room). */
+void cf_case_add_req(struct cf_case *c, enum vw_req r);
 
 #endif

@@ -71,10 +71,6 @@ struct cf_step *cf_capture_step(struct cf_case *c, enum cf_step_kind kind, unsig
 /* "field=value" in st (nothing when st holds CF_MAX_MATCHES already): the
  * match, or NULL. */
 struct cf_match *cf_capture_match(struct cf_step *st, unsigned field, int64_t value);
-/* Does c list requirement r? */
-bool cf_case_has_req(const struct cf_case *c, enum vw_req r);
-/* List r among c's requirements, once (while there is room). */
-void cf_case_add_req(struct cf_case *c, enum vw_req r);
 /* The case needs a test convention (C60): hook, once (while there is room). */
 void cf_capture_need(struct cf_case *c, const char *hook);
 /* FNV-1a (32 bits) of n bytes, going on from h (CF_DIGEST_START for new

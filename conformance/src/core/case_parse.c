@@ -860,6 +860,20 @@ void cf_case_set_free(struct cf_case_set *set)
     set->count = 0;
 }
 
+bool cf_case_has_req(const struct cf_case *c, enum vw_req r)
+{
+    for (unsigned i = 0; i < c->nreqs; i++)
+        if (c->reqs[i] == r)
+            return true;
+    return false;
+}
+
+void cf_case_add_req(struct cf_case *c, enum vw_req r)
+{
+    if (!cf_case_has_req(c, r) && c->nreqs < CF_MAX_REQS)
+        c->reqs[c->nreqs++] = r;
+}
+
 bool cf_case_matches(const struct cf_case *c, const char *sel)
 {
     if (strcmp(c->id, sel) == 0)

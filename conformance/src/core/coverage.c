@@ -85,9 +85,7 @@ static unsigned cases_naming(enum vw_req req, const struct cf_case_set *cases)
     unsigned n = 0;
     for (size_t i = 0; cases && i < cases->count; i++) {
         const struct cf_case *c = &cases->cases[i];
-        bool named = false;
-        for (unsigned k = 0; k < c->nreqs; k++)
-            named |= c->reqs[k] == req;
+        bool named = cf_case_has_req(c, req);
         for (unsigned s = 0; s < c->nsteps && !named; s++)
             named |= c->steps[s].req == req;
         n += named;
@@ -183,13 +181,11 @@ void cf_list_write_json(FILE *out, const struct cf_case_set *cases, const struct
         fputs(", \"cases\": [", out);
         bool k2 = true;
         for (size_t c = 0; cases && c < cases->count; c++)
-            for (unsigned k = 0; k < cases->cases[c].nreqs; k++)
-                if (cases->cases[c].reqs[k] == (enum vw_req)i) {
-                    fprintf(out, "%s", k2 ? "" : ", ");
-                    cf_json_string(out, cases->cases[c].id);
-                    k2 = false;
-                    break;
-                }
+            if (cf_case_has_req(&cases->cases[c], (enum vw_req)i)) {
+                fprintf(out, "%s", k2 ? "" : ", ");
+                cf_json_string(out, cases->cases[c].id);
+                k2 = false;
+            }
         fputs("]}", out);
     }
     fputs("\n]}\n", out);

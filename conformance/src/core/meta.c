@@ -174,20 +174,6 @@ struct cf_match *cf_capture_match(struct cf_step *st, unsigned field, int64_t va
     return m;
 }
 
-bool cf_case_has_req(const struct cf_case *c, enum vw_req r)
-{
-    for (unsigned i = 0; i < c->nreqs; i++)
-        if (c->reqs[i] == r)
-            return true;
-    return false;
-}
-
-void cf_case_add_req(struct cf_case *c, enum vw_req r)
-{
-    if (!cf_case_has_req(c, r) && c->nreqs < CF_MAX_REQS)
-        c->reqs[c->nreqs++] = r;
-}
-
 void cf_capture_need(struct cf_case *c, const char *hook)
 {
     for (unsigned i = 0; i < c->nneeds; i++)
